@@ -1,0 +1,157 @@
+"""The ``tuner`` command line: parse flags, call one function, map errors to exit codes.
+
+Heavy imports (Ray, torch) happen inside commands, so ``tuner --help`` and ``tuner spaces`` start fast.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+
+from tuner.config import DATASETS, DEFAULT_STORAGE, SCHEDULERS, SEARCHERS, SweepConfig
+from tuner.errors import TunerError, UsageError
+
+log = logging.getLogger("tuner")
+_DEFAULTS = SweepConfig(space="-")
+
+
+def _setup_logging(debug: bool) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s" if debug else "tuner: %(message)s"))
+    root = logging.getLogger("tuner")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.DEBUG if debug else logging.INFO)
+    root.propagate = False
+    for name in ("trainables",):
+        logging.getLogger(name).handlers[:] = [handler]
+        logging.getLogger(name).setLevel(logging.DEBUG if debug else logging.INFO)
+
+
+def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Every sweep flag; ``None`` means "not given here", so sweep files and TUNER_* variables can fill it."""
+    d = _DEFAULTS
+    options = [
+        click.option("--space", help="Built-in space name (see 'tuner spaces') or a path to a .py space file."),
+        click.option("--scheduler", type=click.Choice(SCHEDULERS), help=f"Early stopping. [default: {d.scheduler}]"),
+        click.option("--searcher", type=click.Choice(SEARCHERS), help=f"How configs are proposed. [default: {d.searcher}]"),
+        click.option("--num-samples", type=int, help=f"Trials to run. [default: {d.num_samples}]"),
+        click.option("--max-epochs", type=int, help=f"Epochs per trial at most (ASHA/HyperBand max_t). [default: {d.max_epochs}]"),
+        click.option("--cpus-per-trial", type=float, help=f"CPUs reserved per trial. [default: {d.cpus_per_trial:g}]"),
+        click.option(
+            "--gpus-per-trial", type=float,
+            help="GPUs per trial: a fraction (0.5: two trials share a GPU) or a whole number. "
+            "[default: 1 where the cluster has GPUs, else 0]",
+        ),
+        click.option("--metric", help="Metric to optimise. [default: the space's]"),
+        click.option("--mode", type=click.Choice(["min", "max"]), help="Minimise or maximise. [default: the space's]"),
+        click.option("--name", help="Experiment name. [default: SPACE-SCHEDULER-SEARCHER-TIME]"),
+        click.option("--storage-path", help=f"Folder (or s3://, gs:// URI) holding experiments. [default: {DEFAULT_STORAGE}]"),
+        click.option("--seed", type=int, help=f"Seed for sampling, data split and initialisation. [default: {d.seed}]"),
+        click.option("--max-concurrent", type=int, help="Trials running at once at most. [default: as many as fit]"),
+        click.option("--max-failures", type=int, help=f"Retries of a failing trial from its last checkpoint. [default: {d.max_failures}]"),
+        click.option("--dataset", type=click.Choice(DATASETS), help=f"Training data. [default: {d.dataset}]"),
+        click.option("--data-dir", help=f"Folder holding cifar-10-batches-py/. [default: {d.data_dir}]"),
+        click.option("--synthetic-size", type=int, help=f"Images in the synthetic set. [default: {d.synthetic_size}]"),
+        click.option("--download/--no-download", default=None, help="Let torchvision fetch CIFAR-10 if it is missing."),
+        click.option("--address", help="An existing Ray cluster (auto, HOST:PORT, ray://HOST:10001). [default: start a local Ray]"),
+        click.option("--wandb/--no-wandb", default=None, help="Also log every trial to Weights & Biases."),
+        click.option("--wandb-project", help="Weights & Biases project. [default: tuner]"),
+        click.option("--wandb-group", help="Weights & Biases group. [default: the experiment name]"),
+        click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A YAML sweep file; flags override its keys."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _given(flags: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in flags.items() if v is not None and k != "config_file"}
+
+
+def resolve_sweep_config(flags: dict[str, Any], environ: dict[str, str] | None = None) -> SweepConfig:
+    """flags > TUNER_* environment > --config YAML > space defaults > built-in defaults."""
+    import os
+
+    from tuner.config import build_config, coerce, env_settings, merge_layers, read_yaml_settings
+
+    given = _given(flags)
+    env = env_settings(os.environ if environ is None else environ)
+    from_file = read_yaml_settings(flags["config_file"]) if flags.get("config_file") else {}
+    space_ref = given.get("space") or env.get("space") or from_file.get("space")
+    if not space_ref:
+        raise UsageError("no search space given; pass --space NAME or --space path/to/space.py (see 'tuner spaces')")
+    from tuner.registry import load_space
+
+    space = load_space(space_ref)
+    space_defaults = {k: coerce(k, v, f"space {space_ref} defaults") for k, v in space.defaults.items()}
+    return build_config(merge_layers(space_defaults, from_file, env, given, {"space": space_ref}))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(package_name="tuner", prog_name="tuner")
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+def cli(debug: bool) -> None:
+    """Hyperparameter sweeps for PyTorch training loops on Ray Tune.
+
+    \b
+    tuner sweep --space cifar_small --scheduler asha --searcher hyperopt
+    tuner spaces
+    """
+
+
+@cli.command()
+@sweep_options
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+def sweep(debug: bool, **flags: Any) -> None:
+    """Run a sweep; print the best config and checkpoint."""
+    from tuner.results import format_summary
+    from tuner.runner import run_sweep
+
+    config = resolve_sweep_config(flags)
+    summary = run_sweep(config, out=click.echo)
+    for line in format_summary(summary):
+        click.echo(line)
+    if "config" not in summary:
+        raise TunerError("the sweep produced no result for its metric")
+
+
+@cli.command()
+def spaces() -> None:
+    """List the built-in search spaces."""
+    from tuner.registry import list_spaces
+
+    rows = [(s.name, s.trainable, f"{s.metric} ({s.mode})", s.description) for s in list_spaces()]
+    header = ("SPACE", "TRAINABLE", "METRIC", "DESCRIPTION")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    for row in [header, *rows]:
+        click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: one-line errors with exit code 2 for bad input; ``--debug`` shows the traceback."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    _setup_logging(debug)
+    try:
+        code = cli.main(args=args, prog_name="tuner", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("tuner: interrupted", err=True)
+        sys.exit(130)
+    except KeyboardInterrupt:
+        click.echo("tuner: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        if debug:
+            raise
+        click.echo(f"tuner: error: {exc.format_message()}", err=True)
+        sys.exit(2)
+    except TunerError as exc:
+        if debug:
+            raise
+        click.echo(f"tuner: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -1,0 +1,61 @@
+"""Connecting to Ray: a private local instance started on demand, or an existing cluster by address."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from tuner.errors import UsageError
+
+log = logging.getLogger(__name__)
+
+
+def prepare_environment() -> None:
+    """Environment Ray reads at start-up and at ``fit`` time."""
+    # Ray's default output engine ignores a CLIReporter; the classic engine prints our table.
+    os.environ["RAY_AIR_NEW_OUTPUT"] = "0"
+    # We check the metric ourselves and name what the trainable did report (see reporting.MetricGuard).
+    os.environ.setdefault("TUNE_DISABLE_STRICT_METRIC_CHECKING", "1")
+    # Keeping the best and the latest checkpoint forces a state snapshot per epoch; locally that is cheap,
+    # so Ray's warning about it is noise.
+    os.environ.setdefault("TUNE_WARN_EXCESSIVE_EXPERIMENT_CHECKPOINT_SYNC_THRESHOLD_S", "0")
+
+
+def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = False) -> bool:
+    """Start or join Ray. Returns True when this call started a local instance (the caller shuts it down).
+
+    ``address=None`` always starts a fresh local Ray (``address="local"``), so a stale cluster file from
+    an earlier ``ray start`` is never picked up by accident. Token authentication is left as Ray sets it.
+    """
+    import ray
+
+    prepare_environment()
+    if ray.is_initialized():
+        return False
+    # Workers log warnings and errors (a trial's traceback, an OOM fallback), not Ray's per-checkpoint chatter.
+    kwargs = {
+        "logging_level": logging.WARNING,
+        "log_to_driver": True,
+        "logging_config": ray.LoggingConfig(log_level="WARNING"),
+    }
+    if address is None:
+        ray.init(
+            address="local",
+            num_cpus=num_cpus,
+            include_dashboard=dashboard,
+            dashboard_host="127.0.0.1",
+            **kwargs,
+        )
+        return True
+    try:
+        ray.init(address=address, **kwargs)
+    except ConnectionError as exc:
+        raise UsageError(f"cannot reach a Ray cluster at {address}: {exc}") from exc
+    return False
+
+
+def disconnect(started_here: bool) -> None:
+    import ray
+
+    if started_here and ray.is_initialized():
+        ray.shutdown()

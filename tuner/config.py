@@ -1,0 +1,231 @@
+"""Sweep settings, resolved once: command-line flags > TUNER_* environment > --config YAML > space defaults.
+
+The result is a frozen ``SweepConfig``; the runner saves it as ``tuner_config.yaml`` in the experiment
+folder, so ``tuner resume`` and a colleague reading the folder see exactly what ran.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from tuner.errors import UsageError
+
+SCHEDULERS = ("fifo", "asha", "hyperband")
+SEARCHERS = ("random", "hyperopt", "bayesopt")
+DATASETS = ("synthetic", "cifar10")
+MODES = ("min", "max")
+ENV_PREFIX = "TUNER_"
+DEFAULT_STORAGE = "~/tuner_results"
+CONFIG_FILE = "tuner_config.yaml"
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """Every setting of one sweep. ``None`` means "decided later" (from the space or the cluster)."""
+
+    space: str
+    scheduler: str = "asha"
+    searcher: str = "random"
+    num_samples: int = 8
+    max_epochs: int = 10
+    cpus_per_trial: float = 1.0
+    gpus_per_trial: float | None = None
+    metric: str | None = None
+    mode: str | None = None
+    name: str | None = None
+    storage_path: str = DEFAULT_STORAGE
+    seed: int = 0
+    max_concurrent: int | None = None
+    max_failures: int = 0
+    dataset: str = "cifar10"
+    data_dir: str = "./data"
+    synthetic_size: int = 4000
+    download: bool = False
+    address: str | None = None
+    wandb: bool = False
+    wandb_project: str | None = None
+    wandb_group: str | None = None
+
+    def __post_init__(self) -> None:
+        _check_choice("scheduler", self.scheduler, SCHEDULERS)
+        _check_choice("searcher", self.searcher, SEARCHERS)
+        _check_choice("dataset", self.dataset, DATASETS)
+        if self.mode is not None:
+            _check_choice("mode", self.mode, MODES)
+        _check_at_least("num-samples", self.num_samples, 1)
+        _check_at_least("max-epochs", self.max_epochs, 1)
+        _check_at_least("synthetic-size", self.synthetic_size, 10)
+        _check_at_least("max-failures", self.max_failures, 0)
+        if self.max_concurrent is not None:
+            _check_at_least("max-concurrent", self.max_concurrent, 1)
+        if self.cpus_per_trial <= 0:
+            raise UsageError(f"--cpus-per-trial must be more than 0, got {self.cpus_per_trial:g}")
+        if self.gpus_per_trial is not None:
+            g = self.gpus_per_trial
+            if g < 0:
+                raise UsageError(f"--gpus-per-trial must be 0 or more, got {g:g}")
+            if g > 1 and g != int(g):
+                raise UsageError(f"--gpus-per-trial above 1 must be a whole number, got {g:g}; fractions go up to 1")
+        if self.name is not None and (not self.name or "/" in self.name or self.name.startswith(".")):
+            raise UsageError(f"--name {self.name!r} must be a plain folder name (no '/', not starting with '.')")
+
+    @property
+    def experiment_path(self) -> str:
+        """STORAGE/NAME, as a local path or a URI (s3://, gs://) when the storage is remote."""
+        if self.name is None:
+            raise RuntimeError("experiment name not resolved yet")
+        if "://" in self.storage_path:
+            return self.storage_path.rstrip("/") + "/" + self.name
+        return str(Path(self.storage_path).expanduser().resolve() / self.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def _check_choice(name: str, value: Any, valid: tuple[str, ...]) -> None:
+    if value not in valid:
+        raise UsageError(f"unknown {name} {value!r}; valid: {', '.join(valid)}")
+
+
+def _check_at_least(flag: str, value: int, low: int) -> None:
+    if value < low:
+        raise UsageError(f"--{flag} must be at least {low}, got {value}")
+
+
+# --- reading values from strings, YAML and the environment ---------------------------------------
+
+_FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig)}
+FIELD_NAMES = tuple(_FIELD_TYPES)
+
+
+def _base_type(annotation: str) -> tuple[str, bool]:
+    parts = [p.strip() for p in annotation.split("|")]
+    optional = "None" in parts
+    base = next(p for p in parts if p != "None")
+    return base, optional
+
+
+def coerce(name: str, value: Any, where: str) -> Any:
+    """Turn a value from YAML or the environment into the field's type, or say clearly why not."""
+    base, optional = _base_type(_FIELD_TYPES[name])
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null") and optional):
+        if optional:
+            return None
+        raise UsageError(f"{where}: {name} needs a value")
+    try:
+        if base == "bool":
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError
+        if base == "int":
+            if isinstance(value, bool) or (isinstance(value, float) and value != int(value)):
+                raise ValueError
+            return int(str(value).strip()) if isinstance(value, str) else int(value)
+        if base == "float":
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)
+        if isinstance(value, (dict, list)):
+            raise ValueError
+        return str(value)
+    except (TypeError, ValueError):
+        wanted = {"int": "a whole number", "float": "a number", "bool": "true or false"}.get(base, "a string")
+        raise UsageError(f"{where}: {name} must be {wanted}, got {value!r}") from None
+
+
+def env_settings(environ: Mapping[str, str]) -> dict[str, Any]:
+    """Settings from TUNER_* variables (TUNER_NUM_SAMPLES=20 sets num_samples)."""
+    out = {}
+    for name in FIELD_NAMES:
+        key = ENV_PREFIX + name.upper()
+        if key in environ:
+            out[name] = coerce(name, environ[key], f"environment {key}")
+    return out
+
+
+def read_yaml_settings(path: str | Path) -> dict[str, Any]:
+    """Settings from a sweep file: every sweep flag as a key (dashes or underscores)."""
+    import yaml
+
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise UsageError(f"config file {path} not found")
+    try:
+        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise UsageError(f"config file {path} is not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+    if loaded is None:
+        return {}
+    if not isinstance(loaded, dict):
+        raise UsageError(f"config file {path} must hold a mapping of settings, not a {type(loaded).__name__}")
+    out = {}
+    for key, value in loaded.items():
+        name = str(key).replace("-", "_")
+        if name not in _FIELD_TYPES:
+            raise UsageError(f"config file {path}: unknown key {key!r}; valid keys: {', '.join(FIELD_NAMES)}")
+        out[name] = coerce(name, value, f"config file {path}")
+    return out
+
+
+def merge_layers(*layers: Mapping[str, Any]) -> dict[str, Any]:
+    """Later layers win: pass them lowest priority first."""
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged.update({k: v for k, v in layer.items()})
+    return merged
+
+
+def default_name(space_label: str, scheduler: str, searcher: str) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", space_label)
+    return f"{safe}-{scheduler}-{searcher}-{stamp}"
+
+
+def build_config(settings: Mapping[str, Any]) -> SweepConfig:
+    """A validated config from merged settings; unknown names are a programming error, not user input."""
+    if "space" not in settings or not settings["space"]:
+        raise UsageError("no search space given; pass --space NAME or --space path/to/space.py (see 'tuner spaces')")
+    return SweepConfig(**dict(settings))
+
+
+def save_config(config: SweepConfig, folder: str | Path) -> Path:
+    import yaml
+
+    path = Path(folder) / CONFIG_FILE
+    path.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False), encoding="utf-8")
+    return path
+
+
+def load_saved_config(folder: str | Path) -> SweepConfig:
+    """The settings an experiment ran with, from its ``tuner_config.yaml``."""
+    import yaml
+
+    path = Path(folder) / CONFIG_FILE
+    if not path.is_file():
+        raise UsageError(f"{folder} is not a tuner experiment: no {CONFIG_FILE}")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path} is corrupted: {exc}") from None
+    if not isinstance(raw, dict):
+        raise UsageError(f"{path} is corrupted: expected a mapping of settings")
+    known = {k: coerce(k, v, str(path)) for k, v in raw.items() if k in _FIELD_TYPES}
+    return build_config(known)
+
+
+def env_layer() -> dict[str, Any]:
+    return env_settings(os.environ)

@@ -1,0 +1,179 @@
+"""Finding search spaces and trainables by name or path.
+
+``tuner spaces`` reads space files with ``ast`` instead of importing them, so listing never pays for
+importing Ray or torch.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tuner.errors import UsageError
+from tuner.spec import SearchSpace
+
+SPACES_DIR = Path(__file__).resolve().parent.parent / "search_spaces"
+TRAINABLES_DIR = Path(__file__).resolve().parent.parent / "trainables"
+
+
+@dataclass(frozen=True)
+class SpaceSummary:
+    name: str
+    description: str
+    trainable: str
+    metric: str
+    mode: str
+    path: Path
+
+
+def builtin_space_names() -> list[str]:
+    return sorted(p.stem for p in SPACES_DIR.glob("*.py") if not p.name.startswith("_"))
+
+
+def is_space_path(ref: str) -> bool:
+    return ref.endswith(".py") or "/" in ref or "\\" in ref
+
+
+def space_path(ref: str) -> Path:
+    """The file a ``--space`` value points at: a built-in name or a path to a ``.py`` file."""
+    if is_space_path(ref):
+        path = Path(ref).expanduser()
+        if not path.is_file():
+            raise UsageError(f"space file {ref} not found")
+        if path.suffix != ".py":
+            raise UsageError(f"space file {ref} must be a Python file ending in .py")
+        return path.resolve()
+    path = SPACES_DIR / f"{ref}.py"
+    if not path.is_file() or ref.startswith("_"):
+        names = ", ".join(builtin_space_names()) or "(none)"
+        raise UsageError(f"unknown space {ref!r}; built-in spaces: {names}; or pass a path to a .py file")
+    return path
+
+
+def space_label(ref: str) -> str:
+    """A short name for a space reference, used in experiment names."""
+    return Path(ref).stem if is_space_path(ref) else ref
+
+
+def load_space(ref: str) -> SearchSpace:
+    """Import a space module and return its ``SPACE``; user files may define their trainable inline."""
+    path = space_path(ref)
+    builtin = path.parent == SPACES_DIR
+    module_name = f"search_spaces.{path.stem}" if builtin else f"tuner_user_space_{path.stem}"
+    try:
+        if builtin:
+            module = importlib.import_module(module_name)
+        else:
+            module = _import_file(module_name, path)
+    except SyntaxError as exc:
+        raise UsageError(f"space file {path} does not parse: line {exc.lineno}: {exc.msg}") from exc
+    except UsageError as exc:
+        raise UsageError(f"space file {path}: {exc}") from exc
+    except Exception as exc:
+        raise UsageError(f"space file {path} failed to load: {type(exc).__name__}: {exc}") from exc
+    space = getattr(module, "SPACE", None)
+    if space is None:
+        raise UsageError(f"space file {path} defines no SPACE; add SPACE = SearchSpace(trainable=..., params={{...}})")
+    if not isinstance(space, SearchSpace):
+        raise UsageError(f"SPACE in {path} is a {type(space).__name__}, not a tuner.SearchSpace")
+    return space
+
+
+def _import_file(module_name: str, path: Path) -> Any:
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise UsageError(f"space file {path} cannot be imported")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        sys.modules.pop(module_name, None)
+        raise
+    # Ray workers cannot import a user's file by this made-up module name: ship its functions by value.
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(module)
+    return module
+
+
+# --- trainables ----------------------------------------------------------------------------------
+
+
+def builtin_trainable_names() -> list[str]:
+    names = []
+    for path in sorted(TRAINABLES_DIR.glob("*.py")):
+        if path.name.startswith("_"):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if any(isinstance(node, ast.FunctionDef) and node.name == "train" for node in tree.body):
+            names.append(path.stem)
+    return names
+
+
+def resolve_trainable(trainable: str | Callable[..., Any]) -> Callable[..., Any]:
+    """A function trainable from a space's ``trainable``: a callable, ``"name"`` or ``"module:function"``."""
+    if callable(trainable):
+        return trainable
+    module_name, _, attr = trainable.partition(":")
+    attr = attr or "train"
+    if ":" not in trainable:
+        if trainable not in builtin_trainable_names():
+            valid = ", ".join(builtin_trainable_names())
+            raise UsageError(f"unknown trainable {trainable!r}; built-in: {valid}; or use 'package.module:function'")
+        module_name = f"trainables.{trainable}"
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise UsageError(f"trainable {trainable!r}: cannot import {module_name}: {exc}") from exc
+    function = getattr(module, attr, None)
+    if not callable(function):
+        raise UsageError(f"trainable {trainable!r}: {module_name} has no function {attr!r}")
+    return function
+
+
+def declared_keywords(function: Callable[..., Any]) -> set[str] | None:
+    """Keyword arguments a trainable accepts besides ``config``; ``None`` means it takes ``**kwargs``."""
+    params = list(inspect.signature(function).parameters.values())[1:]
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return {p.name for p in params if p.kind in kinds}
+
+
+# --- listing without importing -------------------------------------------------------------------
+
+
+def summarize_space_file(path: Path) -> SpaceSummary:
+    """Describe a space file from its source: docstring, trainable, metric and mode."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except SyntaxError as exc:
+        return SpaceSummary(path.stem, f"(does not parse: line {exc.lineno})", "?", "?", "?", path)
+    doc = (ast.get_docstring(tree) or "").strip().splitlines()
+    fields: dict[str, str] = {"trainable": "?", "metric": "loss", "mode": "min"}
+    for node in tree.body:
+        targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+        if "SPACE" in targets and isinstance(node.value, ast.Call):
+            for kw in node.value.keywords:
+                if kw.arg in fields:
+                    fields[kw.arg] = _literal_text(kw.value)
+    return SpaceSummary(path.stem, doc[0] if doc else "", fields["trainable"], fields["metric"], fields["mode"], path)
+
+
+def _literal_text(node: ast.AST) -> str:
+    try:
+        return str(ast.literal_eval(node))
+    except ValueError:
+        return ast.unparse(node)
+
+
+def list_spaces() -> list[SpaceSummary]:
+    return [summarize_space_file(SPACES_DIR / f"{name}.py") for name in builtin_space_names()]

@@ -1,0 +1,53 @@
+"""What the user watches while a sweep runs: the CLIReporter table, and a guard on the metric name."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ray.tune import CLIReporter
+from ray.tune.callback import Callback
+
+from tuner.errors import UsageError
+
+# Keys every Tune result carries; they say nothing about what the trainable itself reported.
+_AUTO_KEYS = {
+    "done", "training_iteration", "trial_id", "date", "timestamp", "time_this_iter_s", "time_total_s",
+    "pid", "hostname", "node_ip", "config", "time_since_restore", "iterations_since_restore",
+    "checkpoint_dir_name", "should_checkpoint", "experiment_tag",
+}  # fmt: skip
+
+
+def build_reporter(metric: str, mode: str, parameters: Sequence[str], extra_metrics: Sequence[str] = ()) -> CLIReporter:
+    """A live table: the tuned parameters, then loss, accuracy and the epoch count, best trials first."""
+    columns = {"loss": "loss", "accuracy": "accuracy"}
+    if metric not in columns:
+        columns = {metric: metric, **columns}
+    columns.update({m: m for m in extra_metrics})
+    columns["training_iteration"] = "iter"
+    return CLIReporter(
+        metric_columns=columns,
+        parameter_columns=list(parameters),
+        sort_by_metric=True,
+        max_report_frequency=10,
+        max_progress_rows=30,
+        max_error_rows=10,
+    )
+
+
+class MetricGuard(Callback):
+    """Stops the sweep at the first result that lacks the optimised metric, naming what was reported."""
+
+    def __init__(self, metric: str) -> None:
+        self.metric = metric
+        self.problem: str | None = None
+
+    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+        if self.metric in result:
+            return
+        reported = sorted(k for k in result if k not in _AUTO_KEYS)
+        self.problem = (
+            f"the trainable never reports metric {self.metric!r}; it reports: "
+            f"{', '.join(reported) or '(nothing)'}; pass --metric with one of those"
+        )
+        raise UsageError(self.problem)

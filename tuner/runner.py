@@ -1,0 +1,170 @@
+"""The one place that builds ``ray.tune.Tuner``: from a resolved config to a finished sweep.
+
+Everything that can be checked without Ray (space, searcher/space pair, data) is checked first, so bad
+input fails in a second, before a cluster starts or a trial launches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tuner.config import SweepConfig, default_name, save_config
+from tuner.errors import TunerError, UsageError
+from tuner.registry import declared_keywords, is_space_path, load_space, resolve_trainable, space_label
+from tuner.spec import SearchSpace
+
+log = logging.getLogger(__name__)
+
+# Settings a trainable may declare as keyword arguments; ``data`` is the dataset decoded once per sweep.
+RUN_SETTINGS = ("max_epochs", "seed", "dataset", "data_dir", "synthetic_size", "cpus_per_trial", "gpus_per_trial")
+Print = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A sweep ready to launch: the resolved config, its space, trainable and search plan."""
+
+    config: SweepConfig
+    space: SearchSpace
+    trainable: Callable[..., Any]
+    search_plan: Any
+
+    @property
+    def experiment_path(self) -> str:
+        return self.config.experiment_path
+
+
+def resolve(config: SweepConfig) -> SweepPlan:
+    """Load the space and fill every setting still open, without starting Ray."""
+    from tuner.searchers import plan_search
+
+    space = load_space(config.space)
+    updates: dict[str, Any] = {}
+    if config.metric is None:
+        updates["metric"] = space.metric
+    if config.mode is None:
+        updates["mode"] = space.mode
+    if config.name is None:
+        updates["name"] = default_name(space_label(config.space), config.scheduler, config.searcher)
+    if is_space_path(config.space):
+        updates["space"] = str(Path(config.space).expanduser().resolve())
+    if "://" not in config.storage_path:
+        updates["storage_path"] = str(Path(config.storage_path).expanduser().resolve())
+    updates["data_dir"] = str(Path(config.data_dir).expanduser().resolve())
+    config = dataclasses.replace(config, **updates)
+    plan = plan_search(space.params, config.searcher)
+    return SweepPlan(config, space, resolve_trainable(space.trainable), plan)
+
+
+def trainable_kwargs(plan: SweepPlan, out: Print) -> dict[str, Any]:
+    """The run settings the trainable declares, with the dataset loaded once here if it asks for ``data``."""
+    cfg = plan.config
+    declared = declared_keywords(plan.trainable)
+    settings = {name: getattr(cfg, name) for name in RUN_SETTINGS}
+    if declared is None:
+        return settings
+    kwargs = {k: v for k, v in settings.items() if k in declared}
+    if "data" in declared:
+        from trainables.data import load_dataset
+
+        data = load_dataset(cfg.dataset, cfg.data_dir, cfg.synthetic_size, cfg.download, seed=cfg.seed)
+        out(
+            f"data: {data.name}, {len(data.train_labels)} training images ({data.nbytes / 2**20:.1f} MiB), "
+            "decoded once and shared with every trial"
+        )
+        kwargs["data"] = data
+    return kwargs
+
+
+def run_sweep(config: SweepConfig, out: Print = print, num_cpus: int | None = None) -> dict[str, Any]:
+    """Run a sweep to the end and return its summary (also written to ``best_config.json``)."""
+    plan = resolve(config)
+    kwargs = trainable_kwargs(plan, out)  # data errors surface before Ray starts
+    from tuner import cluster
+
+    started = cluster.connect(plan.config.address, num_cpus=num_cpus)
+    try:
+        return _launch(plan, kwargs, out)
+    finally:
+        cluster.disconnect(started)
+
+
+def _launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print) -> dict[str, Any]:
+    import numpy as np
+    from ray import tune
+
+    from tuner import resources
+    from tuner.reporting import MetricGuard, build_reporter
+    from tuner.results import summarize
+    from tuner.schedulers import build_scheduler, describe_scheduler
+    from tuner.searchers import build_searcher, searcher_intro
+
+    cfg = plan.config
+    nodes = resources.alive_nodes()
+    gpus = cfg.gpus_per_trial if cfg.gpus_per_trial is not None else resources.default_gpus_per_trial(nodes)
+    resources.check_trial_fits(cfg.cpus_per_trial, gpus, nodes)
+    cfg = dataclasses.replace(cfg, gpus_per_trial=gpus)
+    if "gpus_per_trial" in kwargs:
+        kwargs["gpus_per_trial"] = gpus
+    slots = resources.concurrent_slots(cfg.cpus_per_trial, gpus, nodes)
+    max_concurrent = cfg.max_concurrent or (slots if cfg.searcher != "random" else None)
+
+    folder = Path(cfg.experiment_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    save_config(cfg, folder)
+    out(f"experiment: {folder}")
+    out(f"scheduler: {describe_scheduler(cfg.scheduler, cfg.max_epochs)}")
+    out(searcher_intro(plan.search_plan, cfg.num_samples))
+    for line in plan.search_plan.lines():
+        out(line)
+    out(
+        f"resources: {cfg.cpus_per_trial:g} CPU and {gpus:g} GPU per trial; "
+        f"{min(slots, max_concurrent or slots)} trial(s) at once"
+    )
+
+    np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
+    trainable = tune.with_resources(
+        tune.with_parameters(plan.trainable, **kwargs),
+        resources.trial_resources(cfg.cpus_per_trial, gpus),
+    )
+    guard = MetricGuard(cfg.metric)
+    searcher = build_searcher(plan.search_plan, cfg.metric, cfg.mode, cfg.num_samples, cfg.seed)
+    tuner = tune.Tuner(
+        trainable,
+        param_space=dict(plan.space.params) if cfg.searcher == "random" else {},
+        tune_config=tune.TuneConfig(
+            metric=cfg.metric,
+            mode=cfg.mode,
+            scheduler=build_scheduler(cfg.scheduler, cfg.max_epochs),
+            search_alg=searcher,
+            num_samples=cfg.num_samples,
+            max_concurrent_trials=max_concurrent,
+            reuse_actors=True,
+        ),
+        run_config=tune.RunConfig(
+            name=cfg.name,
+            storage_path=cfg.storage_path,
+            callbacks=[guard],
+            progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.params)),
+            checkpoint_config=tune.CheckpointConfig(
+                num_to_keep=1, checkpoint_score_attribute=cfg.metric, checkpoint_score_order=cfg.mode
+            ),
+            failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
+            verbose=1,
+        ),
+    )
+    try:
+        grid = tuner.fit()
+    except Exception as exc:
+        if guard.problem:
+            raise UsageError(guard.problem) from exc
+        raise TunerError(f"the sweep failed: {exc}") from exc
+    if guard.problem:
+        raise UsageError(guard.problem)
+    summary = summarize(grid, cfg.metric, cfg.mode, folder)
+    return summary
