@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from trainables import faults
 from trainables.batching import DeviceSplit, augment, ordered_batches, shuffled_batches, to_device_split
 from trainables.data import CifarArrays, train_val_indices
 from trainables.models import build_model
@@ -97,6 +98,7 @@ def fit(
     use_augment = bool(config.get("augment", False))
     history = []
     for epoch in range(start_epoch, max_epochs):
+        faults.maybe_fail(config, epoch + 1)
         generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
         started = time.perf_counter()
         model.train()

@@ -98,7 +98,7 @@ def _import_file(module_name: str, path: Path) -> Any:
         sys.modules.pop(module_name, None)
         raise
     # Ray workers cannot import a user's file by this made-up module name: ship its functions by value.
-    import cloudpickle
+    from ray import cloudpickle
 
     cloudpickle.register_pickle_by_value(module)
     return module

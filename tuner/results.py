@@ -37,7 +37,7 @@ def summarize(grid: Any, metric: str, mode: str, folder: Path) -> dict[str, Any]
         frame = best.metrics_dataframe
         values = frame[metric]
         row = frame.loc[values.idxmin() if mode == "min" else values.idxmax()]
-        checkpoint = best.get_best_checkpoint(metric=metric, mode=mode) or best.checkpoint
+        checkpoint = best.get_best_checkpoint(metric=metric, mode=mode) if best.best_checkpoints else None
         summary.update(
             best_trial=best.metrics.get("trial_id"),
             best_value=float(row[metric]),

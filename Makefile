@@ -1,0 +1,43 @@
+# Two commands do everything on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.tuner-installed
+DEMO_NAME ?= demo-$(shell date +%Y%m%d-%H%M%S)
+
+.PHONY: venv demo test test-fast lint bench clean
+
+# (Re)install only when .venv is missing or pyproject.toml changed since the last install.
+venv:
+	@want="$$(sha256sum pyproject.toml | cut -c1-64) $$($(PYTHON) -c 'import sys; print(sys.version_info[:2])')"; \
+	if [ -x $(BIN)/python ] && [ "$$(cat $(STAMP) 2>/dev/null)" = "$$want" ]; then \
+		echo "venv: $(VENV) is current"; \
+	else \
+		echo "venv: installing into $(VENV) (a few minutes the first time)"; \
+		rm -f $(STAMP); \
+		[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || exit 1; \
+		$(BIN)/python -m pip install --quiet --upgrade pip || exit 1; \
+		$(BIN)/python -m pip install --quiet -e '.[dev,gpu]' || exit 1; \
+		echo "$$want" > $(STAMP); \
+	fi
+
+demo: venv
+	$(BIN)/tuner sweep --space cifar_small --dataset synthetic --synthetic-size 2000 \
+		--num-samples 8 --max-epochs 3 --scheduler asha --searcher hyperopt \
+		--storage-path ./results --name $(DEMO_NAME)
+
+test: venv
+	$(BIN)/python -m pytest tests
+
+test-fast: venv
+	$(BIN)/python -m pytest tests/unit
+
+lint: venv
+	$(BIN)/ruff check .
+
+bench: venv
+	$(BIN)/python benchmarks/bench_trainable.py
+	$(BIN)/python benchmarks/bench_overhead.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

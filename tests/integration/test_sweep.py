@@ -1,0 +1,115 @@
+"""Real sweeps on a real local Ray: every scheduler x searcher pair, outputs, resume, user spaces."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import yaml
+
+from tests.integration.conftest import read_best
+from tuner.config import SCHEDULERS, SEARCHERS
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("searcher", SEARCHERS)
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_every_scheduler_and_searcher_pair_finds_a_best_config(sweep, scheduler, searcher):
+    result = sweep("--space", "cifar_small", "--scheduler", scheduler, "--searcher", searcher, "--num-samples", "3")
+    assert result.code == 0, result.err[-3000:]
+    best = read_best(result.folder)
+    assert best["trials"] == 3 and not best["failed"]
+    assert set(best["config"]) == {"l1", "l2", "lr", "batch_size"}
+    assert best["config"]["batch_size"] in (2, 4, 8, 16) and 1e-4 <= best["config"]["lr"] <= 1e-1
+    assert best["checkpoint"] and (result.folder / best["checkpoint"]).exists()
+    assert f"best trial: {best['best_trial']}" in result.out
+    saved = yaml.safe_load((result.folder / "tuner_config.yaml").read_text())
+    assert (saved["scheduler"], saved["searcher"], saved["metric"], saved["gpus_per_trial"]) == (
+        scheduler, searcher, "loss", 0.0,
+    )  # fmt: skip
+
+
+def test_output_shows_the_search_plan_then_the_cli_reporter_table(sweep):
+    result = sweep("--space", "cifar_small", "--searcher", "hyperopt", "--num-samples", "2")
+    assert result.code == 0, result.err[-3000:]
+    out = result.out
+    assert "l1          sample_from(fn)          drawn at random, not searched by hyperopt" in out
+    assert "lr          loguniform(0.0001, 0.1)  searched by hyperopt in log space" in out
+    header = [line for line in out.splitlines() if line.startswith("| Trial name")][-1]
+    for column in ("status", "l1", "l2", "lr", "batch_size", "loss", "accuracy", "iter"):
+        assert f" {column} " in header
+    assert out.index("search plan") < out.index("| Trial name")
+    assert "Number of trials: 2/2 (2 TERMINATED)" in out
+
+
+def test_tensorboard_event_files_hold_loss_and_accuracy(sweep):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    result = sweep("--space", "cifar_small", "--scheduler", "fifo", "--num-samples", "1")
+    assert result.code == 0, result.err[-3000:]
+    events = list(result.folder.glob("*/events.out.tfevents.*"))
+    assert len(events) == 1
+    acc = EventAccumulator(str(events[0].parent)).Reload()
+    tags = acc.Tags()["scalars"]
+    loss = [e.value for e in acc.Scalars("ray/tune/loss")]
+    accuracy = [e.value for e in acc.Scalars("ray/tune/accuracy")]
+    assert len(loss) == 2 and len(accuracy) == 2, tags
+    assert all(0 <= a <= 1 for a in accuracy)
+
+
+def test_a_crashed_trial_resumes_from_its_checkpoint(sweep, tmp_path):
+    marker = tmp_path / "fired"
+    space = tmp_path / "faulty.py"
+    space.write_text(
+        '"""Seed net with a crash injected at epoch 2."""\n'
+        "from tuner import SearchSpace\n"
+        "SPACE = SearchSpace(trainable='cifar', params={'lr': 0.01, 'batch_size': 8, 'l1': 16, 'l2': 16,\n"
+        f"    '_test_fault': 'crash@2:{marker}'}})\n"
+    )
+    result = sweep("--space", space, "--searcher", "random", "--scheduler", "fifo", "--num-samples", "1",
+                   "--max-epochs", "3", "--max-failures", "1")  # fmt: skip
+    assert result.code == 0, result.err[-3000:]
+    assert marker.exists(), "the fault must have fired"
+    progress = pd.read_csv(next(result.folder.glob("*/progress.csv")))
+    # Epoch 1 ran once; after the crash the trial went on from its epoch-1 checkpoint, not from scratch.
+    assert progress["epoch"].tolist() == [1, 2, 3]
+    assert read_best(result.folder)["failed"] == []
+
+
+def test_user_space_file_with_its_own_trainable(sweep, tmp_path):
+    space = tmp_path / "quadratic.py"
+    space.write_text(
+        '"""A user space whose trainable lives in the same file."""\n'
+        "from ray import tune\n"
+        "from tuner import SearchSpace\n\n"
+        "def objective(config):\n"
+        "    for step in range(3):\n"
+        "        tune.report({'score': -(config['x'] - 2.0) ** 2 + step})\n\n"
+        "SPACE = SearchSpace(trainable=objective, metric='score', mode='max',\n"
+        "                    params={'x': tune.uniform(0.0, 4.0)})\n"
+    )
+    result = sweep("--space", space, "--searcher", "hyperopt", "--scheduler", "fifo", "--num-samples", "4")
+    assert result.code == 0, result.err[-3000:]
+    best = read_best(result.folder)
+    assert best["metric"] == "score" and best["trials"] == 4 and best["best_epoch"] == 3
+    assert "data:" not in result.out  # the dataset is loaded only for trainables that ask for it
+
+
+def test_a_metric_the_trainable_never_reports_stops_with_the_names_it_did(sweep):
+    result = sweep("--space", "cifar_small", "--metric", "val_acc", "--mode", "max", "--num-samples", "1")
+    assert result.code == 2
+    assert "never reports metric 'val_acc'" in result.err and "accuracy" in result.err and "loss" in result.err
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (("--gpus-per-trial", "1"), "asks for a GPU but the cluster has none"),
+        (("--gpus-per-trial", "0.5"), "asks for a GPU but the cluster has none"),
+        (("--cpus-per-trial", "3"), "a trial needs 3 CPUs on one node, but the largest node has 2 CPUs"),
+    ],
+)
+def test_resources_the_cluster_cannot_give_fail_before_any_trial(sweep, flags, message):
+    result = sweep("--space", "cifar_small", "--num-samples", "1", *flags)
+    assert result.code == 2 and message in result.err
+    assert not list(result.folder.glob("*/progress.csv"))

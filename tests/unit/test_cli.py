@@ -1,0 +1,112 @@
+"""The command line through its real entry point: help, listing, and bad input caught before Ray starts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+SWEEP = ("sweep", "--dataset", "synthetic", "--synthetic-size", "50")
+
+
+def assert_one_line_error(result, *fragments):
+    assert result.code == 2, (result.out, result.err)
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tuner: error: "), result.err
+    assert "Traceback" not in result.err
+    for fragment in fragments:
+        assert fragment in lines[0]
+
+
+def test_help_lists_commands(run_cli):
+    result = run_cli("--help")
+    assert result.code == 0 and "sweep" in result.out and "spaces" in result.out
+
+
+def test_sweep_help_shows_every_flag(run_cli):
+    out = run_cli("sweep", "--help").out
+    for flag in ("--space", "--scheduler", "--searcher", "--num-samples", "--max-epochs", "--cpus-per-trial",
+                 "--gpus-per-trial", "--metric", "--mode", "--name", "--storage-path", "--seed", "--max-concurrent",
+                 "--dataset", "--data-dir", "--synthetic-size", "--address", "--debug", "--config"):  # fmt: skip
+        assert flag in out
+
+
+def test_spaces_lists_each_space_with_trainable_metric_and_mode(run_cli):
+    result = run_cli("spaces")
+    line = next(line for line in result.out.splitlines() if line.startswith("cifar_small"))
+    assert "cifar" in line and "loss (min)" in line and "CIFAR-10" in line
+
+
+def test_help_and_spaces_import_neither_torch_nor_ray_tune():
+    code = (
+        "import sys; from tuner.cli import main\n"
+        "for args in (['--help'], ['spaces']):\n"
+        "    try: main(args)\n"
+        "    except SystemExit: pass\n"
+        "heavy = [m for m in ('torch', 'ray.tune', 'ray') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+@pytest.mark.parametrize(
+    "args, fragments",
+    [
+        (("--space", "nope"), ("unknown space 'nope'", "cifar_small")),
+        (("--space", "cifar_small", "--scheduler", "median"), ("'median' is not one of", "asha")),
+        (("--space", "cifar_small", "--searcher", "optuna"), ("'optuna' is not one of", "hyperopt")),
+        (("--space", "./missing_space.py"), ("space file ./missing_space.py not found",)),
+        (("--space", "cifar_small", "--num-samples", "0"), ("--num-samples must be at least 1",)),
+        (("--space", "cifar_small", "--max-epochs", "0"), ("--max-epochs must be at least 1",)),
+        (("--space", "cifar_small", "--gpus-per-trial", "1.5"), ("fractions go up to 1",)),
+        ((), ("no search space given",)),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(run_cli, args, fragments):
+    assert_one_line_error(run_cli(*SWEEP, *args), *fragments)
+
+
+def test_space_file_that_does_not_parse(run_cli, tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("SPACE = (\n")
+    assert_one_line_error(run_cli(*SWEEP, "--space", path), "does not parse", "line 1")
+
+
+def test_space_file_without_space(run_cli, tmp_path):
+    path = tmp_path / "empty.py"
+    path.write_text("x = 1\n")
+    assert_one_line_error(run_cli(*SWEEP, "--space", path), "defines no SPACE")
+
+
+def test_space_file_that_raises_on_import(run_cli, tmp_path):
+    path = tmp_path / "raises.py"
+    path.write_text("import not_a_real_module_here\n")
+    assert_one_line_error(run_cli(*SWEEP, "--space", path), "failed to load", "not_a_real_module_here")
+
+
+def test_impossible_searcher_space_pair_fails_before_launch(run_cli, tmp_path):
+    path = tmp_path / "grid.py"
+    path.write_text(
+        "from ray import tune\nfrom tuner import SearchSpace\n"
+        "SPACE = SearchSpace(trainable='cifar', params={'lr': tune.grid_search([0.1, 0.01])})\n"
+    )
+    result = run_cli(*SWEEP, "--space", path, "--searcher", "bayesopt", "--storage-path", tmp_path)
+    assert_one_line_error(result, "parameter 'lr'", "cannot be searched by bayesopt", "searchers that can: random")
+    assert not any(tmp_path.glob("grid-*")), "nothing may be created before the error"
+
+
+def test_cifar10_without_data_or_download(run_cli, tmp_path):
+    result = run_cli("sweep", "--space", "cifar_small", "--dataset", "cifar10", "--data-dir", tmp_path / "none")
+    assert_one_line_error(result, "CIFAR-10 not found", "--download")
+
+
+def test_missing_sweep_file(run_cli, tmp_path):
+    assert_one_line_error(run_cli("sweep", "--config", tmp_path / "nope.yaml"), "config file", "not found")
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "tuner", "--debug", "sweep", "--space", "nope"], capture_output=True, text=True
+    )
+    assert proc.returncode != 0 and "Traceback" in proc.stderr and "unknown space" in proc.stderr

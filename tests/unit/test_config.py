@@ -1,0 +1,105 @@
+"""Settings resolution: flags > TUNER_* environment > --config YAML > space defaults > built-in defaults."""
+
+from __future__ import annotations
+
+import pytest
+
+from tuner.cli import resolve_sweep_config
+from tuner.config import SweepConfig, coerce, env_settings, load_saved_config, read_yaml_settings, save_config
+from tuner.errors import UsageError
+
+
+def flags(**given):
+    base = {name: None for name in SweepConfig.__dataclass_fields__}
+    base["config_file"] = None
+    base.update(given)
+    return base
+
+
+def test_builtin_defaults_apply_when_nothing_is_given():
+    cfg = resolve_sweep_config(flags(space="cifar_small"), environ={})
+    assert (cfg.scheduler, cfg.searcher, cfg.num_samples, cfg.gpus_per_trial) == ("asha", "random", 8, None)
+
+
+def test_flag_beats_environment_beats_yaml(tmp_path):
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("space: cifar_small\nnum-samples: 3\nmax_epochs: 4\nseed: 9\nsearcher: bayesopt\n")
+    env = {"TUNER_NUM_SAMPLES": "5", "TUNER_MAX_EPOCHS": "6"}
+    cfg = resolve_sweep_config(flags(config_file=str(sweep), num_samples=7), environ=env)
+    assert cfg.num_samples == 7  # flag
+    assert cfg.max_epochs == 6  # environment over file
+    assert cfg.seed == 9  # file over default
+    assert cfg.searcher == "bayesopt"
+
+
+def test_space_defaults_sit_under_the_yaml(tmp_path):
+    space = tmp_path / "tiny.py"
+    space.write_text(
+        '"""Tiny."""\nfrom ray import tune\nfrom tuner import SearchSpace\n'
+        'SPACE = SearchSpace(trainable="cifar", params={"lr": tune.uniform(0.1, 0.2)},'
+        ' defaults={"max_epochs": 2, "num_samples": 4})\n'
+    )
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("num_samples: 6\n")
+    cfg = resolve_sweep_config(flags(space=str(space), config_file=str(sweep)), environ={})
+    assert (cfg.max_epochs, cfg.num_samples) == (2, 6)
+
+
+def test_environment_values_are_typed_with_clear_errors():
+    assert env_settings({"TUNER_GPUS_PER_TRIAL": "0.5", "TUNER_DOWNLOAD": "yes"}) == {
+        "gpus_per_trial": 0.5,
+        "download": True,
+    }
+    with pytest.raises(UsageError, match="TUNER_NUM_SAMPLES: num_samples must be a whole number"):
+        env_settings({"TUNER_NUM_SAMPLES": "many"})
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("nmu_samples: 3\n", "unknown key 'nmu_samples'"),
+        ("num_samples: [1, 2]\n", "num_samples must be a whole number"),
+        ("max_epochs: 2.5\n", "max_epochs must be a whole number"),
+        ("- a\n- b\n", "must hold a mapping"),
+        ("space: [unclosed\n", "is not valid YAML"),
+    ],
+)
+def test_bad_sweep_files_name_the_problem(tmp_path, text, message):
+    path = tmp_path / "sweep.yaml"
+    path.write_text(text)
+    with pytest.raises(UsageError, match=message):
+        read_yaml_settings(path)
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"num_samples": 0}, "--num-samples must be at least 1"),
+        ({"max_epochs": 0}, "--max-epochs must be at least 1"),
+        ({"gpus_per_trial": 1.5}, "fractions go up to 1"),
+        ({"gpus_per_trial": -1.0}, "must be 0 or more"),
+        ({"cpus_per_trial": 0.0}, "more than 0"),
+        ({"scheduler": "median"}, "unknown scheduler 'median'; valid: fifo, asha, hyperband"),
+        ({"name": "a/b"}, "plain folder name"),
+    ],
+)
+def test_invalid_settings_are_usage_errors(settings, message):
+    with pytest.raises(UsageError, match=message):
+        SweepConfig(space="cifar_small", **settings)
+
+
+def test_fractional_and_whole_gpus_are_valid():
+    assert SweepConfig(space="x", gpus_per_trial=0.25).gpus_per_trial == 0.25
+    assert SweepConfig(space="x", gpus_per_trial=2.0).gpus_per_trial == 2.0
+
+
+def test_saved_config_round_trips(tmp_path):
+    cfg = SweepConfig(space="cifar_small", name="exp", num_samples=3, gpus_per_trial=0.5, storage_path=str(tmp_path))
+    save_config(cfg, tmp_path)
+    assert load_saved_config(tmp_path) == cfg
+
+
+def test_coerce_optional_none():
+    assert coerce("max_concurrent", "none", "x") is None
+    with pytest.raises(UsageError):
+        coerce("num_samples", None, "x")
