@@ -22,8 +22,8 @@ venv:
 	fi
 
 demo: venv
-	$(BIN)/tuner sweep --space cifar_small --dataset synthetic --synthetic-size 2000 \
-		--num-samples 8 --max-epochs 3 --scheduler asha --searcher hyperopt \
+	$(BIN)/tuner sweep --space cifar_small --dataset synthetic --synthetic-size 3000 \
+		--num-samples 12 --max-epochs 4 --scheduler asha --searcher hyperopt \
 		--storage-path ./results --name $(DEMO_NAME)
 
 test: venv

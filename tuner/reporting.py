@@ -29,6 +29,8 @@ def build_reporter(metric: str, mode: str, parameters: Sequence[str], extra_metr
         metric_columns=columns,
         parameter_columns=list(parameters),
         sort_by_metric=True,
+        # The table on every refresh, whatever verbosity an earlier run in this process left behind.
+        print_intermediate_tables=True,
         max_report_frequency=10,
         max_progress_rows=30,
         max_error_rows=10,

@@ -35,7 +35,9 @@ def test_output_shows_the_search_plan_then_the_cli_reporter_table(sweep):
     out = result.out
     assert "l1          sample_from(fn)          drawn at random, not searched by hyperopt" in out
     assert "lr          loguniform(0.0001, 0.1)  searched by hyperopt in log space" in out
-    header = [line for line in out.splitlines() if line.startswith("| Trial name")][-1]
+    headers = [line for line in out.splitlines() if line.startswith("| Trial name")]
+    assert headers, out
+    header = headers[-1]
     for column in ("status", "l1", "l2", "lr", "batch_size", "loss", "accuracy", "iter"):
         assert f" {column} " in header
     assert out.index("search plan") < out.index("| Trial name")
