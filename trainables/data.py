@@ -43,7 +43,9 @@ class CifarArrays:
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.train_images, self.train_labels, self.test_images, self.test_labels))
+        return sum(
+            a.nbytes for a in (self.train_images, self.train_labels, self.test_images, self.test_labels)
+        )
 
 
 def train_val_indices(n: int, seed: int, train_fraction: float = 0.8) -> tuple[np.ndarray, np.ndarray]:
@@ -128,16 +130,17 @@ def write_cifar10_batches(arrays: CifarArrays, data_dir: str | Path) -> Path:
         _write_batch(folder / name, arrays.train_images[idx], arrays.train_labels[idx], name)
     _write_batch(folder / TEST_BATCH, arrays.test_images, arrays.test_labels, TEST_BATCH)
     with (folder / "batches.meta").open("wb") as f:
-        pickle.dump({b"label_names": [c.encode() for c in arrays.classes], b"num_vis": 3072}, f)
+        pickle.dump({"label_names": list(arrays.classes), "num_vis": 3072}, f)
     return folder
 
 
 def _write_batch(path: Path, images: np.ndarray, labels: np.ndarray, name: str) -> None:
+    # str keys: what CIFAR-10's Python 2 pickles decode to under torchvision's encoding="latin1".
     entry = {
-        b"batch_label": name.encode(),
-        b"labels": [int(v) for v in labels],
-        b"data": np.ascontiguousarray(images.reshape(len(images), -1), dtype=np.uint8),
-        b"filenames": [f"{name}_{i}.png".encode() for i in range(len(images))],
+        "batch_label": name,
+        "labels": [int(v) for v in labels],
+        "data": np.ascontiguousarray(images.reshape(len(images), -1), dtype=np.uint8),
+        "filenames": [f"{name}_{i}.png" for i in range(len(images))],
     }
     with path.open("wb") as f:
         pickle.dump(entry, f, protocol=4)
@@ -146,7 +149,9 @@ def _write_batch(path: Path, images: np.ndarray, labels: np.ndarray, name: str) 
 # --- synthetic CIFAR-shaped data -----------------------------------------------------------------
 
 
-def make_synthetic(size: int = DEFAULT_SYNTHETIC_SIZE, seed: int = 0, test_size: int | None = None) -> CifarArrays:
+def make_synthetic(
+    size: int = DEFAULT_SYNTHETIC_SIZE, seed: int = 0, test_size: int | None = None
+) -> CifarArrays:
     """A deterministic 10-class set of 3x32x32 images that a small conv net can learn in an epoch or two.
 
     Each class is a smooth colour pattern; every image is its class pattern at a random contrast, shifted by
@@ -160,7 +165,9 @@ def make_synthetic(size: int = DEFAULT_SYNTHETIC_SIZE, seed: int = 0, test_size:
     rng = np.random.default_rng(seed)
     coarse = rng.normal(size=(10, 3, 8, 8))
     patterns = np.repeat(np.repeat(coarse, 4, axis=2), 4, axis=3)
-    patterns = (patterns + np.roll(patterns, 1, 2) + np.roll(patterns, 1, 3) + np.roll(patterns, (1, 1), (2, 3))) / 4
+    patterns = (
+        patterns + np.roll(patterns, 1, 2) + np.roll(patterns, 1, 3) + np.roll(patterns, (1, 1), (2, 3))
+    ) / 4
 
     def draw(n: int) -> tuple[np.ndarray, np.ndarray]:
         labels = rng.integers(0, 10, size=n)

@@ -21,7 +21,9 @@ _DEFAULTS = SweepConfig(space="-")
 
 def _setup_logging(debug: bool) -> None:
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s" if debug else "tuner: %(message)s"))
+    handler.setFormatter(
+        logging.Formatter("%(levelname)s %(name)s: %(message)s" if debug else "tuner: %(message)s")
+    )
     root = logging.getLogger("tuner")
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if debug else logging.INFO)
@@ -83,7 +85,9 @@ def resolve_sweep_config(flags: dict[str, Any], environ: dict[str, str] | None =
     from_file = read_yaml_settings(flags["config_file"]) if flags.get("config_file") else {}
     space_ref = given.get("space") or env.get("space") or from_file.get("space")
     if not space_ref:
-        raise UsageError("no search space given; pass --space NAME or --space path/to/space.py (see 'tuner spaces')")
+        raise UsageError(
+            "no search space given; pass --space NAME or --space path/to/space.py (see 'tuner spaces')"
+        )
     from tuner.registry import load_space
 
     space = load_space(space_ref)

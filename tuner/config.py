@@ -72,9 +72,13 @@ class SweepConfig:
             if g < 0:
                 raise UsageError(f"--gpus-per-trial must be 0 or more, got {g:g}")
             if g > 1 and g != int(g):
-                raise UsageError(f"--gpus-per-trial above 1 must be a whole number, got {g:g}; fractions go up to 1")
+                raise UsageError(
+                    f"--gpus-per-trial above 1 must be a whole number, got {g:g}; fractions go up to 1"
+                )
         if self.name is not None and (not self.name or "/" in self.name or self.name.startswith(".")):
-            raise UsageError(f"--name {self.name!r} must be a plain folder name (no '/', not starting with '.')")
+            raise UsageError(
+                f"--name {self.name!r} must be a plain folder name (no '/', not starting with '.')"
+            )
 
     @property
     def experiment_path(self) -> str:
@@ -115,7 +119,9 @@ def _base_type(annotation: str) -> tuple[str, bool]:
 def coerce(name: str, value: Any, where: str) -> Any:
     """Turn a value from YAML or the environment into the field's type, or say clearly why not."""
     base, optional = _base_type(_FIELD_TYPES[name])
-    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none", "null") and optional):
+    if value is None or (
+        isinstance(value, str) and value.strip().lower() in ("", "none", "null") and optional
+    ):
         if optional:
             return None
         raise UsageError(f"{where}: {name} needs a value")
@@ -167,7 +173,9 @@ def read_yaml_settings(path: str | Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise UsageError(f"config file {path} is not valid YAML{where}: {getattr(exc, 'problem', exc)}") from None
+        raise UsageError(
+            f"config file {path} is not valid YAML{where}: {getattr(exc, 'problem', exc)}"
+        ) from None
     if loaded is None:
         return {}
     if not isinstance(loaded, dict):
@@ -198,7 +206,9 @@ def default_name(space_label: str, scheduler: str, searcher: str) -> str:
 def build_config(settings: Mapping[str, Any]) -> SweepConfig:
     """A validated config from merged settings; unknown names are a programming error, not user input."""
     if "space" not in settings or not settings["space"]:
-        raise UsageError("no search space given; pass --space NAME or --space path/to/space.py (see 'tuner spaces')")
+        raise UsageError(
+            "no search space given; pass --space NAME or --space path/to/space.py (see 'tuner spaces')"
+        )
     return SweepConfig(**dict(settings))
 
 

@@ -80,7 +80,9 @@ def load_space(ref: str) -> SearchSpace:
         raise UsageError(f"space file {path} failed to load: {type(exc).__name__}: {exc}") from exc
     space = getattr(module, "SPACE", None)
     if space is None:
-        raise UsageError(f"space file {path} defines no SPACE; add SPACE = SearchSpace(trainable=..., params={{...}})")
+        raise UsageError(
+            f"space file {path} defines no SPACE; add SPACE = SearchSpace(trainable=..., params={{...}})"
+        )
     if not isinstance(space, SearchSpace):
         raise UsageError(f"SPACE in {path} is a {type(space).__name__}, not a tuner.SearchSpace")
     return space
@@ -127,7 +129,9 @@ def resolve_trainable(trainable: str | Callable[..., Any]) -> Callable[..., Any]
     if ":" not in trainable:
         if trainable not in builtin_trainable_names():
             valid = ", ".join(builtin_trainable_names())
-            raise UsageError(f"unknown trainable {trainable!r}; built-in: {valid}; or use 'package.module:function'")
+            raise UsageError(
+                f"unknown trainable {trainable!r}; built-in: {valid}; or use 'package.module:function'"
+            )
         module_name = f"trainables.{trainable}"
     try:
         module = importlib.import_module(module_name)
@@ -165,7 +169,9 @@ def summarize_space_file(path: Path) -> SpaceSummary:
             for kw in node.value.keywords:
                 if kw.arg in fields:
                     fields[kw.arg] = _literal_text(kw.value)
-    return SpaceSummary(path.stem, doc[0] if doc else "", fields["trainable"], fields["metric"], fields["mode"], path)
+    return SpaceSummary(
+        path.stem, doc[0] if doc else "", fields["trainable"], fields["metric"], fields["mode"], path
+    )
 
 
 def _literal_text(node: ast.AST) -> str:

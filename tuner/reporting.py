@@ -18,7 +18,9 @@ _AUTO_KEYS = {
 }  # fmt: skip
 
 
-def build_reporter(metric: str, mode: str, parameters: Sequence[str], extra_metrics: Sequence[str] = ()) -> CLIReporter:
+def build_reporter(
+    metric: str, mode: str, parameters: Sequence[str], extra_metrics: Sequence[str] = ()
+) -> CLIReporter:
     """A live table: the tuned parameters, then loss, accuracy and the epoch count, best trials first."""
     columns = {"loss": "loss", "accuracy": "accuracy"}
     if metric not in columns:

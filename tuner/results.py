@@ -78,5 +78,7 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
         lines.append(f"no trial reported {summary['metric']!r}; no best config")
     for failure in summary["failed"]:
         lines.append(f"failed: {failure['trial_id']}: {failure['error']}")
-    lines.append(f"{summary['trials']} trial(s), {len(summary['failed'])} failed; saved {summary['experiment']}/{BEST_FILE}")
+    lines.append(
+        f"{summary['trials']} trial(s), {len(summary['failed'])} failed; saved {summary['experiment']}/{BEST_FILE}"
+    )
     return lines

@@ -21,7 +21,15 @@ from tuner.spec import SearchSpace
 log = logging.getLogger(__name__)
 
 # Settings a trainable may declare as keyword arguments; ``data`` is the dataset decoded once per sweep.
-RUN_SETTINGS = ("max_epochs", "seed", "dataset", "data_dir", "synthetic_size", "cpus_per_trial", "gpus_per_trial")
+RUN_SETTINGS = (
+    "max_epochs",
+    "seed",
+    "dataset",
+    "data_dir",
+    "synthetic_size",
+    "cpus_per_trial",
+    "gpus_per_trial",
+)
 Print = Callable[[str], None]
 
 
@@ -81,20 +89,27 @@ def trainable_kwargs(plan: SweepPlan, out: Print) -> dict[str, Any]:
     return kwargs
 
 
-def run_sweep(config: SweepConfig, out: Print = print, num_cpus: int | None = None) -> dict[str, Any]:
-    """Run a sweep to the end and return its summary (also written to ``best_config.json``)."""
+def run_sweep(
+    config: SweepConfig, out: Print = print, num_cpus: int | None = None, reuse_actors: bool = True
+) -> dict[str, Any]:
+    """Run a sweep to the end and return its summary (also written to ``best_config.json``).
+
+    ``reuse_actors`` keeps one Ray actor per slot across trials (a trial's state lives in its function,
+    so nothing leaks between trials); turning it off exists for comparison in benchmarks.
+    """
     plan = resolve(config)
     kwargs = trainable_kwargs(plan, out)  # data errors surface before Ray starts
     from tuner import cluster
 
     started = cluster.connect(plan.config.address, num_cpus=num_cpus)
     try:
-        return _launch(plan, kwargs, out)
+        return launch(plan, kwargs, out, reuse_actors=reuse_actors)
     finally:
         cluster.disconnect(started)
 
 
-def _launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print) -> dict[str, Any]:
+def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bool = True) -> dict[str, Any]:
+    """Start the trials of a resolved plan on the connected Ray and wait for them."""
     import numpy as np
     from ray import tune
 
@@ -144,7 +159,7 @@ def _launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print) -> dict[str, An
             search_alg=searcher,
             num_samples=cfg.num_samples,
             max_concurrent_trials=max_concurrent,
-            reuse_actors=True,
+            reuse_actors=reuse_actors,
         ),
         run_config=tune.RunConfig(
             name=cfg.name,

@@ -24,7 +24,9 @@ def build_scheduler(name: str, max_epochs: int) -> TrialScheduler:
             reduction_factor=REDUCTION_FACTOR,
         )
     if name == "hyperband":
-        return HyperBandScheduler(time_attr="training_iteration", max_t=max_epochs, reduction_factor=REDUCTION_FACTOR)
+        return HyperBandScheduler(
+            time_attr="training_iteration", max_t=max_epochs, reduction_factor=REDUCTION_FACTOR
+        )
     raise UsageError(f"unknown scheduler {name!r}; valid: {', '.join(SCHEDULERS)}")
 
 

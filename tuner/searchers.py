@@ -111,7 +111,9 @@ def _hyperopt_plan(name: str, value: Any) -> ParamPlan:
     if _is_grid(value):
         raise _unsupported(name, value, "hyperopt", ["random"])
     if isinstance(value, Function):
-        return ParamPlan(name, text, "drawn at random, not searched by hyperopt (sample_from is opaque)", RANDOM, value)
+        return ParamPlan(
+            name, text, "drawn at random, not searched by hyperopt (sample_from is opaque)", RANDOM, value
+        )
     if not isinstance(value, Domain):
         return ParamPlan(name, text, "constant", NATIVE, value)
     sampler = value.get_sampler()
@@ -135,7 +137,9 @@ def _bayesopt_plan(name: str, value: Any) -> ParamPlan:
     if _is_grid(value):
         raise _unsupported(name, value, "bayesopt", ["random"])
     if isinstance(value, Function):
-        return ParamPlan(name, text, "drawn at random, not searched by bayesopt (sample_from is opaque)", RANDOM, value)
+        return ParamPlan(
+            name, text, "drawn at random, not searched by bayesopt (sample_from is opaque)", RANDOM, value
+        )
     if not isinstance(value, Domain):
         return ParamPlan(name, text, "constant", NATIVE, value)
     if isinstance(value, Categorical):
@@ -190,7 +194,9 @@ def plan_search(params: Mapping[str, Any], searcher: str) -> SearchPlan:
         if isinstance(value, dict) and not _is_grid(value):
             raise UsageError(f"parameter {name!r} is a nested mapping; flatten it into separate parameters")
     plans = tuple(_PLANNERS[searcher](name, value) for name, value in params.items())
-    if searcher != "random" and not any(p.treatment in (NATIVE, LOG, INDEX) and isinstance(p.encoded, Domain) for p in plans):
+    if searcher != "random" and not any(
+        p.treatment in (NATIVE, LOG, INDEX) and isinstance(p.encoded, Domain) for p in plans
+    ):
         raise UsageError(
             f"{searcher} has nothing to search in this space: every parameter is a constant or sample_from; "
             "use --searcher random"
@@ -285,12 +291,19 @@ def build_searcher(plan: SearchPlan, metric: str, mode: str, num_samples: int, s
         from ray.tune.search.hyperopt import HyperOptSearch
 
         space = HyperOptSearch.convert_search_space(space)
-        inner = HyperOptSearch(space=space, metric=metric, mode=mode, n_initial_points=warmup, random_state_seed=seed)
+        inner = HyperOptSearch(
+            space=space, metric=metric, mode=mode, n_initial_points=warmup, random_state_seed=seed
+        )
     else:
         from ray.tune.search.bayesopt import BayesOptSearch
 
         inner = BayesOptSearch(
-            space=BayesOptSearch.convert_search_space(space), metric=metric, mode=mode, random_state=seed, random_search_steps=warmup, verbose=0
+            space=BayesOptSearch.convert_search_space(space),
+            metric=metric,
+            mode=mode,
+            random_state=seed,
+            random_search_steps=warmup,
+            verbose=0,
         )
     return PlannedSearcher(inner, plan, seed)
 

@@ -15,7 +15,9 @@ pytestmark = pytest.mark.slow
 @pytest.mark.parametrize("searcher", SEARCHERS)
 @pytest.mark.parametrize("scheduler", SCHEDULERS)
 def test_every_scheduler_and_searcher_pair_finds_a_best_config(sweep, scheduler, searcher):
-    result = sweep("--space", "cifar_small", "--scheduler", scheduler, "--searcher", searcher, "--num-samples", "3")
+    result = sweep(
+        "--space", "cifar_small", "--scheduler", scheduler, "--searcher", searcher, "--num-samples", "3"
+    )
     assert result.code == 0, result.err[-3000:]
     best = read_best(result.folder)
     assert best["trials"] == 3 and not best["failed"]
@@ -100,7 +102,9 @@ def test_user_space_file_with_its_own_trainable(sweep, tmp_path):
 def test_a_metric_the_trainable_never_reports_stops_with_the_names_it_did(sweep):
     result = sweep("--space", "cifar_small", "--metric", "val_acc", "--mode", "max", "--num-samples", "1")
     assert result.code == 2
-    assert "never reports metric 'val_acc'" in result.err and "accuracy" in result.err and "loss" in result.err
+    assert (
+        "never reports metric 'val_acc'" in result.err and "accuracy" in result.err and "loss" in result.err
+    )
 
 
 @pytest.mark.parametrize(

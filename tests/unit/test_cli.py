@@ -92,12 +92,16 @@ def test_impossible_searcher_space_pair_fails_before_launch(run_cli, tmp_path):
         "SPACE = SearchSpace(trainable='cifar', params={'lr': tune.grid_search([0.1, 0.01])})\n"
     )
     result = run_cli(*SWEEP, "--space", path, "--searcher", "bayesopt", "--storage-path", tmp_path)
-    assert_one_line_error(result, "parameter 'lr'", "cannot be searched by bayesopt", "searchers that can: random")
+    assert_one_line_error(
+        result, "parameter 'lr'", "cannot be searched by bayesopt", "searchers that can: random"
+    )
     assert not any(tmp_path.glob("grid-*")), "nothing may be created before the error"
 
 
 def test_cifar10_without_data_or_download(run_cli, tmp_path):
-    result = run_cli("sweep", "--space", "cifar_small", "--dataset", "cifar10", "--data-dir", tmp_path / "none")
+    result = run_cli(
+        "sweep", "--space", "cifar_small", "--dataset", "cifar10", "--data-dir", tmp_path / "none"
+    )
     assert_one_line_error(result, "CIFAR-10 not found", "--download")
 
 

@@ -94,7 +94,9 @@ def test_fractional_and_whole_gpus_are_valid():
 
 
 def test_saved_config_round_trips(tmp_path):
-    cfg = SweepConfig(space="cifar_small", name="exp", num_samples=3, gpus_per_trial=0.5, storage_path=str(tmp_path))
+    cfg = SweepConfig(
+        space="cifar_small", name="exp", num_samples=3, gpus_per_trial=0.5, storage_path=str(tmp_path)
+    )
     save_config(cfg, tmp_path)
     assert load_saved_config(tmp_path) == cfg
 

@@ -23,7 +23,9 @@ def test_gpus_on_a_machine_without_any(gpus):
 
 
 def test_more_gpus_than_any_single_node_has_even_if_the_total_is_enough():
-    with pytest.raises(UsageError, match=r"needs 1 CPUs and 2 GPUs on one node.*largest node has 16 CPUs and 1 GPUs"):
+    with pytest.raises(
+        UsageError, match=r"needs 1 CPUs and 2 GPUs on one node.*largest node has 16 CPUs and 1 GPUs"
+    ):
         check_trial_fits(1, 2, GPU_NODES)
 
 

@@ -35,7 +35,9 @@ def test_bayesopt_searches_log_scale_in_log_space_and_choices_through_an_index()
     assert how(plan, "lr") == "searched by bayesopt in log space"
     assert "index over its 4 choices" in how(plan, "batch_size")
     encoded = plan.searched_space
-    assert encoded["lr"].lower == pytest.approx(math.log(1e-4)) and encoded["lr"].upper == pytest.approx(math.log(1e-1))
+    assert encoded["lr"].lower == pytest.approx(math.log(1e-4)) and encoded["lr"].upper == pytest.approx(
+        math.log(1e-1)
+    )
     assert "l1" not in encoded
 
 
@@ -54,7 +56,9 @@ def test_bayesopt_suggestions_are_decoded_into_the_real_domain():
 
 @pytest.mark.parametrize("searcher", ["hyperopt", "bayesopt"])
 def test_grid_search_is_refused_with_the_searchers_that_can(searcher):
-    with pytest.raises(UsageError, match=r"parameter 'x' \(grid_search\[1, 2\]\) cannot be searched by .*random"):
+    with pytest.raises(
+        UsageError, match=r"parameter 'x' \(grid_search\[1, 2\]\) cannot be searched by .*random"
+    ):
         plan_search({"x": tune.grid_search([1, 2]), "lr": tune.uniform(0, 1)}, searcher)
 
 

@@ -67,5 +67,11 @@ def test_a_sampled_config_trains_for_two_batches(name):
     from trainables.data import make_synthetic
 
     reports = []
-    fit(config, make_synthetic(100), max_epochs=1, max_batches_per_epoch=2, report=lambda m, s: reports.append(m))
+    fit(
+        config,
+        make_synthetic(100),
+        max_epochs=1,
+        max_batches_per_epoch=2,
+        report=lambda m, s: reports.append(m),
+    )
     assert len(reports) == 1 and reports[0][space.metric] >= 0

@@ -29,7 +29,9 @@ def small():
 
 def test_fit_on_two_batches_reports_metrics_and_a_checkpoint_state(small):
     reports = []
-    history = fit(GOOD, small, max_epochs=1, max_batches_per_epoch=2, report=lambda m, s: reports.append((m, s)))
+    history = fit(
+        GOOD, small, max_epochs=1, max_batches_per_epoch=2, report=lambda m, s: reports.append((m, s))
+    )
     metrics, state = reports[0]
     assert history == [metrics]
     assert {"loss", "accuracy", "train_loss", "epoch", "batch_size_effective"} <= set(metrics)
