@@ -18,9 +18,8 @@ import platform
 import sys
 import tempfile
 import time
-from pathlib import Path
-
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import torch
 
@@ -103,6 +102,23 @@ def tuner_run(root: str, batch_size: int, device: torch.device, max_images: int)
             "val_s": m["validation_seconds"]}  # fmt: skip
 
 
+def gpu_busy_share(root: str, batch_size: int, max_images: int) -> float:
+    """Share of one trial's wall time (train + validation) during which GPU kernels run, for tuner's path."""
+    from torch.profiler import ProfilerActivity, profile
+
+    data = load_cifar10(root)
+    config = {**CONFIG, "batch_size": batch_size}
+    fit(config, data, max_epochs=1, device=torch.device("cuda"), max_batches_per_epoch=20)  # warm up cuDNN
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        started = time.perf_counter()
+        fit(config, data, max_epochs=1, device=torch.device("cuda"),
+            max_batches_per_epoch=-(-max_images // batch_size))  # fmt: skip
+        torch.cuda.synchronize()
+        wall_us = (time.perf_counter() - started) * 1e6
+    busy_us = sum(event.self_device_time_total for event in prof.key_averages())
+    return busy_us / wall_us
+
+
 def _one(path: str, root: str, bs: int, workers: int, device: str, max_images: int, threads: int) -> dict:
     torch.set_num_threads(threads)
     if path == "tutorial":
@@ -124,7 +140,9 @@ def measure(path: str, root: str, bs: int, args: argparse.Namespace) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", help="folder with cifar-10-batches-py/ (default: synthetic files in a temp dir)")
+    parser.add_argument(
+        "--data-dir", help="folder with cifar-10-batches-py/ (default: synthetic files in a temp dir)"
+    )
     parser.add_argument("--images", type=int, default=10_000, help="synthetic training images to write")
     parser.add_argument("--max-images", type=int, default=8_000, help="training images timed per run")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[4, 16, 64])
@@ -165,6 +183,11 @@ def main() -> None:
         print("ratio tuner / tutorial:")
         for bs, train_ratio, epoch_ratio in ratios:
             print(f"  batch {bs:>3}: training loop {train_ratio:.2f}x   whole trial epoch {epoch_ratio:.2f}x")
+        if device.type == "cuda":
+            for bs in args.batch_sizes:
+                print(
+                    f"GPU busy share of a tuner trial, batch {bs}: {gpu_busy_share(root, bs, args.max_images):.0%}"
+                )
 
 
 if __name__ == "__main__":
