@@ -103,7 +103,8 @@ def cli(debug: bool) -> None:
 
     \b
     tuner sweep --space cifar_small --scheduler asha --searcher hyperopt
-    tuner spaces
+    tuner results EXPERIMENT --top 5
+    tuner resume EXPERIMENT
     """
 
 
@@ -133,6 +134,106 @@ def spaces() -> None:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
     for row in [header, *rows]:
         click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
+
+
+@cli.command()
+@click.argument("experiment")
+@click.option("--top", type=click.IntRange(min=1), help="Only the K best trials.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+)
+def results(experiment: str, top: int | None, fmt: str) -> None:
+    """Every trial of EXPERIMENT (a path, or a name under the storage path), best first."""
+    from tuner import experiment as experiments
+    from tuner.results import render, trial_rows
+
+    record = experiments.load(experiment)
+    if fmt == "table":
+        click.echo(f"{record.path}  ({len(record.trials)} trials, {record.metric} {record.mode})")
+    click.echo(render(trial_rows(record, top), fmt))
+
+
+@cli.command()
+@click.argument("experiment")
+@click.option(
+    "--out", "out_file", type=click.Path(dir_okay=False), help="Write to FILE (.yaml/.yml or .json)."
+)
+def export(experiment: str, out_file: str | None) -> None:
+    """The best trial's config, metric and checkpoint, ready for a training run."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from tuner import experiment as experiments
+    from tuner.results import best_export
+
+    best = best_export(experiments.load(experiment))
+    if out_file is None:
+        click.echo(json.dumps(best, indent=2))
+        return
+    path = Path(out_file)
+    if path.suffix.lower() in (".yaml", ".yml"):
+        text = yaml.safe_dump(best, sort_keys=False)
+    elif path.suffix.lower() == ".json":
+        text = json.dumps(best, indent=2) + "\n"
+    else:
+        raise UsageError(f"--out {out_file}: use a .yaml, .yml or .json file name")
+    path.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {path}")
+
+
+@cli.command()
+@click.argument("experiment")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    help="Folder for the PNGs. [default: EXPERIMENT/plots]",
+)
+def plot(experiment: str, out_dir: str | None) -> None:
+    """PNG plots: the metric per epoch for every trial, and each parameter against the final metric."""
+    from pathlib import Path
+
+    from tuner import experiment as experiments
+    from tuner.plots import plot_experiment
+
+    record = experiments.load(experiment)
+    for path in plot_experiment(record, Path(out_dir) if out_dir else record.path / "plots"):
+        click.echo(str(path))
+
+
+@cli.command()
+@click.argument("experiment")
+@click.option("--port", type=click.IntRange(1, 65535), default=6006, show_default=True)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; 0.0.0.0 exposes it to the network.",
+)
+def tensorboard(experiment: str, port: int, host: str) -> None:
+    """Serve TensorBoard on an experiment folder until Ctrl-C."""
+    from tuner import experiment as experiments
+    from tuner.dashboard import serve
+
+    serve(experiments.locate(experiment), host, port, click.echo)
+
+
+@cli.command()
+@click.argument("experiment")
+@click.option(
+    "--errored", type=click.Choice(["resume", "restart", "skip"]), default="skip", show_default=True,
+    help="Errored trials: go on from their last checkpoint, start over, or leave them.",
+)  # fmt: skip
+@click.option("--debug", is_flag=True, help="Show tracebacks and debug logs.")
+def resume(experiment: str, errored: str, debug: bool) -> None:
+    """Continue a sweep stopped by Ctrl-C, a crash or a kill, with its saved settings."""
+    from tuner.results import format_summary
+    from tuner.runner import resume_sweep
+
+    for line in format_summary(resume_sweep(experiment, errored, out=click.echo)):
+        click.echo(line)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

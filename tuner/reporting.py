@@ -55,3 +55,34 @@ class MetricGuard(Callback):
             f"{', '.join(reported) or '(nothing)'}; pass --metric with one of those"
         )
         raise UsageError(self.problem)
+
+
+def logger_callbacks(config: Any, out: Any) -> list[Callback]:
+    """Optional loggers besides the TensorBoard/CSV/JSON files Ray writes for every trial."""
+    if not config.wandb:
+        return []
+    import os
+
+    from ray.air.integrations.wandb import WandbLoggerCallback
+
+    kwargs: dict[str, Any] = {}
+    folder = config.experiment_path
+    if "://" not in folder:
+        # Written straight into the experiment folder: Ray's end-of-run sync of trial folders can copy a
+        # wandb run before wandb has flushed it.
+        kwargs["dir"] = folder
+    if not os.environ.get("WANDB_API_KEY") and os.environ.get("WANDB_MODE") != "online":
+        os.environ["WANDB_MODE"] = "offline"
+        kwargs["mode"] = "offline"
+        out(
+            f"wandb: no WANDB_API_KEY, logging offline (no network, no prompt) to {folder}/wandb/; "
+            f"upload later with: wandb sync {folder}/wandb/offline-run-*"
+        )
+    return [
+        WandbLoggerCallback(
+            project=config.wandb_project or "tuner",
+            group=config.wandb_group or config.name,
+            log_config=True,
+            **kwargs,
+        )
+    ]

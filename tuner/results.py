@@ -82,3 +82,77 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
         f"{summary['trials']} trial(s), {len(summary['failed'])} failed; saved {summary['experiment']}/{BEST_FILE}"
     )
     return lines
+
+
+# --- reviewing an experiment folder (no Ray, no torch) ---------------------------------------------
+
+FORMATS = ("table", "csv", "json")
+
+
+def trial_rows(experiment: Any, top: int | None = None) -> list[dict[str, Any]]:
+    """One row per trial, best first: id, status, parameters, best and last metric, epochs run."""
+    metric, mode = experiment.metric, experiment.mode
+    params = sorted({k for t in experiment.trials for k in t.config if not k.startswith("_")})
+    rows = []
+    for trial in experiment.ranked()[:top]:
+        row: dict[str, Any] = {"trial_id": trial.trial_id, "status": trial.status}
+        row.update({p: trial.config.get(p) for p in params})
+        row[f"best_{metric}"] = trial.best(metric, mode)
+        row[f"last_{metric}"] = trial.last(metric)
+        row["epochs"] = trial.epochs
+        if trial.error:
+            row["error"] = trial.error
+        rows.append(row)
+    return rows
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def render(rows: list[dict[str, Any]], fmt: str) -> str:
+    """Rows as an aligned text table, CSV or JSON."""
+    columns = list(dict.fromkeys(k for row in rows for k in row))
+    if fmt == "json":
+        return json.dumps(_jsonable(rows), indent=2)
+    if fmt == "csv":
+        import csv
+        import io
+
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        return buffer.getvalue().rstrip("\n")
+    if not rows:
+        return "(no trials yet)"
+    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def best_export(experiment: Any) -> dict[str, Any]:
+    """What a training run needs from the sweep: the best config, its metric and checkpoint."""
+    from tuner.errors import UsageError
+
+    best = experiment.best_trial()
+    if best is None:
+        raise UsageError(f"{experiment.path} has no trial that reported {experiment.metric!r} yet")
+    row = best.best_row(experiment.metric, experiment.mode) or {}
+    checkpoint = experiment.best_checkpoint(best)
+    return {
+        "config": {k: v for k, v in best.config.items() if not k.startswith("_")},
+        "metric": experiment.metric,
+        "mode": experiment.mode,
+        "value": best.best(experiment.metric, experiment.mode),
+        "epoch": int(float(row.get("training_iteration") or 0)),
+        "trial_id": best.trial_id,
+        "checkpoint": str(checkpoint) if checkpoint else None,
+        "experiment": str(experiment.path),
+    }

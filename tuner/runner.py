@@ -108,25 +108,42 @@ def run_sweep(
         cluster.disconnect(started)
 
 
+def _wrapped_trainable(plan: SweepPlan, kwargs: dict[str, Any], gpus: float) -> Any:
+    from ray import tune
+
+    from tuner import resources
+
+    return tune.with_resources(
+        tune.with_parameters(plan.trainable, **kwargs),
+        resources.trial_resources(plan.config.cpus_per_trial, gpus),
+    )
+
+
+def _check_resources(cfg: SweepConfig, kwargs: dict[str, Any]) -> tuple[SweepConfig, int]:
+    """Fill the GPU share from the cluster and refuse trials no node can hold. Returns the config and slots."""
+    from tuner import resources
+
+    nodes = resources.alive_nodes()
+    gpus = cfg.gpus_per_trial if cfg.gpus_per_trial is not None else resources.default_gpus_per_trial(nodes)
+    resources.check_trial_fits(cfg.cpus_per_trial, gpus, nodes)
+    if "gpus_per_trial" in kwargs:
+        kwargs["gpus_per_trial"] = gpus
+    return dataclasses.replace(cfg, gpus_per_trial=gpus), resources.concurrent_slots(
+        cfg.cpus_per_trial, gpus, nodes
+    )
+
+
 def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bool = True) -> dict[str, Any]:
     """Start the trials of a resolved plan on the connected Ray and wait for them."""
     import numpy as np
     from ray import tune
 
-    from tuner import resources
-    from tuner.reporting import MetricGuard, build_reporter
-    from tuner.results import summarize
+    from tuner.reporting import MetricGuard, build_reporter, logger_callbacks
     from tuner.schedulers import build_scheduler, describe_scheduler
     from tuner.searchers import build_searcher, searcher_intro
 
-    cfg = plan.config
-    nodes = resources.alive_nodes()
-    gpus = cfg.gpus_per_trial if cfg.gpus_per_trial is not None else resources.default_gpus_per_trial(nodes)
-    resources.check_trial_fits(cfg.cpus_per_trial, gpus, nodes)
-    cfg = dataclasses.replace(cfg, gpus_per_trial=gpus)
-    if "gpus_per_trial" in kwargs:
-        kwargs["gpus_per_trial"] = gpus
-    slots = resources.concurrent_slots(cfg.cpus_per_trial, gpus, nodes)
+    cfg, slots = _check_resources(plan.config, kwargs)
+    gpus = cfg.gpus_per_trial
     max_concurrent = cfg.max_concurrent or (slots if cfg.searcher != "random" else None)
 
     folder = Path(cfg.experiment_path)
@@ -143,14 +160,10 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
     )
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
-    trainable = tune.with_resources(
-        tune.with_parameters(plan.trainable, **kwargs),
-        resources.trial_resources(cfg.cpus_per_trial, gpus),
-    )
     guard = MetricGuard(cfg.metric)
     searcher = build_searcher(plan.search_plan, cfg.metric, cfg.mode, cfg.num_samples, cfg.seed)
     tuner = tune.Tuner(
-        trainable,
+        _wrapped_trainable(plan, kwargs, gpus),
         param_space=dict(plan.space.params) if cfg.searcher == "random" else {},
         tune_config=tune.TuneConfig(
             metric=cfg.metric,
@@ -164,7 +177,7 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
         run_config=tune.RunConfig(
             name=cfg.name,
             storage_path=cfg.storage_path,
-            callbacks=[guard],
+            callbacks=[guard, *logger_callbacks(cfg, out)],
             progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.params)),
             checkpoint_config=tune.CheckpointConfig(
                 num_to_keep=1, checkpoint_score_attribute=cfg.metric, checkpoint_score_order=cfg.mode
@@ -173,13 +186,59 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
             verbose=1,
         ),
     )
+    return _fit(tuner, cfg, folder, guard)
+
+
+def _fit(tuner: Any, cfg: SweepConfig, folder: Path, guard: Any = None) -> dict[str, Any]:
+    from tuner.results import summarize
+
     try:
         grid = tuner.fit()
     except Exception as exc:
-        if guard.problem:
+        if guard is not None and guard.problem:
             raise UsageError(guard.problem) from exc
         raise TunerError(f"the sweep failed: {exc}") from exc
-    if guard.problem:
+    if guard is not None and guard.problem:
         raise UsageError(guard.problem)
-    summary = summarize(grid, cfg.metric, cfg.mode, folder)
-    return summary
+    return summarize(grid, cfg.metric, cfg.mode, folder)
+
+
+ERRORED_CHOICES = ("resume", "restart", "skip")
+
+
+def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[str, Any]:
+    """Continue a stopped sweep from its folder: unfinished trials go on from their last checkpoint.
+
+    Settings come from the saved ``tuner_config.yaml``; everything is read and checked before Ray
+    touches the folder, so a bad experiment is reported and left exactly as it was.
+    """
+    from tuner import cluster, experiment
+
+    if errored not in ERRORED_CHOICES:
+        raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
+    record = experiment.load(ref)  # raises on a missing, foreign or corrupted experiment
+    if not list(record.path.glob("experiment_state-*.json")) or not (record.path / "tuner.pkl").is_file():
+        raise UsageError(
+            f"{record.path} has no saved sweep state to resume (it stopped before its first trial)"
+        )
+    plan = resolve(record.config)
+    kwargs = trainable_kwargs(plan, out)
+    started = cluster.connect(plan.config.address)
+    try:
+        from ray import tune
+
+        cfg, _ = _check_resources(plan.config, kwargs)
+        done = sum(t.status == "TERMINATED" for t in record.trials)
+        out(
+            f"resuming {record.path}: {done} of {len(record.trials)} trial(s) finished; errored trials: {errored}"
+        )
+        tuner = tune.Tuner.restore(
+            str(record.path),
+            trainable=_wrapped_trainable(plan, kwargs, cfg.gpus_per_trial),
+            resume_unfinished=True,
+            resume_errored=errored == "resume",
+            restart_errored=errored == "restart",
+        )
+        return _fit(tuner, cfg, record.path)
+    finally:
+        cluster.disconnect(started)

@@ -268,17 +268,23 @@ class PlannedSearcher(Searcher):
         self.inner.on_trial_complete(trial_id, result=result, error=error)
 
     def save(self, checkpoint_path: str) -> None:
+        """One file holding the inner searcher's own save and our draw counter."""
         self.inner.save(checkpoint_path)
-        with open(checkpoint_path + ".draws", "wb") as f:
-            pickle.dump(self._draws, f)
+        with open(checkpoint_path, "rb") as f:
+            inner_state = f.read()
+        with open(checkpoint_path, "wb") as f:
+            pickle.dump({"inner": inner_state, "draws": self._draws}, f)
 
     def restore(self, checkpoint_path: str) -> None:
-        self.inner.restore(checkpoint_path)
-        try:
-            with open(checkpoint_path + ".draws", "rb") as f:
-                self._draws = pickle.load(f)
-        except FileNotFoundError:
-            self._draws = 0
+        import tempfile
+
+        with open(checkpoint_path, "rb") as f:
+            state = pickle.load(f)
+        with tempfile.NamedTemporaryFile(suffix=".pkl") as inner_file:
+            inner_file.write(state["inner"])
+            inner_file.flush()
+            self.inner.restore(inner_file.name)
+        self._draws = state["draws"]
 
 
 def build_searcher(plan: SearchPlan, metric: str, mode: str, num_samples: int, seed: int) -> Searcher:

@@ -1,0 +1,54 @@
+"""``tuner tensorboard``: TensorBoard over an experiment folder, on 127.0.0.1 unless asked otherwise."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from tuner.errors import TunerError
+
+
+def tensorboard_command(folder: Path, host: str, port: int) -> list[str]:
+    code = "import sys; from tensorboard.main import run_main; sys.argv[0] = 'tensorboard'; run_main()"
+    return [sys.executable, "-c", code, "--logdir", str(folder), "--host", host, "--port", str(port)]
+
+
+def serve(folder: Path, host: str, port: int, out: Callable[[str], None]) -> int:
+    """Run TensorBoard until Ctrl-C (or SIGTERM), then stop it and return 0."""
+    try:
+        import tensorboard  # noqa: F401
+    except ImportError:
+        raise TunerError("TensorBoard is not installed; pip install tensorboard") from None
+    proc = subprocess.Popen(
+        tensorboard_command(folder, host, port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    out(f"TensorBoard for {folder} at http://{host}:{port}/ (Ctrl-C stops it)")
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        while proc.poll() is None:
+            time.sleep(0.2)
+        error = (
+            (proc.stderr.read() or b"").decode(errors="replace").strip().splitlines() if proc.stderr else []
+        )
+        raise TunerError(
+            f"TensorBoard exited with code {proc.returncode}: {error[-1] if error else 'no message'}"
+        )
+    except KeyboardInterrupt:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        out("TensorBoard stopped")
+        return 0
+    finally:
+        signal.signal(signal.SIGTERM, previous)
