@@ -1,0 +1,65 @@
+"""A sweep whose driver is killed with SIGKILL finishes every trial exactly once after ``tuner resume``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tuner import experiment
+
+pytestmark = pytest.mark.slow
+
+SPACE = '''"""Four slow-enough trials to kill mid-sweep."""
+from ray import tune
+from tuner import SearchSpace
+SPACE = SearchSpace(trainable="cifar", params={"lr": tune.loguniform(1e-3, 1e-2), "batch_size": 4,
+                                               "l1": 32, "l2": 16})
+'''
+
+
+def _first_results(folder, timeout=120.0) -> bool:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for progress in folder.glob("*/progress.csv"):
+            if len(progress.read_text().strip().splitlines()) >= 2:
+                return True
+        time.sleep(0.2)
+    return False
+
+
+def test_kill_9_then_resume_runs_every_trial_once(run_cli, tmp_path):
+    space = tmp_path / "slow.py"
+    space.write_text(SPACE)
+    folder = tmp_path / "killed"
+    args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
+            "--max-concurrent", "2", "--dataset", "synthetic", "--synthetic-size", "1500",
+            "--storage-path", str(tmp_path), "--name", "killed"]  # fmt: skip
+    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        assert _first_results(folder), "the sweep never reported"
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=30)
+    finally:
+        try:  # whatever the dead driver's local Ray left behind
+            os.killpg(driver.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    before = experiment.load(str(folder))
+    assert sum(t.status == "TERMINATED" for t in before.trials) < 4, "killed too late to test a resume"
+
+    result = run_cli("resume", folder)
+    assert result.code == 0, result.err[-3000:]
+    assert "resuming" in result.out
+
+    after = experiment.load(str(folder))
+    assert len(after.trials) == 4, [t.trial_id for t in after.trials]
+    for trial in after.trials:
+        assert trial.status == "TERMINATED", (trial.trial_id, trial.status)
+        epochs = [int(float(r["epoch"])) for r in trial.rows]
+        assert epochs == [1, 2, 3], (trial.trial_id, epochs)  # none lost, none run twice
