@@ -6,6 +6,7 @@ Ray Tune function trainable that wires ``fit`` to ``tune.report`` and ``tune.get
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import tempfile
@@ -21,6 +22,7 @@ from torch import nn
 from trainables import faults
 from trainables.batching import DeviceSplit, augment, ordered_batches, shuffled_batches, to_device_split
 from trainables.data import CifarArrays, train_val_indices
+from trainables.gpu import GpuTelemetry, release_memory
 from trainables.models import build_model
 
 log = logging.getLogger(__name__)
@@ -45,18 +47,42 @@ def prepare_splits(
     return train, val
 
 
-def evaluate(model: nn.Module, split: DeviceSplit, autocast: Any = nullcontext) -> tuple[float, float]:
-    """Mean cross-entropy and accuracy over a split, without building a graph."""
+def evaluate(
+    model: nn.Module,
+    split: DeviceSplit,
+    autocast: Any = nullcontext,
+    dist: Any = None,
+    eval_batch: int = EVAL_BATCH_SIZE,
+) -> tuple[float, float]:
+    """Mean cross-entropy and accuracy over a split, without building a graph (DDP ranks share the work)."""
     model.eval()
-    loss_sum = torch.zeros((), device=split.labels.device)
-    correct = torch.zeros((), device=split.labels.device, dtype=torch.long)
+    device = split.labels.device
+    totals = torch.zeros(3, device=device)  # loss sum, correct, count
     with torch.no_grad(), autocast():
-        for images, labels in ordered_batches(split, EVAL_BATCH_SIZE):
+        for images, labels in ordered_batches(split, eval_batch):
+            if dist is not None:
+                images, labels = images[dist.rank :: dist.world_size], labels[dist.rank :: dist.world_size]
             logits = model(images).float()
-            loss_sum += nn.functional.cross_entropy(logits, labels, reduction="sum")
-            correct += (logits.argmax(1) == labels).sum()
-    n = max(len(split), 1)
-    return loss_sum.item() / n, correct.item() / n
+            totals[0] += nn.functional.cross_entropy(logits, labels, reduction="sum")
+            totals[1] += (logits.argmax(1) == labels).sum()
+            totals[2] += len(labels)
+    if dist is not None:
+        dist.reduce_sum(totals)
+    loss_sum, correct, count = totals.tolist()
+    return loss_sum / max(count, 1), correct / max(count, 1)
+
+
+def _snapshot(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """A CPU copy of the training state: what an out-of-memory retry rolls back to."""
+    return copy.deepcopy({"model": _unwrap(model).state_dict(), "optimizer": optimizer.state_dict()})
+
+
+def _unwrap(model: nn.Module) -> nn.Module:
+    return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
+
+
+class OutOfMemoryAtBatchOne(RuntimeError):
+    """Even one image per step does not fit: no smaller batch can help."""
 
 
 def fit(
@@ -69,12 +95,18 @@ def fit(
     start_state: dict[str, Any] | None = None,
     report: Report | None = None,
     max_batches_per_epoch: int | None = None,
+    dist: Any = None,
 ) -> list[dict[str, Any]]:
     """Train epochs ``start..max_epochs`` and call ``report(metrics, state)`` after each one.
 
-    ``state`` holds what a checkpoint needs to continue (model, optimizer, epoch). Returns every epoch's
-    metrics. The training loss is summed into a detached tensor (no graph kept alive, one device sync
-    per epoch) and read with ``.item()`` when the epoch ends; evaluation runs under ``torch.no_grad()``.
+    ``state`` holds what a checkpoint needs to continue (model, optimizer, epoch, batch size). The training
+    loss is summed into a detached tensor (no graph kept alive, one device sync per epoch) and read with
+    ``.item()`` when the epoch ends; evaluation runs under ``torch.no_grad()``.
+
+    Out of memory: the epoch's tensors are dropped, cached memory is returned, the batch size halves and
+    the epoch restarts from the state at the end of the previous one; at batch size 1 the trial fails.
+    With ``dist`` (a DDP rank), each rank trains on its slice of every batch and metrics are summed
+    across ranks.
     """
     device = device or pick_device()
     on_gpu = device.type == "cuda"
@@ -85,62 +117,114 @@ def fit(
     model = build_model(config).to(device, memory_format=torch.channels_last)
     optimizer = torch.optim.SGD(model.parameters(), lr=float(config.get("lr", 1e-3)), momentum=0.9)
     batch_size = int(config.get("batch_size", 4))
-    start_epoch = 0
+    start_epoch, oom_retries = 0, 0
     if start_state:
         model.load_state_dict(start_state["model"])
         optimizer.load_state_dict(start_state["optimizer"])
         start_epoch = int(start_state["epoch"])
         batch_size = int(start_state.get("batch_size", batch_size))
+        oom_retries = int(start_state.get("oom_retries", 0))
+    if dist is not None:
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if on_gpu else None)
 
     train_split, val_split = prepare_splits(data, seed, device, channels_last=True)
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if on_gpu else nullcontext
-    use_augment = bool(config.get("augment", False))
+    telemetry = GpuTelemetry(device)
+    snapshot = _snapshot(model, optimizer)
     history = []
-    for epoch in range(start_epoch, max_epochs):
-        faults.maybe_fail(config, epoch + 1)
-        generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
-        started = time.perf_counter()
-        model.train()
-        loss_sum = torch.zeros((), device=device)
-        seen = 0
-        for step, (images, labels) in enumerate(shuffled_batches(train_split, batch_size, generator)):
-            if max_batches_per_epoch is not None and step >= max_batches_per_epoch:
-                break
-            if use_augment:
-                images = augment(images, generator)
-            optimizer.zero_grad(set_to_none=True)
-            with autocast():
-                loss = nn.functional.cross_entropy(model(images).float(), labels)
-            loss.backward()
-            optimizer.step()
-            loss_sum += loss.detach() * len(labels)
-            seen += len(labels)
-        train_loss = loss_sum.item() / max(seen, 1)
-        if on_gpu:
-            torch.cuda.synchronize()
-        train_seconds = time.perf_counter() - started
-        val_started = time.perf_counter()
-        val_loss, val_accuracy = evaluate(model, val_split, autocast)
-        validation_seconds = time.perf_counter() - val_started
-        metrics = {
-            "loss": val_loss,
-            "accuracy": val_accuracy,
-            "train_loss": train_loss,
-            "epoch": epoch + 1,
-            "batch_size_effective": batch_size,
-            "images_per_second": seen / train_seconds if train_seconds > 0 else 0.0,
-            "validation_seconds": validation_seconds,
-        }
+    epoch = start_epoch
+    while epoch < max_epochs:
+        out_of_memory = None
+        try:
+            faults.maybe_fail(config, epoch + 1)
+            metrics = _run_epoch(model, optimizer, train_split, val_split, config, batch_size, epoch, seed,
+                                 autocast, telemetry, max_batches_per_epoch, dist)  # fmt: skip
+        except torch.OutOfMemoryError as exc:
+            out_of_memory = str(exc).splitlines()[0]
+        if out_of_memory is not None:  # handled outside `except`, so the traceback's tensors are gone
+            if dist is not None or batch_size <= 1:
+                raise OutOfMemoryAtBatchOne(
+                    f"out of memory at batch size {batch_size}{' with DDP' if dist else ''}: "
+                    f"the model does not fit on this device ({out_of_memory})"
+                )
+            release_memory(device)
+            _unwrap(model).load_state_dict(snapshot["model"])
+            optimizer.load_state_dict(snapshot["optimizer"])
+            oom_retries += 1
+            log.warning("out of memory at batch size %d in epoch %d (%s); retrying the epoch at batch size %d "
+                        "(retry %d)", batch_size, epoch + 1, out_of_memory, batch_size // 2, oom_retries)  # fmt: skip
+            batch_size //= 2
+            continue
+        metrics.update(epoch=epoch + 1, batch_size_effective=batch_size, oom_retries=oom_retries)
         history.append(metrics)
+        snapshot = _snapshot(model, optimizer)
         if report is not None:
-            state = {
-                "model": model.state_dict(),
-                "optimizer": optimizer.state_dict(),
-                "epoch": epoch + 1,
-                "batch_size": batch_size,
-            }
+            state = {**snapshot, "epoch": epoch + 1, "batch_size": batch_size, "oom_retries": oom_retries}
             report(metrics, state)
+        epoch += 1
     return history
+
+
+def _run_epoch(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    train_split: DeviceSplit,
+    val_split: DeviceSplit,
+    config: dict[str, Any],
+    batch_size: int,
+    epoch: int,
+    seed: int,
+    autocast: Any,
+    telemetry: GpuTelemetry,
+    max_batches: int | None,
+    dist: Any,
+) -> dict[str, Any]:
+    """One epoch of training and a validation pass; returns the epoch's metrics."""
+    device = train_split.labels.device
+    generator = torch.Generator().manual_seed(seed * 100_003 + epoch)
+    use_augment = bool(config.get("augment", False))
+    telemetry.start_epoch()
+    started = time.perf_counter()
+    model.train()
+    loss_sum = torch.zeros((), device=device)
+    seen = torch.zeros((), device=device)
+    for step, (images, labels) in enumerate(shuffled_batches(train_split, batch_size, generator)):
+        if max_batches is not None and step >= max_batches:
+            break
+        if dist is not None:  # every rank draws the same order; each takes its slice of the batch
+            images, labels = images[dist.rank :: dist.world_size], labels[dist.rank :: dist.world_size]
+            if len(labels) == 0:
+                continue
+        if use_augment:
+            images = augment(images, generator)
+        optimizer.zero_grad(set_to_none=True)
+        with autocast():
+            loss = nn.functional.cross_entropy(model(images).float(), labels)
+        loss.backward()
+        optimizer.step()
+        loss_sum += loss.detach() * len(labels)
+        seen += len(labels)
+        if step % 50 == 0:
+            telemetry.sample()
+    if dist is not None:
+        dist.reduce_sum(loss_sum)
+        dist.reduce_sum(seen)
+    train_loss = loss_sum.item() / max(seen.item(), 1)
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    train_seconds = time.perf_counter() - started
+    val_started = time.perf_counter()
+    val_loss, val_accuracy = evaluate(
+        _unwrap(model), val_split, autocast, dist, eval_batch=min(EVAL_BATCH_SIZE, 64 * batch_size)
+    )
+    return {
+        "loss": val_loss,
+        "accuracy": val_accuracy,
+        "train_loss": train_loss,
+        "images_per_second": seen.item() / train_seconds if train_seconds > 0 else 0.0,
+        "validation_seconds": time.perf_counter() - val_started,
+        **telemetry.epoch_metrics(),
+    }
 
 
 def load_state(path: str | os.PathLike) -> dict[str, Any]:
@@ -155,8 +239,12 @@ def train(
     max_epochs: int = 10,
     seed: int = 0,
     cpus_per_trial: float = 1,
+    gpus_per_trial: float = 0,
 ) -> None:
-    """Ray Tune function trainable: resumes from Tune's checkpoint, reports and checkpoints each epoch."""
+    """Ray Tune function trainable: resumes from Tune's checkpoint, reports and checkpoints each epoch.
+
+    A trial holding two or more GPUs trains with DistributedDataParallel, one process per GPU.
+    """
     from ray import tune
 
     torch.set_num_threads(max(1, int(cpus_per_trial)))
@@ -173,4 +261,12 @@ def train(
             tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(folder))
 
     np.random.seed(seed)
+    visible_gpus = torch.cuda.device_count() if gpus_per_trial >= 2 else 0
+    if visible_gpus >= 2:
+        from trainables.ddp import run_ddp
+
+        threads = max(1, int(cpus_per_trial) // visible_gpus)
+        run_ddp(config, data, world_size=visible_gpus, max_epochs=max_epochs, seed=seed, backend="nccl",
+                start_state=start_state, report=report, threads_per_rank=threads)  # fmt: skip
+        return
     fit(config, data, max_epochs=max_epochs, seed=seed, start_state=start_state, report=report)

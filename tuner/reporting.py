@@ -18,14 +18,16 @@ _AUTO_KEYS = {
 }  # fmt: skip
 
 
-def build_reporter(
-    metric: str, mode: str, parameters: Sequence[str], extra_metrics: Sequence[str] = ()
-) -> CLIReporter:
+# Shown only once some trial reports them (Ray drops empty metric columns): OOM fallbacks and GPU memory.
+ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_memory_peak_mb": "gpu MB"}
+
+
+def build_reporter(metric: str, mode: str, parameters: Sequence[str]) -> CLIReporter:
     """A live table: the tuned parameters, then loss, accuracy and the epoch count, best trials first."""
     columns = {"loss": "loss", "accuracy": "accuracy"}
     if metric not in columns:
         columns = {metric: metric, **columns}
-    columns.update({m: m for m in extra_metrics})
+    columns.update(ADAPTIVE_COLUMNS)
     columns["training_iteration"] = "iter"
     return CLIReporter(
         metric_columns=columns,

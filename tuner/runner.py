@@ -108,6 +108,11 @@ def run_sweep(
         cluster.disconnect(started)
 
 
+def visible_params(params: dict[str, Any]) -> list[str]:
+    """Parameters shown in the live table (test hooks, named with a leading underscore, are not)."""
+    return [name for name in params if not name.startswith("_")]
+
+
 def _wrapped_trainable(plan: SweepPlan, kwargs: dict[str, Any], gpus: float) -> Any:
     from ray import tune
 
@@ -178,7 +183,7 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
             name=cfg.name,
             storage_path=cfg.storage_path,
             callbacks=[guard, *logger_callbacks(cfg, out)],
-            progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.params)),
+            progress_reporter=build_reporter(cfg.metric, cfg.mode, visible_params(plan.space.params)),
             checkpoint_config=tune.CheckpointConfig(
                 num_to_keep=1, checkpoint_score_attribute=cfg.metric, checkpoint_score_order=cfg.mode
             ),
