@@ -59,3 +59,55 @@ def disconnect(started_here: bool) -> None:
 
     if started_here and ray.is_initialized():
         ray.shutdown()
+
+
+def check_storage_reachable(storage_path: str, allow_local: bool) -> None:
+    """On a multi-node cluster, refuse a storage folder that some node cannot see.
+
+    Ray does not copy trial results to the head node: every node writes its trials' checkpoints to the
+    storage path itself. A URI (s3://, gs://) or a filesystem mounted on every node works; a folder only
+    this machine has would scatter the experiment over the nodes. We check it for real: a marker file
+    written here must be visible from every live node.
+    """
+    import uuid
+    from pathlib import Path
+
+    import ray
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    if "://" in storage_path:
+        return
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    if len(nodes) <= 1:
+        return
+    folder = Path(storage_path)
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / f".tuner-storage-check-{uuid.uuid4().hex}"
+    marker.write_text("visible?\n")
+
+    @ray.remote(num_cpus=0)
+    def sees(path: str) -> bool:
+        import os
+
+        return os.path.exists(path)
+
+    try:
+        checks = {
+            n["NodeManagerAddress"] + " " + n["NodeID"][:8]: sees.options(
+                scheduling_strategy=NodeAffinitySchedulingStrategy(n["NodeID"], soft=False)
+            ).remote(str(marker))
+            for n in nodes
+        }
+        blind = [name for name, ref in checks.items() if not ray.get(ref, timeout=60)]
+    finally:
+        marker.unlink(missing_ok=True)
+    if not blind:
+        return
+    message = (
+        f"--storage-path {storage_path} is not visible from {len(blind)} of {len(nodes)} nodes ({', '.join(blind)}); "
+        "Ray does not copy results to the head, so use s3://, gs:// or a filesystem shared by every node"
+    )
+    if not allow_local:
+        raise UsageError(message + ", or pass --allow-local-storage to accept scattered results")
+    log.warning("WARNING: %s. Going on because of --allow-local-storage: each node keeps its own trials' "
+                "results and checkpoints, and resume and 'tuner results' see only this machine's.", message)  # fmt: skip

@@ -49,6 +49,7 @@ class SweepConfig:
     synthetic_size: int = 4000
     download: bool = False
     address: str | None = None
+    allow_local_storage: bool = False
     wandb: bool = False
     wandb_project: str | None = None
     wandb_group: str | None = None

@@ -143,11 +143,13 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
     import numpy as np
     from ray import tune
 
+    from tuner.cluster import check_storage_reachable
     from tuner.reporting import MetricGuard, build_reporter, logger_callbacks
     from tuner.schedulers import build_scheduler, describe_scheduler
     from tuner.searchers import build_searcher, searcher_intro
 
     cfg, slots = _check_resources(plan.config, kwargs)
+    check_storage_reachable(cfg.storage_path, cfg.allow_local_storage)
     gpus = cfg.gpus_per_trial
     max_concurrent = cfg.max_concurrent or (slots if cfg.searcher != "random" else None)
 

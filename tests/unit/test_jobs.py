@@ -1,0 +1,56 @@
+"""Job submission pieces that need no cluster: entrypoints, addresses, tokens, shipped space files."""
+
+from __future__ import annotations
+
+import shlex
+
+import pytest
+
+from tuner import jobs
+from tuner.errors import UsageError
+
+
+def test_entrypoint_runs_tuner_sweep_against_the_cluster_it_lands_on():
+    command = jobs.sweep_entrypoint({"space": "cifar_small", "num_samples": 4, "download": True, "wandb": False,
+                                     "metric": None, "address": "http://head:8265"})  # fmt: skip
+    assert shlex.split(command) == ["python", "-m", "tuner", "sweep", "--space", "cifar_small", "--num-samples", "4",
+                                    "--download", "--no-wandb", "--address", "auto"]  # fmt: skip
+
+
+def test_address_from_flag_or_environment(monkeypatch):
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    with pytest.raises(UsageError, match="pass --address http://HEAD:8265 or set RAY_ADDRESS"):
+        jobs.dashboard_address(None)
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.5:8265")
+    assert jobs.dashboard_address(None) == "http://10.0.0.5:8265"
+    assert jobs.dashboard_address("https://head:443") == "https://head:443"
+
+
+def test_token_detection(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    assert not jobs.token_available()
+    (tmp_path / ".ray").mkdir()
+    (tmp_path / ".ray" / "auth_token").write_text("secret")
+    assert jobs.token_available()
+    jobs.enable_token_auth()
+    import os
+
+    assert os.environ["RAY_AUTH_MODE"] == "token"
+
+
+def test_space_file_travels_relative_to_the_working_directory(tmp_path):
+    (tmp_path / "spaces").mkdir()
+    (tmp_path / "spaces" / "mine.py").write_text("")
+    assert jobs.prepare_space_flag(str(tmp_path / "spaces" / "mine.py"), tmp_path) == "spaces/mine.py"
+    assert jobs.prepare_space_flag("cifar_small", tmp_path) == "cifar_small"
+    outside = tmp_path.parent / "elsewhere.py"
+    outside.write_text("")
+    with pytest.raises(UsageError, match="outside the working directory"):
+        jobs.prepare_space_flag(str(outside), tmp_path / "spaces")
+
+
+def test_unreachable_dashboard_is_a_one_line_error(run_cli):
+    result = run_cli("jobs", "list", "--address", "http://127.0.0.1:9")
+    assert result.code == 2 and result.err.startswith("tuner: error: cannot reach a Ray dashboard")

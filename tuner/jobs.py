@@ -1,0 +1,172 @@
+"""Sweeps as Ray Jobs: submit to a cluster's dashboard, then list, follow, inspect and stop them.
+
+Ray 2.60 clusters use token authentication by default. The client sends the token when it has one
+(``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``); we never turn authentication off.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from tuner.errors import TunerError, UsageError
+
+# Never shipped with the working directory: environments, results, data, caches.
+SHIP_EXCLUDES = [".venv/", "venv/", ".git/", "results/", "data/", "wandb/", "__pycache__/", "*.egg-info/",
+                 ".pytest_cache/", ".ruff_cache/", ".whl/", "*.pt"]  # fmt: skip
+TOKEN_HELP = (
+    "the cluster requires its auth token: set RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH), or copy the head's "
+    "~/.ray/auth_token to this machine ('ray get-auth-token' on the head prints it)"
+)
+
+
+def token_available(environ: Mapping[str, str] = os.environ) -> bool:
+    if environ.get("RAY_AUTH_TOKEN"):
+        return True
+    path = environ.get("RAY_AUTH_TOKEN_PATH")
+    if path:
+        return Path(path).expanduser().is_file()
+    return (Path.home() / ".ray" / "auth_token").is_file()
+
+
+def enable_token_auth() -> None:
+    """Send the token with every request when one is available and the mode was not chosen explicitly."""
+    if "RAY_AUTH_MODE" not in os.environ and token_available():
+        os.environ["RAY_AUTH_MODE"] = "token"
+
+
+def dashboard_address(address: str | None) -> str:
+    address = address or os.environ.get("RAY_ADDRESS")
+    if not address:
+        raise UsageError("no cluster given: pass --address http://HEAD:8265 or set RAY_ADDRESS")
+    if "://" not in address:
+        address = "http://" + address
+    return address
+
+
+def client(address: str | None) -> Any:
+    """A connected ``JobSubmissionClient``, or a one-line error saying what is wrong."""
+    from ray.job_submission import JobSubmissionClient
+
+    url = dashboard_address(address)
+    enable_token_auth()
+    try:
+        return JobSubmissionClient(url)
+    except Exception as exc:  # connection errors arrive as several types
+        raise _explain(exc, url) from exc
+
+
+def _explain(exc: Exception, url: str) -> TunerError:
+    text = " ".join(str(exc).split())
+    if "401" in text or "Authentication required" in text or "no token" in text.lower():
+        return UsageError(f"{url}: {TOKEN_HELP}")
+    if "403" in text or "Authentication failed" in text:
+        return UsageError(f"{url}: the auth token was refused; check that it is the head's current token")
+    if "ConnectionError" in type(exc).__name__ or "Failed to connect" in text or "Connection refused" in text:
+        return UsageError(
+            f"cannot reach a Ray dashboard at {url}: is the head running with its dashboard on?"
+        )
+    return TunerError(f"{url}: {text[:300]}")
+
+
+def _call(url: str, action: Callable[[], Any]) -> Any:
+    try:
+        return action()
+    except RuntimeError as exc:
+        if "does not exist" in str(exc) or "not found" in str(exc).lower():
+            raise UsageError(" ".join(str(exc).split())[:300]) from exc
+        raise _explain(exc, url) from exc
+
+
+def sweep_entrypoint(flags: Mapping[str, Any], python: str = "python") -> str:
+    """The command a job runs: ``tuner sweep`` with the given flags, joined to the cluster it runs on."""
+    args = [python, "-m", "tuner", "sweep"]
+    for name, value in flags.items():
+        if value is None or name in ("address",):
+            continue
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            args.append(flag if value else "--no-" + name.replace("_", "-"))
+        else:
+            args += [flag, str(value)]
+    args += ["--address", "auto"]
+    return shlex.join(args)
+
+
+def prepare_space_flag(space: str | None, working_dir: Path) -> str | None:
+    """A user's space file travels inside the working directory; refer to it relative to it."""
+    from tuner.registry import is_space_path
+
+    if not space or not is_space_path(space):
+        return space
+    path = Path(space).expanduser().resolve()
+    if not path.is_file():
+        raise UsageError(f"space file {space} not found")
+    try:
+        return str(path.relative_to(working_dir))
+    except ValueError:
+        raise UsageError(
+            f"space file {space} is outside the working directory {working_dir}, which is what gets shipped "
+            "to the cluster; run 'tuner submit' from a folder that contains it"
+        ) from None
+
+
+def submit(address: str | None, flags: dict[str, Any], working_dir: Path, python: str = "python") -> str:
+    """Submit ``tuner sweep FLAGS`` as a Ray Job, shipping the working directory; returns the job id."""
+    flags = dict(flags)
+    flags["space"] = prepare_space_flag(flags.get("space"), working_dir)
+    if flags.get("config_file"):
+        flags["config"] = prepare_space_flag(flags.pop("config_file"), working_dir)
+    flags.pop("config_file", None)
+    if not flags.get("space") and not flags.get("config"):
+        raise UsageError("no search space given; pass --space NAME or --space path/to/space.py")
+    entrypoint = sweep_entrypoint(flags, python)
+    jobs = client(address)
+    url = dashboard_address(address)
+    runtime_env = {"working_dir": str(working_dir), "excludes": SHIP_EXCLUDES}
+    if os.environ.get("WANDB_API_KEY"):
+        runtime_env["env_vars"] = {"WANDB_API_KEY": os.environ["WANDB_API_KEY"]}
+    return _call(url, lambda: jobs.submit_job(entrypoint=entrypoint, runtime_env=runtime_env))
+
+
+def list_jobs(address: str | None) -> list[dict[str, Any]]:
+    jobs, url = client(address), dashboard_address(address)
+    details = _call(url, jobs.list_jobs)
+    return [
+        {"job_id": d.submission_id or d.job_id, "status": str(d.status.value if hasattr(d.status, "value") else d.status),
+         "entrypoint": d.entrypoint, "start_time": d.start_time}
+        for d in sorted(details, key=lambda d: d.start_time or 0)
+    ]  # fmt: skip
+
+
+def status(address: str | None, job_id: str) -> str:
+    jobs, url = client(address), dashboard_address(address)
+    value = _call(url, lambda: jobs.get_job_status(job_id))
+    return str(value.value if hasattr(value, "value") else value)
+
+
+def logs(address: str | None, job_id: str) -> str:
+    jobs, url = client(address), dashboard_address(address)
+    return _call(url, lambda: jobs.get_job_logs(job_id))
+
+
+def follow(address: str | None, job_id: str, out: Callable[[str], None]) -> None:
+    """Print a job's logs as they come, until it ends."""
+    import asyncio
+
+    jobs, url = client(address), dashboard_address(address)
+    _call(url, lambda: jobs.get_job_status(job_id))  # a clear error for an unknown job before tailing
+
+    async def tail() -> None:
+        async for chunk in jobs.tail_job_logs(job_id):
+            out(chunk.rstrip("\n"))
+
+    asyncio.run(tail())
+
+
+def stop(address: str | None, job_id: str) -> bool:
+    jobs, url = client(address), dashboard_address(address)
+    return bool(_call(url, lambda: jobs.stop_job(job_id)))
