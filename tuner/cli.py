@@ -277,7 +277,7 @@ def jobs_list(address: str | None) -> None:
     from tuner import jobs
     from tuner.results import render
 
-    click.echo(render(jobs.list_jobs(address), "table"))
+    click.echo(render(jobs.list_jobs(address), "table", empty="(no jobs)"))
 
 
 @jobs_group.command("status")

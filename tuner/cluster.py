@@ -47,9 +47,16 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
             **kwargs,
         )
         return True
+    from tuner.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
+
+    enable_token_auth()
     try:
         ray.init(address=address, **kwargs)
-    except ConnectionError as exc:
+    except (ConnectionError, RuntimeError) as exc:
+        if looks_like_auth_failure(str(exc)) or os.environ.get("RAY_AUTH_MODE") != "token":
+            raise UsageError(
+                f"cannot join the Ray cluster at {address}: {exc}; if it uses token auth, {TOKEN_HELP}"
+            ) from exc
         raise UsageError(f"cannot reach a Ray cluster at {address}: {exc}") from exc
     return False
 

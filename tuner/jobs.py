@@ -12,30 +12,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from tuner.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
 from tuner.errors import TunerError, UsageError
 
 # Never shipped with the working directory: environments, results, data, caches.
-SHIP_EXCLUDES = [".venv/", "venv/", ".git/", "results/", "data/", "wandb/", "__pycache__/", "*.egg-info/",
-                 ".pytest_cache/", ".ruff_cache/", ".whl/", "*.pt"]  # fmt: skip
-TOKEN_HELP = (
-    "the cluster requires its auth token: set RAY_AUTH_TOKEN (or RAY_AUTH_TOKEN_PATH), or copy the head's "
-    "~/.ray/auth_token to this machine ('ray get-auth-token' on the head prints it)"
-)
-
-
-def token_available(environ: Mapping[str, str] = os.environ) -> bool:
-    if environ.get("RAY_AUTH_TOKEN"):
-        return True
-    path = environ.get("RAY_AUTH_TOKEN_PATH")
-    if path:
-        return Path(path).expanduser().is_file()
-    return (Path.home() / ".ray" / "auth_token").is_file()
-
-
-def enable_token_auth() -> None:
-    """Send the token with every request when one is available and the mode was not chosen explicitly."""
-    if "RAY_AUTH_MODE" not in os.environ and token_available():
-        os.environ["RAY_AUTH_MODE"] = "token"
+# (.git and .venv Ray leaves out by itself.)
+SHIP_EXCLUDES = ["venv/", "results/", "data/", "wandb/", "__pycache__/", "*.egg-info/", ".pytest_cache/",
+                 ".ruff_cache/", ".whl/", "*.pt"]  # fmt: skip
 
 
 def dashboard_address(address: str | None) -> str:
@@ -49,10 +32,14 @@ def dashboard_address(address: str | None) -> str:
 
 def client(address: str | None) -> Any:
     """A connected ``JobSubmissionClient``, or a one-line error saying what is wrong."""
-    from ray.job_submission import JobSubmissionClient
+    import logging
 
     url = dashboard_address(address)
     enable_token_auth()
+    from ray.job_submission import JobSubmissionClient
+
+    logging.getLogger("ray").setLevel(logging.WARNING)  # packaging chatter; errors still show
+
     try:
         return JobSubmissionClient(url)
     except Exception as exc:  # connection errors arrive as several types
@@ -61,7 +48,7 @@ def client(address: str | None) -> Any:
 
 def _explain(exc: Exception, url: str) -> TunerError:
     text = " ".join(str(exc).split())
-    if "401" in text or "Authentication required" in text or "no token" in text.lower():
+    if looks_like_auth_failure(text) or "no token" in text.lower():
         return UsageError(f"{url}: {TOKEN_HELP}")
     if "403" in text or "Authentication failed" in text:
         return UsageError(f"{url}: the auth token was refused; check that it is the head's current token")
@@ -72,13 +59,24 @@ def _explain(exc: Exception, url: str) -> TunerError:
     return TunerError(f"{url}: {text[:300]}")
 
 
-def _call(url: str, action: Callable[[], Any]) -> Any:
-    try:
-        return action()
-    except RuntimeError as exc:
-        if "does not exist" in str(exc) or "not found" in str(exc).lower():
-            raise UsageError(" ".join(str(exc).split())[:300]) from exc
-        raise _explain(exc, url) from exc
+# A head that has just started answers this until its job agent is up; it is worth waiting for.
+_TRY_AGAIN = "try again later"
+
+
+def _call(url: str, action: Callable[[], Any], patience_s: float = 60.0) -> Any:
+    import time
+
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            return action()
+        except RuntimeError as exc:
+            if _TRY_AGAIN in str(exc) and time.monotonic() < deadline:
+                time.sleep(2)
+                continue
+            if "does not exist" in str(exc) or "not found" in str(exc).lower():
+                raise UsageError(" ".join(str(exc).split())[:300]) from exc
+            raise _explain(exc, url) from exc
 
 
 def sweep_entrypoint(flags: Mapping[str, Any], python: str = "python") -> str:
@@ -137,9 +135,15 @@ def list_jobs(address: str | None) -> list[dict[str, Any]]:
     details = _call(url, jobs.list_jobs)
     return [
         {"job_id": d.submission_id or d.job_id, "status": str(d.status.value if hasattr(d.status, "value") else d.status),
-         "entrypoint": d.entrypoint, "start_time": d.start_time}
+         "started": _when(d.start_time), "entrypoint": d.entrypoint}
         for d in sorted(details, key=lambda d: d.start_time or 0)
     ]  # fmt: skip
+
+
+def _when(milliseconds: int | None) -> str:
+    import time
+
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(milliseconds / 1000)) if milliseconds else "-"
 
 
 def status(address: str | None, job_id: str) -> str:

@@ -114,7 +114,7 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def render(rows: list[dict[str, Any]], fmt: str) -> str:
+def render(rows: list[dict[str, Any]], fmt: str, empty: str = "(no trials yet)") -> str:
     """Rows as an aligned text table, CSV or JSON."""
     columns = list(dict.fromkeys(k for row in rows for k in row))
     if fmt == "json":
@@ -129,7 +129,7 @@ def render(rows: list[dict[str, Any]], fmt: str) -> str:
         writer.writerows(rows)
         return buffer.getvalue().rstrip("\n")
     if not rows:
-        return "(no trials yet)"
+        return empty
     cells = [[_cell(row.get(c)) for c in columns] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]

@@ -30,11 +30,13 @@ def test_token_detection(monkeypatch, tmp_path):
     monkeypatch.setenv("HOME", str(tmp_path))
     for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE"):
         monkeypatch.delenv(name, raising=False)
-    assert not jobs.token_available()
+    from tuner import auth
+
+    assert not auth.token_available()
     (tmp_path / ".ray").mkdir()
     (tmp_path / ".ray" / "auth_token").write_text("secret")
-    assert jobs.token_available()
-    jobs.enable_token_auth()
+    assert auth.token_available()
+    auth.enable_token_auth()
     import os
 
     assert os.environ["RAY_AUTH_MODE"] == "token"
