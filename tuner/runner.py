@@ -234,7 +234,10 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[st
     try:
         from ray import tune
 
+        from tuner.cluster import check_storage_reachable
+
         cfg, _ = _check_resources(plan.config, kwargs)
+        check_storage_reachable(cfg.storage_path, cfg.allow_local_storage)
         done = sum(t.status == "TERMINATED" for t in record.trials)
         out(
             f"resuming {record.path}: {done} of {len(record.trials)} trial(s) finished; errored trials: {errored}"

@@ -106,16 +106,23 @@ def _random_plan(name: str, value: Any) -> ParamPlan:
     return ParamPlan(name, describe_domain(value), how, NATIVE, value)
 
 
-def _hyperopt_plan(name: str, value: Any) -> ParamPlan:
-    text = describe_domain(value)
+def _model_free_plan(name: str, value: Any, searcher: str) -> ParamPlan | None:
+    """What a model-based searcher does with grids, ``sample_from`` and constants; None for real domains."""
     if _is_grid(value):
-        raise _unsupported(name, value, "hyperopt", ["random"])
+        raise _unsupported(name, value, searcher, ["random"])
+    text = describe_domain(value)
     if isinstance(value, Function):
-        return ParamPlan(
-            name, text, "drawn at random, not searched by hyperopt (sample_from is opaque)", RANDOM, value
-        )
+        how = f"drawn at random, not searched by {searcher} (sample_from is opaque)"
+        return ParamPlan(name, text, how, RANDOM, value)
     if not isinstance(value, Domain):
         return ParamPlan(name, text, "constant", NATIVE, value)
+    return None
+
+
+def _hyperopt_plan(name: str, value: Any) -> ParamPlan:
+    if (plan := _model_free_plan(name, value, "hyperopt")) is not None:
+        return plan
+    text = describe_domain(value)
     sampler = value.get_sampler()
     sampler = sampler.get_sampler() if isinstance(sampler, Quantized) else sampler
     if isinstance(value, Categorical):
@@ -133,15 +140,9 @@ def _bayesopt_plan(name: str, value: Any) -> ParamPlan:
     """BayesOpt models bounded floats only; encode everything else faithfully or refuse."""
     from ray import tune
 
+    if (plan := _model_free_plan(name, value, "bayesopt")) is not None:
+        return plan
     text = describe_domain(value)
-    if _is_grid(value):
-        raise _unsupported(name, value, "bayesopt", ["random"])
-    if isinstance(value, Function):
-        return ParamPlan(
-            name, text, "drawn at random, not searched by bayesopt (sample_from is opaque)", RANDOM, value
-        )
-    if not isinstance(value, Domain):
-        return ParamPlan(name, text, "constant", NATIVE, value)
     if isinstance(value, Categorical):
         categories = list(value.categories)
         n = len(categories)
