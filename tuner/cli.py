@@ -64,6 +64,10 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "--allow-local-storage", is_flag=True, default=None,
             help="On a multi-node cluster, accept a storage folder some nodes cannot see (results scatter).",
         ),
+        click.option(
+            "--dashboard/--no-dashboard", default=None,
+            help="Start Ray's dashboard with the local Ray (on 127.0.0.1). [default: off]",
+        ),
         click.option("--wandb/--no-wandb", default=None, help="Also log every trial to Weights & Biases."),
         click.option("--wandb-project", help="Weights & Biases project. [default: tuner]"),
         click.option("--wandb-group", help="Weights & Biases group. [default: the experiment name]"),

@@ -39,13 +39,15 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
         "logging_config": ray.LoggingConfig(log_level="WARNING"),
     }
     if address is None:
-        ray.init(
+        context = ray.init(
             address="local",
             num_cpus=num_cpus,
             include_dashboard=dashboard,
             dashboard_host="127.0.0.1",
             **kwargs,
         )
+        if dashboard and context.dashboard_url:
+            log.info("Ray dashboard: http://%s", context.dashboard_url)
         return True
     from tuner.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
 

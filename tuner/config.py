@@ -50,6 +50,7 @@ class SweepConfig:
     download: bool = False
     address: str | None = None
     allow_local_storage: bool = False
+    dashboard: bool = False
     wandb: bool = False
     wandb_project: str | None = None
     wandb_group: str | None = None

@@ -94,40 +94,67 @@ def sweep_entrypoint(flags: Mapping[str, Any], python: str = "python") -> str:
     return shlex.join(args)
 
 
-def prepare_space_flag(space: str | None, working_dir: Path) -> str | None:
-    """A user's space file travels inside the working directory; refer to it relative to it."""
+def ship_space_file(space: str | None, working_dir: Path, staging: Path) -> tuple[str | None, list[str]]:
+    """How the job finds a user's space file: a relative path inside the shipped working directory, or,
+    for a file elsewhere, a module of a small package shipped beside it. Returns the ``--space`` value
+    and the ``py_modules`` to ship."""
+    import hashlib
+    import shutil
+
     from tuner.registry import is_space_path
 
     if not space or not is_space_path(space):
-        return space
+        return space, []
     path = Path(space).expanduser().resolve()
     if not path.is_file():
         raise UsageError(f"space file {space} not found")
     try:
+        return str(path.relative_to(working_dir)), []
+    except ValueError:
+        pass
+    package = "tuner_shipped_" + hashlib.sha1(str(path).encode()).hexdigest()[:10]
+    folder = staging / package
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "__init__.py").write_text('"""Space files shipped with a tuner job."""\n')
+    shutil.copy2(path, folder / path.name)
+    return f"{package}.{path.stem}", [str(folder)]
+
+
+def relative_file(option: str, value: str, working_dir: Path) -> str:
+    """A file flag (``--config``) must travel inside the working directory."""
+    path = Path(value).expanduser().resolve()
+    if not path.is_file():
+        raise UsageError(f"{option} {value} not found")
+    try:
         return str(path.relative_to(working_dir))
     except ValueError:
         raise UsageError(
-            f"space file {space} is outside the working directory {working_dir}, which is what gets shipped "
+            f"{option} {value} is outside the working directory {working_dir}, which is what gets shipped "
             "to the cluster; run 'tuner submit' from a folder that contains it"
         ) from None
 
 
 def submit(address: str | None, flags: dict[str, Any], working_dir: Path, python: str = "python") -> str:
     """Submit ``tuner sweep FLAGS`` as a Ray Job, shipping the working directory; returns the job id."""
+    import tempfile
+
     flags = dict(flags)
-    flags["space"] = prepare_space_flag(flags.get("space"), working_dir)
-    if flags.get("config_file"):
-        flags["config"] = prepare_space_flag(flags.pop("config_file"), working_dir)
-    flags.pop("config_file", None)
+    config_file = flags.pop("config_file", None)
+    if config_file:
+        flags["config"] = relative_file("--config", config_file, working_dir)
     if not flags.get("space") and not flags.get("config"):
         raise UsageError("no search space given; pass --space NAME or --space path/to/space.py")
-    entrypoint = sweep_entrypoint(flags, python)
     jobs = client(address)
     url = dashboard_address(address)
-    runtime_env = {"working_dir": str(working_dir), "excludes": SHIP_EXCLUDES}
-    if os.environ.get("WANDB_API_KEY"):
-        runtime_env["env_vars"] = {"WANDB_API_KEY": os.environ["WANDB_API_KEY"]}
-    return _call(url, lambda: jobs.submit_job(entrypoint=entrypoint, runtime_env=runtime_env))
+    with tempfile.TemporaryDirectory(prefix="tuner-ship-") as staging:
+        flags["space"], py_modules = ship_space_file(flags.get("space"), working_dir, Path(staging))
+        runtime_env: dict[str, Any] = {"working_dir": str(working_dir), "excludes": SHIP_EXCLUDES}
+        if py_modules:
+            runtime_env["py_modules"] = py_modules
+        if os.environ.get("WANDB_API_KEY"):
+            runtime_env["env_vars"] = {"WANDB_API_KEY": os.environ["WANDB_API_KEY"]}
+        entrypoint = sweep_entrypoint(flags, python)
+        return _call(url, lambda: jobs.submit_job(entrypoint=entrypoint, runtime_env=runtime_env))
 
 
 def list_jobs(address: str | None) -> list[dict[str, Any]]:

@@ -41,6 +41,11 @@ def is_space_path(ref: str) -> bool:
     return ref.endswith(".py") or "/" in ref or "\\" in ref
 
 
+def is_module_ref(ref: str) -> bool:
+    """``package.module``: a space module importable by name (how a submitted job finds a shipped file)."""
+    return "." in ref and not is_space_path(ref)
+
+
 def space_path(ref: str) -> Path:
     """The file a ``--space`` value points at: a built-in name or a path to a ``.py`` file."""
     if is_space_path(ref):
@@ -59,11 +64,15 @@ def space_path(ref: str) -> Path:
 
 def space_label(ref: str) -> str:
     """A short name for a space reference, used in experiment names."""
+    if is_module_ref(ref):
+        return ref.rsplit(".", 1)[-1]
     return Path(ref).stem if is_space_path(ref) else ref
 
 
 def load_space(ref: str) -> SearchSpace:
     """Import a space module and return its ``SPACE``; user files may define their trainable inline."""
+    if is_module_ref(ref):
+        return _space_of(_import_module_ref(ref), ref)
     path = space_path(ref)
     builtin = path.parent == SPACES_DIR
     module_name = f"search_spaces.{path.stem}" if builtin else f"tuner_user_space_{path.stem}"
@@ -78,13 +87,28 @@ def load_space(ref: str) -> SearchSpace:
         raise UsageError(f"space file {path}: {exc}") from exc
     except Exception as exc:
         raise UsageError(f"space file {path} failed to load: {type(exc).__name__}: {exc}") from exc
+    return _space_of(module, str(path))
+
+
+def _import_module_ref(ref: str) -> Any:
+    try:
+        return importlib.import_module(ref)
+    except ModuleNotFoundError as exc:
+        raise UsageError(f"unknown space {ref!r}: no module {exc.name!r} to import") from exc
+    except SyntaxError as exc:
+        raise UsageError(f"space module {ref} does not parse: line {exc.lineno}: {exc.msg}") from exc
+    except Exception as exc:
+        raise UsageError(f"space module {ref} failed to load: {type(exc).__name__}: {exc}") from exc
+
+
+def _space_of(module: Any, where: str) -> SearchSpace:
     space = getattr(module, "SPACE", None)
     if space is None:
         raise UsageError(
-            f"space file {path} defines no SPACE; add SPACE = SearchSpace(trainable=..., params={{...}})"
+            f"space file {where} defines no SPACE; add SPACE = SearchSpace(trainable=..., params={{...}})"
         )
     if not isinstance(space, SearchSpace):
-        raise UsageError(f"SPACE in {path} is a {type(space).__name__}, not a tuner.SearchSpace")
+        raise UsageError(f"SPACE in {where} is a {type(space).__name__}, not a tuner.SearchSpace")
     return space
 
 

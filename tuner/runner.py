@@ -101,7 +101,7 @@ def run_sweep(
     kwargs = trainable_kwargs(plan, out)  # data errors surface before Ray starts
     from tuner import cluster
 
-    started = cluster.connect(plan.config.address, num_cpus=num_cpus)
+    started = cluster.connect(plan.config.address, num_cpus=num_cpus, dashboard=plan.config.dashboard)
     try:
         return launch(plan, kwargs, out, reuse_actors=reuse_actors)
     finally:

@@ -91,7 +91,14 @@ def _wait_for(address: str, job: str, states: set[str], timeout: float = 240) ->
 
 def test_submit_a_sweep_follow_it_read_its_logs_and_stop_another(head, tmp_path):
     address = head["address"]
-    submitted = _tuner("submit", "--address", address, "--space", "cifar_small", "--dataset", "synthetic",
+    space = tmp_path / "outside_space.py"  # not under the shipped working directory: shipped beside it
+    space.write_text(
+        '"""A user space from outside the project folder."""\n'
+        "from ray import tune\nfrom tuner import SearchSpace\n"
+        "SPACE = SearchSpace(trainable='cifar', params={'lr': tune.loguniform(1e-3, 1e-1), 'batch_size': 8,\n"
+        "                                               'l1': 16, 'l2': 16})\n"
+    )
+    submitted = _tuner("submit", "--address", address, "--space", str(space), "--dataset", "synthetic",
                        "--synthetic-size", "200", "--num-samples", "2", "--max-epochs", "1", "--scheduler", "fifo",
                        "--storage-path", str(tmp_path), "--name", "remote")  # fmt: skip
     assert submitted.returncode == 0, submitted.stderr[-2000:]
@@ -99,7 +106,7 @@ def test_submit_a_sweep_follow_it_read_its_logs_and_stop_another(head, tmp_path)
     assert job.startswith("raysubmit_")
     assert _wait_for(address, job, {"SUCCEEDED", "FAILED", "STOPPED"}) == "SUCCEEDED"
     logs = _tuner("jobs", "logs", job, "--address", address).stdout
-    assert "| Trial name" in logs and "best trial:" in logs
+    assert "| Trial name" in logs and "best trial:" in logs and "outside_space" in logs
     assert (tmp_path / "remote" / "best_config.json").is_file()
     assert job in _tuner("jobs", "list", "--address", address).stdout
     followed = _tuner("jobs", "logs", job, "--follow", "--address", address)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -52,6 +53,9 @@ def test_kill_9_then_resume_runs_every_trial_once(run_cli, tmp_path):
             pass
     before = experiment.load(str(folder))
     assert sum(t.status == "TERMINATED" for t in before.trials) < 4, "killed too late to test a resume"
+    interrupted = run_cli("results", folder, "--format", "json")  # readable mid-sweep, before any resume
+    assert interrupted.code == 0
+    assert any(row["status"] in ("RUNNING", "PENDING") for row in json.loads(interrupted.out))
 
     result = run_cli("resume", folder)
     assert result.code == 0, result.err[-3000:]

@@ -42,6 +42,19 @@ def test_results_table_lists_every_trial_best_first(run_cli, finished):
     assert len(best) == 4 and best == sorted(best)
 
 
+def test_results_imports_neither_torch_nor_ray(finished):
+    code = (
+        "import sys; from tuner.cli import main\n"
+        "try: main(['results', sys.argv[1]])\n"
+        "except SystemExit as exc: assert exc.code == 0, exc.code\n"
+        "heavy = [m for m in ('torch', 'ray') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(finished)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "best_loss" in proc.stdout
+
+
 def test_results_as_json_and_csv_with_top(run_cli, finished):
     rows = json.loads(run_cli("results", finished, "--format", "json", "--top", "2").out)
     assert len(rows) == 2 and {"trial_id", "status", "lr", "best_loss", "last_loss", "epochs"} <= set(rows[0])

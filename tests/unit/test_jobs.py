@@ -42,15 +42,38 @@ def test_token_detection(monkeypatch, tmp_path):
     assert os.environ["RAY_AUTH_MODE"] == "token"
 
 
-def test_space_file_travels_relative_to_the_working_directory(tmp_path):
+def test_space_file_inside_the_working_directory_travels_as_a_relative_path(tmp_path):
     (tmp_path / "spaces").mkdir()
     (tmp_path / "spaces" / "mine.py").write_text("")
-    assert jobs.prepare_space_flag(str(tmp_path / "spaces" / "mine.py"), tmp_path) == "spaces/mine.py"
-    assert jobs.prepare_space_flag("cifar_small", tmp_path) == "cifar_small"
-    outside = tmp_path.parent / "elsewhere.py"
-    outside.write_text("")
+    assert jobs.ship_space_file(str(tmp_path / "spaces" / "mine.py"), tmp_path, tmp_path / "stage") == (
+        "spaces/mine.py",
+        [],
+    )
+    assert jobs.ship_space_file("cifar_small", tmp_path, tmp_path / "stage") == ("cifar_small", [])
+
+
+def test_space_file_elsewhere_travels_as_an_importable_module(tmp_path, monkeypatch):
+    from tuner.registry import load_space
+
+    outside = tmp_path / "elsewhere" / "far_space.py"
+    outside.parent.mkdir()
+    outside.write_text(
+        '"""Far away."""\nfrom ray import tune\nfrom tuner import SearchSpace\n'
+        "SPACE = SearchSpace(trainable='cifar', params={'lr': tune.uniform(0.1, 0.2)})\n"
+    )
+    work, stage = tmp_path / "work", tmp_path / "stage"
+    work.mkdir()
+    ref, modules = jobs.ship_space_file(str(outside), work, stage)
+    assert ref.startswith("tuner_shipped_") and ref.endswith(".far_space") and len(modules) == 1
+    monkeypatch.syspath_prepend(str(stage))  # what Ray does with py_modules on the cluster
+    assert load_space(ref).trainable == "cifar"
+
+
+def test_config_file_must_be_in_the_working_directory(tmp_path):
+    outside = tmp_path / "sweep.yaml"
+    outside.write_text("space: cifar_small\n")
     with pytest.raises(UsageError, match="outside the working directory"):
-        jobs.prepare_space_flag(str(outside), tmp_path / "spaces")
+        jobs.relative_file("--config", str(outside), tmp_path / "work")
 
 
 def test_unreachable_dashboard_is_a_one_line_error(run_cli):
