@@ -247,7 +247,7 @@ def resume(experiment: str, errored: str, debug: bool) -> None:
 _ADDRESS_HELP = "The cluster's dashboard, http://HEAD:8265. [default: $RAY_ADDRESS]"
 
 
-@cli.command(context_settings={"ignore_unknown_options": False})
+@cli.command()
 @sweep_options
 @click.option("--python", "python", default="python", show_default=True, help="Interpreter on the cluster.")
 def submit(python: str, **flags: Any) -> None:
