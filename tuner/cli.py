@@ -128,6 +128,8 @@ def sweep(debug: bool, **flags: Any) -> None:
     summary = run_sweep(config, out=click.echo)
     for line in format_summary(summary):
         click.echo(line)
+    if summary.get("unfinished"):
+        sys.exit(130)
     if "config" not in summary:
         raise TunerError("the sweep produced no result for its metric")
 
@@ -240,8 +242,11 @@ def resume(experiment: str, errored: str, debug: bool) -> None:
     from tuner.results import format_summary
     from tuner.runner import resume_sweep
 
-    for line in format_summary(resume_sweep(experiment, errored, out=click.echo)):
+    summary = resume_sweep(experiment, errored, out=click.echo)
+    for line in format_summary(summary):
         click.echo(line)
+    if summary.get("unfinished"):
+        sys.exit(130)
 
 
 _ADDRESS_HELP = "The cluster's dashboard, http://HEAD:8265. [default: $RAY_ADDRESS]"

@@ -81,6 +81,11 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
     lines.append(
         f"{summary['trials']} trial(s), {len(summary['failed'])} failed; saved {summary['experiment']}/{BEST_FILE}"
     )
+    if summary.get("unfinished"):
+        lines.append(
+            f"interrupted: {summary['unfinished']} trial(s) unfinished; "
+            f"continue with: tuner resume {summary['experiment']}"
+        )
     return lines
 
 

@@ -207,7 +207,22 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: Path, guard: Any = None) -> dict[
         raise TunerError(f"the sweep failed: {exc}") from exc
     if guard is not None and guard.problem:
         raise UsageError(guard.problem)
-    return summarize(grid, cfg.metric, cfg.mode, folder)
+    summary = summarize(grid, cfg.metric, cfg.mode, folder)
+    summary["unfinished"] = _unfinished_trials(cfg, folder)
+    return summary
+
+
+def _unfinished_trials(cfg: SweepConfig, folder: Path) -> int:
+    """Trials not yet run to their end: non-zero after Ctrl-C, which Ray turns into an orderly stop."""
+    from tuner import experiment
+
+    try:
+        trials = experiment.load(str(folder)).trials
+    except UsageError:
+        return 0
+    open_trials = sum(t.status in ("RUNNING", "PENDING", "PAUSED") for t in trials)
+    never_started = max(cfg.num_samples - len(trials), 0) if cfg.searcher != "random" else 0
+    return open_trials + never_started
 
 
 ERRORED_CHOICES = ("resume", "restart", "skip")

@@ -67,3 +67,21 @@ def test_kill_9_then_resume_runs_every_trial_once(run_cli, tmp_path):
         assert trial.status == "TERMINATED", (trial.trial_id, trial.status)
         epochs = [int(float(r["epoch"])) for r in trial.rows]
         assert epochs == [1, 2, 3], (trial.trial_id, epochs)  # none lost, none run twice
+
+
+def test_ctrl_c_stops_in_order_and_says_how_to_resume(tmp_path):
+    space = tmp_path / "slow.py"
+    space.write_text(SPACE)
+    args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
+            "--dataset", "synthetic", "--synthetic-size", "1500", "--storage-path", str(tmp_path), "--name", "ctrlc"]  # fmt: skip
+    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+    try:
+        assert _first_results(tmp_path / "ctrlc"), "the sweep never reported"
+        driver.send_signal(signal.SIGINT)
+        out, _ = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+    assert driver.returncode == 130, out[-2000:]
+    assert f"continue with: tuner resume {tmp_path / 'ctrlc'}" in out
