@@ -11,7 +11,8 @@ import importlib
 import importlib.util
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,33 +73,37 @@ def space_label(ref: str) -> str:
 def load_space(ref: str) -> SearchSpace:
     """Import a space module and return its ``SPACE``; user files may define their trainable inline."""
     if is_module_ref(ref):
-        return _space_of(_import_module_ref(ref), ref)
+        try:
+            found = importlib.util.find_spec(ref) is not None
+        except ModuleNotFoundError:
+            found = False
+        if not found:
+            raise UsageError(f"unknown space {ref!r}: no module of that name can be imported")
+        with _loading(f"space module {ref}"):
+            return _space_of(importlib.import_module(ref), ref)
     path = space_path(ref)
     builtin = path.parent == SPACES_DIR
-    module_name = f"search_spaces.{path.stem}" if builtin else f"tuner_user_space_{path.stem}"
-    try:
+    with _loading(f"space file {path}"):
         if builtin:
-            module = importlib.import_module(module_name)
+            module = importlib.import_module(f"search_spaces.{path.stem}")
         else:
-            module = _import_file(module_name, path)
-    except SyntaxError as exc:
-        raise UsageError(f"space file {path} does not parse: line {exc.lineno}: {exc.msg}") from exc
-    except UsageError as exc:
-        raise UsageError(f"space file {path}: {exc}") from exc
-    except Exception as exc:
-        raise UsageError(f"space file {path} failed to load: {type(exc).__name__}: {exc}") from exc
+            module = _import_file(f"tuner_user_space_{path.stem}", path)
     return _space_of(module, str(path))
 
 
-def _import_module_ref(ref: str) -> Any:
+@contextmanager
+def _loading(what: str) -> Iterator[None]:
+    """Whatever importing a space raises becomes one line naming the space."""
     try:
-        return importlib.import_module(ref)
-    except ModuleNotFoundError as exc:
-        raise UsageError(f"unknown space {ref!r}: no module {exc.name!r} to import") from exc
+        yield
     except SyntaxError as exc:
-        raise UsageError(f"space module {ref} does not parse: line {exc.lineno}: {exc.msg}") from exc
+        raise UsageError(f"{what} does not parse: line {exc.lineno}: {exc.msg}") from exc
+    except UsageError as exc:
+        if str(exc).startswith(what):
+            raise
+        raise UsageError(f"{what}: {exc}") from exc
     except Exception as exc:
-        raise UsageError(f"space module {ref} failed to load: {type(exc).__name__}: {exc}") from exc
+        raise UsageError(f"{what} failed to load: {type(exc).__name__}: {exc}") from exc
 
 
 def _space_of(module: Any, where: str) -> SearchSpace:
