@@ -147,6 +147,7 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
     from tuner.reporting import MetricGuard, build_reporter, logger_callbacks
     from tuner.schedulers import build_scheduler, describe_scheduler
     from tuner.searchers import build_searcher, searcher_intro
+    from tuner.trial_states import StatusRecorder
 
     cfg, slots = _check_resources(plan.config, kwargs)
     check_storage_reachable(cfg.storage_path, cfg.allow_local_storage)
@@ -184,7 +185,7 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
         run_config=tune.RunConfig(
             name=cfg.name,
             storage_path=cfg.storage_path,
-            callbacks=[guard, *logger_callbacks(cfg, out)],
+            callbacks=[guard, StatusRecorder(str(folder)), *logger_callbacks(cfg, out)],
             progress_reporter=build_reporter(cfg.metric, cfg.mode, visible_params(plan.space.params)),
             checkpoint_config=tune.CheckpointConfig(
                 num_to_keep=1, checkpoint_score_attribute=cfg.metric, checkpoint_score_order=cfg.mode
@@ -197,8 +198,12 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
 
 
 def _fit(tuner: Any, cfg: SweepConfig, folder: Path, guard: Any = None) -> dict[str, Any]:
+    from tuner import trial_states
+    from tuner.reporting import quiet_benign_sync_races
     from tuner.results import summarize
 
+    quiet_benign_sync_races()
+    trial_states.forget(folder)
     try:
         grid = tuner.fit()
     except Exception as exc:
@@ -207,21 +212,30 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: Path, guard: Any = None) -> dict[
         raise TunerError(f"the sweep failed: {exc}") from exc
     if guard is not None and guard.problem:
         raise UsageError(guard.problem)
+    statuses = trial_states.last_step(folder)
+    if statuses is not None:
+        trial_states.repair_saved_statuses(folder, statuses)
     summary = summarize(grid, cfg.metric, cfg.mode, folder)
-    summary["unfinished"] = _unfinished_trials(cfg, folder)
+    summary["unfinished"] = _unfinished_trials(cfg, folder, statuses)
     return summary
 
 
-def _unfinished_trials(cfg: SweepConfig, folder: Path) -> int:
-    """Trials not yet run to their end: non-zero after Ctrl-C, which Ray turns into an orderly stop."""
-    from tuner import experiment
+def _unfinished_trials(cfg: SweepConfig, folder: Path, statuses: dict[str, str] | None) -> int:
+    """Trials not yet run to their end: non-zero after Ctrl-C, which Ray turns into an orderly stop.
 
-    try:
-        trials = experiment.load(str(folder)).trials
-    except UsageError:
-        return 0
-    open_trials = sum(t.status in ("RUNNING", "PENDING", "PAUSED") for t in trials)
-    never_started = max(cfg.num_samples - len(trials), 0) if cfg.searcher != "random" else 0
+    ``statuses`` are the sweep's own last-step statuses; without them (an experiment started before
+    they were recorded) the saved state is read instead.
+    """
+    from tuner import experiment
+    from tuner.trial_states import UNFINISHED
+
+    if statuses is None:
+        try:
+            statuses = {t.trial_id: t.status for t in experiment.load(str(folder)).trials}
+        except UsageError:
+            return 0
+    open_trials = sum(status in UNFINISHED for status in statuses.values())
+    never_started = max(cfg.num_samples - len(statuses), 0) if cfg.searcher != "random" else 0
     return open_trials + never_started
 
 

@@ -7,6 +7,7 @@ import pytest
 import yaml
 
 from tests.integration.conftest import read_best
+from tuner import experiment
 from tuner.config import SCHEDULERS, SEARCHERS
 
 pytestmark = pytest.mark.slow
@@ -25,6 +26,9 @@ def test_every_scheduler_and_searcher_pair_finds_a_best_config(sweep, scheduler,
     assert best["config"]["batch_size"] in (2, 4, 8, 16) and 1e-4 <= best["config"]["lr"] <= 1e-1
     assert best["checkpoint"] and (result.folder / best["checkpoint"]).exists()
     assert f"best trial: {best['best_trial']}" in result.out
+    assert "interrupted" not in result.out
+    # The saved state must agree: HyperBand stops trials it paused without Ray re-saving them.
+    assert {t.status for t in experiment.load(str(result.folder)).trials} == {"TERMINATED"}
     saved = yaml.safe_load((result.folder / "tuner_config.yaml").read_text())
     assert (saved["scheduler"], saved["searcher"], saved["metric"], saved["gpus_per_trial"]) == (
         scheduler, searcher, "loss", 0.0,
