@@ -54,6 +54,8 @@ def test_help_and_spaces_import_neither_torch_nor_ray_tune():
     "args, fragments",
     [
         (("--space", "nope"), ("unknown space 'nope'", "cifar_small")),
+        (("--space", "nopkg.x"), ("unknown space 'nopkg.x'", "no module of that name")),
+        (("--space", "search_spaces.nope"), ("unknown space 'search_spaces.nope'",)),
         (("--space", "cifar_small", "--scheduler", "median"), ("'median' is not one of", "asha")),
         (("--space", "cifar_small", "--searcher", "optuna"), ("'optuna' is not one of", "hyperopt")),
         (("--space", "./missing_space.py"), ("space file ./missing_space.py not found",)),

@@ -75,3 +75,10 @@ def test_a_sampled_config_trains_for_two_batches(name):
         report=lambda m, s: reports.append(m),
     )
     assert len(reports) == 1 and reports[0][space.metric] >= 0
+
+
+def test_a_space_can_be_named_by_its_importable_module():
+    by_module = load_space("search_spaces.cifar_small")
+    by_name = load_space("cifar_small")
+    assert by_module is by_name
+    assert resolve_trainable(by_module.trainable) is resolve_trainable(by_name.trainable)
