@@ -214,28 +214,35 @@ def build_config(settings: Mapping[str, Any]) -> SweepConfig:
     return SweepConfig(**dict(settings))
 
 
-def save_config(config: SweepConfig, folder: str | Path) -> Path:
+def save_config(config: SweepConfig, folder: str | Path) -> str:
+    """Write ``tuner_config.yaml`` into the experiment folder (a path or a storage URI)."""
     import yaml
 
-    path = Path(folder) / CONFIG_FILE
-    path.write_text(yaml.safe_dump(config.to_dict(), sort_keys=False), encoding="utf-8")
-    return path
+    from tuner import storage
+
+    return storage.write_text(folder, CONFIG_FILE, yaml.safe_dump(config.to_dict(), sort_keys=False))
 
 
 def load_saved_config(folder: str | Path) -> SweepConfig:
     """The settings an experiment ran with, from its ``tuner_config.yaml``."""
+    from tuner import storage
+
+    text = storage.read_text(folder, CONFIG_FILE)
+    if text is None:
+        raise UsageError(f"{folder} is not a tuner experiment: no {CONFIG_FILE}")
+    return parse_saved_config(text, f"{str(folder).rstrip('/')}/{CONFIG_FILE}")
+
+
+def parse_saved_config(text: str, where: str) -> SweepConfig:
     import yaml
 
-    path = Path(folder) / CONFIG_FILE
-    if not path.is_file():
-        raise UsageError(f"{folder} is not a tuner experiment: no {CONFIG_FILE}")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise UsageError(f"{path} is corrupted: {exc}") from None
+        raise UsageError(f"{where} is corrupted: {exc}") from None
     if not isinstance(raw, dict):
-        raise UsageError(f"{path} is corrupted: expected a mapping of settings")
-    known = {k: coerce(k, v, str(path)) for k, v in raw.items() if k in _FIELD_TYPES}
+        raise UsageError(f"{where} is corrupted: expected a mapping of settings")
+    known = {k: coerce(k, v, where) for k, v in raw.items() if k in _FIELD_TYPES}
     return build_config(known)
 
 

@@ -106,6 +106,15 @@ def default_storage() -> Path:
 
 def locate(ref: str) -> Path:
     """An experiment by path, or by name under the default storage (``TUNER_STORAGE_PATH``)."""
+    from tuner.storage import local_path
+
+    plain = local_path(ref)
+    if plain is None:
+        raise UsageError(
+            f"{ref} is in remote storage; this command reads a local folder: copy the experiment down "
+            "(e.g. aws s3 sync, gsutil rsync) and pass that folder"
+        )
+    ref = plain
     candidates = [Path(ref).expanduser()]
     if "/" not in ref:
         candidates.append(default_storage() / ref)
@@ -118,18 +127,20 @@ def locate(ref: str) -> Path:
     raise UsageError(f"unknown experiment {ref!r}: no folder {where}")
 
 
-def _latest_state_file(folder: Path) -> Path | None:
-    states = sorted(folder.glob("experiment_state-*.json"))
-    return states[-1] if states else None
+def saved_trial_states(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """Status, folder and error per trial id, from Ray's experiment state (absent early in a run).
 
+    ``folder`` may be a storage URI: this is what ``tuner resume`` reads from a bucket.
+    """
+    from tuner import storage
 
-def _states_from_experiment_file(folder: Path) -> dict[str, dict[str, Any]]:
-    """Status, folder and error per trial id, from Ray's experiment state (absent early in a run)."""
-    state_file = _latest_state_file(folder)
-    if state_file is None:
+    names = storage.list_names(folder, "experiment_state-")
+    names = [n for n in names if n.endswith(".json")]
+    if not names:
         return {}
+    where = f"{str(folder).rstrip('/')}/{names[-1]}"
     try:
-        state = json.loads(state_file.read_text(encoding="utf-8"))
+        state = json.loads(storage.read_text(folder, names[-1]) or "")
         out = {}
         for trial_json, runtime_json in state["trial_data"]:
             trial, runtime = json.loads(trial_json), json.loads(runtime_json)
@@ -141,7 +152,7 @@ def _states_from_experiment_file(folder: Path) -> dict[str, dict[str, Any]]:
         return out
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(
-            f"{state_file} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read"
+            f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read"
         ) from None
 
 
@@ -176,7 +187,7 @@ def _trial_id(trial_dir: Path, rows: list[dict[str, Any]], known: dict[str, str]
 def load(ref: str) -> Experiment:
     folder = locate(ref)
     config = load_saved_config(folder)
-    states = _states_from_experiment_file(folder)
+    states = saved_trial_states(folder)
     known = {state["dir"]: trial_id for trial_id, state in states.items() if state["dir"]}
     dirs = {p for p in folder.iterdir() if p.is_dir() and (p / "params.json").exists()}
     dirs |= {folder / d for d in known}

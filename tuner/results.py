@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from tuner.storage import located, write_text
+
 BEST_FILE = "best_config.json"
 
 
@@ -17,7 +19,7 @@ def _last_error_line(error: BaseException | None) -> str:
     return lines[-1].strip() if lines else type(error).__name__
 
 
-def summarize(grid: Any, metric: str, mode: str, folder: Path) -> dict[str, Any]:
+def summarize(grid: Any, metric: str, mode: str, folder: str | Path) -> dict[str, Any]:
     """The best trial of a finished ``ResultGrid``, written to ``best_config.json`` in the experiment folder."""
     failed = [
         {"trial_id": r.metrics.get("trial_id") or Path(r.path).name, "error": _last_error_line(r.error)}
@@ -43,10 +45,10 @@ def summarize(grid: Any, metric: str, mode: str, folder: Path) -> dict[str, Any]
             best_value=float(row[metric]),
             best_epoch=int(row["training_iteration"]),
             config=best.config,
-            checkpoint=checkpoint.path if checkpoint is not None else None,
-            trial_path=best.path,
+            checkpoint=located(folder, checkpoint.path) if checkpoint is not None else None,
+            trial_path=located(folder, best.path),
         )
-    (folder / BEST_FILE).write_text(json.dumps(_jsonable(summary), indent=2) + "\n", encoding="utf-8")
+    write_text(folder, BEST_FILE, json.dumps(_jsonable(summary), indent=2) + "\n")
     return summary
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tuner import storage
 from tuner.config import SweepConfig, default_name, save_config
 from tuner.errors import TunerError, UsageError
 from tuner.registry import declared_keywords, is_space_path, load_space, resolve_trainable, space_label
@@ -154,8 +155,8 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
     gpus = cfg.gpus_per_trial
     max_concurrent = cfg.max_concurrent or (slots if cfg.searcher != "random" else None)
 
-    folder = Path(cfg.experiment_path)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = cfg.experiment_path
+    storage.prepare(folder)
     save_config(cfg, folder)
     out(f"experiment: {folder}")
     out(f"scheduler: {describe_scheduler(cfg.scheduler, cfg.max_epochs)}")
@@ -197,7 +198,7 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
     return _fit(tuner, cfg, folder, guard)
 
 
-def _fit(tuner: Any, cfg: SweepConfig, folder: Path, guard: Any = None) -> dict[str, Any]:
+def _fit(tuner: Any, cfg: SweepConfig, folder: str, guard: Any = None) -> dict[str, Any]:
     from tuner import trial_states
     from tuner.reporting import quiet_benign_sync_races
     from tuner.results import summarize
@@ -213,25 +214,25 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: Path, guard: Any = None) -> dict[
     if guard is not None and guard.problem:
         raise UsageError(guard.problem)
     statuses = trial_states.last_step(folder)
-    if statuses is not None:
+    if statuses is not None and not storage.is_uri(folder):
         trial_states.repair_saved_statuses(folder, statuses)
     summary = summarize(grid, cfg.metric, cfg.mode, folder)
     summary["unfinished"] = _unfinished_trials(cfg, folder, statuses)
     return summary
 
 
-def _unfinished_trials(cfg: SweepConfig, folder: Path, statuses: dict[str, str] | None) -> int:
+def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] | None) -> int:
     """Trials not yet run to their end: non-zero after Ctrl-C, which Ray turns into an orderly stop.
 
     ``statuses`` are the sweep's own last-step statuses; without them (an experiment started before
     they were recorded) the saved state is read instead.
     """
-    from tuner import experiment
+    from tuner.experiment import saved_trial_states
     from tuner.trial_states import UNFINISHED
 
     if statuses is None:
         try:
-            statuses = {t.trial_id: t.status for t in experiment.load(str(folder)).trials}
+            statuses = {trial_id: state["status"] for trial_id, state in saved_trial_states(folder).items()}
         except UsageError:
             return 0
     open_trials = sum(status in UNFINISHED for status in statuses.values())
@@ -248,16 +249,14 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[st
     Settings come from the saved ``tuner_config.yaml``; everything is read and checked before Ray
     touches the folder, so a bad experiment is reported and left exactly as it was.
     """
-    from tuner import cluster, experiment
+    from tuner import cluster
 
     if errored not in ERRORED_CHOICES:
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
-    record = experiment.load(ref)  # raises on a missing, foreign or corrupted experiment
-    if not list(record.path.glob("experiment_state-*.json")) or not (record.path / "tuner.pkl").is_file():
-        raise UsageError(
-            f"{record.path} has no saved sweep state to resume (it stopped before its first trial)"
-        )
-    plan = resolve(record.config)
+    folder, config, statuses = _saved_sweep(ref)  # raises on a missing, foreign or corrupted experiment
+    if not storage.list_names(folder, "experiment_state-") or not storage.exists(folder, "tuner.pkl"):
+        raise UsageError(f"{folder} has no saved sweep state to resume (it stopped before its first trial)")
+    plan = resolve(config)
     kwargs = trainable_kwargs(plan, out)
     started = cluster.connect(plan.config.address)
     try:
@@ -267,17 +266,32 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[st
 
         cfg, _ = _check_resources(plan.config, kwargs)
         check_storage_reachable(cfg.storage_path, cfg.allow_local_storage)
-        done = sum(t.status == "TERMINATED" for t in record.trials)
-        out(
-            f"resuming {record.path}: {done} of {len(record.trials)} trial(s) finished; errored trials: {errored}"
-        )
+        done = sum(status == "TERMINATED" for status in statuses.values())
+        out(f"resuming {folder}: {done} of {len(statuses)} trial(s) finished; errored trials: {errored}")
         tuner = tune.Tuner.restore(
-            str(record.path),
+            folder,
             trainable=_wrapped_trainable(plan, kwargs, cfg.gpus_per_trial),
             resume_unfinished=True,
             resume_errored=errored == "resume",
             restart_errored=errored == "restart",
         )
-        return _fit(tuner, cfg, record.path)
+        return _fit(tuner, cfg, folder)
     finally:
         cluster.disconnect(started)
+
+
+def _saved_sweep(ref: str) -> tuple[str, SweepConfig, dict[str, str]]:
+    """Folder, settings and trial statuses of a saved sweep: a local folder (or name), or a storage URI."""
+    from tuner import experiment
+    from tuner.config import load_saved_config
+
+    if storage.is_uri(ref):
+        folder = ref.rstrip("/")
+        config = load_saved_config(folder)
+        return (
+            folder,
+            config,
+            {tid: state["status"] for tid, state in experiment.saved_trial_states(folder).items()},
+        )
+    record = experiment.load(ref)
+    return str(record.path), record.config, {t.trial_id: t.status for t in record.trials}

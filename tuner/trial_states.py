@@ -38,7 +38,7 @@ class StatusRecorder(Callback):
 
 
 def _key(folder: str | Path) -> str:
-    return str(Path(folder).resolve())
+    return str(folder).rstrip("/") if "://" in str(folder) else str(Path(folder).resolve())
 
 
 def forget(folder: str | Path) -> None:

@@ -85,3 +85,39 @@ def test_ctrl_c_stops_in_order_and_says_how_to_resume(tmp_path):
             os.killpg(driver.pid, signal.SIGKILL)
     assert driver.returncode == 130, out[-2000:]
     assert f"continue with: tuner resume {tmp_path / 'ctrlc'}" in out
+
+
+def test_storage_given_as_a_uri_holds_the_whole_experiment_and_resumes_by_uri(run_cli, tmp_path):
+    """Ray writes trials through pyarrow for ``s3://`` or ``gs://``; ``file://`` takes that same path here."""
+    space = tmp_path / "slow.py"
+    space.write_text(SPACE)
+    uri = f"file://{tmp_path}/store/uri"
+    folder = tmp_path / "store" / "uri"
+    args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
+            "--dataset", "synthetic", "--synthetic-size", "1500", "--storage-path", f"file://{tmp_path}/store",
+            "--name", "uri"]  # fmt: skip
+    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.PIPE, cwd=tmp_path,
+                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+    try:
+        assert _first_results(folder), "the sweep never reported"
+        driver.send_signal(signal.SIGINT)
+        out, _ = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+    assert driver.returncode == 130, out[-2000:]
+    assert f"continue with: tuner resume {uri}" in out
+    assert (folder / "tuner_config.yaml").is_file()
+    assert not (tmp_path / "file:").exists()  # nothing written to a folder named after the scheme
+
+    result = run_cli("resume", uri)
+    assert result.code == 0, result.err[-3000:]
+    assert f"resuming {uri}:" in result.out
+    best = json.loads((folder / "best_config.json").read_text())
+    assert best["trials"] == 4 and best["checkpoint"].startswith(f"file://{folder}/")
+    listed = run_cli("results", uri, "--format", "json")
+    assert listed.code == 0, listed.err
+    rows = json.loads(listed.out)
+    assert len(rows) == 4 and {row["status"] for row in rows} == {"TERMINATED"}
+    for trial in experiment.load(str(folder)).trials:
+        assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3], trial.trial_id

@@ -197,6 +197,23 @@ def test_unknown_or_foreign_experiments_are_one_line_errors(run_cli, tmp_path, c
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
 
 
+@pytest.mark.parametrize("command", ["results", "export", "plot", "tensorboard"])
+def test_review_commands_ask_for_a_local_copy_of_a_bucket(run_cli, command):
+    result = run_cli(command, "s3://bucket/sweeps/exp")
+    assert result.code == 2 and len(result.err.strip().splitlines()) == 1
+    assert (
+        "s3://bucket/sweeps/exp is in remote storage" in result.err
+        and "copy the experiment down" in result.err
+    )
+
+
+def test_resume_by_uri_of_a_foreign_folder_is_a_one_line_error(run_cli, tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    result = run_cli("resume", f"file://{tmp_path}")
+    assert result.code == 2 and "is not a tuner experiment" in result.err
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
 def test_corrupted_experiment_state_is_reported_and_left_alone(run_cli, finished, tmp_path):
     import shutil
 

@@ -1,0 +1,53 @@
+"""The experiment's own files go through the same filesystem layer for a folder and for a URI."""
+
+from __future__ import annotations
+
+import pytest
+
+from tuner import storage
+from tuner.errors import UsageError
+
+
+@pytest.fixture(params=["path", "uri"])
+def location(request, tmp_path):
+    folder = tmp_path / "exp"
+    return str(folder) if request.param == "path" else f"file://{folder}"
+
+
+def test_files_round_trip_in_a_folder_or_a_uri(location, tmp_path):
+    storage.prepare(location)
+    written = storage.write_text(location, "tuner_config.yaml", "name: exp\n")
+    storage.write_text(location, "experiment_state-2.json", "{}")
+    storage.write_text(location, "experiment_state-1.json", "{}")
+    assert written.endswith("/exp/tuner_config.yaml") and written.startswith(location)
+    assert (tmp_path / "exp" / "tuner_config.yaml").read_text() == "name: exp\n"
+    assert storage.read_text(location, "tuner_config.yaml") == "name: exp\n"
+    assert storage.exists(location, "tuner_config.yaml") and not storage.exists(location, "tuner.pkl")
+    assert storage.read_text(location, "missing.json") is None
+    assert storage.list_names(location, "experiment_state-") == [
+        "experiment_state-1.json",
+        "experiment_state-2.json",
+    ]
+
+
+def test_listing_a_folder_that_is_not_there_is_empty(location):
+    assert storage.list_names(location, "experiment_state-") == []
+
+
+def test_paths_ray_reports_get_the_storage_scheme_back():
+    assert storage.located("s3://bucket/sweeps/exp", "bucket/sweeps/exp/t/checkpoint_000001") == (
+        "s3://bucket/sweeps/exp/t/checkpoint_000001"
+    )
+    assert storage.located("/data/exp", "/data/exp/t") == "/data/exp/t"
+    assert storage.located("gs://b/exp", "gs://b/exp/t") == "gs://b/exp/t"
+
+
+def test_only_file_uris_are_read_as_local_folders():
+    assert storage.local_path("file:///data/exp") == "/data/exp"
+    assert storage.local_path("/data/exp") == "/data/exp"
+    assert storage.local_path("s3://bucket/exp") is None
+
+
+def test_a_storage_nobody_can_open_is_a_usage_error():
+    with pytest.raises(UsageError, match="cannot open storage nosuchfs://x"):
+        storage.prepare("nosuchfs://x/exp")

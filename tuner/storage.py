@@ -1,0 +1,100 @@
+"""An experiment's own files (settings, best config) where Ray keeps the trials: a folder or a URI.
+
+On a cluster the storage is often a bucket (``s3://``, ``gs://``); Ray writes trials there through
+pyarrow, and so do we, so the experiment stays in one place whichever the storage is.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+from typing import Any
+
+from tuner.errors import UsageError
+
+
+def is_uri(location: str | Path) -> bool:
+    return "://" in str(location)
+
+
+def located(like: str | Path, fs_path: str) -> str:
+    """A path Ray reports inside the storage (no scheme) as the user would type it: with ``like``'s scheme."""
+    if not is_uri(like) or is_uri(fs_path):
+        return fs_path
+    scheme = str(like).split("://", 1)[0]
+    return f"{scheme}://{fs_path}"
+
+
+def local_path(location: str) -> str | None:
+    """The plain path of a ``file://`` URI (or of a plain path); None for remote storage."""
+    if not is_uri(location):
+        return location
+    if location.startswith("file://"):
+        return location[len("file://") :]
+    return None
+
+
+def _filesystem(uri: str) -> tuple[Any, str]:
+    import pyarrow.fs
+
+    try:
+        return pyarrow.fs.FileSystem.from_uri(uri)
+    except (pyarrow.ArrowInvalid, pyarrow.ArrowNotImplementedError, OSError) as exc:
+        raise UsageError(f"cannot open storage {uri}: {exc}") from None
+
+
+def prepare(location: str) -> None:
+    """Create the experiment folder (a no-op for object stores, which have none)."""
+    if not is_uri(location):
+        Path(location).mkdir(parents=True, exist_ok=True)
+        return
+    fs, path = _filesystem(location)
+    fs.create_dir(path, recursive=True)
+
+
+def write_text(location: str | Path, name: str, text: str) -> str:
+    """Write ``name`` into the experiment folder; returns where it went."""
+    if not is_uri(location):
+        target = Path(location) / name
+        target.write_text(text, encoding="utf-8")
+        return str(target)
+    fs, path = _filesystem(str(location))
+    with fs.open_output_stream(posixpath.join(path, name)) as stream:
+        stream.write(text.encode("utf-8"))
+    return str(location).rstrip("/") + "/" + name
+
+
+def exists(location: str | Path, name: str) -> bool:
+    if not is_uri(location):
+        return (Path(location) / name).is_file()
+    import pyarrow.fs
+
+    fs, path = _filesystem(str(location))
+    return fs.get_file_info(posixpath.join(path, name)).type == pyarrow.fs.FileType.File
+
+
+def read_text(location: str | Path, name: str) -> str | None:
+    """The text of ``name`` in the experiment folder, or None when it is not there."""
+    if not exists(location, name):
+        return None
+    if not is_uri(location):
+        return (Path(location) / name).read_text(encoding="utf-8")
+    fs, path = _filesystem(str(location))
+    with fs.open_input_stream(posixpath.join(path, name)) as stream:
+        return stream.read().decode("utf-8")
+
+
+def list_names(location: str | Path, pattern_prefix: str) -> list[str]:
+    """File names directly in the experiment folder that start with ``pattern_prefix``, sorted."""
+    if not is_uri(location):
+        folder = Path(location)
+        return sorted(p.name for p in folder.glob(f"{pattern_prefix}*")) if folder.is_dir() else []
+    import pyarrow.fs
+
+    fs, path = _filesystem(str(location))
+    infos = fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))
+    return sorted(
+        posixpath.basename(i.path)
+        for i in infos
+        if i.type == pyarrow.fs.FileType.File and posixpath.basename(i.path).startswith(pattern_prefix)
+    )
