@@ -33,6 +33,20 @@ def _first_results(folder, timeout=120.0) -> bool:
     return False
 
 
+def _ctrl_c_after_first_results(args: list[str], folder, cwd) -> tuple[int, str]:
+    """Run ``tuner`` as a user would, press Ctrl-C once trials have reported; exit code and stdout."""
+    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.PIPE, cwd=cwd,
+                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+    try:
+        assert _first_results(folder), "the sweep never reported"
+        driver.send_signal(signal.SIGINT)
+        out, _ = driver.communicate(timeout=120)
+    finally:
+        if driver.poll() is None:
+            os.killpg(driver.pid, signal.SIGKILL)
+    return driver.returncode, out
+
+
 def test_kill_9_then_resume_runs_every_trial_once(run_cli, tmp_path):
     space = tmp_path / "slow.py"
     space.write_text(SPACE)
@@ -74,16 +88,8 @@ def test_ctrl_c_stops_in_order_and_says_how_to_resume(tmp_path):
     space.write_text(SPACE)
     args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
             "--dataset", "synthetic", "--synthetic-size", "1500", "--storage-path", str(tmp_path), "--name", "ctrlc"]  # fmt: skip
-    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
-    try:
-        assert _first_results(tmp_path / "ctrlc"), "the sweep never reported"
-        driver.send_signal(signal.SIGINT)
-        out, _ = driver.communicate(timeout=120)
-    finally:
-        if driver.poll() is None:
-            os.killpg(driver.pid, signal.SIGKILL)
-    assert driver.returncode == 130, out[-2000:]
+    code, out = _ctrl_c_after_first_results(args, tmp_path / "ctrlc", tmp_path)
+    assert code == 130, out[-2000:]
     assert f"continue with: tuner resume {tmp_path / 'ctrlc'}" in out
 
 
@@ -96,16 +102,8 @@ def test_storage_given_as_a_uri_holds_the_whole_experiment_and_resumes_by_uri(ru
     args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
             "--dataset", "synthetic", "--synthetic-size", "1500", "--storage-path", f"file://{tmp_path}/store",
             "--name", "uri"]  # fmt: skip
-    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.PIPE, cwd=tmp_path,
-                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
-    try:
-        assert _first_results(folder), "the sweep never reported"
-        driver.send_signal(signal.SIGINT)
-        out, _ = driver.communicate(timeout=120)
-    finally:
-        if driver.poll() is None:
-            os.killpg(driver.pid, signal.SIGKILL)
-    assert driver.returncode == 130, out[-2000:]
+    code, out = _ctrl_c_after_first_results(args, folder, tmp_path)
+    assert code == 130, out[-2000:]
     assert f"continue with: tuner resume {uri}" in out
     assert (folder / "tuner_config.yaml").is_file()
     assert not (tmp_path / "file:").exists()  # nothing written to a folder named after the scheme
