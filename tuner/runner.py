@@ -214,7 +214,7 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: str, guard: Any = None) -> dict[s
     if guard is not None and guard.problem:
         raise UsageError(guard.problem)
     statuses = trial_states.last_step(folder)
-    if statuses is not None and not storage.is_uri(folder):
+    if statuses is not None:
         trial_states.repair_saved_statuses(folder, statuses)
     summary = summarize(grid, cfg.metric, cfg.mode, folder)
     summary["unfinished"] = _unfinished_trials(cfg, folder, statuses)

@@ -55,13 +55,14 @@ def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[
     """Mark trials finished in the saved experiment state where the sweep finished them.
 
     Only moves a trial from an unfinished status to the finished one it really reached; anything else
-    in the file is left byte for byte. Returns the ids it changed.
+    in the file is left as it was. ``folder`` may be a storage URI. Returns the ids it changed.
     """
-    states = sorted(Path(folder).glob("experiment_state-*.json"))
-    if not states:
+    from tuner import storage
+
+    names = [n for n in storage.list_names(folder, "experiment_state-") if n.endswith(".json")]
+    if not names:
         return []
-    path = states[-1]
-    state = json.loads(path.read_text(encoding="utf-8"))
+    state = json.loads(storage.read_text(folder, names[-1]) or "{}")
     changed = []
     for entry in state.get("trial_data", []):
         trial = json.loads(entry[0])
@@ -71,7 +72,18 @@ def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[
             entry[0] = json.dumps(trial, indent=2)
             changed.append(trial["trial_id"])
     if changed:
-        scratch = path.with_name(f".{path.name}.repair")
-        scratch.write_text(json.dumps(state), encoding="utf-8")
-        os.replace(scratch, path)
+        _replace(folder, names[-1], json.dumps(state))
     return changed
+
+
+def _replace(folder: str | Path, name: str, text: str) -> None:
+    """Swap the file in one step: a reader (or a crash) never meets half of it."""
+    from tuner import storage
+
+    local = storage.local_path(str(folder))
+    if local is None:  # an object store replaces whole objects on write
+        storage.write_text(folder, name, text)
+        return
+    scratch = Path(local) / f".{name}.repair"
+    scratch.write_text(text, encoding="utf-8")
+    os.replace(scratch, Path(local) / name)

@@ -64,3 +64,9 @@ def test_the_recorder_keeps_the_last_step_per_folder_even_through_a_relative_pat
     assert last_step(tmp_path / "exp") == {"a": "TERMINATED", "b": "PENDING"}
     forget(tmp_path / "exp")
     assert last_step("exp") is None
+
+
+def test_the_repair_works_on_a_storage_uri_too(tmp_path):
+    path = _write_state(tmp_path, {"a": "PAUSED"})
+    assert repair_saved_statuses(f"file://{tmp_path}", {"a": "TERMINATED"}) == ["a"]
+    assert _saved(path) == {"a": "TERMINATED"}
