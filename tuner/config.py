@@ -225,17 +225,14 @@ def save_config(config: SweepConfig, folder: str | Path) -> str:
 
 def load_saved_config(folder: str | Path) -> SweepConfig:
     """The settings an experiment ran with, from its ``tuner_config.yaml``."""
+    import yaml
+
     from tuner import storage
 
     text = storage.read_text(folder, CONFIG_FILE)
     if text is None:
         raise UsageError(f"{folder} is not a tuner experiment: no {CONFIG_FILE}")
-    return parse_saved_config(text, f"{str(folder).rstrip('/')}/{CONFIG_FILE}")
-
-
-def parse_saved_config(text: str, where: str) -> SweepConfig:
-    import yaml
-
+    where = f"{str(folder).rstrip('/')}/{CONFIG_FILE}"
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:

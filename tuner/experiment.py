@@ -127,6 +127,14 @@ def locate(ref: str) -> Path:
     raise UsageError(f"unknown experiment {ref!r}: no folder {where}")
 
 
+def latest_state_name(folder: str | Path) -> str | None:
+    """The newest of Ray's ``experiment_state-*.json`` files in the folder (one per driver session)."""
+    from tuner import storage
+
+    names = [n for n in storage.list_names(folder, "experiment_state-") if n.endswith(".json")]
+    return names[-1] if names else None
+
+
 def saved_trial_states(folder: str | Path) -> dict[str, dict[str, Any]]:
     """Status, folder and error per trial id, from Ray's experiment state (absent early in a run).
 
@@ -134,13 +142,12 @@ def saved_trial_states(folder: str | Path) -> dict[str, dict[str, Any]]:
     """
     from tuner import storage
 
-    names = storage.list_names(folder, "experiment_state-")
-    names = [n for n in names if n.endswith(".json")]
-    if not names:
+    name = latest_state_name(folder)
+    if name is None:
         return {}
-    where = f"{str(folder).rstrip('/')}/{names[-1]}"
+    where = f"{str(folder).rstrip('/')}/{name}"
     try:
-        state = json.loads(storage.read_text(folder, names[-1]) or "")
+        state = json.loads(storage.read_text(folder, name) or "")
         out = {}
         for trial_json, runtime_json in state["trial_data"]:
             trial, runtime = json.loads(trial_json), json.loads(runtime_json)

@@ -250,11 +250,12 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[st
     touches the folder, so a bad experiment is reported and left exactly as it was.
     """
     from tuner import cluster
+    from tuner.experiment import latest_state_name
 
     if errored not in ERRORED_CHOICES:
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
     folder, config, statuses = _saved_sweep(ref)  # raises on a missing, foreign or corrupted experiment
-    if not storage.list_names(folder, "experiment_state-") or not storage.exists(folder, "tuner.pkl"):
+    if latest_state_name(folder) is None or not storage.exists(folder, "tuner.pkl"):
         raise UsageError(f"{folder} has no saved sweep state to resume (it stopped before its first trial)")
     plan = resolve(config)
     kwargs = trainable_kwargs(plan, out)

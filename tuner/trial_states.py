@@ -58,11 +58,12 @@ def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[
     in the file is left as it was. ``folder`` may be a storage URI. Returns the ids it changed.
     """
     from tuner import storage
+    from tuner.experiment import latest_state_name
 
-    names = [n for n in storage.list_names(folder, "experiment_state-") if n.endswith(".json")]
-    if not names:
+    name = latest_state_name(folder)
+    if name is None:
         return []
-    state = json.loads(storage.read_text(folder, names[-1]) or "{}")
+    state = json.loads(storage.read_text(folder, name) or "{}")
     changed = []
     for entry in state.get("trial_data", []):
         trial = json.loads(entry[0])
@@ -72,7 +73,7 @@ def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[
             entry[0] = json.dumps(trial, indent=2)
             changed.append(trial["trial_id"])
     if changed:
-        _replace(folder, names[-1], json.dumps(state))
+        _replace(folder, name, json.dumps(state))
     return changed
 
 
