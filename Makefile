@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tuner-installed
 DEMO_NAME ?= demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test test-fast lint bench clean
+.PHONY: venv demo test test-fast lint bench bench-gpu clean
 
 # (Re)install only when .venv is missing or pyproject.toml changed since the last install.
 venv:
@@ -38,6 +38,10 @@ lint: venv
 bench: venv
 	$(BIN)/python benchmarks/bench_trainable.py
 	$(BIN)/python benchmarks/bench_overhead.py
+
+# On a machine with a CUDA GPU: the gpu-marked tests and the GPU benchmarks, logs in gpu-logs/.
+bench-gpu: venv
+	PYTHON=$(BIN)/python bash benchmarks/gpu_suite.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info

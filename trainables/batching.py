@@ -47,13 +47,18 @@ def to_device_split(
     return DeviceSplit(normalised, _as_tensor(labels).to(device, dtype=torch.long, non_blocking=True))
 
 
+def shuffled_indices(split: DeviceSplit, batch_size: int, generator: torch.Generator) -> Iterator[torch.Tensor]:
+    """One epoch of batch indices (on the split's device) in a fresh random order; the last, smaller one is kept."""
+    order = torch.randperm(len(split), generator=generator).to(split.labels.device)
+    for start in range(0, len(split), batch_size):
+        yield order[start : start + batch_size]
+
+
 def shuffled_batches(
     split: DeviceSplit, batch_size: int, generator: torch.Generator
 ) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
     """One epoch of batches in a fresh random order; the last, smaller batch is kept."""
-    order = torch.randperm(len(split), generator=generator).to(split.labels.device)
-    for start in range(0, len(split), batch_size):
-        index = order[start : start + batch_size]
+    for index in shuffled_indices(split, batch_size, generator):
         yield split.images[index], split.labels[index]
 
 

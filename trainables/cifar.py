@@ -20,9 +20,10 @@ import torch
 from torch import nn
 
 from trainables import faults
-from trainables.batching import DeviceSplit, augment, ordered_batches, shuffled_batches, to_device_split
+from trainables.batching import DeviceSplit, augment, ordered_batches, shuffled_indices, to_device_split
 from trainables.data import CifarArrays, train_val_indices
 from trainables.gpu import GpuTelemetry, release_memory
+from trainables.graphed_step import GraphedSteps, graphs_supported
 from trainables.models import build_model
 
 log = logging.getLogger(__name__)
@@ -73,12 +74,22 @@ def evaluate(
 
 
 def _snapshot(model: nn.Module, optimizer: torch.optim.Optimizer) -> dict[str, Any]:
-    """A CPU copy of the training state: what an out-of-memory retry rolls back to."""
+    """A copy of the training state (on the training device): what an out-of-memory retry rolls back to."""
     return copy.deepcopy({"model": _unwrap(model).state_dict(), "optimizer": optimizer.state_dict()})
 
 
 def _unwrap(model: nn.Module) -> nn.Module:
     return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
+
+
+PRECISIONS = ("fp32", "bf16")
+
+
+def _precision(config: dict[str, Any]) -> str:
+    precision = str(config.get("precision", "fp32"))
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision {precision!r} is not supported; use one of {', '.join(PRECISIONS)}")
+    return precision
 
 
 class OutOfMemoryAtBatchOne(RuntimeError):
@@ -96,6 +107,7 @@ def fit(
     report: Report | None = None,
     max_batches_per_epoch: int | None = None,
     dist: Any = None,
+    cuda_graphs: bool = True,
 ) -> list[dict[str, Any]]:
     """Train epochs ``start..max_epochs`` and call ``report(metrics, state)`` after each one.
 
@@ -106,7 +118,10 @@ def fit(
     Out of memory: the epoch's tensors are dropped, cached memory is returned, the batch size halves and
     the epoch restarts from the state at the end of the previous one; at batch size 1 the trial fails.
     With ``dist`` (a DDP rank), each rank trains on its slice of every batch and metrics are summed
-    across ranks.
+    across ranks. On a GPU, full batches replay a captured CUDA graph of the whole step
+    (``cuda_graphs=False`` trains eagerly, for comparison); after an out-of-memory error the trial goes on
+    without graphs, whose private memory pools would otherwise stay reserved. ``config["precision"]`` is
+    ``fp32`` (default: for nets this small, bf16's casts cost more than its arithmetic saves) or ``bf16``.
     """
     device = device or pick_device()
     on_gpu = device.type == "cuda"
@@ -128,7 +143,14 @@ def fit(
         model = nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if on_gpu else None)
 
     train_split, val_split = prepare_splits(data, seed, device, channels_last=True)
-    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if on_gpu else nullcontext
+    # No autocast cache: it may not outlive a graph capture, and each step re-casts the weights anyway.
+    autocast = nullcontext
+    if on_gpu and _precision(config) == "bf16":
+        autocast = lambda: torch.autocast("cuda", dtype=torch.bfloat16, cache_enabled=False)  # noqa: E731
+    graphs = None
+    use_graphs = cuda_graphs and on_gpu and dist is None and not config.get("augment", False)
+    if use_graphs and graphs_supported(optimizer):
+        graphs = GraphedSteps(model, optimizer, train_split.images, train_split.labels, autocast)
     telemetry = GpuTelemetry(device)
     snapshot = _snapshot(model, optimizer)
     history = []
@@ -138,7 +160,7 @@ def fit(
         try:
             faults.maybe_fail(config, epoch + 1)
             metrics = _run_epoch(model, optimizer, train_split, val_split, config, batch_size, epoch, seed,
-                                 autocast, telemetry, max_batches_per_epoch, dist)  # fmt: skip
+                                 autocast, telemetry, max_batches_per_epoch, dist, graphs)  # fmt: skip
         except torch.OutOfMemoryError as exc:
             out_of_memory = str(exc).splitlines()[0]
         if out_of_memory is not None:  # handled outside `except`, so the traceback's tensors are gone
@@ -147,6 +169,9 @@ def fit(
                     f"out of memory at batch size {batch_size}{' with DDP' if dist else ''}: "
                     f"the model does not fit on this device ({out_of_memory})"
                 )
+            if graphs is not None:
+                graphs.clear()  # their pools hold memory, and loading the optimiser's state stales them
+                graphs = None
             release_memory(device)
             _unwrap(model).load_state_dict(snapshot["model"])
             optimizer.load_state_dict(snapshot["optimizer"])
@@ -178,6 +203,7 @@ def _run_epoch(
     telemetry: GpuTelemetry,
     max_batches: int | None,
     dist: Any,
+    graphs: GraphedSteps | None = None,
 ) -> dict[str, Any]:
     """One epoch of training and a validation pass; returns the epoch's metrics."""
     device = train_split.labels.device
@@ -186,11 +212,20 @@ def _run_epoch(
     telemetry.start_epoch()
     started = time.perf_counter()
     model.train()
-    loss_sum = torch.zeros((), device=device)
+    graphed = graphs.get(batch_size) if graphs is not None else None
+    loss_sum = graphed.loss_sum.zero_() if graphed is not None else torch.zeros((), device=device)
     seen = torch.zeros((), device=device)
-    for step, (images, labels) in enumerate(shuffled_batches(train_split, batch_size, generator)):
+    graphed_images = 0
+    for step, index in enumerate(shuffled_indices(train_split, batch_size, generator)):
         if max_batches is not None and step >= max_batches:
             break
+        if step % 50 == 0:
+            telemetry.sample()
+        if graphed is not None and len(index) == batch_size:
+            graphed(index)  # adds the batch's loss into loss_sum on the GPU
+            graphed_images += batch_size
+            continue
+        images, labels = train_split.images[index], train_split.labels[index]
         if dist is not None:  # every rank draws the same order; each takes its slice of the batch
             images, labels = images[dist.rank :: dist.world_size], labels[dist.rank :: dist.world_size]
             if len(labels) == 0:
@@ -204,8 +239,7 @@ def _run_epoch(
         optimizer.step()
         loss_sum += loss.detach() * len(labels)
         seen += len(labels)
-        if step % 50 == 0:
-            telemetry.sample()
+    seen += graphed_images
     if dist is not None:
         dist.reduce_sum(loss_sum)
         dist.reduce_sum(seen)
@@ -270,3 +304,12 @@ def train(
                 start_state=start_state, report=report, threads_per_rank=threads)  # fmt: skip
         return
     fit(config, data, max_epochs=max_epochs, seed=seed, start_state=start_state, report=report)
+
+
+def memory_probe(config: dict[str, Any], *, data: CifarArrays, seed: int = 0) -> None:
+    """A few training steps and a validation pass of ``config`` on the GPU, as a trial runs them: what
+    ``--gpus-per-trial auto`` measures (the data split on the device, the model, graphs, activations)."""
+    fit(config, data, max_epochs=1, seed=seed, device=torch.device("cuda"), max_batches_per_epoch=8)
+
+
+train.memory_probe = memory_probe  # type: ignore[attr-defined]
