@@ -12,15 +12,31 @@ from typing import Any
 
 import click
 
-from tuner.config import DATASETS, DEFAULT_STORAGE, SCHEDULERS, SEARCHERS, SweepConfig
+from tuner.config import DATASETS, DEFAULT_STORAGE, GPUS_AUTO, SCHEDULERS, SEARCHERS, SweepConfig
 from tuner.errors import TunerError, UsageError
 
 log = logging.getLogger("tuner")
 _DEFAULTS = SweepConfig(space="-")
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is now, not the stream it was created with (which may be closed
+    when ``main`` runs again in the same process, as in tests or an embedding program)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def _setup_logging(debug: bool) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(
         logging.Formatter("%(levelname)s %(name)s: %(message)s" if debug else "tuner: %(message)s")
     )
@@ -31,6 +47,22 @@ def _setup_logging(debug: bool) -> None:
     for name in ("trainables",):
         logging.getLogger(name).handlers[:] = [handler]
         logging.getLogger(name).setLevel(logging.DEBUG if debug else logging.INFO)
+
+
+class GpuShare(click.ParamType):
+    """A number of GPUs per trial, or ``auto``."""
+
+    name = "NUMBER|auto"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, (int, float)) or value is None:
+            return value
+        if str(value).strip().lower() == GPUS_AUTO:
+            return GPUS_AUTO
+        try:
+            return float(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number nor 'auto'", param, ctx)
 
 
 def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -44,8 +76,9 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--max-epochs", type=int, help=f"Epochs per trial at most (ASHA/HyperBand max_t). [default: {d.max_epochs}]"),
         click.option("--cpus-per-trial", type=float, help=f"CPUs reserved per trial. [default: {d.cpus_per_trial:g}]"),
         click.option(
-            "--gpus-per-trial", type=float,
-            help="GPUs per trial: a fraction (0.5: two trials share a GPU) or a whole number. "
+            "--gpus-per-trial", type=GpuShare(),
+            help="GPUs per trial: a fraction (0.5: two trials share a GPU), a whole number, or 'auto' "
+            "(share GPUs by the measured memory of the most demanding config). "
             "[default: 1 where the cluster has GPUs, else 0]",
         ),
         click.option("--metric", help="Metric to optimise. [default: the space's]"),

@@ -24,6 +24,7 @@ MODES = ("min", "max")
 ENV_PREFIX = "TUNER_"
 DEFAULT_STORAGE = "~/tuner_results"
 CONFIG_FILE = "tuner_config.yaml"
+GPUS_AUTO = "auto"
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ class SweepConfig:
     num_samples: int = 8
     max_epochs: int = 10
     cpus_per_trial: float = 1.0
-    gpus_per_trial: float | None = None
+    gpus_per_trial: float | None = None  # or "auto": packed by measured memory (tuner/packing.py)
     metric: str | None = None
     mode: str | None = None
     name: str | None = None
@@ -69,7 +70,12 @@ class SweepConfig:
             _check_at_least("max-concurrent", self.max_concurrent, 1)
         if self.cpus_per_trial <= 0:
             raise UsageError(f"--cpus-per-trial must be more than 0, got {self.cpus_per_trial:g}")
-        if self.gpus_per_trial is not None:
+        if isinstance(self.gpus_per_trial, str):
+            if self.gpus_per_trial != GPUS_AUTO:
+                raise UsageError(
+                    f"--gpus-per-trial must be a number or 'auto', got {self.gpus_per_trial!r}"
+                )
+        elif self.gpus_per_trial is not None:
             g = self.gpus_per_trial
             if g < 0:
                 raise UsageError(f"--gpus-per-trial must be 0 or more, got {g:g}")
@@ -121,6 +127,8 @@ def _base_type(annotation: str) -> tuple[str, bool]:
 def coerce(name: str, value: Any, where: str) -> Any:
     """Turn a value from YAML or the environment into the field's type, or say clearly why not."""
     base, optional = _base_type(_FIELD_TYPES[name])
+    if name == "gpus_per_trial" and isinstance(value, str) and value.strip().lower() == GPUS_AUTO:
+        return GPUS_AUTO
     if value is None or (
         isinstance(value, str) and value.strip().lower() in ("", "none", "null") and optional
     ):

@@ -91,12 +91,18 @@ def trainable_kwargs(plan: SweepPlan, out: Print) -> dict[str, Any]:
 
 
 def run_sweep(
-    config: SweepConfig, out: Print = print, num_cpus: int | None = None, reuse_actors: bool = True
+    config: SweepConfig,
+    out: Print = print,
+    num_cpus: int | None = None,
+    reuse_actors: bool = True,
+    memory_probe: Any = None,
 ) -> dict[str, Any]:
     """Run a sweep to the end and return its summary (also written to ``best_config.json``).
 
     ``reuse_actors`` keeps one Ray actor per slot across trials (a trial's state lives in its function,
     so nothing leaks between trials); turning it off exists for comparison in benchmarks.
+    ``memory_probe`` (config -> ``packing.MemoryProbe``) replaces the GPU measurement behind
+    ``--gpus-per-trial auto``.
     """
     plan = resolve(config)
     kwargs = trainable_kwargs(plan, out)  # data errors surface before Ray starts
@@ -104,7 +110,7 @@ def run_sweep(
 
     started = cluster.connect(plan.config.address, num_cpus=num_cpus, dashboard=plan.config.dashboard)
     try:
-        return launch(plan, kwargs, out, reuse_actors=reuse_actors)
+        return launch(plan, kwargs, out, reuse_actors=reuse_actors, memory_probe=memory_probe)
     finally:
         cluster.disconnect(started)
 
@@ -114,46 +120,94 @@ def visible_params(params: dict[str, Any]) -> list[str]:
     return [name for name in params if not name.startswith("_")]
 
 
-def _wrapped_trainable(plan: SweepPlan, kwargs: dict[str, Any], gpus: float) -> Any:
+def _wrapped_trainable(plan: SweepPlan, kwargs: dict[str, Any], gpus: float, packing_key: str | None = None) -> Any:
+    """The trainable with its data and resources; with auto packing, each trial's share is decided when
+    the trial is created, so a lowered packing reaches the trials that follow."""
+    import functools
+
     from ray import tune
 
+    from tuner import packing, resources
+
+    if packing_key is not None:
+        request: Any = functools.partial(packing.trial_resources, packing_key, plan.config.cpus_per_trial)
+    else:
+        request = resources.trial_resources(plan.config.cpus_per_trial, gpus)
+    return tune.with_resources(tune.with_parameters(plan.trainable, **kwargs), request)
+
+
+def _check_resources(
+    plan: SweepPlan, kwargs: dict[str, Any], memory_probe: Any = None
+) -> tuple[SweepConfig, int, Any]:
+    """Fill the GPU share from the cluster (measuring it for ``auto``) and refuse trials no node can hold.
+
+    Returns the config with its real share, the trials that fit at once, and the packing (``auto`` only).
+    """
     from tuner import resources
+    from tuner.config import GPUS_AUTO
 
-    return tune.with_resources(
-        tune.with_parameters(plan.trainable, **kwargs),
-        resources.trial_resources(plan.config.cpus_per_trial, gpus),
-    )
-
-
-def _check_resources(cfg: SweepConfig, kwargs: dict[str, Any]) -> tuple[SweepConfig, int]:
-    """Fill the GPU share from the cluster and refuse trials no node can hold. Returns the config and slots."""
-    from tuner import resources
-
+    cfg = plan.config
     nodes = resources.alive_nodes()
-    gpus = cfg.gpus_per_trial if cfg.gpus_per_trial is not None else resources.default_gpus_per_trial(nodes)
+    packing = None
+    if cfg.gpus_per_trial == GPUS_AUTO:
+        packing = _auto_packing(plan, kwargs, nodes, memory_probe)
+        gpus = packing.share if packing.trials_per_gpu else 0.0
+    elif cfg.gpus_per_trial is None:
+        gpus = resources.default_gpus_per_trial(nodes)
+    else:
+        gpus = cfg.gpus_per_trial
     resources.check_trial_fits(cfg.cpus_per_trial, gpus, nodes)
     if "gpus_per_trial" in kwargs:
         kwargs["gpus_per_trial"] = gpus
-    return dataclasses.replace(cfg, gpus_per_trial=gpus), resources.concurrent_slots(
-        cfg.cpus_per_trial, gpus, nodes
-    )
+    slots = resources.concurrent_slots(cfg.cpus_per_trial, gpus, nodes)
+    return dataclasses.replace(cfg, gpus_per_trial=gpus), slots, packing
 
 
-def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bool = True) -> dict[str, Any]:
+def _auto_packing(plan: SweepPlan, kwargs: dict[str, Any], nodes: list[Any], memory_probe: Any) -> Any:
+    """Measure the most demanding config on a GPU and pack trials by it (tuner/packing.py)."""
+    from tuner import packing
+
+    cfg = plan.config
+    gpu_nodes = [n for n in nodes if n.gpus > 0]
+    if not gpu_nodes:
+        return packing.no_gpu_packing()
+    config = packing.demanding_config(plan.space.params, cfg.seed)
+    if memory_probe is None:
+        probe = packing.memory_probe_of(plan.trainable)
+        if probe is None:
+            return packing.Packing(1, 1, 1, None, None, "the trainable declares no memory probe "
+                                   "(train.memory_probe), so each trial gets one whole GPU")  # fmt: skip
+        declared = declared_keywords(probe)
+        probe_kwargs = {k: v for k, v in kwargs.items() if declared is None or k in declared}
+        measured = packing.measure_on_gpu(probe, config, probe_kwargs, cpus=cfg.cpus_per_trial)
+    else:
+        measured = memory_probe(config)
+    cpus_per_gpu = min(n.cpus / n.gpus for n in gpu_nodes)
+    return packing.plan_packing(measured, cpus_per_gpu, cfg.cpus_per_trial, packing.mps_running())
+
+
+def launch(
+    plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bool = True, memory_probe: Any = None
+) -> dict[str, Any]:
     """Start the trials of a resolved plan on the connected Ray and wait for them."""
     import numpy as np
     from ray import tune
 
+    from tuner import packing as packings
     from tuner.cluster import check_storage_reachable
     from tuner.reporting import MetricGuard, build_reporter, logger_callbacks
     from tuner.schedulers import build_scheduler, describe_scheduler
     from tuner.searchers import build_searcher, searcher_intro
     from tuner.trial_states import StatusRecorder
 
-    cfg, slots = _check_resources(plan.config, kwargs)
+    cfg, slots, packing = _check_resources(plan, kwargs, memory_probe)
     check_storage_reachable(cfg.storage_path, cfg.allow_local_storage)
     gpus = cfg.gpus_per_trial
-    max_concurrent = cfg.max_concurrent or (slots if cfg.searcher != "random" else None)
+    adaptive = packing is not None and packing.trials_per_gpu > 1
+    # Model-based searchers propose as trials free up; with adaptive packing, random search must too,
+    # so that trials created after an out-of-memory error get the lowered share.
+    limit_concurrency = cfg.searcher != "random" or adaptive
+    max_concurrent = cfg.max_concurrent or (slots if limit_concurrency else None)
 
     folder = cfg.experiment_path
     storage.prepare(folder)
@@ -163,16 +217,28 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
     out(searcher_intro(plan.search_plan, cfg.num_samples))
     for line in plan.search_plan.lines():
         out(line)
+    for line in packing.describe() if packing is not None else []:
+        out(line)
     out(
         f"resources: {cfg.cpus_per_trial:g} CPU and {gpus:g} GPU per trial; "
         f"{min(slots, max_concurrent or slots)} trial(s) at once"
     )
+    if 0 < gpus < 1 and cfg.address is None and packing is None and not packings.mps_running():
+        out("  trials sharing a GPU take turns on it; with NVIDIA MPS running they train side by side "
+            "(README: 'Many trials on one GPU')")  # fmt: skip
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
     guard = MetricGuard(cfg.metric)
-    searcher = build_searcher(plan.search_plan, cfg.metric, cfg.mode, cfg.num_samples, cfg.seed)
+    searcher = build_searcher(plan.search_plan, cfg.metric, cfg.mode, cfg.num_samples, cfg.seed,
+                              max_concurrent if cfg.searcher == "random" else None)  # fmt: skip
+    extra_callbacks = []
+    packing_key = None
+    if adaptive:
+        packing_key = folder
+        packings.start(packing_key, packing.trials_per_gpu)
+        extra_callbacks.append(packings.oom_watcher(packing_key, out))
     tuner = tune.Tuner(
-        _wrapped_trainable(plan, kwargs, gpus),
+        _wrapped_trainable(plan, kwargs, gpus, packing_key),
         param_space=dict(plan.space.params) if cfg.searcher == "random" else {},
         tune_config=tune.TuneConfig(
             metric=cfg.metric,
@@ -180,13 +246,13 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
             scheduler=build_scheduler(cfg.scheduler, cfg.max_epochs),
             search_alg=searcher,
             num_samples=cfg.num_samples,
-            max_concurrent_trials=max_concurrent,
+            max_concurrent_trials=max_concurrent if cfg.searcher != "random" else None,
             reuse_actors=reuse_actors,
         ),
         run_config=tune.RunConfig(
             name=cfg.name,
             storage_path=cfg.storage_path,
-            callbacks=[guard, StatusRecorder(str(folder)), *logger_callbacks(cfg, out)],
+            callbacks=[guard, StatusRecorder(str(folder)), *extra_callbacks, *logger_callbacks(cfg, out)],
             progress_reporter=build_reporter(cfg.metric, cfg.mode, visible_params(plan.space.params)),
             checkpoint_config=tune.CheckpointConfig(
                 num_to_keep=1, checkpoint_score_attribute=cfg.metric, checkpoint_score_order=cfg.mode
@@ -195,7 +261,11 @@ def launch(plan: SweepPlan, kwargs: dict[str, Any], out: Print, reuse_actors: bo
             verbose=1,
         ),
     )
-    return _fit(tuner, cfg, folder, guard)
+    try:
+        return _fit(tuner, cfg, folder, guard)
+    finally:
+        if packing_key is not None:
+            packings.stop(packing_key)
 
 
 def _fit(tuner: Any, cfg: SweepConfig, folder: str, guard: Any = None) -> dict[str, Any]:
@@ -265,7 +335,9 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[st
 
         from tuner.cluster import check_storage_reachable
 
-        cfg, _ = _check_resources(plan.config, kwargs)
+        cfg, _, packing = _check_resources(plan, kwargs)
+        for line in packing.describe() if packing is not None else []:
+            out(line)
         check_storage_reachable(cfg.storage_path, cfg.allow_local_storage)
         done = sum(status == "TERMINATED" for status in statuses.values())
         out(f"resuming {folder}: {done} of {len(statuses)} trial(s) finished; errored trials: {errored}")

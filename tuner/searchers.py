@@ -288,10 +288,13 @@ class PlannedSearcher(Searcher):
         self._draws = state["draws"]
 
 
-def build_searcher(plan: SearchPlan, metric: str, mode: str, num_samples: int, seed: int) -> Searcher:
-    """The Ray searcher for a plan. Random search keeps Ray's own generator over the raw space."""
+def build_searcher(
+    plan: SearchPlan, metric: str, mode: str, num_samples: int, seed: int, max_concurrent: int | None = None
+) -> Searcher:
+    """The Ray searcher for a plan. Random search keeps Ray's own generator over the raw space; given
+    ``max_concurrent`` it creates trials only as slots free up (Tune ignores its own limit for it)."""
     if plan.searcher == "random":
-        return BasicVariantGenerator(random_state=seed)
+        return BasicVariantGenerator(random_state=seed, max_concurrent=max_concurrent or 0)
     space = plan.searched_space
     warmup = initial_random_points(num_samples)
     if plan.searcher == "hyperopt":

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture(scope="session", autouse=True)
-def ray_session():
+def start_test_ray(**resources) -> None:
+    """A fresh local Ray as the tests use it: 2 CPUs (plus ``resources``, e.g. a logical ``num_gpus``)."""
     import ray
 
     from tuner.cluster import prepare_environment
@@ -21,9 +21,29 @@ def ray_session():
         include_dashboard=False,
         logging_level="WARNING",
         logging_config=ray.LoggingConfig(log_level="WARNING"),
+        **resources,
     )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ray_session():
+    import ray
+
+    start_test_ray()
     yield
     ray.shutdown()
+
+
+@pytest.fixture
+def ray_with_a_logical_gpu():
+    """The session's Ray swapped for one that advertises a GPU (nothing runs on it: trials see no CUDA)."""
+    import ray
+
+    ray.shutdown()
+    start_test_ray(num_gpus=1)
+    yield
+    ray.shutdown()
+    start_test_ray()
 
 
 TINY = ("--dataset", "synthetic", "--synthetic-size", "200", "--max-epochs", "2", "--cpus-per-trial", "1")

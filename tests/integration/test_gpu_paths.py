@@ -91,6 +91,98 @@ def test_a_real_oom_from_an_oversized_batch_is_recovered():
     assert history[0]["gpu_memory_peak_mb"] > 0
 
 
+@needs_gpu
+@pytest.mark.gpu
+def test_a_graphed_step_updates_the_weights_exactly_as_an_eager_step():
+    import copy
+    from contextlib import nullcontext
+
+    from trainables.batching import to_device_split
+    from trainables.graphed_step import GraphedSteps
+    from trainables.models import build_model
+
+    torch.backends.cudnn.deterministic, was = True, torch.backends.cudnn.deterministic
+    try:
+        data = make_synthetic(600, seed=0)
+        split = to_device_split(data.train_images, data.train_labels, torch.device("cuda"), channels_last=True)
+        torch.manual_seed(0)
+        eager_model = build_model({"l1": 64, "l2": 32}).cuda().to(memory_format=torch.channels_last)
+        graph_model = copy.deepcopy(eager_model)
+        eager_opt = torch.optim.SGD(eager_model.parameters(), lr=0.01, momentum=0.9)
+        graph_opt = torch.optim.SGD(graph_model.parameters(), lr=0.01, momentum=0.9)
+        step = GraphedSteps(graph_model, graph_opt, split.images, split.labels, nullcontext).get(24)
+        assert step is not None, "the step was captured"
+        eager_loss = torch.zeros((), device="cuda")
+        order = torch.randperm(len(split), generator=torch.Generator().manual_seed(1)).cuda()
+        for start in range(0, 24 * 12, 24):
+            index = order[start : start + 24]
+            eager_opt.zero_grad(set_to_none=True)
+            loss = torch.nn.functional.cross_entropy(eager_model(split.images[index]), split.labels[index])
+            loss.backward()
+            eager_opt.step()
+            eager_loss += loss.detach() * 24
+            step(index)
+        for a, b in zip(eager_model.parameters(), graph_model.parameters(), strict=True):
+            torch.testing.assert_close(b, a, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(step.loss_sum, eager_loss, rtol=1e-4, atol=1e-4)
+    finally:
+        torch.backends.cudnn.deterministic = was
+
+
+@needs_gpu
+@pytest.mark.gpu
+def test_graphed_training_learns_like_eager_training():
+    from trainables.cifar import fit
+
+    data = make_synthetic(2000, seed=0)
+    # 1,600 training images in batches of 24: 66 graphed steps and an eager 16-image tail per epoch.
+    config = {"l1": 64, "l2": 32, "lr": 0.02, "batch_size": 24}
+    eager = fit(config, data, max_epochs=2, device=torch.device("cuda"), cuda_graphs=False)
+    graphed = fit(config, data, max_epochs=2, device=torch.device("cuda"), cuda_graphs=True)
+    # Whole epochs amplify rounding differences (atomics in cuDNN's backward), so compare what training
+    # reached rather than every digit; the step-by-step identity is the test above.
+    assert graphed[0]["train_loss"] == pytest.approx(eager[0]["train_loss"], rel=0.1)
+    assert graphed[-1]["accuracy"] > 0.6 and eager[-1]["accuracy"] > 0.6
+    assert graphed[0]["images_per_second"] > eager[0]["images_per_second"]
+
+
+@needs_gpu
+@pytest.mark.gpu
+def test_gpu_epochs_report_memory_utilisation_and_resume_across_devices(tmp_path):
+    from trainables.cifar import fit
+
+    data = make_synthetic(3000, seed=0)
+    states = []
+    history = fit(CONFIG, data, max_epochs=1, device=torch.device("cuda"), report=lambda m, s: states.append(s))
+    assert history[0]["gpu_memory_peak_mb"] > 0
+    assert 0 <= history[0]["gpu_utilization"] <= 100, "NVML utilisation sampled during the epoch"
+    # A checkpoint written on the GPU loads onto the CPU and training continues there.
+    from trainables.cifar import CHECKPOINT_FILE, load_state
+
+    torch.save(states[0], tmp_path / CHECKPOINT_FILE)
+    restored = load_state(tmp_path)
+    assert all(t.device.type == "cpu" for t in restored["model"].values())
+    more = fit(CONFIG, data, max_epochs=2, device=torch.device("cpu"), start_state=restored)
+    assert [m["epoch"] for m in more] == [2]
+
+
+@needs_gpu
+@pytest.mark.gpu
+def test_auto_packing_measures_the_seed_space_on_the_gpu(sweep):
+    import re
+
+    result = sweep("--space", "cifar_small", "--scheduler", "fifo", "--num-samples", "2", "--gpus-per-trial", "auto",
+                   "--cpus-per-trial", "0.5")  # fmt: skip
+    assert result.code == 0, result.err[-3000:]
+    line = next(x for x in result.out.splitlines() if x.startswith("gpus-per-trial auto:"))
+    assert "measured on the device" in line and "l1=256, l2=256" in line and "batch_size=16" in line, line
+    footprint = float(re.search(r"auto: ([0-9.]+) GiB per trial", line).group(1))
+    assert 0.1 < footprint < 8, line  # a CUDA context, 200 synthetic images and a tiny net
+    assert re.search(r"-> \d+ trial\(s\) per GPU", result.out)
+    progress = [pd.read_csv(p) for p in result.folder.glob("*/progress.csv")]
+    assert len(progress) == 2 and all(p["gpu_memory_peak_mb"].iloc[-1] > 0 for p in progress)
+
+
 @needs_2_gpus
 @pytest.mark.gpu
 def test_ddp_with_nccl_on_two_gpus():
