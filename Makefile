@@ -17,7 +17,7 @@ venv:
 		rm -f $(STAMP); \
 		[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV) || exit 1; \
 		$(BIN)/python -m pip install --quiet --upgrade pip || exit 1; \
-		$(BIN)/python -m pip install --quiet -e '.[dev,gpu]' || exit 1; \
+		$(BIN)/python -m pip install --quiet -e '.[dev,gpu,bench]' || exit 1; \
 		echo "$$want" > $(STAMP); \
 	fi
 
@@ -26,11 +26,14 @@ demo: venv
 		--num-samples 12 --max-epochs 4 --scheduler asha --searcher hyperopt \
 		--storage-path ./results --name $(DEMO_NAME)
 
+# Two tiers: the fast one (unit tests and instant trials on a real Ray) first, then the slow one (CIFAR
+# sweeps, a real Ray head, kill -9 and resume).
 test: venv
-	$(BIN)/python -m pytest tests
+	$(BIN)/python -m pytest tests -m "not slow"
+	$(BIN)/python -m pytest tests -m slow
 
 test-fast: venv
-	$(BIN)/python -m pytest tests/unit
+	$(BIN)/python -m pytest tests -m "not slow"
 
 lint: venv
 	$(BIN)/ruff check .
@@ -38,6 +41,7 @@ lint: venv
 bench: venv
 	$(BIN)/python benchmarks/bench_trainable.py
 	$(BIN)/python benchmarks/bench_overhead.py
+	$(BIN)/python benchmarks/bench_search.py
 
 # On a machine with a CUDA GPU: the gpu-marked tests and the GPU benchmarks, logs in gpu-logs/.
 bench-gpu: venv

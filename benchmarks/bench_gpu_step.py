@@ -32,8 +32,8 @@ def _trial(args: tuple) -> tuple[float, float, int]:
     barrier, batch_size, variant, steps, images = args
     import torch
 
-    from trainables.cifar import fit
     from trainables.data import make_synthetic
+    from trainables.loop import fit
 
     torch.set_num_threads(1)
     data = make_synthetic(images, seed=0, test_size=10)

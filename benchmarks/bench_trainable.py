@@ -24,16 +24,18 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from trainables.cifar import fit  # noqa: E402
-from trainables.data import cifar10_present, load_cifar10, make_synthetic, write_cifar10_batches  # noqa: E402
-from trainables.models import build_model  # noqa: E402
-from trainables.reference import (  # noqa: E402
+from reference import (  # noqa: E402
     TUTORIAL_TRANSFORM,
     FolderCIFAR10,
     tutorial_evaluate,
     tutorial_loaders,
 )
+
+from trainables.data import cifar10_present, load_cifar10, make_synthetic, write_cifar10_batches  # noqa: E402
+from trainables.loop import fit  # noqa: E402
+from trainables.models import build_model  # noqa: E402
 
 CONFIG = {"l1": 120, "l2": 84, "lr": 0.001}
 

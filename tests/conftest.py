@@ -16,6 +16,38 @@ class CliRun:
     err: str
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _storage_outside_home(tmp_path_factory):
+    """No test writes into the user's ~/tuner_results, even one that expected an error and got a sweep."""
+    import os
+
+    before = os.environ.get("TUNER_STORAGE_PATH")
+    os.environ["TUNER_STORAGE_PATH"] = str(tmp_path_factory.mktemp("default-storage"))
+    yield
+    if before is None:
+        os.environ.pop("TUNER_STORAGE_PATH", None)
+    else:
+        os.environ["TUNER_STORAGE_PATH"] = before
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_wandb_leftovers_in_tmp():
+    """wandb makes temporary media and artifact folders at import and never removes them from a process
+    that is killed (Ray's logging actor): remove the ones this test session made."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    def leftovers() -> set[Path]:
+        root = Path(tempfile.gettempdir())
+        return {p for pattern in ("*wandb-media", "*wandb-artifacts") for p in root.glob(pattern)}
+
+    before = leftovers()
+    yield
+    for path in leftovers() - before:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture
 def run_cli(capsys):
     """Call ``tuner ARGS`` through the real entry point (error mapping included) and capture its output."""

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from tuner.config import DATASETS
-from tuner.errors import UsageError
+from tuner import UsageError
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +23,7 @@ TEST_BATCH = "test_batch"
 CIFAR_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 DEFAULT_SYNTHETIC_SIZE = 4000
+DATASETS = ("synthetic", "cifar10")
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from trainables.data import CifarArrays
+from trainables.loop import fit
 
 
 @dataclass(frozen=True)
@@ -56,8 +57,6 @@ def _to_cpu(state: Any) -> Any:
 def _rank_main(
     rank: int, world_size: int, backend: str, port: int, shared: dict, args: dict, channel: Any
 ) -> None:
-    from trainables.cifar import fit
-
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     torch.set_num_threads(max(1, args.pop("threads_per_rank", 1)))
     if backend == "nccl":

@@ -84,7 +84,9 @@ def check_storage_reachable(storage_path: str, allow_local: bool) -> None:
     import ray
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-    if "://" in storage_path:
+    from tuner.storage import is_uri
+
+    if is_uri(storage_path):
         return
     nodes = [n for n in ray.nodes() if n.get("Alive")]
     if len(nodes) <= 1:

@@ -1,7 +1,9 @@
 """Sweep settings, resolved once: command-line flags > TUNER_* environment > --config YAML > space defaults.
 
-The result is a frozen ``SweepConfig``; the runner saves it as ``tuner_config.yaml`` in the experiment
-folder, so ``tuner resume`` and a colleague reading the folder see exactly what ran.
+``resolve`` is the one step from what the user gave to a frozen ``SweepConfig`` with nothing left open
+but the cluster's facts (filled when the plan meets the cluster, tuner/plan.py). The runner saves it as
+``tuner_config.yaml`` in the experiment folder, so ``tuner resume`` and a colleague reading the folder
+see exactly what ran.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from tuner import schedulers, searchers, storage
 from tuner.errors import UsageError
+from tuner.spec import MODES
 
-SCHEDULERS = ("fifo", "asha", "hyperband")
-SEARCHERS = ("random", "hyperopt", "bayesopt")
-DATASETS = ("synthetic", "cifar10")
-MODES = ("min", "max")
+SCHEDULERS = schedulers.NAMES
+SEARCHERS = searchers.NAMES
 ENV_PREFIX = "TUNER_"
 DEFAULT_STORAGE = "~/tuner_results"
 CONFIG_FILE = "tuner_config.yaml"
@@ -32,8 +34,8 @@ class SweepConfig:
     """Every setting of one sweep. ``None`` means "decided later" (from the space or the cluster)."""
 
     space: str
-    scheduler: str = "asha"
-    searcher: str = "random"
+    scheduler: str = schedulers.DEFAULT
+    searcher: str | None = None  # the scheduler's own searcher if it brings one, else searchers.DEFAULT
     num_samples: int = 8
     max_epochs: int = 10
     cpus_per_trial: float = 1.0
@@ -45,7 +47,7 @@ class SweepConfig:
     seed: int = 0
     max_concurrent: int | None = None
     max_failures: int = 0
-    dataset: str = "cifar10"
+    dataset: str = "cifar10"  # a name the trainable's data loader knows
     data_dir: str = "./data"
     synthetic_size: int = 4000
     download: bool = False
@@ -55,11 +57,13 @@ class SweepConfig:
     wandb: bool = False
     wandb_project: str | None = None
     wandb_group: str | None = None
+    stall_timeout: float = 60.0  # seconds with nothing running or pending before a sweep is ended
 
     def __post_init__(self) -> None:
         _check_choice("scheduler", self.scheduler, SCHEDULERS)
-        _check_choice("searcher", self.searcher, SEARCHERS)
-        _check_choice("dataset", self.dataset, DATASETS)
+        if self.searcher is not None:
+            _check_choice("searcher", self.searcher, SEARCHERS)
+            _check_pair(self.scheduler, self.searcher)
         if self.mode is not None:
             _check_choice("mode", self.mode, MODES)
         _check_at_least("num-samples", self.num_samples, 1)
@@ -68,6 +72,8 @@ class SweepConfig:
         _check_at_least("max-failures", self.max_failures, 0)
         if self.max_concurrent is not None:
             _check_at_least("max-concurrent", self.max_concurrent, 1)
+        if self.stall_timeout <= 0:
+            raise UsageError(f"--stall-timeout must be more than 0 seconds, got {self.stall_timeout:g}")
         if self.cpus_per_trial <= 0:
             raise UsageError(f"--cpus-per-trial must be more than 0, got {self.cpus_per_trial:g}")
         if isinstance(self.gpus_per_trial, str):
@@ -93,12 +99,24 @@ class SweepConfig:
         """STORAGE/NAME, as a local path or a URI (s3://, gs://) when the storage is remote."""
         if self.name is None:
             raise RuntimeError("experiment name not resolved yet")
-        if "://" in self.storage_path:
+        if storage.is_uri(self.storage_path):
             return self.storage_path.rstrip("/") + "/" + self.name
         return str(Path(self.storage_path).expanduser().resolve() / self.name)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+def _check_pair(scheduler: str, searcher: str) -> None:
+    """Schedulers that bring their own searcher, and searchers that only work under their scheduler."""
+    brings = schedulers.REGISTRY[scheduler].requires_searcher
+    if brings and searcher != brings:
+        raise UsageError(
+            f"--scheduler {scheduler} brings its own searcher ({brings}); drop --searcher {searcher} or use another scheduler"
+        )
+    needs = searchers.REGISTRY[searcher].requires_scheduler
+    if needs and scheduler != needs:
+        raise UsageError(f"--searcher {searcher} works only with --scheduler {needs}")
 
 
 def _check_choice(name: str, value: Any, valid: tuple[str, ...]) -> None:
@@ -213,20 +231,70 @@ def default_name(space_label: str, scheduler: str, searcher: str) -> str:
     return f"{safe}-{scheduler}-{searcher}-{stamp}"
 
 
+NO_SPACE = "no search space given; pass --space NAME or --space path/to/space.py (see 'tuner spaces')"
+
+
 def build_config(settings: Mapping[str, Any]) -> SweepConfig:
     """A validated config from merged settings; unknown names are a programming error, not user input."""
-    if "space" not in settings or not settings["space"]:
-        raise UsageError(
-            "no search space given; pass --space NAME or --space path/to/space.py (see 'tuner spaces')"
-        )
+    if not settings.get("space"):
+        raise UsageError(NO_SPACE)
     return SweepConfig(**dict(settings))
+
+
+def resolve(
+    given: Mapping[str, Any], config_file: str | None = None, environ: Mapping[str, str] | None = None
+) -> SweepConfig:
+    """The settings of a new sweep, in one step.
+
+    flags (``given``: only what the user typed) > TUNER_* environment > the ``--config`` YAML > the space's
+    ``defaults`` > built-in defaults; then what the space and the names decide (metric, mode, the searcher a
+    scheduler brings, the experiment name, absolute paths). The space is imported once per process.
+    """
+    from tuner.registry import load_space
+
+    env = env_settings(os.environ if environ is None else environ)
+    from_file = read_yaml_settings(config_file) if config_file else {}
+    space_ref = given.get("space") or env.get("space") or from_file.get("space")
+    if not space_ref:
+        raise UsageError(NO_SPACE)
+    space = load_space(space_ref)
+    space_defaults = {k: coerce(k, v, f"space {space_ref} defaults") for k, v in space.defaults.items()}
+    config = build_config(merge_layers(space_defaults, from_file, env, given, {"space": space_ref}))
+    return complete(config, space)
+
+
+def _default_searcher(space: Any) -> str:
+    """The default model-based searcher, or random search for a space with nothing a model can search
+    (only constants, grids, or functions with too many values)."""
+    try:
+        searchers.plan_search(space.params, searchers.DEFAULT)
+    except UsageError:
+        return "random"
+    return searchers.DEFAULT
+
+
+def complete(config: SweepConfig, space: Any) -> SweepConfig:
+    """Fill what the space and the names decide, leaving only the cluster's facts open."""
+    from tuner.registry import is_space_path, space_label
+
+    searcher = config.searcher or schedulers.REGISTRY[config.scheduler].requires_searcher or _default_searcher(space)
+    updates: dict[str, Any] = {
+        "metric": config.metric or space.metric,
+        "mode": config.mode or space.mode,
+        "searcher": searcher,
+        "name": config.name or default_name(space_label(config.space), config.scheduler, searcher),
+        "data_dir": str(Path(config.data_dir).expanduser().resolve()),
+    }
+    if is_space_path(config.space):
+        updates["space"] = str(Path(config.space).expanduser().resolve())
+    if not storage.is_uri(config.storage_path):
+        updates["storage_path"] = str(Path(config.storage_path).expanduser().resolve())
+    return dataclasses.replace(config, **updates)
 
 
 def save_config(config: SweepConfig, folder: str | Path) -> str:
     """Write ``tuner_config.yaml`` into the experiment folder (a path or a storage URI)."""
     import yaml
-
-    from tuner import storage
 
     return storage.write_text(folder, CONFIG_FILE, yaml.safe_dump(config.to_dict(), sort_keys=False))
 
@@ -234,8 +302,6 @@ def save_config(config: SweepConfig, folder: str | Path) -> str:
 def load_saved_config(folder: str | Path) -> SweepConfig:
     """The settings an experiment ran with, from its ``tuner_config.yaml``."""
     import yaml
-
-    from tuner import storage
 
     text = storage.read_text(folder, CONFIG_FILE)
     if text is None:

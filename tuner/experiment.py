@@ -1,12 +1,15 @@
-"""Reading an experiment folder: trials, their configs, metrics per epoch and checkpoints.
+"""The one reader of an experiment: its settings, trials, statuses, metrics per epoch, best trial, checkpoints.
 
-Plain files only (YAML, JSON, CSV): no Ray, no torch, so ``tuner results`` is quick and works on a
-sweep that is still running or was killed.
+Plain files only (YAML, JSON, CSV) read through tuner/storage.py, so a local folder and a bucket URI
+(``s3://``, ``gs://``, ``file://``) read the same way; no Ray, no torch, so ``tuner results`` is quick and
+works on a sweep that is still running or was killed. The end-of-sweep summary and every review command
+use the same definition of the best trial: the best value of the metric within each trial.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
@@ -14,8 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tuner import storage
 from tuner.config import CONFIG_FILE, DEFAULT_STORAGE, SweepConfig, load_saved_config
 from tuner.errors import UsageError
+from tuner.ray_state import saved_trial_states
 
 
 @dataclass
@@ -23,7 +28,7 @@ class TrialRecord:
     """One trial as its folder and the experiment state describe it."""
 
     trial_id: str
-    path: Path
+    path: str
     status: str
     config: dict[str, Any]
     rows: list[dict[str, Any]] = field(default_factory=list)
@@ -31,7 +36,7 @@ class TrialRecord:
 
     @property
     def epochs(self) -> int:
-        return max((int(r.get("training_iteration") or 0) for r in self.rows), default=0)
+        return max((int(float(r.get("training_iteration") or 0)) for r in self.rows), default=0)
 
     def values(self, metric: str) -> list[float]:
         return [v for v in (_number(r.get(metric)) for r in self.rows) if v is not None]
@@ -56,7 +61,7 @@ class TrialRecord:
 
 @dataclass
 class Experiment:
-    path: Path
+    path: str
     config: SweepConfig
     trials: list[TrialRecord]
 
@@ -69,27 +74,29 @@ class Experiment:
         return self.config.mode or "min"
 
     def ranked(self) -> list[TrialRecord]:
-        """Trials by their best metric, best first; trials with no result last."""
+        """Trials by the best value of the metric within each, best first; trials with no result last."""
         sign = 1 if self.mode == "min" else -1
         return sorted(
             self.trials,
-            key=lambda t: (
-                t.best(self.metric, self.mode) is None,
-                sign * (t.best(self.metric, self.mode) or 0.0),
-            ),
+            key=lambda t: (t.best(self.metric, self.mode) is None, sign * (t.best(self.metric, self.mode) or 0.0)),
         )
 
     def best_trial(self) -> TrialRecord | None:
         ranked = [t for t in self.ranked() if t.best(self.metric, self.mode) is not None]
         return ranked[0] if ranked else None
 
-    def best_checkpoint(self, trial: TrialRecord) -> Path | None:
-        """The checkpoint saved at the trial's best epoch, else its latest one still on disk."""
+    def best_checkpoint(self, trial: TrialRecord) -> str | None:
+        """The checkpoint saved at the trial's best epoch, else its latest one still kept."""
         row = trial.best_row(self.metric, self.mode)
-        if row and row.get("checkpoint_dir_name") and (trial.path / row["checkpoint_dir_name"]).is_dir():
-            return trial.path / row["checkpoint_dir_name"]
-        kept = sorted(trial.path.glob("checkpoint_*"))
-        return kept[-1] if kept else None
+        if row and row.get("checkpoint_dir_name"):
+            at_best = storage.join(trial.path, row["checkpoint_dir_name"])
+            if storage.is_dir(at_best):
+                return at_best
+        kept = [d for d in storage.list_dirs(trial.path) if d.startswith("checkpoint_")]
+        return storage.join(trial.path, kept[-1]) if kept else None
+
+    def failed(self) -> list[TrialRecord]:
+        return [t for t in self.trials if t.status == "ERROR"]
 
 
 def _number(value: Any) -> float | None:
@@ -100,21 +107,20 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+# --- finding an experiment ---------------------------------------------------------------------------
+
+
 def default_storage() -> Path:
     return Path(os.environ.get("TUNER_STORAGE_PATH", DEFAULT_STORAGE)).expanduser()
 
 
-def locate(ref: str) -> Path:
-    """An experiment by path, or by name under the default storage (``TUNER_STORAGE_PATH``)."""
-    from tuner.storage import local_path
-
-    plain = local_path(ref)
-    if plain is None:
-        raise UsageError(
-            f"{ref} is in remote storage; this command reads a local folder: copy the experiment down "
-            "(e.g. aws s3 sync, gsutil rsync) and pass that folder"
-        )
-    ref = plain
+def locate(ref: str) -> str:
+    """An experiment by path or storage URI, or by name under the default storage (``TUNER_STORAGE_PATH``)."""
+    if storage.is_uri(ref):
+        folder = ref.rstrip("/")
+        if not storage.exists(folder, CONFIG_FILE):
+            raise UsageError(f"{folder} is not a tuner experiment (no {CONFIG_FILE})")
+        return folder
     candidates = [Path(ref).expanduser()]
     if "/" not in ref:
         candidates.append(default_storage() / ref)
@@ -122,73 +128,43 @@ def locate(ref: str) -> Path:
         if path.is_dir():
             if not (path / CONFIG_FILE).is_file():
                 raise UsageError(f"{path} is not a tuner experiment (no {CONFIG_FILE})")
-            return path.resolve()
+            return str(path.resolve())
     where = " or ".join(str(c) for c in candidates)
     raise UsageError(f"unknown experiment {ref!r}: no folder {where}")
 
 
-def latest_state_name(folder: str | Path) -> str | None:
-    """The newest of Ray's ``experiment_state-*.json`` files in the folder (one per driver session)."""
-    from tuner import storage
-
-    names = [n for n in storage.list_names(folder, "experiment_state-") if n.endswith(".json")]
-    return names[-1] if names else None
-
-
-def saved_trial_states(folder: str | Path) -> dict[str, dict[str, Any]]:
-    """Status, folder and error per trial id, from Ray's experiment state (absent early in a run).
-
-    ``folder`` may be a storage URI: this is what ``tuner resume`` reads from a bucket.
-    """
-    from tuner import storage
-
-    name = latest_state_name(folder)
-    if name is None:
-        return {}
-    where = f"{str(folder).rstrip('/')}/{name}"
-    try:
-        state = json.loads(storage.read_text(folder, name) or "")
-        out = {}
-        for trial_json, runtime_json in state["trial_data"]:
-            trial, runtime = json.loads(trial_json), json.loads(runtime_json)
-            out[trial["trial_id"]] = {
-                "status": trial["status"],
-                "dir": trial.get("relative_logdir"),
-                "error_file": runtime.get("error_filename"),
-            }
-        return out
-    except (ValueError, KeyError, TypeError) as exc:
+def local_folder(experiment: Experiment, what: str) -> Path:
+    """The experiment as a local folder, for tools that only read local files (TensorBoard)."""
+    plain = storage.local_path(experiment.path)
+    if plain is None:
         raise UsageError(
-            f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read"
-        ) from None
+            f"{what} reads a local folder and {experiment.path} is in remote storage: copy it down first "
+            "(e.g. aws s3 sync, gsutil rsync) and pass that folder"
+        )
+    return Path(plain)
 
 
-def _read_rows(progress: Path) -> list[dict[str, Any]]:
-    if not progress.is_file():
-        return []
-    with progress.open(newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f))
+# --- one trial's files -------------------------------------------------------------------------------
 
 
-def _last_error_line(trial_dir: Path, error_file: str | None) -> str:
-    path = trial_dir / (error_file or "error.txt")
-    if not path.is_file():
-        return ""
-    lines = [
-        line.strip()
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
-        if line.strip()
-    ]
+def last_line(text: str) -> str:
+    """The last non-empty line of an error or traceback: what a one-line summary shows."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else ""
 
 
-def _trial_id(trial_dir: Path, rows: list[dict[str, Any]], known: dict[str, str]) -> str:
+def _read_rows(trial_path: str) -> list[dict[str, Any]]:
+    text = storage.read_text(trial_path, "progress.csv")
+    return list(csv.DictReader(io.StringIO(text))) if text else []
+
+
+def _trial_id(dir_name: str, rows: list[dict[str, Any]], known: dict[str, str]) -> str:
     """The trial id from Ray's state, else from the trial's own results, else from its folder name."""
-    if trial_dir.name in known:
-        return known[trial_dir.name]
+    if dir_name in known:
+        return known[dir_name]
     if rows and rows[0].get("trial_id"):
         return rows[0]["trial_id"]
-    return trial_dir.name
+    return dir_name
 
 
 def load(ref: str) -> Experiment:
@@ -196,19 +172,21 @@ def load(ref: str) -> Experiment:
     config = load_saved_config(folder)
     states = saved_trial_states(folder)
     known = {state["dir"]: trial_id for trial_id, state in states.items() if state["dir"]}
-    dirs = {p for p in folder.iterdir() if p.is_dir() and (p / "params.json").exists()}
-    dirs |= {folder / d for d in known}
+    dirs = {d for d in storage.list_dirs(folder) if storage.exists(storage.join(folder, d), "params.json")}
+    dirs |= set(known)
     trials = []
-    for trial_dir in sorted(dirs):
-        rows = _read_rows(trial_dir / "progress.csv")
-        trial_id = _trial_id(trial_dir, rows, known)
+    for dir_name in sorted(dirs):
+        trial_path = storage.join(folder, dir_name)
+        rows = _read_rows(trial_path)
+        trial_id = _trial_id(dir_name, rows, known)
         state = states.get(trial_id, {})
-        params = trial_dir / "params.json"
         try:
-            trial_config = json.loads(params.read_text(encoding="utf-8")) if params.is_file() else {}
+            trial_config = json.loads(storage.read_text(trial_path, "params.json") or "{}")
         except ValueError:
             trial_config = {}
         status = state.get("status") or ("RUNNING" if rows else "PENDING")
-        error = _last_error_line(trial_dir, state.get("error_file")) if status == "ERROR" else ""
-        trials.append(TrialRecord(trial_id, trial_dir, status, trial_config, rows, error))
+        error = ""
+        if status == "ERROR":
+            error = last_line(storage.read_text(trial_path, state.get("error_file") or "error.txt") or "")
+        trials.append(TrialRecord(trial_id, trial_path, status, trial_config, rows, error))
     return Experiment(folder, config, trials)

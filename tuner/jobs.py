@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
+from tuner.config import NO_SPACE
 from tuner.errors import TunerError, UsageError
 
 # Never shipped with the working directory: environments, results, data, caches.
@@ -143,7 +144,7 @@ def submit(address: str | None, flags: dict[str, Any], working_dir: Path, python
     if config_file:
         flags["config"] = relative_file("--config", config_file, working_dir)
     if not flags.get("space") and not flags.get("config"):
-        raise UsageError("no search space given; pass --space NAME or --space path/to/space.py")
+        raise UsageError(NO_SPACE)
     jobs = client(address)
     url = dashboard_address(address)
     with tempfile.TemporaryDirectory(prefix="tuner-ship-") as staging:

@@ -18,12 +18,16 @@ lowered for the trials created after it.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from ray.tune import Callback
 
 log = logging.getLogger(__name__)
 
@@ -210,50 +214,60 @@ def _device_used_bytes() -> int | None:
 
 # --- lowering the packing after an out-of-memory error ---------------------------------------------
 
-# Ray keeps a copy of a trainable's resource function and calls that copy in the driver, so the live
-# packing is looked up by experiment rather than held by the function.
-_LIVE: dict[str, int] = {}
+PACKING_FILE = ".tuner-packing.json"
+
+
+def start(folder: str, trials_per_gpu: int) -> str:
+    """Begin adaptive packing for the sweep in ``folder``; returns the key its resource function reads.
+
+    Ray keeps a copy of a trainable's resource function and calls that copy in the driver, so the live
+    packing sits in a small file beside the experiment rather than in the function.
+    """
+    from tuner.ray_compat import write_atomically
+    from tuner.storage import sidecar
+
+    path = sidecar(folder, PACKING_FILE)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomically(str(path), json.dumps({"trials_per_gpu": trials_per_gpu}))
+    return str(path)
+
+
+def forget(key: str) -> None:
+    Path(key).unlink(missing_ok=True)
+
+
+def current(key: str) -> int:
+    return int(json.loads(Path(key).read_text(encoding="utf-8"))["trials_per_gpu"])
 
 
 def trial_resources(key: str, cpus: float, config: Mapping[str, Any]) -> dict[str, float]:
-    """Resources of a trial created now: the current packing of experiment ``key``."""
-    return {"cpu": cpus, "gpu": gpu_share(_LIVE[key])}
-
-
-def start(key: str, trials_per_gpu: int) -> None:
-    _LIVE[key] = trials_per_gpu
-
-
-def stop(key: str) -> None:
-    _LIVE.pop(key, None)
+    """Resources of a trial created now: the current packing of the sweep behind ``key``."""
+    return {"cpu": cpus, "gpu": gpu_share(current(key))}
 
 
 def lower(key: str) -> int | None:
     """Halve the trials per GPU after an out-of-memory error; returns the new number, None if unchanged."""
-    current = _LIVE.get(key)
-    if current is None or current <= 1:
+    from tuner.ray_compat import write_atomically
+
+    trials = current(key)
+    if trials <= 1:
         return None
-    _LIVE[key] = max(1, current // 2)
-    return _LIVE[key]
+    write_atomically(key, json.dumps({"trials_per_gpu": max(1, trials // 2)}))
+    return max(1, trials // 2)
 
 
-def oom_watcher(key: str, out: Callable[[str], None]) -> Any:
-    """A Tune callback that lowers the packing when a trial reports an out-of-memory retry."""
-    from ray.tune import Callback
+class OomWatcher(Callback):
+    """Lowers the packing when a trial reports an out-of-memory retry (once per trial)."""
 
-    class OomWatcher(Callback):
-        def __init__(self) -> None:
-            self.seen: set[str] = set()
+    def __init__(self, key: str, out: Callable[[str], None]) -> None:
+        self.key, self.out = key, out
+        self.seen: set[str] = set()
 
-        def on_trial_result(
-            self, iteration: int, trials: list, trial: Any, result: dict, **info: Any
-        ) -> None:
-            if not result.get("oom_retries") or trial.trial_id in self.seen:
-                return
-            self.seen.add(trial.trial_id)
-            lowered = lower(key)
-            if lowered is not None:
-                out(f"trial {trial.trial_id} ran out of GPU memory; trials created from now on get "
-                    f"{gpu_share(lowered):g} GPU ({lowered} per GPU)")  # fmt: skip
-
-    return OomWatcher()
+    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+        if not result.get("oom_retries") or trial.trial_id in self.seen:
+            return
+        self.seen.add(trial.trial_id)
+        lowered = lower(self.key)
+        if lowered is not None:
+            self.out(f"trial {trial.trial_id} ran out of GPU memory; trials created from now on get "
+                     f"{gpu_share(lowered):g} GPU ({lowered} per GPU)")  # fmt: skip

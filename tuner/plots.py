@@ -69,7 +69,7 @@ def plot_experiment(experiment: Any, out_dir: Path) -> list[Path]:
     written.append(path)
 
     logs = log_scale_params(experiment)
-    params = sorted({k for t in experiment.trials for k in t.config if not k.startswith("_")})
+    params = sorted({k for t in experiment.trials for k in t.config})
     for name in params:
         points = [
             (t.config.get(name), t.last(metric)) for t in experiment.trials if t.last(metric) is not None

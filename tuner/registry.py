@@ -70,8 +70,27 @@ def space_label(ref: str) -> str:
     return Path(ref).stem if is_space_path(ref) else ref
 
 
+_LOADED: dict[str, SearchSpace] = {}
+
+
 def load_space(ref: str) -> SearchSpace:
-    """Import a space module and return its ``SPACE``; user files may define their trainable inline."""
+    """Import a space module and return its ``SPACE``; user files may define their trainable inline.
+
+    A space is imported once per process, whichever of its names is used again (a space file that
+    prints or logs on import does so once per sweep); a file edited since is imported afresh.
+    """
+    if is_module_ref(ref):
+        key = ref
+    else:
+        path = space_path(ref)
+        stat = path.stat()
+        key = f"{path}@{stat.st_mtime_ns}:{stat.st_size}"
+    if key not in _LOADED:
+        _LOADED[key] = _import_space(ref)
+    return _LOADED[key]
+
+
+def _import_space(ref: str) -> SearchSpace:
     if is_module_ref(ref):
         try:
             found = importlib.util.find_spec(ref) is not None
@@ -172,9 +191,10 @@ def resolve_trainable(trainable: str | Callable[..., Any]) -> Callable[..., Any]
     return function
 
 
-def declared_keywords(function: Callable[..., Any]) -> set[str] | None:
-    """Keyword arguments a trainable accepts besides ``config``; ``None`` means it takes ``**kwargs``."""
-    params = list(inspect.signature(function).parameters.values())[1:]
+def declared_keywords(function: Callable[..., Any], after_config: bool = True) -> set[str] | None:
+    """Keyword arguments a function accepts (a trainable's besides its first, ``config``); ``None`` means
+    it takes ``**kwargs``."""
+    params = list(inspect.signature(function).parameters.values())[1 if after_config else 0 :]
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
         return None
     kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,9 +67,11 @@ def logger_callbacks(config: Any, out: Any) -> list[Callback]:
 
     from ray.air.integrations.wandb import WandbLoggerCallback
 
+    from tuner.storage import is_uri
+
     kwargs: dict[str, Any] = {}
     folder = config.experiment_path
-    if "://" not in folder:
+    if not is_uri(folder):
         # Written straight into the experiment folder: Ray's end-of-run sync of trial folders can copy a
         # wandb run before wandb has flushed it.
         kwargs["dir"] = folder
@@ -89,26 +90,3 @@ def logger_callbacks(config: Any, out: Any) -> list[Callback]:
             **kwargs,
         )
     ]
-
-
-class _SkipRenamedScratchFileSync(logging.Filter):
-    """Drops Ray's traceback for a background copy that lost a race with a scratch file's rename.
-
-    Ray saves searcher state to ``.<uuid>-tmp-…`` and renames it while the previous upload of the
-    experiment folder may still be listing files; that upload then fails on the vanished name, and the
-    very next sync (forced at the end of every sweep) copies the renamed file. Any other sync failure
-    still shows.
-    """
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if not record.getMessage().startswith("Saving experiment state to storage"):
-            return True
-        error = record.exc_info[1] if record.exc_info else None
-        return not (isinstance(error, FileNotFoundError) and "-tmp-" in str(error))
-
-
-def quiet_benign_sync_races() -> None:
-    """Install the filter once on the logger Ray reports experiment-state syncs through."""
-    ray_logger = logging.getLogger("ray.tune.execution.experiment_state")
-    if not any(isinstance(f, _SkipRenamedScratchFileSync) for f in ray_logger.filters):
-        ray_logger.addFilter(_SkipRenamedScratchFileSync())

@@ -1,69 +1,43 @@
-"""Reading what a sweep produced: the best trial, its checkpoint, the failures; ``best_config.json``."""
+"""Rendering what a sweep produced: the end-of-sweep summary (``best_config.json``), trial tables, export.
+
+The numbers come from tuner/experiment.py; this module only decides what to show and how.
+"""
 
 from __future__ import annotations
 
 import json
-import math
-from pathlib import Path
 from typing import Any
 
-from tuner.storage import located, write_text
+from tuner.storage import write_text
+from tuner.values import jsonable
 
 BEST_FILE = "best_config.json"
 
 
-def _last_error_line(error: BaseException | None) -> str:
-    if error is None:
-        return ""
-    lines = [line for line in str(error).strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else type(error).__name__
-
-
-def summarize(grid: Any, metric: str, mode: str, folder: str | Path) -> dict[str, Any]:
-    """The best trial of a finished ``ResultGrid``, written to ``best_config.json`` in the experiment folder."""
-    failed = [
-        {"trial_id": r.metrics.get("trial_id") or Path(r.path).name, "error": _last_error_line(r.error)}
-        for r in grid
-        if r.error is not None
-    ]
+def summarize(experiment: Any) -> dict[str, Any]:
+    """The sweep's outcome from its folder (the best trial by the best value within each trial), also
+    written to ``best_config.json``: the same definition ``tuner results`` and ``tuner export`` use."""
+    metric, mode = experiment.metric, experiment.mode
     summary: dict[str, Any] = {
         "metric": metric,
         "mode": mode,
-        "trials": len(grid),
-        "failed": failed,
-        "experiment": str(folder),
+        "trials": len(experiment.trials),
+        "failed": [{"trial_id": t.trial_id, "error": t.error} for t in experiment.failed()],
+        "experiment": str(experiment.path),
     }
-    scored = [r for r in grid if r.metrics_dataframe is not None and metric in r.metrics_dataframe]
-    if scored:
-        best = grid.get_best_result(metric=metric, mode=mode, scope="all", filter_nan_and_inf=True)
-        frame = best.metrics_dataframe
-        values = frame[metric]
-        row = frame.loc[values.idxmin() if mode == "min" else values.idxmax()]
-        checkpoint = best.get_best_checkpoint(metric=metric, mode=mode) if best.best_checkpoints else None
+    best = experiment.best_trial()
+    if best is not None:
+        row = best.best_row(metric, mode) or {}
         summary.update(
-            best_trial=best.metrics.get("trial_id"),
-            best_value=float(row[metric]),
-            best_epoch=int(row["training_iteration"]),
+            best_trial=best.trial_id,
+            best_value=best.best(metric, mode),
+            best_epoch=int(float(row.get("training_iteration") or 0)),
             config=best.config,
-            checkpoint=located(folder, checkpoint.path) if checkpoint is not None else None,
-            trial_path=located(folder, best.path),
+            checkpoint=experiment.best_checkpoint(best),
+            trial_path=best.path,
         )
-    write_text(folder, BEST_FILE, json.dumps(_jsonable(summary), indent=2) + "\n")
+    write_text(experiment.path, BEST_FILE, json.dumps(jsonable(summary), indent=2) + "\n")
     return summary
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return repr(value)
 
 
 def format_summary(summary: dict[str, Any]) -> list[str]:
@@ -73,7 +47,7 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
         lines += [
             f"best trial: {summary['best_trial']} ({summary['metric']} {summary['best_value']:.4g} "
             f"at epoch {summary['best_epoch']})",
-            f"  config: {json.dumps(_jsonable(summary['config']), sort_keys=True)}",
+            f"  config: {json.dumps(jsonable(summary['config']), sort_keys=True)}",
             f"  checkpoint: {summary['checkpoint']}",
         ]
     else:
@@ -83,9 +57,11 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
     lines.append(
         f"{summary['trials']} trial(s), {len(summary['failed'])} failed; saved {summary['experiment']}/{BEST_FILE}"
     )
+    if summary.get("stalled"):
+        lines.append(f"stalled: {summary['stalled']}")
     if summary.get("unfinished"):
         lines.append(
-            f"interrupted: {summary['unfinished']} trial(s) unfinished; "
+            f"{'stopped' if summary.get('stalled') else 'interrupted'}: {summary['unfinished']} trial(s) unfinished; "
             f"continue with: tuner resume {summary['experiment']}"
         )
     return lines
@@ -99,7 +75,7 @@ FORMATS = ("table", "csv", "json")
 def trial_rows(experiment: Any, top: int | None = None) -> list[dict[str, Any]]:
     """One row per trial, best first: id, status, parameters, best and last metric, epochs run."""
     metric, mode = experiment.metric, experiment.mode
-    params = sorted({k for t in experiment.trials for k in t.config if not k.startswith("_")})
+    params = sorted({k for t in experiment.trials for k in t.config})
     rows = []
     for trial in experiment.ranked()[:top]:
         row: dict[str, Any] = {"trial_id": trial.trial_id, "status": trial.status}
@@ -125,7 +101,7 @@ def render(rows: list[dict[str, Any]], fmt: str, empty: str = "(no trials yet)")
     """Rows as an aligned text table, CSV or JSON."""
     columns = list(dict.fromkeys(k for row in rows for k in row))
     if fmt == "json":
-        return json.dumps(_jsonable(rows), indent=2)
+        return json.dumps(jsonable(rows), indent=2)
     if fmt == "csv":
         import csv
         import io
@@ -154,12 +130,12 @@ def best_export(experiment: Any) -> dict[str, Any]:
     row = best.best_row(experiment.metric, experiment.mode) or {}
     checkpoint = experiment.best_checkpoint(best)
     return {
-        "config": {k: v for k, v in best.config.items() if not k.startswith("_")},
+        "config": best.config,
         "metric": experiment.metric,
         "mode": experiment.mode,
         "value": best.best(experiment.metric, experiment.mode),
         "epoch": int(float(row.get("training_iteration") or 0)),
         "trial_id": best.trial_id,
-        "checkpoint": str(checkpoint) if checkpoint else None,
+        "checkpoint": checkpoint,
         "experiment": str(experiment.path),
     }

@@ -17,14 +17,6 @@ def is_uri(location: str | Path) -> bool:
     return "://" in str(location)
 
 
-def located(like: str | Path, fs_path: str) -> str:
-    """A path Ray reports inside the storage (no scheme) as the user would type it: with ``like``'s scheme."""
-    if not is_uri(like) or is_uri(fs_path):
-        return fs_path
-    scheme = str(like).split("://", 1)[0]
-    return f"{scheme}://{fs_path}"
-
-
 def local_path(location: str) -> str | None:
     """The plain path of a ``file://`` URI (or of a plain path); None for remote storage."""
     if not is_uri(location):
@@ -84,6 +76,34 @@ def read_text(location: str | Path, name: str) -> str | None:
         return stream.read().decode("utf-8")
 
 
+def join(location: str | Path, *parts: str) -> str:
+    """A path or URI inside ``location``."""
+    if not is_uri(location):
+        return str(Path(location, *parts))
+    return posixpath.join(str(location).rstrip("/"), *parts)
+
+
+def is_dir(location: str | Path) -> bool:
+    if not is_uri(location):
+        return Path(location).is_dir()
+    import pyarrow.fs
+
+    fs, path = _filesystem(str(location))
+    return fs.get_file_info(path).type == pyarrow.fs.FileType.Directory
+
+
+def list_dirs(location: str | Path) -> list[str]:
+    """Names of the folders directly in ``location``, sorted."""
+    if not is_uri(location):
+        folder = Path(location)
+        return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+    import pyarrow.fs
+
+    fs, path = _filesystem(str(location))
+    infos = fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))
+    return sorted(posixpath.basename(i.path) for i in infos if i.type == pyarrow.fs.FileType.Directory)
+
+
 def list_names(location: str | Path, pattern_prefix: str) -> list[str]:
     """File names directly in the experiment folder that start with ``pattern_prefix``, sorted."""
     if not is_uri(location):
@@ -98,3 +118,17 @@ def list_names(location: str | Path, pattern_prefix: str) -> list[str]:
         for i in infos
         if i.type == pyarrow.fs.FileType.File and posixpath.basename(i.path).startswith(pattern_prefix)
     )
+
+
+def sidecar(location: str, name: str) -> Path:
+    """A local file the driver keeps about an experiment, outside its folder.
+
+    Not inside it: Ray stages the experiment folder's files on the driver and syncs that copy back over
+    the folder (after a resume, a stale copy), so a file the driver writes there directly can be undone.
+    """
+    import hashlib
+    import os
+
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tuner" / "sweeps"
+    key = str(location).rstrip("/") if is_uri(location) else str(Path(location).resolve())
+    return cache / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}{name}"

@@ -6,11 +6,12 @@ import shutil
 
 import pytest
 
-from trainables.cifar import fit
+from benchmarks.reference import tutorial_fit
 from trainables.data import make_synthetic, write_cifar10_batches
-from trainables.reference import tutorial_fit
-from tuner.config import SweepConfig
-from tuner.runner import launch, resolve, trainable_kwargs
+from trainables.loop import fit
+from tuner.config import resolve
+from tuner.plan import place, prepare
+from tuner.runner import launch
 
 pytestmark = pytest.mark.slow
 
@@ -28,14 +29,12 @@ def test_trials_never_read_the_dataset_files(tmp_path):
     """The driver decodes CIFAR-10 once; with the files gone before launch, every trial still trains."""
     data_dir = tmp_path / "data"
     write_cifar10_batches(make_synthetic(300, seed=0), data_dir)
-    config = SweepConfig(
-        space="cifar_small", dataset="cifar10", data_dir=str(data_dir), num_samples=2, max_epochs=1,
-        scheduler="fifo", storage_path=str(tmp_path / "results"), name="shared",
-    )  # fmt: skip
-    plan = resolve(config)
-    kwargs = trainable_kwargs(plan, out=lambda line: None)
+    config = resolve({"space": "cifar_small", "dataset": "cifar10", "data_dir": str(data_dir), "num_samples": 2,
+                      "max_epochs": 1, "scheduler": "fifo", "storage_path": str(tmp_path / "results"),
+                      "name": "shared"})  # fmt: skip
+    plan = prepare(config, out=lambda line: None)
     shutil.rmtree(data_dir)
-    summary = launch(plan, kwargs, out=lambda line: None)
+    summary = launch(place(plan), out=lambda line: None)
     assert summary["trials"] == 2 and not summary["failed"]
 
 
@@ -43,10 +42,11 @@ def test_trials_get_zero_copy_views_from_the_object_store(run_cli, tmp_path):
     space = tmp_path / "probe.py"
     space.write_text(
         '"""Reports whether the shared arrays arrived as read-only object-store views."""\n'
-        "from ray import tune\nfrom tuner import SearchSpace\n\n"
+        "from ray import tune\nfrom tuner import SearchSpace\nfrom trainables.data import load_dataset\n\n"
         "def probe(config, *, data, max_epochs):\n"
         "    tune.report({'loss': config['x'], 'writeable': int(data.train_images.flags.writeable),\n"
         "                 'images': len(data.train_images)})\n\n"
+        "probe.data_loader = load_dataset\n\n"
         "SPACE = SearchSpace(trainable=probe, params={'x': tune.uniform(0, 1)})\n"
     )
     result = run_cli("sweep", "--space", space, "--dataset", "synthetic", "--synthetic-size", "120",

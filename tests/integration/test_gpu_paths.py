@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import torch
 
+from tests.faults import faulty_space
 from tests.integration.conftest import read_best
 from trainables.data import make_synthetic
 from trainables.ddp import run_ddp
@@ -20,7 +21,7 @@ CONFIG = {"l1": 32, "l2": 16, "lr": 0.02, "batch_size": 16}
 
 
 def test_ddp_with_gloo_trains_two_ranks_and_reports_from_rank_zero():
-    from trainables.cifar import fit
+    from trainables.loop import fit
 
     data = make_synthetic(1500, seed=0)
     states = []
@@ -40,13 +41,8 @@ def test_ddp_with_gloo_trains_two_ranks_and_reports_from_rank_zero():
 def test_injected_oom_in_a_sweep_shows_in_the_table_and_tensorboard(sweep, tmp_path):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-    space = tmp_path / "oom.py"
-    space.write_text(
-        '"""Seed net with an out-of-memory error injected at epoch 2."""\n'
-        "from tuner import SearchSpace\n"
-        "SPACE = SearchSpace(trainable='cifar', params={'lr': 0.01, 'batch_size': 16, 'l1': 16, 'l2': 16,\n"
-        f"    '_test_fault': 'oom@2:{tmp_path / 'marker'}'}})\n"
-    )
+    space = faulty_space(tmp_path / "oom.py", "{'lr': 0.01, 'batch_size': 16, 'l1': 16, 'l2': 16, "
+                         f"'fault': 'oom@2:{tmp_path / 'marker'}'}}")  # fmt: skip
     result = sweep("--space", space, "--scheduler", "fifo", "--num-samples", "1", "--max-epochs", "3")
     assert result.code == 0, result.err[-3000:]
     header = [line for line in result.out.splitlines() if line.startswith("| Trial name")][-1]
@@ -75,7 +71,7 @@ def test_fractional_gpus_run_four_trials_on_one_gpu(sweep):
 @needs_gpu
 @pytest.mark.gpu
 def test_a_real_oom_from_an_oversized_batch_is_recovered():
-    from trainables.cifar import fit
+    from trainables.loop import fit
 
     data = make_synthetic(4096, seed=0)
     total = torch.cuda.get_device_properties(0).total_memory
@@ -132,7 +128,7 @@ def test_a_graphed_step_updates_the_weights_exactly_as_an_eager_step():
 @needs_gpu
 @pytest.mark.gpu
 def test_graphed_training_learns_like_eager_training():
-    from trainables.cifar import fit
+    from trainables.loop import fit
 
     data = make_synthetic(2000, seed=0)
     # 1,600 training images in batches of 24: 66 graphed steps and an eager 16-image tail per epoch.
@@ -149,7 +145,7 @@ def test_graphed_training_learns_like_eager_training():
 @needs_gpu
 @pytest.mark.gpu
 def test_gpu_epochs_report_memory_utilisation_and_resume_across_devices(tmp_path):
-    from trainables.cifar import fit
+    from trainables.loop import fit
 
     data = make_synthetic(3000, seed=0)
     states = []

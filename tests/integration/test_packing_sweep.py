@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 from tuner.config import SweepConfig
 from tuner.packing import MemoryProbe
 from tuner.runner import run_sweep
-
-pytestmark = pytest.mark.slow
 
 SPACE = '''"""Instant trials that report their GPU share; the first trial to start reports an OOM retry."""
 import os

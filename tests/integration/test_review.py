@@ -14,6 +14,7 @@ import urllib.request
 import pytest
 import yaml
 
+from tests.faults import faulty_space
 from tests.integration.conftest import read_best
 
 pytestmark = pytest.mark.slow
@@ -170,14 +171,9 @@ def test_sweep_file_with_flag_override(sweep, tmp_path):
 
 
 def test_a_trial_that_keeps_failing_is_reported_and_the_sweep_goes_on(sweep, tmp_path):
-    space = tmp_path / "fails.py"
-    space.write_text(
-        '"""One trial of two crashes at epoch 2."""\n'
-        "from ray import tune\nfrom tuner import SearchSpace\n"
-        "SPACE = SearchSpace(trainable='cifar', params={'lr': 0.01, 'batch_size': 8, 'l1': 16, 'l2': 16,\n"
-        f"    '_test_fault': tune.grid_search(['', 'crash@2:{tmp_path / 'marker'}'])}})\n"
-    )
-    result = sweep("--space", space, "--scheduler", "fifo", "--num-samples", "1", name="fails")
+    space = faulty_space(tmp_path / "fails.py", "{'lr': 0.01, 'batch_size': 8, 'l1': 16, 'l2': 16, "
+                         f"'fault': tune.grid_search(['', 'crash@2:{tmp_path / 'marker'}'])}}")  # fmt: skip
+    result = sweep("--space", space, "--scheduler", "fifo", "--searcher", "random", "--num-samples", "1", name="fails")
     assert result.code == 0, result.err[-3000:]
     best = read_best(result.folder)
     assert best["trials"] == 2 and len(best["failed"]) == 1
@@ -197,14 +193,21 @@ def test_unknown_or_foreign_experiments_are_one_line_errors(run_cli, tmp_path, c
     assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
 
 
-@pytest.mark.parametrize("command", ["results", "export", "plot", "tensorboard"])
-def test_review_commands_ask_for_a_local_copy_of_a_bucket(run_cli, command):
-    result = run_cli(command, "s3://bucket/sweeps/exp")
+@pytest.mark.parametrize("command", ["results", "export", "plot"])
+def test_review_commands_read_a_storage_uri_like_a_folder(run_cli, finished, tmp_path, command):
+    local = run_cli(command, finished, *(("--out", tmp_path / "a") if command == "plot" else ()))
+    by_uri = run_cli(command, f"file://{finished}", *(("--out", tmp_path / "b") if command == "plot" else ()))
+    assert local.code == 0 and by_uri.code == 0, by_uri.err
+    if command == "plot":
+        assert sorted(p.name for p in (tmp_path / "a").iterdir()) == sorted(p.name for p in (tmp_path / "b").iterdir())
+    else:
+        assert by_uri.out.replace(f"file://{finished}", str(finished)) == local.out
+
+
+def test_tensorboard_asks_for_a_local_copy_of_a_bucket(run_cli):
+    result = run_cli("tensorboard", "s3://bucket/sweeps/exp")
     assert result.code == 2 and len(result.err.strip().splitlines()) == 1
-    assert (
-        "s3://bucket/sweeps/exp is in remote storage" in result.err
-        and "copy the experiment down" in result.err
-    )
+    assert "s3://bucket/sweeps/exp is in remote storage" in result.err and "copy it down" in result.err
 
 
 def test_resume_by_uri_of_a_foreign_folder_is_a_one_line_error(run_cli, tmp_path):

@@ -56,8 +56,10 @@ def test_help_and_spaces_import_neither_torch_nor_ray_tune():
         (("--space", "nope"), ("unknown space 'nope'", "cifar_small")),
         (("--space", "nopkg.x"), ("unknown space 'nopkg.x'", "no module of that name")),
         (("--space", "search_spaces.nope"), ("unknown space 'search_spaces.nope'",)),
-        (("--space", "cifar_small", "--scheduler", "median"), ("'median' is not one of", "asha")),
-        (("--space", "cifar_small", "--searcher", "optuna"), ("'optuna' is not one of", "hyperopt")),
+        (("--space", "cifar_small", "--scheduler", "sha"), ("'sha' is not one of", "asha", "pbt")),
+        (("--space", "cifar_small", "--searcher", "tpe"), ("'tpe' is not one of", "optuna", "hyperopt")),
+        (("--space", "cifar_small", "--scheduler", "bohb", "--searcher", "optuna"), ("brings its own searcher",)),
+        (("--space", "cifar_small", "--stall-timeout", "0"), ("--stall-timeout must be more than 0",)),
         (("--space", "./missing_space.py"), ("space file ./missing_space.py not found",)),
         (("--space", "cifar_small", "--num-samples", "0"), ("--num-samples must be at least 1",)),
         (("--space", "cifar_small", "--max-epochs", "0"), ("--max-epochs must be at least 1",)),
@@ -111,8 +113,8 @@ def test_missing_sweep_file(run_cli, tmp_path):
     assert_one_line_error(run_cli("sweep", "--config", tmp_path / "nope.yaml"), "config file", "not found")
 
 
-def test_debug_shows_the_traceback(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "tuner", "--debug", "sweep", "--space", "nope"], capture_output=True, text=True
-    )
+@pytest.mark.parametrize("where", ["before the command", "after it"])
+def test_debug_shows_the_traceback_wherever_it_is_typed(where):
+    args = ["--debug", "sweep", "--space", "nope"] if where == "before the command" else ["sweep", "--space", "nope", "--debug"]
+    proc = subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True)
     assert proc.returncode != 0 and "Traceback" in proc.stderr and "unknown space" in proc.stderr

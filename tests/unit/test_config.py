@@ -2,30 +2,68 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from tuner.cli import resolve_sweep_config
-from tuner.config import SweepConfig, coerce, env_settings, load_saved_config, read_yaml_settings, save_config
+from tuner.config import (
+    SweepConfig,
+    coerce,
+    env_settings,
+    load_saved_config,
+    read_yaml_settings,
+    resolve,
+    save_config,
+)
 from tuner.errors import UsageError
 
 
-def flags(**given):
-    base = {name: None for name in SweepConfig.__dataclass_fields__}
-    base["config_file"] = None
-    base.update(given)
-    return base
-
-
 def test_builtin_defaults_apply_when_nothing_is_given():
-    cfg = resolve_sweep_config(flags(space="cifar_small"), environ={})
-    assert (cfg.scheduler, cfg.searcher, cfg.num_samples, cfg.gpus_per_trial) == ("asha", "random", 8, None)
+    cfg = resolve({"space": "cifar_small"}, environ={})
+    assert (cfg.scheduler, cfg.searcher, cfg.num_samples, cfg.gpus_per_trial) == ("asha", "optuna", 8, None)
+
+
+def test_resolution_fills_what_the_space_and_names_decide(tmp_path):
+    cfg = resolve({"space": "cifar_small", "storage_path": str(tmp_path / "x" / ".." / "s")}, environ={})
+    assert (cfg.metric, cfg.mode) == ("loss", "min")
+    assert cfg.name.startswith("cifar_small-asha-optuna-")
+    assert cfg.storage_path == str((tmp_path / "s").resolve()) and Path(cfg.data_dir).is_absolute()
+    assert resolve({"space": "cifar_small", "scheduler": "bohb"}, environ={}).searcher == "bohb"
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        ({"scheduler": "bohb", "searcher": "optuna"}, "--scheduler bohb brings its own searcher (bohb); drop --searcher optuna"),
+        ({"searcher": "bohb"}, "--searcher bohb works only with --scheduler bohb"),
+    ],
+)  # fmt: skip
+def test_schedulers_and_searchers_that_belong_together(given, message):
+    with pytest.raises(UsageError) as error:
+        resolve({"space": "cifar_small", **given}, environ={})
+    assert str(error.value).startswith(message)
+
+
+def test_the_space_file_runs_once_per_process(tmp_path):
+    log = tmp_path / "imports.log"
+    space = tmp_path / "counted.py"
+    space.write_text(
+        '"""Counts its imports."""\nfrom ray import tune\nfrom tuner import SearchSpace\n'
+        f'open({str(log)!r}, "a").write("imported\\n")\n'
+        'SPACE = SearchSpace(trainable="cifar", params={"lr": tune.uniform(0.1, 0.2)})\n'
+    )
+    from tuner.plan import prepare
+
+    config = resolve({"space": str(space), "dataset": "synthetic", "synthetic_size": 20}, environ={})
+    prepare(config, out=lambda line: None)
+    assert log.read_text().splitlines() == ["imported"]
 
 
 def test_flag_beats_environment_beats_yaml(tmp_path):
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text("space: cifar_small\nnum-samples: 3\nmax_epochs: 4\nseed: 9\nsearcher: bayesopt\n")
     env = {"TUNER_NUM_SAMPLES": "5", "TUNER_MAX_EPOCHS": "6"}
-    cfg = resolve_sweep_config(flags(config_file=str(sweep), num_samples=7), environ=env)
+    cfg = resolve({"num_samples": 7}, str(sweep), environ=env)
     assert cfg.num_samples == 7  # flag
     assert cfg.max_epochs == 6  # environment over file
     assert cfg.seed == 9  # file over default
@@ -41,7 +79,7 @@ def test_space_defaults_sit_under_the_yaml(tmp_path):
     )
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text("num_samples: 6\n")
-    cfg = resolve_sweep_config(flags(space=str(space), config_file=str(sweep)), environ={})
+    cfg = resolve({"space": str(space)}, str(sweep), environ={})
     assert (cfg.max_epochs, cfg.num_samples) == (2, 6)
 
 
@@ -79,7 +117,8 @@ def test_bad_sweep_files_name_the_problem(tmp_path, text, message):
         ({"gpus_per_trial": 1.5}, "fractions go up to 1"),
         ({"gpus_per_trial": -1.0}, "must be 0 or more"),
         ({"cpus_per_trial": 0.0}, "more than 0"),
-        ({"scheduler": "median"}, "unknown scheduler 'median'; valid: fifo, asha, hyperband"),
+        ({"scheduler": "sha"}, "unknown scheduler 'sha'; valid: asha, fifo, hyperband, bohb, median, pbt"),
+        ({"stall_timeout": 0.0}, "--stall-timeout must be more than 0 seconds"),
         ({"name": "a/b"}, "plain folder name"),
     ],
 )

@@ -26,10 +26,22 @@ def test_address_from_flag_or_environment(monkeypatch):
     assert jobs.dashboard_address("https://head:443") == "https://head:443"
 
 
-def test_token_detection(monkeypatch, tmp_path):
+@pytest.fixture
+def auth_environment(monkeypatch, tmp_path):
+    """A home without a token; afterwards the environment and Ray's cached auth config as they were."""
+    from ray._raylet import Config
+
     monkeypatch.setenv("HOME", str(tmp_path))
     for name in ("RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", "RAY_AUTH_MODE"):
-        monkeypatch.delenv(name, raising=False)
+        monkeypatch.setenv(name, "")  # recorded, so undo restores the variable exactly
+        monkeypatch.delenv(name)
+    yield tmp_path
+    monkeypatch.undo()
+    Config.initialize("")
+
+
+def test_token_detection(auth_environment):
+    tmp_path = auth_environment
     from tuner import auth
 
     assert not auth.token_available()

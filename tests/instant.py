@@ -1,0 +1,53 @@
+"""An instant trainable for sweeps that test the service, not the training: no torch, per-epoch reports.
+
+Its loss falls with the epochs towards a floor set by the config, so schedulers and searchers see a real
+signal; it checkpoints every epoch and continues from a checkpoint, so resume and PBT work on it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SPACE_SOURCE = '''"""Instant trials: a loss shaped by the config, falling with the epochs."""
+import json
+import math
+import os
+import tempfile
+
+import numpy as np
+from ray import tune
+
+from tuner import SearchSpace
+
+
+def train(config, *, max_epochs=3):
+    start, floor = 0, abs(math.log10(config["lr"]) + 2.5) + 16 / config["width"] + config["batch"] / 64
+    checkpoint = tune.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as folder:
+            with open(os.path.join(folder, "state.json")) as f:
+                start = json.load(f)["epoch"]
+    for epoch in range(start + 1, max_epochs + 1):
+        loss = floor + 2.0 / epoch
+        with tempfile.TemporaryDirectory() as folder:
+            with open(os.path.join(folder, "state.json"), "w") as f:
+                json.dump({"epoch": epoch}, f)
+            tune.report({"loss": loss, "accuracy": 1 / (1 + loss), "epoch": epoch},
+                        checkpoint=tune.Checkpoint.from_directory(folder))
+
+
+SPACE = SearchSpace(
+    trainable=train,
+    params={
+        "width": tune.sample_from(lambda _: 2 ** np.random.randint(2, 6)),
+        "lr": tune.loguniform(1e-4, 1e-1),
+        "batch": tune.choice([8, 16, 32]),
+    },
+)
+'''
+
+
+def instant_space(folder: Path) -> Path:
+    path = Path(folder) / "instant_space.py"
+    path.write_text(SPACE_SOURCE)
+    return path

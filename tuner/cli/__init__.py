@@ -1,0 +1,127 @@
+"""The ``tuner`` command line: parse flags, call one function, map errors to exit codes.
+
+Heavy imports (Ray, torch) happen inside commands, so ``tuner --help``, ``tuner spaces`` and the review
+commands start fast. Bad input is one line on stderr (``tuner: error: ...``) and exit code 2; ``--debug``
+(anywhere on the line) shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import click
+
+from tuner.errors import TunerError
+
+log = logging.getLogger("tuner")
+_debug = False
+
+
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever ``sys.stderr`` is now, not the stream it was created with (which may be closed
+    when ``main`` runs again in the same process, as in tests or an embedding program)."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self):  # type: ignore[override]
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
+def _setup_logging(debug: bool) -> None:
+    handler = _StderrHandler()
+    handler.setFormatter(
+        logging.Formatter("%(levelname)s %(name)s: %(message)s" if debug else "tuner: %(message)s")
+    )
+    for name in ("tuner", "trainables"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.setLevel(logging.DEBUG if debug else logging.INFO)
+        logger.propagate = False
+
+
+def _turn_on_debug(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    global _debug
+    if value:
+        _debug = True
+        _setup_logging(True)
+
+
+DEBUG_OPTION = click.Option(["--debug"], is_flag=True, expose_value=False, is_eager=True, callback=_turn_on_debug,
+                            help="Show tracebacks and debug logs.")  # fmt: skip
+
+
+class _Group(click.Group):
+    """Every command takes ``--debug`` too (one option, declared here), wherever the user types it."""
+
+    def add_command(self, cmd: click.Command, name: str | None = None) -> None:
+        if isinstance(cmd, click.Group):
+            cmd.__class__ = _Group
+            for sub in cmd.commands.values():
+                _with_debug(sub)
+        _with_debug(cmd)
+        super().add_command(cmd, name)
+
+
+def _with_debug(cmd: click.Command) -> None:
+    if DEBUG_OPTION not in cmd.params:
+        cmd.params.append(DEBUG_OPTION)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+@click.version_option(package_name="tuner", prog_name="tuner")
+def cli() -> None:
+    """Hyperparameter sweeps for PyTorch training loops on Ray Tune.
+
+    \b
+    tuner sweep --space cifar_small --scheduler asha --searcher optuna
+    tuner results EXPERIMENT --top 5
+    tuner report EXPERIMENT
+    tuner resume EXPERIMENT
+    """
+
+
+_with_debug(cli)
+
+
+def _register() -> None:
+    from tuner.cli import jobs, review, sweep
+
+    for module in (sweep, review, jobs):
+        for command in module.COMMANDS:
+            cli.add_command(command)
+
+
+_register()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Entry point: one-line errors with exit code 2 for bad input; ``--debug`` shows the traceback."""
+    global _debug
+    _debug = False
+    args = list(sys.argv[1:] if argv is None else argv)
+    _setup_logging(False)
+    try:
+        code: Any = cli.main(args=args, prog_name="tuner", standalone_mode=False)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("tuner: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        if _debug:
+            raise
+        click.echo(f"tuner: error: {exc.format_message()}", err=True)
+        sys.exit(2)
+    except TunerError as exc:
+        if _debug:
+            raise
+        click.echo(f"tuner: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    sys.exit(code if isinstance(code, int) else 0)

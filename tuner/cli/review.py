@@ -1,0 +1,109 @@
+"""Review commands: ``results``, ``export``, ``plot``, ``tensorboard`` (no Ray, no torch imported).
+
+EXPERIMENT is an experiment folder, a storage URI (s3://, gs://, file://), or a name under the storage
+path (``TUNER_STORAGE_PATH``, default ~/tuner_results).
+"""
+
+from __future__ import annotations
+
+import click
+
+from tuner.errors import UsageError
+
+
+@click.command()
+@click.argument("experiment")
+@click.option("--top", type=click.IntRange(min=1), help="Only the K best trials.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+)
+def results(experiment: str, top: int | None, fmt: str) -> None:
+    """Every trial of EXPERIMENT (a path, or a name under the storage path), best first."""
+    from tuner import experiment as experiments
+    from tuner.results import render, trial_rows
+
+    record = experiments.load(experiment)
+    if fmt == "table":
+        click.echo(f"{record.path}  ({len(record.trials)} trials, {record.metric} {record.mode})")
+    click.echo(render(trial_rows(record, top), fmt))
+
+
+@click.command()
+@click.argument("experiment")
+@click.option(
+    "--out", "out_file", type=click.Path(dir_okay=False), help="Write to FILE (.yaml/.yml or .json)."
+)
+def export(experiment: str, out_file: str | None) -> None:
+    """The best trial's config, metric and checkpoint, ready for a training run."""
+    import json
+    from pathlib import Path
+
+    import yaml
+
+    from tuner import experiment as experiments
+    from tuner.results import best_export
+
+    best = best_export(experiments.load(experiment))
+    if out_file is None:
+        click.echo(json.dumps(best, indent=2))
+        return
+    path = Path(out_file)
+    if path.suffix.lower() in (".yaml", ".yml"):
+        text = yaml.safe_dump(best, sort_keys=False)
+    elif path.suffix.lower() == ".json":
+        text = json.dumps(best, indent=2) + "\n"
+    else:
+        raise UsageError(f"--out {out_file}: use a .yaml, .yml or .json file name")
+    path.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {path}")
+
+
+@click.command()
+@click.argument("experiment")
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
+    help="Folder for the PNGs. [default: EXPERIMENT/plots, or NAME-plots here for remote storage]",
+)
+def plot(experiment: str, out_dir: str | None) -> None:
+    """PNG plots: the metric per epoch for every trial, and each parameter against the final metric."""
+    from pathlib import Path
+
+    from tuner import experiment as experiments
+    from tuner import storage
+    from tuner.plots import plot_experiment
+
+    record = experiments.load(experiment)
+    if out_dir is None:
+        local = storage.local_path(record.path)
+        out_dir = str(Path(local) / "plots") if local else f"{Path(record.path).name}-plots"
+    for path in plot_experiment(record, Path(out_dir)):
+        click.echo(str(path))
+
+
+@click.command()
+@click.argument("experiment")
+@click.option("--port", type=click.IntRange(1, 65535), default=6006, show_default=True)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; 0.0.0.0 exposes it to the network.",
+)
+def tensorboard(experiment: str, port: int, host: str) -> None:
+    """Serve TensorBoard on an experiment folder until Ctrl-C."""
+    from tuner import experiment as experiments
+    from tuner import storage
+    from tuner.dashboard import serve
+
+    if storage.local_path(experiment) is None:
+        raise UsageError(f"TensorBoard reads a local folder and {experiment} is in remote storage: copy it down "
+                         "first (e.g. aws s3 sync, gsutil rsync) and pass that folder")  # fmt: skip
+    record = experiments.load(experiment)
+    serve(experiments.local_folder(record, "TensorBoard"), host, port, click.echo)
+
+
+
+
+COMMANDS = (results, export, plot, tensorboard)

@@ -1,0 +1,142 @@
+"""``tuner sweep``, ``tuner resume`` and ``tuner spaces``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from tuner import schedulers, searchers
+from tuner.config import DEFAULT_STORAGE, GPUS_AUTO, SweepConfig
+from tuner.errors import TunerError
+
+_DEFAULTS = SweepConfig(space="-")
+EXIT_STALLED = 3
+
+
+class GpuShare(click.ParamType):
+    """A number of GPUs per trial, or ``auto``."""
+
+    name = "NUMBER|auto"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+        if isinstance(value, (int, float)) or value is None:
+            return value
+        if str(value).strip().lower() == GPUS_AUTO:
+            return GPUS_AUTO
+        try:
+            return float(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number nor 'auto'", param, ctx)
+
+
+def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Every sweep flag; ``None`` means "not given here", so sweep files and TUNER_* variables can fill it."""
+    d = _DEFAULTS
+    options = [
+        click.option("--space", help="Built-in space name (see 'tuner spaces'), a path to a .py space file, or a module."),
+        click.option("--scheduler", type=click.Choice(schedulers.NAMES), help=f"Early stopping. [default: {d.scheduler}]"),
+        click.option("--searcher", type=click.Choice(searchers.NAMES),
+                     help=f"How configs are proposed. [default: the scheduler's own if it brings one, else {searchers.DEFAULT}]"),
+        click.option("--num-samples", type=int, help=f"Trials to run. [default: {d.num_samples}]"),
+        click.option("--max-epochs", type=int, help=f"Epochs per trial at most (the schedulers' max_t). [default: {d.max_epochs}]"),
+        click.option("--cpus-per-trial", type=float, help=f"CPUs reserved per trial. [default: {d.cpus_per_trial:g}]"),
+        click.option(
+            "--gpus-per-trial", type=GpuShare(),
+            help="GPUs per trial: a fraction (0.5: two trials share a GPU), a whole number, or 'auto' "
+            "(share GPUs by the measured memory of the most demanding config). "
+            "[default: 1 where the cluster has GPUs, else 0]",
+        ),
+        click.option("--metric", help="Metric to optimise. [default: the space's]"),
+        click.option("--mode", type=click.Choice(["min", "max"]), help="Minimise or maximise. [default: the space's]"),
+        click.option("--name", help="Experiment name (a new one: an existing name is refused). [default: SPACE-SCHEDULER-SEARCHER-TIME]"),
+        click.option("--storage-path", help=f"Folder (or s3://, gs:// URI) holding experiments. [default: {DEFAULT_STORAGE}]"),
+        click.option("--seed", type=int, help=f"Seed for sampling, data split and initialisation. [default: {d.seed}]"),
+        click.option("--max-concurrent", type=int, help="Trials running at once at most. [default: as many as fit]"),
+        click.option("--max-failures", type=int, help=f"Retries of a failing trial from its last checkpoint. [default: {d.max_failures}]"),
+        click.option("--dataset", help=f"Training data, a name the trainable's loader knows (CIFAR: cifar10, synthetic). [default: {d.dataset}]"),
+        click.option("--data-dir", help=f"Folder holding cifar-10-batches-py/. [default: {d.data_dir}]"),
+        click.option("--synthetic-size", type=int, help=f"Images in the synthetic set. [default: {d.synthetic_size}]"),
+        click.option("--download/--no-download", default=None, help="Let torchvision fetch CIFAR-10 if it is missing."),
+        click.option("--address", help="An existing Ray cluster (auto, HOST:PORT, ray://HOST:10001). [default: start a local Ray]"),
+        click.option(
+            "--allow-local-storage", is_flag=True, default=None,
+            help="On a multi-node cluster, accept a storage folder some nodes cannot see (results scatter).",
+        ),
+        click.option(
+            "--dashboard/--no-dashboard", default=None,
+            help="Start Ray's dashboard with the local Ray (on 127.0.0.1). [default: off]",
+        ),
+        click.option("--wandb/--no-wandb", default=None, help="Also log every trial to Weights & Biases."),
+        click.option("--wandb-project", help="Weights & Biases project. [default: tuner]"),
+        click.option("--wandb-group", help="Weights & Biases group. [default: the experiment name]"),
+        click.option("--stall-timeout", type=float,
+                     help=f"End a sweep in which nothing has run or waited to run for this many seconds. [default: {d.stall_timeout:g}]"),
+        click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A YAML sweep file; flags override its keys."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def given_flags(flags: dict[str, Any]) -> dict[str, Any]:
+    """The sweep flags the user typed (``None`` is "not given")."""
+    return {k: v for k, v in flags.items() if v is not None and k != "config_file"}
+
+
+def print_outcome(summary: dict[str, Any]) -> None:
+    """The end-of-sweep lines, and the exit code that says how it ended."""
+    from tuner.results import format_summary
+
+    for line in format_summary(summary):
+        click.echo(line)
+    if summary.get("stalled"):
+        sys.exit(EXIT_STALLED)
+    if summary.get("unfinished"):
+        sys.exit(130)
+    if "config" not in summary:
+        raise TunerError("the sweep produced no result for its metric")
+
+
+@click.command()
+@sweep_options
+@click.option("--dry-run", is_flag=True, help="Print the resolved settings, plan and resources, then stop: nothing is written, no trial starts.")
+def sweep(dry_run: bool, config_file: str | None, **flags: Any) -> None:
+    """Run a sweep; print the best config and checkpoint."""
+    from tuner.config import resolve
+    from tuner.runner import run_sweep
+
+    config = resolve(given_flags(flags), config_file)
+    summary = run_sweep(config, out=click.echo, dry_run=dry_run)
+    if summary is not None:
+        print_outcome(summary)
+
+
+@click.command()
+def spaces() -> None:
+    """List the built-in search spaces."""
+    from tuner.registry import list_spaces
+
+    rows = [(s.name, s.trainable, f"{s.metric} ({s.mode})", s.description) for s in list_spaces()]
+    header = ("SPACE", "TRAINABLE", "METRIC", "DESCRIPTION")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(3)]
+    for row in [header, *rows]:
+        click.echo("  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
+
+
+@click.command()
+@click.argument("experiment")
+@click.option(
+    "--errored", type=click.Choice(["resume", "restart", "skip"]), default="skip", show_default=True,
+    help="Errored trials: go on from their last checkpoint, start over, or leave them.",
+)  # fmt: skip
+def resume(experiment: str, errored: str) -> None:
+    """Continue a sweep stopped by Ctrl-C, a crash, a kill or a stall, with its saved settings."""
+    from tuner.runner import resume_sweep
+
+    print_outcome(resume_sweep(experiment, errored, out=click.echo))
+
+
+COMMANDS = (sweep, resume, spaces)

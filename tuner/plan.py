@@ -1,0 +1,206 @@
+"""Everything that happens before launch: a resolved config becomes a ``SweepPlan`` that can run.
+
+``prepare`` does what needs no cluster (the space, the trainable, the searcher's and scheduler's plans,
+the data, decoded once) so bad input fails in a second; ``place`` meets the cluster (GPU share, auto
+packing, trials at once, storage visibility). ``describe`` is what ``tuner sweep`` prints before the
+first trial, and all that ``--dry-run`` prints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tuner import schedulers, searchers
+from tuner.config import GPUS_AUTO, SweepConfig
+from tuner.errors import UsageError
+from tuner.registry import declared_keywords, load_space, resolve_trainable
+from tuner.spec import SearchSpace
+
+# Settings a trainable (or its data loader) may declare as keyword arguments; ``data`` is what the
+# trainable's ``data_loader`` returns, loaded once per sweep and shared with every trial.
+RUN_SETTINGS = ("max_epochs", "seed", "dataset", "data_dir", "synthetic_size", "download", "cpus_per_trial",
+                "gpus_per_trial")  # fmt: skip
+Print = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A sweep ready to launch."""
+
+    config: SweepConfig
+    space: SearchSpace
+    trainable: Callable[..., Any]
+    search_plan: Any
+    scheduler: Any  # a SchedulerEntry
+    context: Any  # its SchedulerContext
+    kwargs: dict[str, Any]  # what the trainable receives besides its config
+    data_note: str = ""
+    slots: int = 0  # trials that fit at once on the cluster
+    packing: Any = None  # --gpus-per-trial auto's decision
+
+    @property
+    def searcher(self) -> Any:
+        return searchers.entry(self.config.searcher)
+
+    @property
+    def max_concurrent(self) -> int | None:
+        """Trials running at once, when tuner limits it.
+
+        Model-based searchers propose as trials free up, so what they learn reaches the next proposal;
+        auto packing does the same for random search, so trials created after an out-of-memory error get
+        the lowered share. Schedulers that pause trials get no limit: it would count the paused trials
+        and wait for ever for their bracket to fill.
+        """
+        if self.config.max_concurrent:
+            return self.config.max_concurrent
+        if self.scheduler.pauses_trials:
+            return None
+        adaptive = self.packing is not None and self.packing.trials_per_gpu > 1
+        return self.slots if (self.searcher.model_based or adaptive) else None
+
+
+def prepare(config: SweepConfig, out: Print = print) -> SweepPlan:
+    """The plan of a sweep, checked and with its data loaded, before any cluster is touched."""
+    from tuner.config import complete
+
+    space = load_space(config.space)
+    config = complete(config, space)
+    trainable = resolve_trainable(space.trainable)
+    scheduler = schedulers.entry(config.scheduler)
+    context = schedulers.SchedulerContext(config.max_epochs, config.metric, config.mode, space.params,
+                                          config.num_samples, config.seed)  # fmt: skip
+    search_plan = searchers.plan_search(space.params, config.searcher, config.seed)
+    if scheduler.needs_checkpoints and not keeps_checkpoints(trainable):
+        raise UsageError(
+            f"--scheduler {config.scheduler} continues trials from other trials' checkpoints, but trainable "
+            f"{space.trainable_name} never calls tune.get_checkpoint(); add checkpoints or choose another scheduler"
+        )
+    if config.scheduler == "pbt":
+        from tuner.schedulers.pbt import mutations
+
+        if not mutations(dict(space.params)):
+            raise UsageError("pbt has nothing to perturb: the space has no continuous or choice parameter")
+    kwargs, note = trainable_kwargs(trainable, config)
+    return SweepPlan(config, space, trainable, search_plan, scheduler, context, kwargs, note)
+
+
+def keeps_checkpoints(trainable: Callable[..., Any]) -> bool:
+    """Whether a trainable continues from a checkpoint: it says so (``train.checkpoints``), or its source
+    asks Tune for one."""
+    declared = getattr(trainable, "checkpoints", None)
+    if declared is not None:
+        return bool(declared)
+    try:
+        return "get_checkpoint" in inspect.getsource(trainable)
+    except (OSError, TypeError):
+        return True  # no source to read: let it run
+
+
+def trainable_kwargs(trainable: Callable[..., Any], config: SweepConfig) -> tuple[dict[str, Any], str]:
+    """The run settings the trainable declares, with its data loaded once here if it asks for ``data``."""
+    declared = declared_keywords(trainable)
+    settings = {name: getattr(config, name) for name in RUN_SETTINGS}
+    if declared is None:
+        return settings, ""
+    kwargs = {k: v for k, v in settings.items() if k in declared}
+    if "data" not in declared:
+        return kwargs, ""
+    loader = getattr(trainable, "data_loader", None)
+    if loader is None:
+        name = getattr(trainable, "__qualname__", "the trainable")
+        raise UsageError(f"{name} takes `data` but declares no data_loader to load it (set {name}.data_loader)")
+    wanted = declared_keywords(loader, after_config=False)
+    data = loader(**{k: v for k, v in settings.items() if wanted is None or k in wanted})
+    kwargs["data"] = data
+    size = getattr(data, "nbytes", None)
+    described = f"{getattr(data, 'name', type(data).__name__)}"
+    if hasattr(data, "train_labels"):
+        described += f", {len(data.train_labels)} training images"
+    if size:
+        described += f" ({size / 2**20:.1f} MiB)"
+    return kwargs, f"data: {described}, decoded once and shared with every trial"
+
+
+def place(plan: SweepPlan, memory_probe: Any = None) -> SweepPlan:
+    """Meet the connected cluster: the GPU share (measured for ``auto``) and the trials that fit at once.
+
+    A trial no node can hold is refused here, never left PENDING.
+    """
+    from tuner import resources
+    from tuner.cluster import check_storage_reachable
+
+    cfg = plan.config
+    nodes = resources.alive_nodes()
+    packing = None
+    if cfg.gpus_per_trial == GPUS_AUTO:
+        packing = _auto_packing(plan, nodes, memory_probe)
+        gpus = packing.share if packing.trials_per_gpu else 0.0
+    elif cfg.gpus_per_trial is None:
+        gpus = resources.default_gpus_per_trial(nodes)
+    else:
+        gpus = cfg.gpus_per_trial
+    resources.check_trial_fits(cfg.cpus_per_trial, gpus, nodes)
+    check_storage_reachable(cfg.storage_path, cfg.allow_local_storage)
+    kwargs = dict(plan.kwargs)
+    if "gpus_per_trial" in kwargs:
+        kwargs["gpus_per_trial"] = gpus
+    slots = resources.concurrent_slots(cfg.cpus_per_trial, gpus, nodes)
+    config = dataclasses.replace(cfg, gpus_per_trial=gpus)
+    return dataclasses.replace(plan, config=config, kwargs=kwargs, slots=slots, packing=packing)
+
+
+def _auto_packing(plan: SweepPlan, nodes: list[Any], memory_probe: Any) -> Any:
+    """Measure the most demanding config on a GPU and pack trials by it (tuner/packing.py)."""
+    from tuner import packing
+
+    cfg = plan.config
+    gpu_nodes = [n for n in nodes if n.gpus > 0]
+    if not gpu_nodes:
+        return packing.no_gpu_packing()
+    config = packing.demanding_config(plan.space.params, cfg.seed)
+    if memory_probe is None:
+        probe = packing.memory_probe_of(plan.trainable)
+        if probe is None:
+            return packing.Packing(1, 1, 1, None, None, "the trainable declares no memory probe "
+                                   "(train.memory_probe), so each trial gets one whole GPU")  # fmt: skip
+        declared = declared_keywords(probe)
+        probe_kwargs = {k: v for k, v in plan.kwargs.items() if declared is None or k in declared}
+        measured = packing.measure_on_gpu(probe, config, probe_kwargs, cpus=cfg.cpus_per_trial)
+    else:
+        measured = memory_probe(config)
+    cpus_per_gpu = min(n.cpus / n.gpus for n in gpu_nodes)
+    return packing.plan_packing(measured, cpus_per_gpu, cfg.cpus_per_trial, packing.mps_running())
+
+
+def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
+    """What the sweep will do, printed before the first trial (and all of ``--dry-run``)."""
+    cfg = plan.config
+    lines = []
+    if dry_run:
+        lines.append("settings:")
+        lines += [f"  {k}: {v}" for k, v in cfg.to_dict().items()]
+    lines.append(f"experiment: {cfg.experiment_path}" + (" (not created: dry run)" if dry_run else ""))
+    if plan.data_note:
+        lines.append(plan.data_note)
+    lines.append(f"scheduler: {plan.scheduler.describe(plan.context)[0]}")
+    lines += plan.scheduler.describe(plan.context)[1:]
+    lines.append(plan.searcher.intro(cfg.num_samples))
+    lines += plan.search_plan.lines()
+    if plan.packing is not None:
+        lines += plan.packing.describe()
+    at_once = min(plan.slots, plan.max_concurrent or plan.slots)
+    lines.append(f"resources: {cfg.cpus_per_trial:g} CPU and {cfg.gpus_per_trial:g} GPU per trial; "
+                 f"{at_once} trial(s) at once")  # fmt: skip
+    if 0 < cfg.gpus_per_trial < 1 and cfg.address is None and plan.packing is None:
+        from tuner.packing import mps_running
+
+        if not mps_running():
+            lines.append("  trials sharing a GPU take turns on it; with NVIDIA MPS running they train side by "
+                         "side (README: 'Many trials on one GPU')")  # fmt: skip
+    worst = plan.scheduler.worst_case_epochs(plan.context)
+    lines.append(f"epochs: at most {worst} in all ({cfg.num_samples} trial(s), up to {cfg.max_epochs} each)")
+    return lines

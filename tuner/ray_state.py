@@ -1,0 +1,54 @@
+"""Ray's saved experiment state (``experiment_state-*.json``): the one parser of Ray's private file.
+
+Read by the experiment reader (statuses, error files) and by the status repair in tuner/ray_compat.py;
+through tuner/storage.py, so a bucket URI reads like a folder.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tuner import storage
+from tuner.errors import UsageError
+
+STATE_PREFIX = "experiment_state-"
+
+
+def latest_state_name(folder: str | Path) -> str | None:
+    """The newest of Ray's ``experiment_state-*.json`` files in the folder (one per driver session)."""
+    names = [n for n in storage.list_names(folder, STATE_PREFIX) if n.endswith(".json")]
+    return names[-1] if names else None
+
+
+def read_state(folder: str | Path, name: str) -> dict[str, Any]:
+    """Ray's saved experiment state, parsed; a file that does not parse is a one-line error."""
+    where = f"{str(folder).rstrip('/')}/{name}"
+    try:
+        state = json.loads(storage.read_text(folder, name) or "")
+        if not isinstance(state.get("trial_data"), list):
+            raise ValueError("no trial_data list")
+        return state
+    except (ValueError, AttributeError) as exc:
+        raise UsageError(f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read") from None
+
+
+def saved_trial_states(folder: str | Path) -> dict[str, dict[str, Any]]:
+    """Status, folder and error file per trial id, from Ray's experiment state (absent early in a run)."""
+    name = latest_state_name(folder)
+    if name is None:
+        return {}
+    where = f"{str(folder).rstrip('/')}/{name}"
+    out = {}
+    try:
+        for trial_json, runtime_json in read_state(folder, name)["trial_data"]:
+            trial, runtime = json.loads(trial_json), json.loads(runtime_json)
+            out[trial["trial_id"]] = {
+                "status": trial["status"],
+                "dir": trial.get("relative_logdir"),
+                "error_file": runtime.get("error_filename"),
+            }
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read") from None
+    return out

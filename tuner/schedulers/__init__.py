@@ -1,0 +1,27 @@
+"""Trial schedulers: one registry entry per algorithm (Ray's own schedulers, configured for a sweep).
+
+Adding a scheduler is one ``SchedulerEntry`` subclass listed in ``ENTRIES``, plus its tests.
+"""
+
+from __future__ import annotations
+
+from tuner.errors import UsageError
+from tuner.schedulers.asha import Asha
+from tuner.schedulers.base import SchedulerContext, SchedulerEntry
+from tuner.schedulers.fifo import Fifo
+from tuner.schedulers.hyperband import Bohb, HyperBand
+from tuner.schedulers.median import Median
+from tuner.schedulers.pbt import Pbt
+
+ENTRIES: tuple[type[SchedulerEntry], ...] = (Asha, Fifo, HyperBand, Bohb, Median, Pbt)
+REGISTRY: dict[str, type[SchedulerEntry]] = {e.name: e for e in ENTRIES}
+NAMES: tuple[str, ...] = tuple(REGISTRY)
+DEFAULT = "asha"
+
+__all__ = ["DEFAULT", "NAMES", "REGISTRY", "SchedulerContext", "SchedulerEntry", "entry"]
+
+
+def entry(name: str) -> SchedulerEntry:
+    if name not in REGISTRY:
+        raise UsageError(f"unknown scheduler {name!r}; valid: {', '.join(NAMES)}")
+    return REGISTRY[name]()

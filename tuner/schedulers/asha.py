@@ -1,0 +1,47 @@
+"""ASHA: asynchronous successive halving; a trial continues past a rung only if it is among the best there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tuner.schedulers.base import GRACE_PERIOD, REDUCTION_FACTOR, SchedulerContext, SchedulerEntry
+
+
+def rungs(max_epochs: int, grace: int = GRACE_PERIOD, eta: int = REDUCTION_FACTOR) -> list[int]:
+    """The epochs at which ASHA compares trials (Ray's milestones below ``max_t``)."""
+    out, epoch = [], min(grace, max_epochs)
+    while epoch < max_epochs:
+        out.append(epoch)
+        epoch *= eta
+    return out
+
+
+class Asha(SchedulerEntry):
+    name = "asha"
+    summary = "asynchronous successive halving: the worse half stopped at each rung"
+
+    def build(self, ctx: SchedulerContext) -> Any:
+        from ray.tune.schedulers import ASHAScheduler
+
+        return ASHAScheduler(time_attr="training_iteration", max_t=ctx.max_epochs,
+                             grace_period=min(GRACE_PERIOD, ctx.max_epochs), reduction_factor=REDUCTION_FACTOR)  # fmt: skip
+
+    def describe(self, ctx: SchedulerContext) -> list[str]:
+        at = rungs(ctx.max_epochs)
+        if not at:
+            return [f"ASHA: no rung below {ctx.max_epochs} epoch(s), so every trial runs to the end"]
+        expected = expected_epochs(ctx.num_samples, ctx.max_epochs)
+        return [
+            f"ASHA: rungs at epoch {', '.join(map(str, at))} (max {ctx.max_epochs}); at each, a trial goes on only "
+            f"if it is in the best 1/{REDUCTION_FACTOR} of results reported there so far",
+            f"  about {expected} epochs in all if results arrive in no particular order",
+        ]
+
+
+def expected_epochs(num_samples: int, max_epochs: int) -> int:
+    """Epochs when each rung passes 1/eta of the trials that reach it."""
+    total, alive, start = 0.0, float(num_samples), 0
+    for stop in [*rungs(max_epochs), max_epochs]:
+        total += alive * (stop - start)
+        alive, start = alive / REDUCTION_FACTOR, stop
+    return int(round(total))

@@ -1,0 +1,49 @@
+"""What a scheduler entry is: how it is built, what it says before a sweep, and what it needs."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+# The seed tutorial's ASHA: the worse half stopped at every rung, the first rung after one epoch.
+GRACE_PERIOD = 1
+REDUCTION_FACTOR = 2
+
+
+@dataclass(frozen=True)
+class SchedulerContext:
+    """What a scheduler is built from; its time unit is one reported epoch (``training_iteration``)."""
+
+    max_epochs: int
+    metric: str
+    mode: str
+    params: Mapping[str, Any]
+    num_samples: int
+    seed: int = 0
+
+
+class SchedulerEntry:
+    """One trial scheduler: which trials keep running."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    requires_searcher: ClassVar[str | None] = None  # e.g. BOHB's scheduler brings its own searcher
+    # Sync brackets pause trials until the whole bracket reaches a budget: a searcher waiting for results
+    # (or a concurrency limit counting paused trials) would wait for ever, so neither may block it.
+    pauses_trials: ClassVar[bool] = False
+    needs_checkpoints: ClassVar[bool] = False  # trials must continue from another trial's checkpoint
+    # Checkpoints kept per trial (the best by the metric); None keeps all, for schedulers that hand a
+    # trial's latest checkpoint to another trial at any time.
+    checkpoints_to_keep: ClassVar[int | None] = 1
+
+    def build(self, ctx: SchedulerContext) -> Any:
+        raise NotImplementedError
+
+    def describe(self, ctx: SchedulerContext) -> list[str]:
+        """The plan's lines: rungs or brackets with the epochs at each."""
+        raise NotImplementedError
+
+    def worst_case_epochs(self, ctx: SchedulerContext) -> int:
+        """Epochs the sweep can train at most (every trial that could run to the end does)."""
+        return ctx.num_samples * ctx.max_epochs

@@ -1,0 +1,20 @@
+"""FIFO: every trial trains all its epochs; nothing is stopped early."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tuner.schedulers.base import SchedulerContext, SchedulerEntry
+
+
+class Fifo(SchedulerEntry):
+    name = "fifo"
+    summary = "every trial runs all its epochs"
+
+    def build(self, ctx: SchedulerContext) -> Any:
+        from ray.tune.schedulers import FIFOScheduler
+
+        return FIFOScheduler()
+
+    def describe(self, ctx: SchedulerContext) -> list[str]:
+        return [f"FIFO: every trial runs all {ctx.max_epochs} epochs"]

@@ -1,0 +1,25 @@
+"""Median stopping: a trial whose best so far is worse than the median of the others' running means stops."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tuner.schedulers.base import GRACE_PERIOD, SchedulerContext, SchedulerEntry
+
+MIN_SAMPLES = 3
+
+
+class Median(SchedulerEntry):
+    name = "median"
+    summary = "median stopping rule: stop a trial worse than the median of the others at the same epoch"
+
+    def build(self, ctx: SchedulerContext) -> Any:
+        from ray.tune.schedulers import MedianStoppingRule
+
+        return MedianStoppingRule(time_attr="training_iteration", grace_period=GRACE_PERIOD,
+                                  min_samples_required=MIN_SAMPLES)  # fmt: skip
+
+    def describe(self, ctx: SchedulerContext) -> list[str]:
+        return [f"median stopping: from epoch {GRACE_PERIOD + 1} on, a trial whose best {ctx.metric} so far is worse "
+                f"than the median of the other trials' running means at that epoch stops (once {MIN_SAMPLES} "
+                f"trials have reported); the rest run to {ctx.max_epochs} epochs"]  # fmt: skip

@@ -1,0 +1,65 @@
+"""Population Based Training: the worse trials copy a better trial's checkpoint and perturb its settings.
+
+PBT changes parameters while trials train, so it perturbs only what can change mid-training: the space's
+continuous domains and declared choices (learning rate, batch size). ``sample_from`` parameters and
+constants stay as drawn (for the seed space: layer widths, which a checkpoint's shapes fix).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tuner.errors import UsageError
+from tuner.schedulers.base import SchedulerContext, SchedulerEntry
+
+QUANTILE = 0.25
+RESAMPLE_PROBABILITY = 0.25
+
+
+def interval(max_epochs: int) -> int:
+    """Epochs between perturbations: five rounds over a trial's life, at least one epoch apart."""
+    return max(1, round(max_epochs / 5))
+
+
+def mutations(params: dict[str, Any]) -> dict[str, Any]:
+    """The parameters PBT may perturb, in the form Ray's PBT takes (a list of choices, or a domain)."""
+    from ray.tune.search.sample import Categorical, Float, Integer
+
+    out: dict[str, Any] = {}
+    for name, value in params.items():
+        if isinstance(value, Categorical):
+            out[name] = list(value.categories)
+        elif isinstance(value, (Float, Integer)):
+            out[name] = value
+    return out
+
+
+class Pbt(SchedulerEntry):
+    name = "pbt"
+    summary = "population based training: the worse quarter copies a better trial's checkpoint and perturbs it"
+    needs_checkpoints = True
+    # PBT explores by perturbing its population; Ray runs it only over random draws.
+    requires_searcher = "random"
+    checkpoints_to_keep = None  # a worse trial may copy a better one's latest checkpoint at any perturbation
+
+    def build(self, ctx: SchedulerContext) -> Any:
+        from ray.tune.schedulers import PopulationBasedTraining
+
+        mutable = mutations(dict(ctx.params))
+        if not mutable:
+            raise UsageError("pbt has nothing to perturb: the space has no continuous or choice parameter")
+        every = interval(ctx.max_epochs)
+        return PopulationBasedTraining(
+            time_attr="training_iteration", perturbation_interval=every, burn_in_period=every,
+            hyperparam_mutations=mutable, quantile_fraction=QUANTILE, resample_probability=RESAMPLE_PROBABILITY,
+            log_config=True,
+        )  # fmt: skip
+
+    def describe(self, ctx: SchedulerContext) -> list[str]:
+        mutable = ", ".join(mutations(dict(ctx.params))) or "(nothing: pbt will refuse this space)"
+        every = interval(ctx.max_epochs)
+        return [
+            f"PBT: every {every} epoch(s), a trial in the worst {QUANTILE:.0%} continues from the checkpoint of one "
+            f"in the best {QUANTILE:.0%} with perturbed {mutable} (x0.8 or x1.2, a neighbouring choice, or "
+            f"redrawn {RESAMPLE_PROBABILITY:.0%} of the time); every trial runs {ctx.max_epochs} epochs"
+        ]

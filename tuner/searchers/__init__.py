@@ -1,0 +1,73 @@
+"""Searchers: one registry entry per algorithm, each in its own module beside this one.
+
+Adding a searcher is one new entry (a ``SearcherEntry`` subclass) listed in ``ENTRIES``, plus its tests:
+the CLI's choices, ``--help``, the plan, the runner and the README table read from here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from tuner.errors import UsageError
+from tuner.searchers.base import SearcherEntry
+from tuner.searchers.bayesopt_gp import BayesOpt
+from tuner.searchers.bohb_kde import BohbKde
+from tuner.searchers.hyperopt_tpe import HyperOpt
+from tuner.searchers.optuna_tpe import OptunaTPE
+from tuner.searchers.plan import CannotSearch, ParamPlan, SearchPlan, describe_domain, initial_random_points
+from tuner.searchers.random_search import RandomSearch
+
+ENTRIES: tuple[type[SearcherEntry], ...] = (OptunaTPE, HyperOpt, BayesOpt, RandomSearch, BohbKde)
+REGISTRY: dict[str, type[SearcherEntry]] = {e.name: e for e in ENTRIES}
+NAMES: tuple[str, ...] = tuple(REGISTRY)
+DEFAULT = "optuna"
+
+__all__ = ["DEFAULT", "NAMES", "REGISTRY", "ParamPlan", "SearchPlan", "SearcherEntry", "build_searcher",
+           "describe_domain", "entry", "initial_random_points", "plan_search"]  # fmt: skip
+
+
+def entry(name: str) -> SearcherEntry:
+    if name not in REGISTRY:
+        raise UsageError(f"unknown searcher {name!r}; valid: {', '.join(NAMES)}")
+    return REGISTRY[name]()
+
+
+def plan_search(params: Mapping[str, Any], name: str, seed: int = 0) -> SearchPlan:
+    """How searcher ``name`` treats each parameter; a parameter it cannot search names those that can."""
+    from tuner.searchers.plan import plan_search as plan
+
+    try:
+        return plan(params, entry(name), seed)
+    except CannotSearch as exc:
+        if "searchers that can" in str(exc):
+            raise
+        capable = [n for n in NAMES if n != name and _can_search(n, exc.param, exc.value, seed)]
+        raise CannotSearch(exc.param, exc.value, name, capable) from None
+
+
+def _can_search(name: str, param: str, value: Any, seed: int) -> bool:
+    from tuner.searchers.plan import plan_search as plan
+
+    try:
+        plan({param: value}, REGISTRY[name](), seed)
+    except UsageError as exc:
+        return "nothing to search" in str(exc)  # the parameter itself was fine
+    return True
+
+
+def build_searcher(
+    plan: SearchPlan,
+    metric: str,
+    mode: str,
+    num_samples: int,
+    seed: int,
+    max_concurrent: int | None = None,
+    never_wait: bool = False,
+) -> Any:
+    """The Ray searcher for a plan (see ``SearcherEntry.build``)."""
+    return entry(plan.searcher).build(plan, metric, mode, num_samples, seed, max_concurrent, never_wait)
+
+
+def searcher_intro(plan: SearchPlan, num_samples: int) -> str:
+    return entry(plan.searcher).intro(num_samples)

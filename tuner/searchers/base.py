@@ -1,0 +1,50 @@
+"""What a searcher entry is, and the wrapper that lets a model search encoded domains.
+
+An entry (one module per algorithm beside this one) says what the searcher can model (``plan_domain``),
+how it is built from a plan (``build_inner``) and how it introduces itself. The runner, the CLI's choices,
+the plan printed before a sweep and the README table all read the registry in ``__init__``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from tuner.searchers.plan import ParamPlan, SearchPlan, initial_random_points
+
+
+class SearcherEntry:
+    """One searching algorithm. Model-free entries (random) override ``build`` and leave the rest."""
+
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    model: ClassVar[str] = ""  # what it fits to the results, for the plan's first line
+    model_based: ClassVar[bool] = True
+    requires_scheduler: ClassVar[str | None] = None  # e.g. BOHB's searcher only works under its scheduler
+
+    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
+        """How a real Tune domain (float, integer, choice) is searched; raise ``plan.unsupported`` if not."""
+        raise NotImplementedError
+
+    def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
+        """Ray's searcher over the plan's (encoded) domains."""
+        raise NotImplementedError
+
+    def build(
+        self,
+        plan: SearchPlan,
+        metric: str,
+        mode: str,
+        num_samples: int,
+        seed: int,
+        max_concurrent: int | None,
+        never_wait: bool = False,
+    ) -> Any:
+        """The searcher Tune runs; ``never_wait`` when a scheduler holds trials until more trials join."""
+        from tuner.searchers.planned import PlannedSearcher
+
+        warmup = initial_random_points(num_samples)
+        inner = self.build_inner(plan.searched_space, metric, mode, warmup, seed)
+        return PlannedSearcher(inner, plan, seed, never_wait=never_wait)
+
+    def intro(self, num_samples: int) -> str:
+        return f"search plan ({self.name}: {initial_random_points(num_samples)} random configs first, then {self.model}):"

@@ -1,0 +1,72 @@
+"""Bayesian optimisation with a Gaussian process (bayesian-optimization 1.x, through Ray's BayesOptSearch).
+
+BayesOpt models bounded floats only, so everything else is encoded faithfully: log-scale domains are
+searched in log space, integers as a floored float, choices through an index; unbounded normals cannot be.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any
+
+from tuner.searchers.base import SearcherEntry
+from tuner.searchers.plan import ENCODED, NATIVE, ParamPlan, unsupported
+
+
+class BayesOpt(SearcherEntry):
+    name = "bayesopt"
+    summary = "a Gaussian process over bounded floats (bayesian-optimization)"
+    model = "a Gaussian process"
+
+    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
+        from ray import tune
+        from ray.tune.search.sample import Categorical, Integer, LogUniform, Normal, Quantized, Uniform
+
+        if isinstance(value, Categorical):
+            categories = list(value.categories)
+            n = len(categories)
+
+            def pick(x: float, categories: list = categories) -> Any:
+                return copy.deepcopy(categories[min(int(math.floor(x)), n - 1)])
+
+            how = f"searched by bayesopt through an index over its {n} choices"
+            return ParamPlan(name, text, how, ENCODED, tune.uniform(0, n), pick)
+        sampler = value.get_sampler()
+        q = None
+        if isinstance(sampler, Quantized):
+            q, sampler = sampler.q, sampler.get_sampler()
+        if isinstance(sampler, Normal) or not isinstance(sampler, (Uniform, LogUniform)):
+            raise unsupported(name, value, self.name)
+        integer = isinstance(value, Integer)
+        log_scale = isinstance(sampler, LogUniform)
+        # Integers are searched as a continuous value and floored, so each integer keeps its share of the
+        # range (Tune's integer upper bounds are exclusive); log-scale domains are searched in log space.
+        top = value.upper - 1 if integer else value.upper
+
+        def decode(x: float) -> Any:
+            v = math.exp(x) if log_scale else x
+            if q is not None:
+                v = round(v / q) * q
+            elif integer:
+                v = math.floor(v)
+            v = min(max(v, value.lower), top)
+            return int(v) if integer else float(v)
+
+        bounds = (math.log(value.lower), math.log(value.upper)) if log_scale else (value.lower, value.upper)
+        how = "searched by bayesopt" + (" in log space" if log_scale else "")
+        if integer:
+            how += ", floored to an integer"
+        if q is not None:
+            how += f", rounded to multiples of {q:g}"
+        if not (log_scale or integer or q is not None):
+            return ParamPlan(name, text, how, NATIVE, value)
+        return ParamPlan(name, text, how, ENCODED, tune.uniform(*bounds), decode)
+
+    def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
+        from ray.tune.search.bayesopt import BayesOptSearch
+
+        from tuner.searchers.bayesopt_points import BayesOptTakingPoints
+
+        return BayesOptTakingPoints(space=BayesOptSearch.convert_search_space(space), metric=metric, mode=mode,
+                                    random_state=seed, random_search_steps=warmup, verbose=0)  # fmt: skip

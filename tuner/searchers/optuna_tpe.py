@@ -1,0 +1,48 @@
+"""Optuna's TPESampler through Ray's OptunaSearch: multivariate, grouped, with a constant liar.
+
+Multivariate TPE models parameters jointly (a learning rate that suits a batch size); ``group`` splits the
+space where parameters never appear together; the constant liar gives trials still running a pessimistic
+value, so trials started together do not all go to the same promising point.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tuner.searchers.base import SearcherEntry
+from tuner.searchers.plan import NATIVE, ParamPlan, unsupported
+
+
+class OptunaTPE(SearcherEntry):
+    name = "optuna"
+    summary = "Optuna's multivariate TPE with a constant liar for trials running at once"
+    model = "multivariate TPE"
+
+    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
+        from ray.tune.search.sample import Categorical, LogUniform, Normal, Quantized
+
+        sampler = value.get_sampler()
+        sampler = sampler.get_sampler() if isinstance(sampler, Quantized) else sampler
+        if isinstance(sampler, Normal):
+            raise unsupported(name, value, self.name, [])
+        if isinstance(value, Categorical):
+            how = "searched by optuna as a categorical"
+        elif isinstance(sampler, LogUniform):
+            how = "searched by optuna in log space"
+        else:
+            how = "searched by optuna"
+        return ParamPlan(name, text, how, NATIVE, value)
+
+    def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
+        import warnings
+
+        import optuna
+        from ray.tune.search.optuna import OptunaSearch
+
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+        sampler = optuna.samplers.TPESampler(
+            n_startup_trials=warmup, multivariate=True, group=True, constant_liar=True, seed=seed
+        )
+        return OptunaSearch(space=OptunaSearch.convert_search_space(space), metric=metric, mode=mode,
+                            sampler=sampler)  # fmt: skip

@@ -1,0 +1,244 @@
+"""The search plan: how each parameter will really be searched, decided before any trial starts.
+
+A searcher must never mis-search silently. Every parameter is searched natively, searched through a faithful
+encoding (log space for log-scale domains, an index for categorical ones, an ordered index for a
+``sample_from`` whose values were probed), drawn at random (a ``sample_from`` with too many values), a
+constant, or impossible, which stops the sweep with an error naming the parameter and the searchers that can.
+
+Ray is imported inside functions: the registry that names searchers must stay cheap to import.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from tuner.errors import UsageError
+
+NATIVE, ENCODED, RANDOM, CONSTANT = "native", "encoded", "random", "constant"
+PROBE_DRAWS = 1000
+PROBE_MAX_VALUES = 64
+
+
+class Planner(Protocol):
+    """What the plan needs of a searcher entry (tuner/searchers/base.py)."""
+
+    name: str
+    model_based: bool
+
+    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan: ...
+
+
+@dataclass(frozen=True)
+class ParamPlan:
+    """How one parameter is searched: ``encoded`` is the domain the searcher sees, ``decode`` maps back."""
+
+    name: str
+    domain_text: str
+    how: str
+    treatment: str
+    encoded: Any = None
+    decode: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    searcher: str
+    params: tuple[ParamPlan, ...]
+    raw_space: Mapping[str, Any]
+
+    def lines(self) -> list[str]:
+        width = max(len(p.name) for p in self.params)
+        dwidth = max(len(p.domain_text) for p in self.params)
+        return [f"  {p.name:<{width}}  {p.domain_text:<{dwidth}}  {p.how}" for p in self.params]
+
+    @property
+    def searched_space(self) -> dict[str, Any]:
+        """The (encoded) domains a model-based searcher models."""
+        return {p.name: p.encoded for p in self.params if p.treatment in (NATIVE, ENCODED)}
+
+
+def describe_domain(value: Any) -> str:
+    """A short human description of a Tune domain, e.g. ``loguniform(0.0001, 0.1)``."""
+    from ray.tune.search.sample import (
+        Categorical,
+        Domain,
+        Float,
+        Function,
+        Integer,
+        LogUniform,
+        Normal,
+        Quantized,
+    )
+
+    if is_grid(value):
+        return f"grid_search{value['grid_search']}"
+    if isinstance(value, Function):
+        return "sample_from(fn)"
+    if isinstance(value, Categorical):
+        return f"choice{list(value.categories)}"
+    if isinstance(value, (Float, Integer)):
+        sampler = value.get_sampler()
+        q = ""
+        if isinstance(sampler, Quantized):
+            q, sampler = f", q={sampler.q:g}", sampler.get_sampler()
+        kind = "int" if isinstance(value, Integer) else ""
+        if isinstance(sampler, Normal):
+            return f"randn{kind}(mean={sampler.mean:g}, sd={sampler.sd:g}{q})"
+        prefix = "log" if isinstance(sampler, LogUniform) else ""
+        name = f"{prefix}randint" if kind else f"{prefix}uniform"
+        return f"{name}({value.lower:g}, {value.upper:g}{q})"
+    if isinstance(value, Domain):
+        return type(value).__name__
+    return f"= {value!r}"
+
+
+def is_grid(value: Any) -> bool:
+    return isinstance(value, dict) and set(value) == {"grid_search"}
+
+
+class CannotSearch(UsageError):
+    """A parameter this searcher cannot model; the registry adds which searchers can."""
+
+    def __init__(self, name: str, value: Any, searcher: str, capable: list[str] | None = None) -> None:
+        self.param, self.value, self.searcher = name, value, searcher
+        tail = f"; searchers that can: {', '.join(capable)}" if capable else ""
+        super().__init__(f"parameter {name!r} ({describe_domain(value)}) cannot be searched by {searcher}{tail}")
+
+
+def unsupported(name: str, value: Any, searcher: str, capable: list[str] | None = None) -> CannotSearch:
+    return CannotSearch(name, value, searcher, capable)
+
+
+# --- sample_from: probe the function, search what it can return -----------------------------------
+
+
+def probe_function(domain: Any, seed: int) -> tuple[list[Any] | None, str]:
+    """Draw a ``sample_from`` function many times (seeded, the global generator restored after).
+
+    Returns its values, sorted where numeric, when it keeps returning the same small set (no new value
+    in the second half of the draws, at most ``PROBE_MAX_VALUES``); otherwise None and why.
+    """
+    import numpy as np
+
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        draws = [_hashable(domain.sample(config={})) for _ in range(PROBE_DRAWS)]
+    except Exception as exc:  # it reads other parameters, or fails on an empty config
+        return None, f"its function cannot run alone ({type(exc).__name__})"
+    finally:
+        np.random.set_state(state)
+    seen = list(dict.fromkeys(draws))
+    early = set(draws[: PROBE_DRAWS // 2])
+    if len(seen) > PROBE_MAX_VALUES or len(early) < len(seen):
+        return None, f"more than {PROBE_MAX_VALUES} values in {PROBE_DRAWS} draws"
+    if all(_is_number(v) for v in seen):
+        seen.sort()
+    return seen, ""
+
+
+def _hashable(value: Any) -> Any:
+    from tuner.values import plain
+
+    value = plain(value)
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def values_text(values: list[Any]) -> str:
+    if len(values) > 1 and all(_is_number(v) for v in values):
+        return f"{len(values)} values {values[0]:g}…{values[-1]:g}"
+    return f"{len(values)} values"
+
+
+def ordered_index(values: list[Any]) -> tuple[Any, Callable[[Any], Any]]:
+    """An ordered encoding of a sorted value list: a uniform position in [0, n), floored to an index.
+
+    Every searcher models it as one ordered number (neighbouring values are neighbours), and each value
+    keeps an equal share of the range, as an equally likely draw had.
+    """
+    from ray import tune
+
+    n = len(values)
+
+    def decode(x: Any, values: list[Any] = values) -> Any:
+        return values[min(max(int(math.floor(float(x))), 0), n - 1)]
+
+    return tune.uniform(0, n), decode
+
+
+def categorical(values: list[Any]) -> Any:
+    from ray import tune
+
+    return tune.choice(list(values))
+
+
+# --- the plan ----------------------------------------------------------------------------------------
+
+
+def plan_search(params: Mapping[str, Any], entry: Planner, seed: int = 0) -> SearchPlan:
+    """Decide, before anything runs, how ``entry`` treats each parameter; raise for impossible pairs."""
+    from ray.tune.search.sample import Domain, Function
+
+    plans = []
+    for name, value in params.items():
+        if isinstance(value, dict) and not is_grid(value):
+            raise UsageError(f"parameter {name!r} is a nested mapping; flatten it into separate parameters")
+        text = describe_domain(value)
+        if not isinstance(value, Domain) and not is_grid(value):
+            plans.append(ParamPlan(name, text, "constant", CONSTANT, value))
+        elif not entry.model_based:
+            how = "every value, crossed with the other grids" if is_grid(value) else "drawn at random"
+            plans.append(ParamPlan(name, text, how, NATIVE, value))
+        elif is_grid(value):
+            raise unsupported(name, value, entry.name, ["random"])
+        elif isinstance(value, Function):
+            plans.append(_probed_plan(name, value, text, entry, seed))
+        elif _numeric_choice(value):
+            encoded, decode = ordered_index(sorted(value.categories))
+            plans.append(ParamPlan(name, text, f"searched by {entry.name} as an ordered choice", ENCODED, encoded, decode))
+        else:
+            plans.append(entry.plan_domain(name, value, text))
+    if entry.model_based and not any(p.treatment in (NATIVE, ENCODED) for p in plans):
+        raise UsageError(
+            f"{entry.name} has nothing to search in this space: every parameter is a constant or a "
+            "sample_from with too many values; use --searcher random"
+        )
+    return SearchPlan(entry.name, tuple(plans), dict(params))
+
+
+def _numeric_choice(value: Any) -> bool:
+    """A choice among numbers (batch sizes, widths, rates): searched in their order, which is what makes
+    them numbers; a model that took them as unrelated labels would learn nothing from neighbours."""
+    from ray.tune.search.sample import Categorical
+
+    if not isinstance(value, Categorical):
+        return False
+    categories = list(value.categories)
+    return len(set(categories)) == len(categories) >= 3 and all(_is_number(v) for v in categories)
+
+
+def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int) -> ParamPlan:
+    values, why = probe_function(value, seed)
+    if values is None:
+        return ParamPlan(name, text, f"drawn at random, not searched by {entry.name} ({why})", RANDOM, value)
+    if len(values) == 1:
+        return ParamPlan(name, text, f"probed: always {values[0]!r}, a constant", CONSTANT, values[0])
+    probed = f"probed: {values_text(values)}"
+    if all(_is_number(v) for v in values):
+        encoded, decode = ordered_index(values)
+        return ParamPlan(name, text, f"{probed}, searched by {entry.name} as an ordered choice", ENCODED,
+                         encoded, decode)  # fmt: skip
+    plan = entry.plan_domain(name, categorical(values), text)
+    return ParamPlan(name, text, f"{probed}, {plan.how}", plan.treatment, plan.encoded, plan.decode)
+
+
+def initial_random_points(num_samples: int) -> int:
+    """How many configs a model-based searcher draws at random before its model takes over."""
+    return min(10, max(2, num_samples // 4))

@@ -1,0 +1,116 @@
+"""The wrapper between Tune and a model: decode its suggestions, fill in what it does not search."""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+from ray.tune.search import Searcher
+
+from tuner.ray_compat import LastResultOnCompletion
+from tuner.searchers.plan import ENCODED, NATIVE, RANDOM, SearchPlan
+from tuner.values import plain
+
+
+class PlannedSearcher(LastResultOnCompletion, Searcher):
+    """A model-based searcher seen through its plan.
+
+    The inner searcher keeps its own encoded values (log lr, a category index, a probed value's position)
+    keyed by trial id, so results flow back to it unchanged; only what trials see is decoded. Parameters
+    drawn at random are drawn here from a seeded generator, so a sweep repeats with its seed.
+    """
+
+    def __init__(self, inner: Searcher, plan: SearchPlan, seed: int, never_wait: bool = False) -> None:
+        Searcher.__init__(self, metric=inner.metric, mode=inner.mode)
+        LastResultOnCompletion.__init__(self)
+        self.inner = inner
+        self.plan = plan
+        self.seed = seed
+        self.never_wait = never_wait
+        self._draws = 0
+        self._drawn_here: dict[str, dict[str, Any]] = {}  # trial id -> encoded values drawn at random
+
+    def set_search_properties(self, metric: str | None, mode: str | None, config: dict, **spec: Any) -> bool:
+        return self.inner.set_search_properties(metric, mode, config, **spec)
+
+    def set_max_concurrency(self, max_concurrent: int) -> bool:
+        return self.inner.set_max_concurrency(max_concurrent)
+
+    def suggest(self, trial_id: str) -> dict | None:
+        import numpy as np
+
+        suggestion = self.inner.suggest(trial_id)
+        rng = np.random.RandomState((self.seed * 7919 + self._draws) % (2**32))
+        if suggestion is None and self.never_wait:
+            # The model waits for results that a scheduler holding trials (sync brackets) will only give
+            # once more trials join: draw this one at random; its result still teaches the model.
+            suggestion = {p.name: plain(p.encoded.sample(random_state=rng)) for p in self.plan.params
+                          if p.treatment in (NATIVE, ENCODED)}  # fmt: skip
+            self._drawn_here[trial_id] = suggestion
+        if suggestion is None or suggestion == Searcher.FINISHED:
+            return suggestion
+        self._draws += 1
+        config: dict[str, Any] = {}
+        for p in self.plan.params:
+            if p.treatment == RANDOM:
+                config[p.name] = plain(p.encoded.sample(config=config, random_state=rng))
+            elif p.treatment in (NATIVE, ENCODED):
+                raw = suggestion[p.name]
+                config[p.name] = plain(p.decode(raw) if p.decode else raw)
+            else:
+                config[p.name] = p.encoded
+        return config
+
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        if self.inner.metric not in result:  # the sweep's metric guard names what was reported instead
+            return
+        self.remember(trial_id, result)
+        if trial_id not in self._drawn_here:  # the model never saw that trial
+            self.inner.on_trial_result(trial_id, result)
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+        result = self.completed(trial_id, result, error)
+        if result is not None and self.inner.metric not in result:
+            result, error = None, True
+        drawn = self._drawn_here.pop(trial_id, None)
+        if drawn is None:
+            self.inner.on_trial_complete(trial_id, result=result, error=error)
+            return
+        value = (result or {}).get(self.inner.metric)
+        if value is None or error:
+            return
+        try:
+            self.inner.add_evaluated_point(drawn, value)
+        except NotImplementedError:  # a model that cannot take outside points just does without this one
+            pass
+
+    # BOHB's scheduler tells its searcher which trials wait at a budget.
+    def on_pause(self, trial_id: str) -> None:
+        if hasattr(self.inner, "on_pause"):
+            self.inner.on_pause(trial_id)
+
+    def on_unpause(self, trial_id: str) -> None:
+        if hasattr(self.inner, "on_unpause"):
+            self.inner.on_unpause(trial_id)
+
+    def save(self, checkpoint_path: str) -> None:
+        """One file holding the inner searcher's own save, our draw counter and the last results."""
+        self.inner.save(checkpoint_path)
+        with open(checkpoint_path, "rb") as f:
+            inner_state = f.read()
+        with open(checkpoint_path, "wb") as f:
+            state = {"inner": inner_state, "draws": self._draws, "last": self.last_results, "drawn": self._drawn_here}
+            pickle.dump(state, f)
+
+    def restore(self, checkpoint_path: str) -> None:
+        import tempfile
+
+        with open(checkpoint_path, "rb") as f:
+            state = pickle.load(f)
+        with tempfile.NamedTemporaryFile(suffix=".pkl") as inner_file:
+            inner_file.write(state["inner"])
+            inner_file.flush()
+            self.inner.restore(inner_file.name)
+        self._draws = state["draws"]
+        self.last_results = state.get("last", {})
+        self._drawn_here = state.get("drawn", {})

@@ -1,0 +1,138 @@
+"""No sweep waits for ever: end one in which nothing runs or waits to run, and nothing new comes, for a while.
+
+A sweep can stall when a scheduler holds trials for results that only more trials would give and the
+searcher proposes none (each waits for the other), or when a searcher waits for results that never come.
+``StallWatch`` sees every trial's status at each controller step; once no trial has been RUNNING or
+PENDING for ``timeout`` seconds while the sweep is not done, it records why. Two ways end the sweep then,
+because Tune runs no controller step while it waits on the searcher (it asks it again every second):
+``StallStopper`` ends it between steps, and ``StallAwareSearcher`` tells Tune the search is over. Either
+way trials checkpoint, the best so far is reported, and the CLI exits with code 3.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ray.tune import Callback, Stopper
+from ray.tune.search import Searcher
+
+ACTIVE = ("RUNNING", "PENDING")
+STALL_FILE = ".tuner-stalled.json"
+
+
+class StallWatch(Callback):
+    """Decides a sweep has stalled; says why in ``reason`` and in a file beside the experiment (a
+    resumed sweep runs the copy Ray restores, which the driver does not hold)."""
+
+    def __init__(self, timeout: float, folder: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        from tuner.storage import sidecar
+
+        self.timeout = timeout
+        self.clock = clock
+        self.path = str(sidecar(folder, STALL_FILE)) if folder else None
+        self.reason: str | None = None
+        self._quiet_since: float | None = None
+        self._statuses: list[str] | None = None
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        self.observe([t.status for t in trials])
+
+    def stalled_now(self) -> bool:
+        """Whether the sweep has stalled, judged now from the last step's statuses (none yet: no)."""
+        if self._statuses is not None:
+            self.observe(self._statuses)
+        return self.reason is not None
+
+    def observe(self, statuses: list[str]) -> None:
+        """One controller step's statuses (the trials Tune knows of)."""
+        self._statuses = list(statuses)
+        if any(s in ACTIVE for s in statuses):
+            self._quiet_since = None
+            return
+        now = self.clock()
+        if self._quiet_since is None:
+            self._quiet_since = now
+        elif now - self._quiet_since >= self.timeout and self.reason is None:
+            counts = ", ".join(f"{n} {s}" for s, n in sorted(Counter(statuses).items())) or "no trials"
+            self.reason = (
+                f"for {self.timeout:g} s no trial ran or waited to run ({counts}) and no new trial came; "
+                "the sweep was ended with what it had"
+            )
+            if self.path:
+                Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+                Path(self.path).write_text(json.dumps({"reason": self.reason}), encoding="utf-8")
+
+
+class StallStopper(Stopper):
+    """Ends the whole sweep once its watch has seen a stall."""
+
+    def __init__(self, watch: StallWatch) -> None:
+        self.watch = watch
+
+    def __call__(self, trial_id: str, result: dict) -> bool:
+        return False
+
+    def stop_all(self) -> bool:
+        return self.watch.reason is not None
+
+
+class StallAwareSearcher(Searcher):
+    """Wraps a searcher: when it has nothing to propose and the sweep has stalled, the search is over."""
+
+    def __init__(self, inner: Searcher, watch: StallWatch) -> None:
+        super().__init__(metric=inner.metric, mode=inner.mode)
+        self.inner, self.watch = inner, watch
+
+    def set_search_properties(self, metric: str | None, mode: str | None, config: dict, **spec: Any) -> bool:
+        return self.inner.set_search_properties(metric, mode, config, **spec)
+
+    def set_max_concurrency(self, max_concurrent: int) -> bool:
+        return self.inner.set_max_concurrency(max_concurrent)
+
+    def suggest(self, trial_id: str) -> dict | None:
+        suggestion = self.inner.suggest(trial_id)
+        if suggestion is None and self.watch.stalled_now():
+            return Searcher.FINISHED
+        return suggestion
+
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        self.inner.on_trial_result(trial_id, result)
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+        self.inner.on_trial_complete(trial_id, result=result, error=error)
+
+    def on_pause(self, trial_id: str) -> None:
+        if hasattr(self.inner, "on_pause"):
+            self.inner.on_pause(trial_id)
+
+    def on_unpause(self, trial_id: str) -> None:
+        if hasattr(self.inner, "on_unpause"):
+            self.inner.on_unpause(trial_id)
+
+    def save(self, checkpoint_path: str) -> None:
+        self.inner.save(checkpoint_path)
+
+    def restore(self, checkpoint_path: str) -> None:
+        self.inner.restore(checkpoint_path)
+
+
+def forget_stall(folder: str) -> None:
+    """Before a run: an earlier run's stall is not this one's."""
+    from tuner.storage import sidecar
+
+    sidecar(folder, STALL_FILE).unlink(missing_ok=True)
+
+
+def stall_reason(folder: str) -> str | None:
+    """Why the sweep in ``folder`` was ended as stalled, if it was (the last run's watch wrote it)."""
+    from tuner.storage import sidecar
+
+    try:
+        return json.loads(sidecar(folder, STALL_FILE).read_text(encoding="utf-8"))["reason"]
+    except (OSError, ValueError, KeyError):
+        return None
