@@ -1,7 +1,9 @@
 """An instant trainable for sweeps that test the service, not the training: no torch, per-epoch reports.
 
 Its loss falls with the epochs towards a floor set by the config, so schedulers and searchers see a real
-signal; it checkpoints every epoch and continues from a checkpoint, so resume and PBT work on it.
+signal; it checkpoints every epoch and continues from a checkpoint, so resume and PBT work on it. Test
+options: ``sleep`` seconds per epoch (something to kill mid-sweep), a crash at an epoch of the first
+trial to get there (once, a marker file records it), a NaN loss at an epoch.
 """
 
 from __future__ import annotations
@@ -13,11 +15,16 @@ import json
 import math
 import os
 import tempfile
+import time
 
 import numpy as np
 from ray import tune
 
 from tuner import SearchSpace
+
+SLEEP = {sleep!r}
+CRASH_AT, CRASH_MARKER = {crash_at!r}, {crash_marker!r}
+NAN_AT = {nan_at!r}
 
 
 def train(config, *, max_epochs=3):
@@ -28,26 +35,39 @@ def train(config, *, max_epochs=3):
             with open(os.path.join(folder, "state.json")) as f:
                 start = json.load(f)["epoch"]
     for epoch in range(start + 1, max_epochs + 1):
-        loss = floor + 2.0 / epoch
+        time.sleep(SLEEP)
+        if epoch == CRASH_AT and CRASH_MARKER and not os.path.exists(CRASH_MARKER):
+            open(CRASH_MARKER, "w").close()
+            raise RuntimeError(f"crash at epoch {{epoch}}")
+        loss = float("nan") if epoch == NAN_AT else floor + 2.0 / epoch
         with tempfile.TemporaryDirectory() as folder:
             with open(os.path.join(folder, "state.json"), "w") as f:
-                json.dump({"epoch": epoch}, f)
-            tune.report({"loss": loss, "accuracy": 1 / (1 + loss), "epoch": epoch},
+                json.dump({{"epoch": epoch}}, f)
+            tune.report({{"loss": loss, "accuracy": 1 / (1 + loss), "epoch": epoch}},
                         checkpoint=tune.Checkpoint.from_directory(folder))
 
 
 SPACE = SearchSpace(
     trainable=train,
-    params={
+    params={{
         "width": tune.sample_from(lambda _: 2 ** np.random.randint(2, 6)),
         "lr": tune.loguniform(1e-4, 1e-1),
         "batch": tune.choice([8, 16, 32]),
-    },
+    }},
 )
 '''
 
 
-def instant_space(folder: Path) -> Path:
-    path = Path(folder) / "instant_space.py"
-    path.write_text(SPACE_SOURCE)
+def instant_space(
+    folder: Path,
+    *,
+    sleep: float = 0.0,
+    crash_at: int | None = None,
+    nan_at: int | None = None,
+    name: str = "instant_space.py",
+) -> Path:
+    """Write the instant space into ``folder``; a crash needs a marker, which goes beside it."""
+    path = Path(folder) / name
+    marker = str(Path(folder) / f"{name}.crashed") if crash_at else None
+    path.write_text(SPACE_SOURCE.format(sleep=sleep, crash_at=crash_at, crash_marker=marker, nan_at=nan_at))
     return path

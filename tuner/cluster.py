@@ -29,7 +29,10 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
     """
     import ray
 
+    from tuner.ray_compat import quiet_terminal
+
     prepare_environment()
+    quiet_terminal()
     if ray.is_initialized():
         return False
     # Workers log warnings and errors (a trial's traceback, an OOM fallback), not Ray's per-checkpoint chatter.
@@ -51,6 +54,7 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
         return True
     from tuner.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
 
+    check_reachable(address)  # Ray itself would retry a dead address for minutes
     enable_token_auth()
     try:
         ray.init(address=address, **kwargs)
@@ -61,6 +65,46 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
             ) from exc
         raise UsageError(f"cannot reach a Ray cluster at {address}: {exc}") from exc
     return False
+
+
+REACH_TIMEOUT_S = 5.0
+
+
+def check_reachable(address: str) -> None:
+    """A one-line error, within seconds, for an address where no Ray cluster answers."""
+    if address.startswith("ray://"):
+        where = address[len("ray://") :]
+    else:
+        # Ray's own reading of "auto" / HOST:PORT / RAY_ADDRESS / the last `ray start` on this machine.
+        from ray._private.services import canonicalize_bootstrap_address
+
+        try:
+            where = canonicalize_bootstrap_address(address)
+        except Exception as exc:  # Ray raises several types for an address it cannot read
+            raise UsageError(f"--address {address}: {' '.join(str(exc).split())[:200]}") from None
+        if not where:
+            raise UsageError(
+                f"--address {address}: no running Ray cluster found on this machine; start one with "
+                "'ray start --head', or pass the head's HOST:PORT (its GCS port, 6379 by default)"
+            )
+    reach_tcp(where, f"a Ray cluster at {address}", "that the head is running ('ray status' on it)")
+
+
+def reach_tcp(host_port: str, what: str, check: str) -> None:
+    """Open and close a TCP connection to HOST:PORT, or raise a one-line error naming what to check."""
+    import socket
+
+    host, _, port = host_port.rpartition(":")
+    if not host or not port.isdigit():
+        raise UsageError(f"cannot reach {what}: {host_port!r} is not HOST:PORT")
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=REACH_TIMEOUT_S).close()
+    except OSError as exc:
+        reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
+        raise UsageError(
+            f"cannot reach {what} ({host}:{port}: {reason}); check {check} and that port {port} is open to "
+            "this machine"
+        ) from None
 
 
 def disconnect(started_here: bool) -> None:

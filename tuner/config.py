@@ -282,14 +282,34 @@ def complete(config: SweepConfig, space: Any) -> SweepConfig:
         "metric": config.metric or space.metric,
         "mode": config.mode or space.mode,
         "searcher": searcher,
-        "name": config.name or default_name(space_label(config.space), config.scheduler, searcher),
         "data_dir": str(Path(config.data_dir).expanduser().resolve()),
     }
     if is_space_path(config.space):
         updates["space"] = str(Path(config.space).expanduser().resolve())
     if not storage.is_uri(config.storage_path):
         updates["storage_path"] = str(Path(config.storage_path).expanduser().resolve())
-    return dataclasses.replace(config, **updates)
+    config = dataclasses.replace(config, **updates)
+    if config.name is None:
+        config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
+    return config
+
+
+def _free_name(config: SweepConfig, label: str) -> str:
+    """A generated experiment name no experiment under the storage path has yet (two sweeps started in the
+    same second get -2, -3, ...)."""
+    base = default_name(label, config.scheduler, config.searcher or searchers.DEFAULT)
+    name, n = base, 1
+    while _taken(config.storage_path, name):
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def _taken(storage_path: str, name: str) -> bool:
+    try:
+        return storage.holds_experiment(storage.join(storage_path, name))
+    except UsageError:
+        return False  # an unusable storage path is reported on its own, with what to do
 
 
 def save_config(config: SweepConfig, folder: str | Path) -> str:

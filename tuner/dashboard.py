@@ -3,18 +3,41 @@
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from tuner.errors import TunerError
+from tuner.errors import TunerError, UsageError
 
 
 def tensorboard_command(folder: Path, host: str, port: int) -> list[str]:
     code = "import sys; from tensorboard.main import run_main; sys.argv[0] = 'tensorboard'; run_main()"
     return [sys.executable, "-c", code, "--logdir", str(folder), "--host", host, "--port", str(port)]
+
+
+def port_free(host: str, port: int) -> None:
+    """A one-line error, before anything starts, when something already listens on ``host:port``."""
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise UsageError(
+                f"port {port} on {host} is in use ({exc.strerror or exc}); pass another --port"
+            ) from None
+
+
+def _wait_until_listening(proc: subprocess.Popen, host: str, port: int, timeout: float = 60.0) -> None:
+    """Announce the URL only once TensorBoard answers there (it can still fail while it loads)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.poll() is None:
+        try:
+            socket.create_connection((host, port), timeout=1).close()
+            return
+        except OSError:
+            time.sleep(0.2)
 
 
 def serve(folder: Path, host: str, port: int, out: Callable[[str], None]) -> int:
@@ -23,9 +46,11 @@ def serve(folder: Path, host: str, port: int, out: Callable[[str], None]) -> int
         import tensorboard  # noqa: F401
     except ImportError:
         raise TunerError("TensorBoard is not installed; pip install tensorboard") from None
+    port_free(host, port)
     proc = subprocess.Popen(
         tensorboard_command(folder, host, port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
+    _wait_until_listening(proc, host, port)
     out(f"TensorBoard for {folder} at http://{host}:{port}/ (Ctrl-C stops it)")
 
     def stop(*_: object) -> None:

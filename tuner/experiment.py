@@ -20,7 +20,7 @@ from typing import Any
 from tuner import storage
 from tuner.config import CONFIG_FILE, DEFAULT_STORAGE, SweepConfig, load_saved_config
 from tuner.errors import UsageError
-from tuner.ray_state import saved_trial_states
+from tuner.ray_state import replaced_trial_dirs, saved_trial_states
 
 
 @dataclass
@@ -32,7 +32,8 @@ class TrialRecord:
     status: str
     config: dict[str, Any]
     rows: list[dict[str, Any]] = field(default_factory=list)
-    error: str = ""
+    error: str = ""  # the last line of its error
+    error_file: str | None = None  # the whole error, inside the experiment folder
 
     @property
     def epochs(self) -> int:
@@ -40,6 +41,14 @@ class TrialRecord:
 
     def values(self, metric: str) -> list[float]:
         return [v for v in (_number(r.get(metric)) for r in self.rows) if v is not None]
+
+    def curve(self, metric: str) -> list[tuple[int, float]]:
+        """(epoch, value) for every epoch whose value is a finite number."""
+        return [
+            (int(float(r.get("training_iteration") or 0)), v)
+            for r in self.rows
+            if (v := _number(r.get(metric))) is not None
+        ]
 
     def best(self, metric: str, mode: str) -> float | None:
         values = self.values(metric)
@@ -174,6 +183,7 @@ def load(ref: str) -> Experiment:
     known = {state["dir"]: trial_id for trial_id, state in states.items() if state["dir"]}
     dirs = {d for d in storage.list_dirs(folder) if storage.exists(storage.join(folder, d), "params.json")}
     dirs |= set(known)
+    dirs -= replaced_trial_dirs(folder)
     trials = []
     for dir_name in sorted(dirs):
         trial_path = storage.join(folder, dir_name)
@@ -185,8 +195,10 @@ def load(ref: str) -> Experiment:
         except ValueError:
             trial_config = {}
         status = state.get("status") or ("RUNNING" if rows else "PENDING")
-        error = ""
+        error, error_file = "", None
         if status == "ERROR":
-            error = last_line(storage.read_text(trial_path, state.get("error_file") or "error.txt") or "")
-        trials.append(TrialRecord(trial_id, trial_path, status, trial_config, rows, error))
+            name = state.get("error_file") or "error.txt"
+            error = last_line(storage.read_text(trial_path, name) or "")
+            error_file = storage.join(trial_path, name) if storage.exists(trial_path, name) else None
+        trials.append(TrialRecord(trial_id, trial_path, status, trial_config, rows, error, error_file))
     return Experiment(folder, config, trials)

@@ -34,8 +34,14 @@ def dashboard_address(address: str | None) -> str:
 def client(address: str | None) -> Any:
     """A connected ``JobSubmissionClient``, or a one-line error saying what is wrong."""
     import logging
+    from urllib.parse import urlsplit
+
+    from tuner.cluster import reach_tcp
 
     url = dashboard_address(address)
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    reach_tcp(f"{parts.hostname}:{port}", f"a Ray dashboard at {url}", "that the head runs with its dashboard on")
     enable_token_auth()
     from ray.job_submission import JobSubmissionClient
 

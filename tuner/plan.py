@@ -63,21 +63,33 @@ class SweepPlan:
         return self.slots if (self.searcher.model_based or adaptive) else None
 
 
-def prepare(config: SweepConfig, out: Print = print) -> SweepPlan:
-    """The plan of a sweep, checked and with its data loaded, before any cluster is touched."""
+def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> SweepPlan:
+    """The plan of a sweep, checked and with its data loaded, before any cluster is touched.
+
+    A new sweep never writes into an existing experiment; ``resuming`` is ``tuner resume`` on its own.
+    """
+    from tuner import storage
     from tuner.config import complete
 
     space = load_space(config.space)
     config = complete(config, space)
+    storage.check_usable(config.storage_path)
+    if not resuming and storage.holds_experiment(config.experiment_path):
+        raise UsageError(
+            f"experiment {config.name} already exists in {config.storage_path}; continue it with 'tuner resume "
+            f"{config.experiment_path}', or pass another --name (a sweep never writes into an existing one)"
+        )
     trainable = resolve_trainable(space.trainable)
     scheduler = schedulers.entry(config.scheduler)
     context = schedulers.SchedulerContext(config.max_epochs, config.metric, config.mode, space.params,
                                           config.num_samples, config.seed)  # fmt: skip
     search_plan = searchers.plan_search(space.params, config.searcher, config.seed)
     if scheduler.needs_checkpoints and not keeps_checkpoints(trainable):
+        why = ("continues trials from other trials' checkpoints" if config.scheduler == "pbt"
+               else "pauses trials and continues them from their checkpoints")  # fmt: skip
         raise UsageError(
-            f"--scheduler {config.scheduler} continues trials from other trials' checkpoints, but trainable "
-            f"{space.trainable_name} never calls tune.get_checkpoint(); add checkpoints or choose another scheduler"
+            f"--scheduler {config.scheduler} {why}, but trainable {space.trainable_name} never calls "
+            "tune.get_checkpoint(); add checkpoints or choose another scheduler (asha, fifo, median)"
         )
     if config.scheduler == "pbt":
         from tuner.schedulers.pbt import mutations
@@ -186,6 +198,11 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     lines.append(f"experiment: {cfg.experiment_path}" + (" (not created: dry run)" if dry_run else ""))
     if plan.data_note:
         lines.append(plan.data_note)
+    from tuner.ray_compat import old_api_notice
+
+    notice = old_api_notice(plan.trainable)
+    if notice:
+        lines.append(notice)
     lines.append(f"scheduler: {plan.scheduler.describe(plan.context)[0]}")
     lines += plan.scheduler.describe(plan.context)[1:]
     lines.append(plan.searcher.intro(cfg.num_samples))

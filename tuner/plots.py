@@ -49,10 +49,10 @@ def plot_experiment(experiment: Any, out_dir: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(8, 5))
     best = experiment.best_trial()
     for trial in experiment.trials:
-        epochs = [int(float(r["training_iteration"])) for r in trial.rows if r.get(metric) not in (None, "")]
-        values = trial.values(metric)
-        if not values:
+        points = trial.curve(metric)  # (epoch, value) pairs; a NaN or missing value leaves a gap
+        if not points:
             continue
+        epochs, values = zip(*points, strict=True)
         is_best = best is not None and trial.trial_id == best.trial_id
         ax.plot(epochs, values, marker="o", markersize=3, linewidth=2.5 if is_best else 1,
                 alpha=1.0 if is_best else 0.6, label=f"{trial.trial_id} (best)" if is_best else None)  # fmt: skip

@@ -14,13 +14,26 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
 3. A benign sync race (Ray 2.60): Ray saves searcher state to ``.<uuid>-tmp-…`` and renames it while the
    previous upload of the experiment folder may still list files; that upload fails on the vanished
    name, and the next sync (forced at the end of every sweep) copies it anyway. Its traceback is hidden.
+4. Terminal noise (Ray 2.60): every local start warns that token authentication is on and how to turn it
+   off; tuner keeps it on, so the line (an invitation to weaken security) is dropped. Each failed trial's
+   traceback is logged whole, Ray's frames first, once per trial; tuner reports the user's own frames
+   once at the end, with the error file inside the experiment folder.
+5. The tutorial's API (Ray 2.60): "Hyperparameter tuning with Ray Tune" writes its trainable with
+   ``ray.train.report``, ``ray.train.get_checkpoint`` and ``ray.train.Checkpoint``, which Ray 2.60
+   refuses inside a Tune function, and older code reports with keywords (``tune.report(loss=...)``).
+   ``tutorial_api`` runs such a trainable with those names bound to ``ray.tune``'s equivalents.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import inspect
 import json
 import logging
 import os
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +158,140 @@ SYNC_LOGGER = "ray.tune.execution.experiment_state"
 
 def quiet_benign_sync_races() -> None:
     """Install the filter once on the logger Ray reports experiment-state syncs through."""
-    ray_logger = logging.getLogger(SYNC_LOGGER)
-    if not any(isinstance(f, _SkipRenamedScratchFileSync) for f in ray_logger.filters):
-        ray_logger.addFilter(_SkipRenamedScratchFileSync())
+    _install(SYNC_LOGGER, _SkipRenamedScratchFileSync())
+
+
+def _install(logger_name: str, flt: logging.Filter) -> None:
+    logger = logging.getLogger(logger_name)
+    if not any(type(f) is type(flt) for f in logger.filters):
+        logger.addFilter(flt)
+
+
+# --- 4. terminal noise ---------------------------------------------------------------------------------
+
+TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
+TOKEN_WARNING = "Token authentication is enabled for this Ray cluster"
+TRIAL_LOGGER = "ray.tune.execution.tune_controller"
+TRIAL_FAILURE = "Trial task failed for trial"
+SWEEP_LOGGER = "ray.tune.tune"
+SWEEP_FAILURES = "Trials did not complete"
+
+
+class _DropMessage(logging.Filter):
+    def __init__(self, prefix: str) -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self.prefix)
+
+
+class _DropTokenWarning(_DropMessage):
+    def __init__(self) -> None:
+        super().__init__(TOKEN_WARNING)
+
+
+class _DropTrialTracebacks(_DropMessage):
+    def __init__(self) -> None:
+        super().__init__(TRIAL_FAILURE)
+
+
+class _DropFailureList(_DropMessage):
+    def __init__(self) -> None:
+        super().__init__(SWEEP_FAILURES)
+
+
+def quiet_terminal() -> None:
+    """Drop Ray's token-auth opt-out advice and its per-trial failure tracebacks (both logged in the driver)."""
+    _install(TOKEN_LOGGER, _DropTokenWarning())
+    _install(TRIAL_LOGGER, _DropTrialTracebacks())
+    _install(SWEEP_LOGGER, _DropFailureList())
+
+
+# --- 5. the tutorial's API ------------------------------------------------------------------------------
+
+_TRAIN_API = re.compile(r"\btrain\.(report|get_checkpoint|get_context|Checkpoint)\b|from ray\.train import")
+_KEYWORD_REPORT = re.compile(r"\breport\(\s*[A-Za-z_]\w*\s*=")
+
+
+def old_api_notice(trainable: Callable[..., Any]) -> str | None:
+    """What a trainable uses of the older APIs, as the one-line notice the sweep prints (None if nothing)."""
+    try:
+        source = inspect.getsource(inspect.unwrap(trainable))
+    except (OSError, TypeError):
+        return None
+    used = []
+    if _TRAIN_API.search(source):
+        used.append("the ray.train API (train.report, train.get_checkpoint, train.Checkpoint)")
+    if _KEYWORD_REPORT.search(source):
+        used.append("report(name=value) keywords")
+    if not used:
+        return None
+    return (f"note: the trainable uses {' and '.join(used)}, which Ray 2.60 refuses in a sweep; tuner runs it "
+            "through ray.tune's equivalents. In new code: from ray import tune; tune.report({...}, "
+            "checkpoint=tune.Checkpoint.from_directory(...)); tune.get_checkpoint()")  # fmt: skip
+
+
+def tutorial_api(trainable: Callable[..., Any]) -> Callable[..., Any]:
+    """``trainable`` with ``ray.train.report``/``get_checkpoint``/``get_context``/``Checkpoint`` and keyword
+    reports working as Ray Tune's own, however the trainable imported them, for the length of each call."""
+
+    @functools.wraps(trainable)
+    def run(config: dict, **kwargs: Any) -> Any:
+        with _tune_api_for(inspect.unwrap(trainable)):
+            return trainable(config, **kwargs)
+
+    return run
+
+
+@contextlib.contextmanager
+def _tune_api_for(function: Callable[..., Any]) -> Iterator[None]:
+    import ray.train
+    from ray import tune
+
+    def report(metrics: dict | None = None, *, checkpoint: Any = None, **more: Any) -> None:
+        extra = {k: v for k, v in more.items() if k not in ("checkpoint_dir_name", "checkpoint_upload_mode",
+                                                             "delete_local_checkpoint_after_upload",
+                                                             "checkpoint_upload_fn", "validation")}  # fmt: skip
+        if checkpoint is not None and not isinstance(checkpoint, tune.Checkpoint):
+            checkpoint = tune.Checkpoint(path=checkpoint.path, filesystem=checkpoint.filesystem)
+        original_tune_report({**(metrics or {}), **extra}, checkpoint=checkpoint)
+
+    original_tune_report = tune.report
+    swaps = {ray.train.report: report, ray.train.get_checkpoint: tune.get_checkpoint,
+             ray.train.Checkpoint: tune.Checkpoint, tune.report: report}  # fmt: skip
+    if hasattr(ray.train, "get_context") and hasattr(tune, "get_context"):
+        swaps[ray.train.get_context] = tune.get_context
+    targets = [(ray.train, name) for name in ("report", "get_checkpoint", "get_context", "Checkpoint")]
+    targets += [(tune, "report")]
+    globals_ = function.__globals__
+    targets += [(globals_, name) for name, value in list(globals_.items()) if _swappable(value, swaps)]
+    saved = [(owner, name, _get(owner, name)) for owner, name in targets]
+    try:
+        for owner, name, value in saved:
+            if _swappable(value, swaps):
+                _set(owner, name, swaps[value])
+        yield
+    finally:
+        for owner, name, value in saved:
+            _set(owner, name, value)
+
+
+def _swappable(value: Any, swaps: dict) -> bool:
+    try:
+        return value in swaps
+    except TypeError:  # unhashable
+        return False
+
+
+def _get(owner: Any, name: str) -> Any:
+    return owner[name] if isinstance(owner, dict) else getattr(owner, name, None)
+
+
+def _set(owner: Any, name: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(owner, dict):
+        owner[name] = value
+    else:
+        setattr(owner, name, value)

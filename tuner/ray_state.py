@@ -34,9 +34,10 @@ def read_state(folder: str | Path, name: str) -> dict[str, Any]:
         raise UsageError(f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read") from None
 
 
-def saved_trial_states(folder: str | Path) -> dict[str, dict[str, Any]]:
-    """Status, folder and error file per trial id, from Ray's experiment state (absent early in a run)."""
-    name = latest_state_name(folder)
+def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str, dict[str, Any]]:
+    """Status, folder and error file per trial id, from Ray's experiment state (absent early in a run);
+    the newest state file unless ``name`` picks another."""
+    name = name or latest_state_name(folder)
     if name is None:
         return {}
     where = f"{str(folder).rstrip('/')}/{name}"
@@ -52,3 +53,15 @@ def saved_trial_states(folder: str | Path) -> dict[str, dict[str, Any]]:
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read") from None
     return out
+
+
+def replaced_trial_dirs(folder: str | Path) -> set[str]:
+    """Trial folders an earlier driver session saved that the newest one no longer lists: trials that
+    ``tuner resume --errored restart`` replaced with a new trial (in a new folder)."""
+    names = [n for n in storage.list_names(folder, STATE_PREFIX) if n.endswith(".json")]
+    if len(names) < 2:
+        return set()
+    latest = saved_trial_states(folder, names[-1])
+    current = {s["dir"] for s in latest.values()}
+    earlier = {s["dir"] for name in names[:-1] for s in saved_trial_states(folder, name).values()}
+    return {d for d in earlier - current if d}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,14 +23,15 @@ _AUTO_KEYS = {
 ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_memory_peak_mb": "gpu MB"}
 
 
-def build_reporter(metric: str, mode: str, parameters: Sequence[str]) -> CLIReporter:
+def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs: int) -> CLIReporter:
     """A live table: the tuned parameters, then loss, accuracy and the epoch count, best trials first."""
     columns = {"loss": "loss", "accuracy": "accuracy"}
     if metric not in columns:
         columns = {metric: metric, **columns}
     columns.update(ADAPTIVE_COLUMNS)
     columns["training_iteration"] = "iter"
-    return CLIReporter(
+    return SweepReporter(  # metric and mode come from the sweep's TuneConfig
+        max_epochs=max_epochs,
         metric_columns=columns,
         parameter_columns=list(parameters),
         sort_by_metric=True,
@@ -37,7 +39,75 @@ def build_reporter(metric: str, mode: str, parameters: Sequence[str]) -> CLIRepo
         print_intermediate_tables=True,
         max_report_frequency=10,
         max_progress_rows=30,
-        max_error_rows=10,
+        max_error_rows=1,
+    )
+
+
+_LONG_FLOAT = re.compile(r"-?\d+\.\d{5,}(?:e[-+]?\d+)?")
+_SCHEDULER_LINE = re.compile(r"^Using (\w+): num_stopped=\d+.*$")
+_RUNG = re.compile(r"Iter (\d+)\.0+: (-?[\d.e+-]+|None)")
+_LABELS = {"AsyncHyperBand": "ASHA", "HyperBand": "HyperBand", "HyperBandForBOHB": "BOHB"}
+
+
+class SweepReporter(CLIReporter):
+    """Ray's CLIReporter with its status lines made true and readable.
+
+    Ray 2.60's lines count decisions rather than stopped trials ("num_stopped=6" for 3), show ASHA's rung
+    cutoffs negated for a metric to minimise, print the best value with 17 digits, and point at its own
+    session folder ("Result logdir"), which is not where the experiment is.
+    """
+
+    def __init__(self, *, max_epochs: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._max_epochs = max_epochs
+
+    def _progress_str(self, trials: list, done: bool, *sys_info: str, fmt: str = "psql", delim: str = "\n") -> str:
+        text = super()._progress_str(trials, done, *sys_info, fmt=fmt, delim=delim)
+        lines, errors = [], "none"  # none -> before (blank lines) -> table -> none
+        for line in text.split(delim):
+            if line.startswith("Number of errored trials:"):
+                # Ray's error table points at its session folder, gone once Ray stops; the sweep's end
+                # names each failure with its error file inside the experiment folder.
+                lines.append(line.replace("Number of errored trials", "Errored trials") + " (summarised at the end)")
+                errors = "before"
+                continue
+            if errors != "none":
+                if line.startswith(("+", "|")):
+                    errors = "table"
+                    continue
+                if not line.strip() and errors == "before":
+                    continue
+                errors = "none"
+            if not line.startswith("Result logdir:"):
+                lines.append(self._tidy(line, trials))
+        return delim.join(lines)
+
+    def _tidy(self, line: str, trials: list) -> str:
+        if match := _SCHEDULER_LINE.match(line):
+            label = _LABELS.get(match.group(1), match.group(1))
+            return f"{label}: {stopped_early(trials, self._max_epochs)} trial(s) stopped early so far"
+        if line.startswith("Bracket: ") and "Iter " in line:
+            return self._rung_cutoffs(line)
+        if line.startswith("Current best trial:"):
+            return _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.4g}", line)
+        return line
+
+    def _rung_cutoffs(self, line: str) -> str:
+        """ASHA compares a trial with the cutoff of its rung (Ray keeps them negated for min metrics)."""
+        sign = -1 if self._mode == "min" else 1
+        cutoffs = []
+        for epoch, value in sorted(((int(e), v) for e, v in _RUNG.findall(line))):
+            cutoffs.append(f"epoch {epoch}: " + ("-" if value == "None" else f"{sign * float(value):.4g}"))
+        relation = "at most" if self._mode == "min" else "at least"
+        return f"rung cutoffs ({self._metric} {relation} this to go on): {', '.join(cutoffs)}"
+
+
+def stopped_early(trials: list, max_epochs: int) -> int:
+    """Trials that finished before their last epoch without an error: what a scheduler stopped."""
+    return sum(
+        1
+        for t in trials
+        if t.status == "TERMINATED" and (t.last_result or {}).get("training_iteration", max_epochs) < max_epochs
     )
 
 

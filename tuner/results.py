@@ -22,7 +22,7 @@ def summarize(experiment: Any) -> dict[str, Any]:
         "metric": metric,
         "mode": mode,
         "trials": len(experiment.trials),
-        "failed": [{"trial_id": t.trial_id, "error": t.error} for t in experiment.failed()],
+        "failed": [{"trial_id": t.trial_id, "error": t.error, "error_file": t.error_file} for t in experiment.failed()],
         "experiment": str(experiment.path),
     }
     best = experiment.best_trial()
@@ -53,7 +53,8 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
     else:
         lines.append(f"no trial reported {summary['metric']!r}; no best config")
     for failure in summary["failed"]:
-        lines.append(f"failed: {failure['trial_id']}: {failure['error']}")
+        where = f" ({failure['error_file']})" if failure.get("error_file") else ""
+        lines.append(f"failed: {failure['trial_id']}: {failure['error']}{where}")
     lines.append(
         f"{summary['trials']} trial(s), {len(summary['failed'])} failed; saved {summary['experiment']}/{BEST_FILE}"
     )
@@ -65,6 +66,31 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
             f"continue with: tuner resume {summary['experiment']}"
         )
     return lines
+
+
+# Frames of the machinery a trial runs in; a user wants the frames of their own code.
+_MACHINERY = ("/site-packages/ray/", "/dist-packages/ray/", "/lib/python3", "<frozen ")
+
+
+def user_traceback(text: str) -> list[str]:
+    """A trial's error as its author wants it: the traceback's frames in their code, then the error.
+
+    Ray's error files start with its own frames (the actor, the thread that runs the function); only the
+    frames outside Ray and the Python library, and the error itself, are kept.
+    """
+    lines = [line for line in text.rstrip().splitlines() if line.strip() and set(line.strip()) != {"^"}]
+    frames: list[list[str]] = []
+    tail: list[str] = []
+    for line in lines:
+        if line.startswith('  File "'):
+            frames.append([line])
+        elif frames and line.startswith("    "):
+            frames[-1].append(line)
+        elif frames:
+            tail.append(line)
+    mine = [frame for frame in frames if not any(part in frame[0] for part in _MACHINERY)]
+    error = tail[-1] if tail else (lines[-1] if lines else "")
+    return [line for frame in (mine or frames[-1:]) for line in frame] + [error]
 
 
 # --- reviewing an experiment folder (no Ray, no torch) ---------------------------------------------

@@ -56,13 +56,14 @@ def _wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     from ray import tune
 
     from tuner import packing, resources
+    from tuner.ray_compat import tutorial_api
 
     cfg = plan.config
     if packing_key is not None:
         request: Any = functools.partial(packing.trial_resources, packing_key, cfg.cpus_per_trial)
     else:
         request = resources.trial_resources(cfg.cpus_per_trial, cfg.gpus_per_trial)
-    return tune.with_resources(tune.with_parameters(plan.trainable, **plan.kwargs), request)
+    return tune.with_resources(tune.with_parameters(tutorial_api(plan.trainable), **plan.kwargs), request)
 
 
 def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, Any]:
@@ -111,7 +112,7 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
             storage_path=cfg.storage_path,
             stop=StallStopper(watch),
             callbacks=[*callbacks, *logger_callbacks(cfg, out)],
-            progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.params)),
+            progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.params), cfg.max_epochs),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=plan.scheduler.checkpoints_to_keep,
                                                     checkpoint_score_attribute=cfg.metric,
                                                     checkpoint_score_order=cfg.mode),  # fmt: skip
@@ -191,7 +192,7 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[st
     statuses = {tid: state["status"] for tid, state in saved_trial_states(folder).items()}
     if latest_state_name(folder) is None or not storage.exists(folder, "tuner.pkl"):
         raise UsageError(f"{folder} has no saved sweep state to resume (it stopped before its first trial)")
-    plan = prepare(config, out)
+    plan = prepare(config, out, resuming=True)
     started = cluster.connect(config.address)
     try:
         from ray import tune

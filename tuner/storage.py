@@ -35,6 +35,40 @@ def _filesystem(uri: str) -> tuple[Any, str]:
         raise UsageError(f"cannot open storage {uri}: {exc}") from None
 
 
+def check_usable(storage_path: str) -> None:
+    """Refuse, before anything starts, a storage path that cannot hold experiments: a file, a folder this
+    user cannot write, a bucket that does not exist."""
+    import os
+
+    plain = local_path(storage_path)
+    if plain is not None:
+        path = Path(plain)
+        if path.exists() and not path.is_dir():
+            raise UsageError(f"--storage-path {storage_path} is a file, not a folder; pass a folder for experiments")
+        existing = next(p for p in [path, *path.parents] if p.exists())
+        if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+            raise UsageError(f"--storage-path {storage_path}: {existing} is not writable by this user")
+        return
+    import pyarrow.fs
+
+    fs, path = _filesystem(storage_path)
+    bucket = path.split("/", 1)[0]
+    try:
+        info = fs.get_file_info(bucket)
+    except OSError as exc:
+        raise UsageError(f"--storage-path {storage_path}: {' '.join(str(exc).split())[:200]}") from None
+    if info.type == pyarrow.fs.FileType.NotFound:
+        raise UsageError(f"--storage-path {storage_path}: the bucket {bucket!r} does not exist")
+
+
+def holds_experiment(location: str) -> bool:
+    """Whether ``location`` already holds an experiment (or anything: a non-empty folder is never reused)."""
+    if not is_uri(location) or location.startswith("file://"):
+        path = Path(local_path(location) or location)
+        return path.exists() and (not path.is_dir() or any(path.iterdir()))
+    return is_dir(location) or exists(location, "tuner_config.yaml")
+
+
 def prepare(location: str) -> None:
     """Create the experiment folder (a no-op for object stores, which have none)."""
     if not is_uri(location):
@@ -74,6 +108,14 @@ def read_text(location: str | Path, name: str) -> str | None:
     fs, path = _filesystem(str(location))
     with fs.open_input_stream(posixpath.join(path, name)) as stream:
         return stream.read().decode("utf-8")
+
+
+def split(path: str | Path) -> tuple[str, str]:
+    """A file's folder and name, for a plain path or a URI."""
+    if is_uri(path):
+        folder, _, name = str(path).rstrip("/").rpartition("/")
+        return folder, name
+    return str(Path(path).parent), Path(path).name
 
 
 def join(location: str | Path, *parts: str) -> str:

@@ -88,8 +88,17 @@ def given_flags(flags: dict[str, Any]) -> dict[str, Any]:
 
 def print_outcome(summary: dict[str, Any]) -> None:
     """The end-of-sweep lines, and the exit code that says how it ended."""
-    from tuner.results import format_summary
+    from tuner import storage
+    from tuner.results import format_summary, user_traceback
 
+    failed = summary["failed"]
+    first = next((f for f in failed if f.get("error_file")), None)
+    if first is not None:  # the user's own traceback, once
+        others = f" (like {len(failed) - 1} other trial(s))" if len(failed) > 1 else ""
+        text = storage.read_text(*storage.split(first["error_file"])) or ""
+        click.echo(f"trial {first['trial_id']} failed{others}; in your code:", err=True)
+        for line in user_traceback(text):
+            click.echo(f"  {line}", err=True)
     for line in format_summary(summary):
         click.echo(line)
     if summary.get("stalled"):

@@ -50,6 +50,7 @@ def bracket_epochs(n: int, n0: int, rounds: list[int]) -> int:
 
 class _Brackets(SchedulerEntry):
     pauses_trials = True
+    needs_checkpoints = True  # a paused trial continues from its checkpoint; without one it would start over
     label = ""
 
     def describe(self, ctx: SchedulerContext) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any
 from tuner.schedulers.base import GRACE_PERIOD, SchedulerContext, SchedulerEntry
 
 MIN_SAMPLES = 3
+NEVER_PAUSE = 10**9
 
 
 class Median(SchedulerEntry):
@@ -16,8 +17,10 @@ class Median(SchedulerEntry):
     def build(self, ctx: SchedulerContext) -> Any:
         from ray.tune.schedulers import MedianStoppingRule
 
+        # Never pause a trial while too few others have reported (Ray's default "yields time"): a trainable
+        # without checkpoints would start over, and the epochs it reports would run backwards.
         return MedianStoppingRule(time_attr="training_iteration", grace_period=GRACE_PERIOD,
-                                  min_samples_required=MIN_SAMPLES)  # fmt: skip
+                                  min_samples_required=MIN_SAMPLES, min_time_slice=NEVER_PAUSE)  # fmt: skip
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         return [f"median stopping: from epoch {GRACE_PERIOD + 1} on, a trial whose best {ctx.metric} so far is worse "

@@ -21,6 +21,17 @@ class SearcherEntry:
     model_based: ClassVar[bool] = True
     requires_scheduler: ClassVar[str | None] = None  # e.g. BOHB's searcher only works under its scheduler
 
+    def ordered(self, n: int) -> tuple[Any, Any]:
+        """How this model sees a choice among ``n`` ordered values: a domain and the index it decodes to.
+
+        By default an integer index: Optuna, HyperOpt and BOHB keep integer domains discrete and ordered,
+        so no trial goes to a position that decodes to a value already tried (on HPOLib, multivariate TPE
+        found clearly better configs this way than on a floored float).
+        """
+        from tuner.searchers.plan import integer_index
+
+        return integer_index(n)
+
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
         """How a real Tune domain (float, integer, choice) is searched; raise ``plan.unsupported`` if not."""
         raise NotImplementedError

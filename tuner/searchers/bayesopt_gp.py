@@ -19,6 +19,12 @@ class BayesOpt(SearcherEntry):
     summary = "a Gaussian process over bounded floats (bayesian-optimization)"
     model = "a Gaussian process"
 
+    def ordered(self, n: int) -> tuple[Any, Any]:
+        """A position in [0, n) floored to an index: a Gaussian process models bounded floats only."""
+        from tuner.searchers.plan import floor_index
+
+        return floor_index(n)
+
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
         from ray import tune
         from ray.tune.search.sample import Categorical, Integer, LogUniform, Normal, Quantized, Uniform

@@ -30,6 +30,8 @@ class Planner(Protocol):
 
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan: ...
 
+    def ordered(self, n: int) -> tuple[Any, Callable[[Any], int]]: ...
+
 
 @dataclass(frozen=True)
 class ParamPlan:
@@ -157,20 +159,33 @@ def values_text(values: list[Any]) -> str:
     return f"{len(values)} values"
 
 
-def ordered_index(values: list[Any]) -> tuple[Any, Callable[[Any], Any]]:
-    """An ordered encoding of a sorted value list: a uniform position in [0, n), floored to an index.
+def ordered_index(values: list[Any], planner: Planner) -> tuple[Any, Callable[[Any], Any]]:
+    """An ordered encoding of a sorted value list: one number the model sees, decoded to the value.
 
     Every searcher models it as one ordered number (neighbouring values are neighbours), and each value
-    keeps an equal share of the range, as an equally likely draw had.
+    keeps an equal share of the range, as an equally likely draw had. Which number (an integer index, a
+    position in [0, n)) is the model's choice (``Planner.ordered``).
     """
-    from ray import tune
-
-    n = len(values)
+    domain, to_index = planner.ordered(len(values))
 
     def decode(x: Any, values: list[Any] = values) -> Any:
-        return values[min(max(int(math.floor(float(x))), 0), n - 1)]
+        return values[to_index(x)]
 
-    return tune.uniform(0, n), decode
+    return domain, decode
+
+
+def floor_index(n: int) -> tuple[Any, Callable[[Any], int]]:
+    """A uniform position in [0, n), floored: an index for models of bounded floats."""
+    from ray import tune
+
+    return tune.uniform(0, n), lambda x: min(max(int(math.floor(float(x))), 0), n - 1)
+
+
+def integer_index(n: int) -> tuple[Any, Callable[[Any], int]]:
+    """An integer in [0, n): an index for models with discrete, ordered integer domains."""
+    from ray import tune
+
+    return tune.randint(0, n), lambda x: min(max(int(x), 0), n - 1)
 
 
 def categorical(values: list[Any]) -> Any:
@@ -201,7 +216,7 @@ def plan_search(params: Mapping[str, Any], entry: Planner, seed: int = 0) -> Sea
         elif isinstance(value, Function):
             plans.append(_probed_plan(name, value, text, entry, seed))
         elif _numeric_choice(value):
-            encoded, decode = ordered_index(sorted(value.categories))
+            encoded, decode = ordered_index(sorted(value.categories), entry)
             plans.append(ParamPlan(name, text, f"searched by {entry.name} as an ordered choice", ENCODED, encoded, decode))
         else:
             plans.append(entry.plan_domain(name, value, text))
@@ -232,7 +247,7 @@ def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int) ->
         return ParamPlan(name, text, f"probed: always {values[0]!r}, a constant", CONSTANT, values[0])
     probed = f"probed: {values_text(values)}"
     if all(_is_number(v) for v in values):
-        encoded, decode = ordered_index(values)
+        encoded, decode = ordered_index(values, entry)
         return ParamPlan(name, text, f"{probed}, searched by {entry.name} as an ordered choice", ENCODED,
                          encoded, decode)  # fmt: skip
     plan = entry.plan_domain(name, categorical(values), text)
@@ -240,5 +255,6 @@ def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int) ->
 
 
 def initial_random_points(num_samples: int) -> int:
-    """How many configs a model-based searcher draws at random before its model takes over."""
-    return min(10, max(2, num_samples // 4))
+    """How many configs a model-based searcher draws at random before its model takes over: Optuna's own
+    10 once a sweep has 30 trials or more (on HPOLib, 10 beat 8 at 32 trials), a third of smaller ones."""
+    return min(10, max(2, num_samples // 3))

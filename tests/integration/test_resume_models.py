@@ -1,0 +1,121 @@
+"""Resuming model-based sweeps and errored trials, repeating a sweep by its seed, plots of a NaN loss."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.instant import instant_space
+from tuner import experiment
+from tuner.ray_state import saved_trial_states
+
+pytestmark = pytest.mark.slow
+
+
+def _reported(folder: Path, trials: int) -> bool:
+    return sum(1 for p in folder.glob("*/progress.csv") if len(p.read_text().splitlines()) >= 2) >= trials
+
+
+def _kill_9_when(args: list[str], folder: Path, reported: int) -> None:
+    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.time() + 120
+        while not _reported(folder, reported):
+            assert time.time() < deadline and driver.poll() is None, "the sweep never got that far"
+            time.sleep(0.2)
+        os.kill(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=30)
+    finally:
+        try:
+            os.killpg(driver.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _observations(searcher: str, folder: Path) -> int:
+    """How many finished trials the saved model knows, read from the searcher state Ray saved last."""
+    from tuner.registry import load_space
+    from tuner.searchers import build_searcher, plan_search
+
+    config = experiment.load(str(folder)).config
+    plan = plan_search(load_space(config.space).params, searcher, config.seed)
+    restored = build_searcher(plan, "loss", "min", config.num_samples, config.seed)
+    restored.restore(str(sorted(folder.glob("searcher-state-*.pkl"))[-1]))
+    inner = restored.inner
+    if searcher == "optuna":
+        return sum(t.state.name == "COMPLETE" for t in inner._ot_study.trials)
+    if searcher == "hyperopt":
+        return sum(t["result"].get("status") == "ok" for t in inner._hpopt_trials.trials)
+    return len(inner.optimizer.space)  # bayesopt (its random-phase buffer is registered there too)
+
+
+@pytest.mark.parametrize("searcher", ["optuna", "hyperopt", "bayesopt"])
+def test_a_model_based_sweep_killed_with_9_resumes_its_model_to_exactly_num_samples(run_cli, tmp_path, searcher):
+    space = instant_space(tmp_path, sleep=0.3)
+    folder = tmp_path / "killed"
+    args = ["sweep", "--space", space, "--searcher", searcher, "--scheduler", "fifo", "--num-samples", "6",
+            "--max-epochs", "3", "--storage-path", tmp_path, "--name", "killed"]  # fmt: skip
+    _kill_9_when([str(a) for a in args], folder, reported=3)
+    before = experiment.load(str(folder))
+    assert len(before.trials) < 6 or any(t.status != "TERMINATED" for t in before.trials), "killed too late"
+
+    result = run_cli("resume", folder)
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    after = experiment.load(str(folder))
+    assert len(after.trials) == 6 and {t.status for t in after.trials} == {"TERMINATED"}
+    configs = [json.dumps(t.config, sort_keys=True) for t in after.trials]
+    assert len(set(configs)) == 6, "no config proposed twice"
+    for trial in after.trials:
+        assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3], trial.trial_id  # none run twice
+    assert _observations(searcher, folder) == 6, "the model kept what it learnt before the kill"
+
+
+@pytest.mark.parametrize("errored", ["resume", "restart", "skip"])
+def test_resume_decides_what_happens_to_errored_trials(run_cli, tmp_path, errored):
+    space = instant_space(tmp_path, crash_at=2)
+    result = run_cli("sweep", "--space", space, "--searcher", "random", "--scheduler", "fifo", "--num-samples", "1",
+                     "--max-epochs", "3", "--storage-path", tmp_path, "--name", "errored")  # fmt: skip
+    folder = tmp_path / "errored"
+    assert [t.status for t in experiment.load(str(folder)).trials] == ["ERROR"]
+    result = run_cli("resume", folder, "--errored", errored)
+    trial = experiment.load(str(folder)).trials[0]
+    epochs = [int(float(r["epoch"])) for r in trial.rows]
+    assert result.code == 0, result.err[-2000:]  # its epoch-1 result is still the sweep's best
+    if errored == "skip":
+        assert trial.status == "ERROR" and epochs == [1]
+    else:
+        assert trial.status == "TERMINATED" and epochs == [1, 2, 3]
+        # resume goes on from the epoch-1 checkpoint (2 epochs since); restart trains all 3 again
+        assert int(trial.rows[-1]["iterations_since_restore"]) == (2 if errored == "resume" else 3)
+
+
+def test_the_same_seed_proposes_the_same_configs_when_trials_run_one_at_a_time(run_cli, tmp_path):
+    space = instant_space(tmp_path)
+    runs = []
+    for name in ("first", "second"):
+        result = run_cli("sweep", "--space", space, "--searcher", "optuna", "--scheduler", "fifo", "--num-samples", "5",
+                         "--max-concurrent", "1", "--seed", "7", "--storage-path", tmp_path, "--name", name)  # fmt: skip
+        assert result.code == 0, result.err[-2000:]
+        states = saved_trial_states(str(tmp_path / name))
+        trials = {t.trial_id: t for t in experiment.load(str(tmp_path / name)).trials}
+        order = sorted(states, key=lambda tid: states[tid]["dir"].split("_")[2])  # creation order
+        runs.append([trials[tid].config for tid in order])
+    assert runs[0] == runs[1]
+
+
+def test_plots_draw_a_trial_whose_loss_became_nan(run_cli, tmp_path):
+    space = instant_space(tmp_path, nan_at=2)
+    result = run_cli("sweep", "--space", space, "--searcher", "random", "--scheduler", "fifo", "--num-samples", "2",
+                     "--max-epochs", "3", "--storage-path", tmp_path, "--name", "nan")  # fmt: skip
+    assert result.code == 0, result.err[-2000:]
+    plotted = run_cli("plot", tmp_path / "nan", "--out", tmp_path / "plots")
+    assert plotted.code == 0, plotted.err
+    assert (tmp_path / "plots" / "loss_per_epoch.png").stat().st_size > 1000
