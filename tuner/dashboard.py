@@ -51,7 +51,9 @@ def serve(folder: Path, host: str, port: int, out: Callable[[str], None]) -> int
         tensorboard_command(folder, host, port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     _wait_until_listening(proc, host, port)
-    out(f"TensorBoard for {folder} at http://{host}:{port}/ (Ctrl-C stops it)")
+    # Opened with smoothing off: a trial's curve has a handful of epochs, and the default smoothing (0.6)
+    # drags short curves towards their first value.
+    out(f"TensorBoard for {folder} at http://{host}:{port}/?smoothing=0#timeseries (Ctrl-C stops it)")
 
     def stop(*_: object) -> None:
         raise KeyboardInterrupt

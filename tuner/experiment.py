@@ -34,6 +34,7 @@ class TrialRecord:
     rows: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""  # the last line of its error
     error_file: str | None = None  # the whole error, inside the experiment folder
+    fate: str = ""  # why it ended where it did (tuner/fates.py)
 
     @property
     def epochs(self) -> int:
@@ -177,9 +178,12 @@ def _trial_id(dir_name: str, rows: list[dict[str, Any]], known: dict[str, str]) 
 
 
 def load(ref: str) -> Experiment:
+    from tuner import fates
+
     folder = locate(ref)
     config = load_saved_config(folder)
     states = saved_trial_states(folder)
+    decisions = fates.recorded(folder)
     known = {state["dir"]: trial_id for trial_id, state in states.items() if state["dir"]}
     dirs = {d for d in storage.list_dirs(folder) if storage.exists(storage.join(folder, d), "params.json")}
     dirs |= set(known)
@@ -200,5 +204,7 @@ def load(ref: str) -> Experiment:
             name = state.get("error_file") or "error.txt"
             error = last_line(storage.read_text(trial_path, name) or "")
             error_file = storage.join(trial_path, name) if storage.exists(trial_path, name) else None
-        trials.append(TrialRecord(trial_id, trial_path, status, trial_config, rows, error, error_file))
+        record = TrialRecord(trial_id, trial_path, status, trial_config, rows, error, error_file)
+        record.fate = fates.fate(status, record.epochs, config.max_epochs, error, decisions.get(trial_id))
+        trials.append(record)
     return Experiment(folder, config, trials)

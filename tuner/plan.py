@@ -60,7 +60,7 @@ class SweepPlan:
         if self.scheduler.pauses_trials:
             return None
         adaptive = self.packing is not None and self.packing.trials_per_gpu > 1
-        return self.slots if (self.searcher.model_based or adaptive) else None
+        return self.slots if (self.searcher.model_based or adaptive) else None  # random: as many as fit
 
 
 def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> SweepPlan:

@@ -1,91 +1,159 @@
-"""PNG plots of an experiment: the metric per epoch for every trial, and each parameter against it."""
+"""``tuner plot``: PNG figures of an experiment, each titled, its axes named in words, the best trial marked.
+
+One figure per reported metric (its value per epoch for every trial, coloured by fate), the best value so
+far over the trials, and one per parameter (each trial's best value against the parameter's value; a log
+axis for values spanning a wide range, ticks at powers of two for widths and batch sizes).
+"""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
+from tuner.fates import kind
+from tuner.ray_state import bookkeeping
+
 LOG_SPAN = 16  # positive values spanning this factor or more read better on a log axis
+FATE_COLOURS = {"completed": "#1f77b4", "stopped early": "#9a9a9a", "errored": "#d62728", "running": "#2ca02c"}
+BEST = "#ff7f0e"
 
 
-def log_scale_params(experiment: Any) -> set[str]:
-    """Parameters declared log-uniform in the space, plus positive ones spanning a wide range."""
-    names: set[str] = set()
-    try:
-        from ray.tune.search.sample import Domain, LogUniform
-
-        from tuner.registry import load_space
-
-        for name, domain in load_space(experiment.config.space).params.items():
-            if isinstance(domain, Domain) and isinstance(domain.get_sampler(), LogUniform):
-                names.add(name)
-    except Exception:  # the space file may have moved since the sweep; fall back to the values alone
-        pass
-    for name in {k for t in experiment.trials for k in t.config}:
-        values = [t.config.get(name) for t in experiment.trials]
-        numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if (
-            numbers
-            and len(numbers) == len(values)
-            and min(numbers) > 0
-            and max(numbers) / min(numbers) >= LOG_SPAN
-        ):
-            names.add(name)
-    return names
+def reported_metrics(experiment: Any) -> list[str]:
+    """Numbers the trainable reported (the sweep's metric first), not Ray's bookkeeping."""
+    names: dict[str, None] = {experiment.metric: None}
+    for trial in experiment.trials:
+        for row in trial.rows:
+            for key, value in row.items():
+                if key and key != "epoch" and not bookkeeping(key) and _number(value) is not None:
+                    names.setdefault(key, None)
+    return list(names)
 
 
-def plot_experiment(experiment: Any, out_dir: Path) -> list[Path]:
-    """Write the plots and return their paths."""
+def plot_experiment(experiment: Any, out_dir: Path, metrics: list[str] | None = None) -> list[Path]:
+    """Write the figures and return their paths."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
 
     out_dir.mkdir(parents=True, exist_ok=True)
-    metric, mode = experiment.metric, experiment.mode
     written = []
-
-    fig, ax = plt.subplots(figsize=(8, 5))
     best = experiment.best_trial()
-    for trial in experiment.trials:
-        points = trial.curve(metric)  # (epoch, value) pairs; a NaN or missing value leaves a gap
-        if not points:
-            continue
-        epochs, values = zip(*points, strict=True)
+    for metric in metrics or reported_metrics(experiment):
+        fig = _per_epoch(plt, experiment, metric, best)
+        if fig is not None:
+            written.append(_save(plt, fig, out_dir / f"{metric}_per_epoch.png"))
+    fig = _best_so_far(plt, experiment)
+    if fig is not None:
+        written.append(_save(plt, fig, out_dir / f"best_{experiment.metric}_so_far.png"))
+    for name in sorted({k for t in experiment.trials for k in t.config}):
+        fig = _against_parameter(plt, experiment, name, best)
+        if fig is not None:
+            written.append(_save(plt, fig, out_dir / f"{name}_vs_best_{experiment.metric}.png"))
+    return written
+
+
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def _per_epoch(plt: Any, experiment: Any, metric: str, best: Any) -> Any:
+    from matplotlib.ticker import MaxNLocator
+
+    curves = [(t, t.curve(metric)) for t in experiment.trials]
+    curves = [(t, c) for t, c in curves if c]
+    if not curves:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 5))
+    labelled = set()
+    for trial, points in sorted(curves, key=lambda tc: best is not None and tc[0].trial_id == best.trial_id):
+        family = kind(trial.fate)
         is_best = best is not None and trial.trial_id == best.trial_id
-        ax.plot(epochs, values, marker="o", markersize=3, linewidth=2.5 if is_best else 1,
-                alpha=1.0 if is_best else 0.6, label=f"{trial.trial_id} (best)" if is_best else None)  # fmt: skip
+        label = f"best trial ({trial.trial_id})" if is_best else (family if family not in labelled else None)
+        labelled.add(family)
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
+                color=BEST if is_best else FATE_COLOURS[family], linewidth=2.8 if is_best else 1.2,
+                alpha=1.0 if is_best else 0.7, label=label, zorder=3 if is_best else 2)  # fmt: skip
     ax.set_xlabel("epoch")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(metric)
-    ax.set_title(f"{metric} per epoch, every trial ({experiment.config.scheduler}: stopped curves end early)")
+    ax.set_title(f"{metric} per epoch, every trial ({experiment.config.scheduler}; stopped trials end early)")
     ax.grid(alpha=0.3)
-    if best is not None:
-        ax.legend()
-    path = out_dir / f"{metric}_per_epoch.png"
-    fig.savefig(path, dpi=110, bbox_inches="tight")
-    plt.close(fig)
-    written.append(path)
+    ax.legend(fontsize=8)
+    return fig
 
-    logs = log_scale_params(experiment)
-    params = sorted({k for t in experiment.trials for k in t.config})
-    for name in params:
-        points = [
-            (t.config.get(name), t.last(metric)) for t in experiment.trials if t.last(metric) is not None
-        ]
-        points = [(x, y) for x, y in points if isinstance(x, (int, float)) and not isinstance(x, bool)]
-        if not points:
-            continue
-        fig, ax = plt.subplots(figsize=(6, 4))
-        ax.scatter([p[0] for p in points], [p[1] for p in points], alpha=0.8)
-        if name in logs:
-            ax.set_xscale("log")
-        ax.set_xlabel(name + (" (log scale)" if name in logs else ""))
-        ax.set_ylabel(f"final {metric} ({mode})")
-        ax.grid(alpha=0.3)
-        path = out_dir / f"{name}_vs_{metric}.png"
-        fig.savefig(path, dpi=110, bbox_inches="tight")
-        plt.close(fig)
-        written.append(path)
-    return written
+
+def _best_so_far(plt: Any, experiment: Any) -> Any:
+    metric, mode = experiment.metric, experiment.mode
+    trials = [t for t in experiment.trials if t.best(metric, mode) is not None]
+    if not trials:
+        return None
+    trials.sort(key=lambda t: min((float(r["timestamp"]) for r in t.rows if r.get("timestamp")), default=math.inf))
+    better = min if mode == "min" else max
+    so_far, values = [], []
+    for t in trials:
+        values.append(t.best(metric, mode))
+        so_far.append(values[-1] if not so_far else better(so_far[-1], values[-1]))
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    xs = range(1, len(trials) + 1)
+    ax.scatter(xs, values, s=14, color="#9a9a9a", label="each trial's best")
+    ax.step(xs, so_far, where="post", color=BEST, linewidth=2, label="best so far")
+    ax.set_xlabel("trials, in the order they started")
+    ax.set_ylabel(f"best {metric}")
+    ax.set_title(f"Best {metric} so far over the sweep ({experiment.config.searcher} search)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    return fig
+
+
+def _against_parameter(plt: Any, experiment: Any, name: str, best: Any) -> Any:
+    metric, mode = experiment.metric, experiment.mode
+    points = [(t.config.get(name), t.best(metric, mode), t) for t in experiment.trials if t.best(metric, mode) is not None]
+    if not points:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 4))
+    xs = [p[0] for p in points]
+    numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs)
+    if not numeric:  # labels: one column each, in a fixed order
+        labels = sorted({str(x) for x in xs})
+        xs = [labels.index(str(x)) for x in xs]
+        ax.set_xticks(range(len(labels)), labels)
+    colours = [FATE_COLOURS[kind(p[2].fate)] for p in points]
+    ax.scatter(xs, [p[1] for p in points], c=colours, alpha=0.8, s=22)
+    for x, (_, y, trial) in zip(xs, points, strict=True):
+        if best is not None and trial.trial_id == best.trial_id:
+            ax.scatter([x], [y], marker="*", s=220, color=BEST, zorder=3, label=f"best trial ({trial.trial_id})")
+            ax.legend(fontsize=8)
+    if numeric:
+        _scale_axis(ax, xs)
+    ax.set_xlabel(name)
+    ax.set_ylabel(f"best {metric} over the trial")
+    ax.set_title(f"{name} against each trial's best {metric}")
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def _scale_axis(ax: Any, xs: list[float]) -> None:
+    """A log axis for a wide positive range; ticks at the powers of two when every value is one."""
+    from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
+
+    if min(xs) <= 0 or max(xs) / min(xs) < LOG_SPAN:
+        return
+    powers = all(float(x).is_integer() and int(x) > 0 and int(x) & (int(x) - 1) == 0 for x in xs)
+    ax.set_xscale("log", base=2 if powers else 10)
+    if powers:
+        ticks = [2**k for k in range(int(math.log2(min(xs))), int(math.log2(max(xs))) + 1)]
+        ax.xaxis.set_major_locator(FixedLocator(ticks))
+        ax.xaxis.set_major_formatter(ScalarFormatter())
+        ax.xaxis.set_minor_locator(NullLocator())
+
+
+def _number(value: Any) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

@@ -22,6 +22,10 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
    ``ray.train.report``, ``ray.train.get_checkpoint`` and ``ray.train.Checkpoint``, which Ray 2.60
    refuses inside a Tune function, and older code reports with keywords (``tune.report(loss=...)``).
    ``tutorial_api`` runs such a trainable with those names bound to ``ray.tune``'s equivalents.
+6. A restored sweep cannot grow (Ray 2.60): ``Tuner.restore`` takes the number of trials from the saved
+   search state. ``extend_saved_search`` raises it there (the searcher's own state, with everything its
+   model learnt, is untouched), so ``tuner resume --num-samples N`` runs the extra trials. Sweeps over Tune's
+   variant generator (grids, PBT) keep their planned variants and cannot grow.
 """
 
 from __future__ import annotations
@@ -295,3 +299,53 @@ def _set(owner: Any, name: str, value: Any) -> None:
         owner[name] = value
     else:
         setattr(owner, name, value)
+
+
+# --- 6. growing a finished sweep ------------------------------------------------------------------------
+
+SEARCH_STATE_PREFIX = "search_gen_state-"
+VARIANT_STATE_PREFIX = "basic-variant-state-"
+
+
+def can_grow(folder: str) -> bool:
+    """Whether the sweep's trials come from a searcher (which can propose more) rather than planned variants."""
+    from tuner import storage
+
+    return bool(storage.list_names(folder, SEARCH_STATE_PREFIX)) and not storage.list_names(folder, VARIANT_STATE_PREFIX)
+
+
+def extend_saved_search(folder: str, total: int) -> None:
+    """Let the saved search propose trials until ``total`` exist (it was finished at its old total)."""
+    import io
+
+    from ray import cloudpickle
+
+    from tuner import storage
+
+    names = storage.list_names(folder, SEARCH_STATE_PREFIX)
+    if not names:
+        raise RuntimeError(f"{folder} has no saved search state")
+    name = names[-1]
+    local = storage.local_path(folder)
+    if local is not None:
+        raw = Path(local, name).read_bytes()
+    else:
+        import pyarrow.fs
+
+        fs, path = pyarrow.fs.FileSystem.from_uri(storage.join(folder, name))
+        with fs.open_input_stream(path) as stream:
+            raw = stream.read()
+    state = cloudpickle.load(io.BytesIO(raw))
+    state["total_samples"] = total
+    state["finished"] = False
+    data = cloudpickle.dumps(state)
+    if local is not None:
+        scratch = Path(local, f".{name}.partial")
+        scratch.write_bytes(data)
+        os.replace(scratch, Path(local, name))
+    else:
+        import pyarrow.fs
+
+        fs, path = pyarrow.fs.FileSystem.from_uri(storage.join(folder, name))
+        with fs.open_output_stream(path) as stream:
+            stream.write(data)

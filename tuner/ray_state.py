@@ -15,6 +15,19 @@ from tuner.errors import UsageError
 
 STATE_PREFIX = "experiment_state-"
 
+# Keys Ray adds to every result; they say nothing about what the trainable itself reported.
+BOOKKEEPING_KEYS = {
+    "done", "training_iteration", "trial_id", "date", "timestamp", "time_this_iter_s", "time_total_s",
+    "pid", "hostname", "node_ip", "config", "time_since_restore", "iterations_since_restore",
+    "checkpoint_dir_name", "should_checkpoint", "experiment_tag", "timesteps_total", "episodes_total",
+    "timesteps_since_restore", "warmup_time", "logdir",
+}  # fmt: skip
+
+
+def bookkeeping(key: str) -> bool:
+    """Whether a result key is Ray's bookkeeping rather than something the trainable reported."""
+    return key in BOOKKEEPING_KEYS or key.startswith("config/")
+
 
 def latest_state_name(folder: str | Path) -> str | None:
     """The newest of Ray's ``experiment_state-*.json`` files in the folder (one per driver session)."""

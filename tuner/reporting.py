@@ -10,14 +10,7 @@ from ray.tune import CLIReporter
 from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
-
-# Keys every Tune result carries; they say nothing about what the trainable itself reported.
-_AUTO_KEYS = {
-    "done", "training_iteration", "trial_id", "date", "timestamp", "time_this_iter_s", "time_total_s",
-    "pid", "hostname", "node_ip", "config", "time_since_restore", "iterations_since_restore",
-    "checkpoint_dir_name", "should_checkpoint", "experiment_tag",
-}  # fmt: skip
-
+from tuner.ray_state import bookkeeping
 
 # Shown only once some trial reports them (Ray drops empty metric columns): OOM fallbacks and GPU memory.
 ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_memory_peak_mb": "gpu MB"}
@@ -28,13 +21,14 @@ def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs
     columns = {"loss": "loss", "accuracy": "accuracy"}
     if metric not in columns:
         columns = {metric: metric, **columns}
+    columns[metric] = f"{metric} (last)"  # the rows are ranked by each trial's best, the column is its last
     columns.update(ADAPTIVE_COLUMNS)
     columns["training_iteration"] = "iter"
     return SweepReporter(  # metric and mode come from the sweep's TuneConfig
         max_epochs=max_epochs,
         metric_columns=columns,
         parameter_columns=list(parameters),
-        sort_by_metric=True,
+        sort_by_metric=False,  # SweepReporter ranks by each trial's best value, as every review does
         # The table on every refresh, whatever verbosity an earlier run in this process left behind.
         print_intermediate_tables=True,
         max_report_frequency=10,
@@ -61,7 +55,22 @@ class SweepReporter(CLIReporter):
         super().__init__(**kwargs)
         self._max_epochs = max_epochs
 
+    def _best(self, trial: Any) -> float | None:
+        value = (getattr(trial, "metric_analysis", None) or {}).get(self._metric, {}).get(self._mode)
+        return value if isinstance(value, (int, float)) and value == value else None
+
+    def _current_best_trial(self, trials: list) -> tuple[Any, str | None]:
+        ranked = [t for t in self._ranked(trials) if self._best(t) is not None]
+        return (ranked[0] if ranked else None), self._metric
+
+    def _ranked(self, trials: list) -> list:
+        sign = 1 if self._mode == "min" else -1
+        return sorted(trials, key=lambda t: (self._best(t) is None, sign * (self._best(t) or 0.0)))
+
     def _progress_str(self, trials: list, done: bool, *sys_info: str, fmt: str = "psql", delim: str = "\n") -> str:
+        if not self._metric or not self._mode:
+            return super()._progress_str(trials, done, *sys_info, fmt=fmt, delim=delim)
+        trials = self._ranked(trials)
         text = super()._progress_str(trials, done, *sys_info, fmt=fmt, delim=delim)
         lines, errors = [], "none"  # none -> before (blank lines) -> table -> none
         for line in text.split(delim):
@@ -89,7 +98,12 @@ class SweepReporter(CLIReporter):
         if line.startswith("Bracket: ") and "Iter " in line:
             return self._rung_cutoffs(line)
         if line.startswith("Current best trial:"):
-            return _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.4g}", line)
+            best = self._current_best_trial(trials)[0]
+            order = "lowest" if self._mode == "min" else "highest"
+            line = _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.4g}", line)
+            head, _, params = line.partition(" and parameters=")
+            return (f"Best so far: trial {best.trial_id}, {self._metric} {self._best(best):.4g} (trials ranked by their "
+                    f"best {self._metric}, {order} first); parameters={params}")  # fmt: skip
         return line
 
     def _rung_cutoffs(self, line: str) -> str:
@@ -121,7 +135,7 @@ class MetricGuard(Callback):
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
         if self.metric in result:
             return
-        reported = sorted(k for k in result if k not in _AUTO_KEYS)
+        reported = sorted(k for k in result if not bookkeeping(k))
         self.problem = (
             f"the trainable never reports metric {self.metric!r}; it reports: "
             f"{', '.join(reported) or '(nothing)'}; pass --metric with one of those"

@@ -6,8 +6,10 @@ The numbers come from tuner/experiment.py; this module only decides what to show
 from __future__ import annotations
 
 import json
+from collections import Counter
 from typing import Any
 
+from tuner.fates import family
 from tuner.storage import write_text
 from tuner.values import jsonable
 
@@ -25,10 +27,12 @@ def summarize(experiment: Any) -> dict[str, Any]:
         "failed": [{"trial_id": t.trial_id, "error": t.error, "error_file": t.error_file} for t in experiment.failed()],
         "experiment": str(experiment.path),
     }
+    summary["fates"] = dict(Counter(family(t.fate) for t in experiment.trials).most_common())
     best = experiment.best_trial()
     if best is not None:
         row = best.best_row(metric, mode) or {}
         summary.update(
+            best_fate=best.fate,
             best_trial=best.trial_id,
             best_value=best.best(metric, mode),
             best_epoch=int(float(row.get("training_iteration") or 0)),
@@ -50,11 +54,15 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
             f"  config: {json.dumps(jsonable(summary['config']), sort_keys=True)}",
             f"  checkpoint: {summary['checkpoint']}",
         ]
+        if summary.get("best_fate"):
+            lines.append(f"  fate: {summary['best_fate']}")
     else:
         lines.append(f"no trial reported {summary['metric']!r}; no best config")
     for failure in summary["failed"]:
         where = f" ({failure['error_file']})" if failure.get("error_file") else ""
         lines.append(f"failed: {failure['trial_id']}: {failure['error']}{where}")
+    if summary.get("fates"):
+        lines.append("fates: " + ", ".join(f"{n} {fate}" for fate, n in summary["fates"].items()))
     lines.append(
         f"{summary['trials']} trial(s), {len(summary['failed'])} failed; saved {summary['experiment']}/{BEST_FILE}"
     )
@@ -109,8 +117,7 @@ def trial_rows(experiment: Any, top: int | None = None) -> list[dict[str, Any]]:
         row[f"best_{metric}"] = trial.best(metric, mode)
         row[f"last_{metric}"] = trial.last(metric)
         row["epochs"] = trial.epochs
-        if trial.error:
-            row["error"] = trial.error
+        row["fate"] = trial.fate
         rows.append(row)
     return rows
 

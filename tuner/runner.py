@@ -6,6 +6,7 @@ second, before a cluster starts or a trial launches.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import logging
 from typing import Any
@@ -70,12 +71,15 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
     """Start the trials of a placed plan on the connected Ray and wait for them."""
     import numpy as np
     from ray import tune
+    from ray.tune.search import BasicVariantGenerator
 
     from tuner import packing as packings
+    from tuner.fates import FateLog
     from tuner.ray_compat import StatusRecorder
     from tuner.reporting import MetricGuard, build_reporter, logger_callbacks
     from tuner.searchers import build_searcher
     from tuner.stall import StallAwareSearcher, StallStopper, StallWatch
+    from tuner.tensorboard_log import TensorBoardLogger
 
     cfg = plan.config
     folder = cfg.experiment_path
@@ -84,12 +88,13 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
     max_concurrent = plan.max_concurrent
-    searcher = build_searcher(plan.search_plan, cfg.metric, cfg.mode, cfg.num_samples, cfg.seed,
-                              max_concurrent if not plan.searcher.model_based else None,
-                              never_wait=plan.scheduler.pauses_trials)  # fmt: skip
+    search_alg = build_searcher(plan.search_plan, cfg.metric, cfg.mode, cfg.num_samples, cfg.seed, max_concurrent,
+                                never_wait=plan.scheduler.pauses_trials,
+                                generator_only=plan.scheduler.takes_no_searcher)  # fmt: skip
     guard, watch = MetricGuard(cfg.metric), StallWatch(cfg.stall_timeout, folder)
-    if plan.searcher.model_based:
-        searcher = StallAwareSearcher(searcher, watch)
+    generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
+    if not generator:
+        search_alg = StallAwareSearcher(search_alg, watch)
     callbacks: list[Any] = [guard, watch, StatusRecorder(folder)]
     packing_key = None
     if plan.packing is not None and plan.packing.trials_per_gpu > 1:
@@ -97,21 +102,23 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
         callbacks.append(packings.OomWatcher(packing_key, out))
     tuner = tune.Tuner(
         _wrapped_trainable(plan, packing_key),
-        param_space=dict(plan.space.params) if not plan.searcher.model_based else {},
+        param_space=dict(plan.space.params) if generator else {},
         tune_config=tune.TuneConfig(
             metric=cfg.metric,
             mode=cfg.mode,
-            scheduler=plan.scheduler.build(plan.context),
-            search_alg=searcher,
+            scheduler=plan.scheduler.build(dataclasses.replace(plan.context, fate_log=FateLog(folder))),
+            search_alg=search_alg,
             num_samples=cfg.num_samples,
-            max_concurrent_trials=max_concurrent if plan.searcher.model_based else None,
+            max_concurrent_trials=None if generator else max_concurrent,
             reuse_actors=reuse_actors,
+            trial_dirname_creator=functools.partial(trial_folder_name, list(plan.space.params)),
         ),
         run_config=tune.RunConfig(
             name=cfg.name,
             storage_path=cfg.storage_path,
             stop=StallStopper(watch),
-            callbacks=[*callbacks, *logger_callbacks(cfg, out)],
+            callbacks=[*callbacks, TensorBoardLogger(folder, dict(plan.space.params), cfg.metric, cfg.mode,
+                                                     cfg.max_epochs), *logger_callbacks(cfg, out)],  # fmt: skip
             progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.params), cfg.max_epochs),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=plan.scheduler.checkpoints_to_keep,
                                                     checkpoint_score_attribute=cfg.metric,
@@ -127,8 +134,24 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
             packings.forget(packing_key)
 
 
+def trial_folder_name(params: list[str], trial: Any) -> str:
+    """A trial's folder (and its run name in TensorBoard): its id, then its tuned values, short."""
+    from tuner.values import plain
+
+    resolved = {**trial.config, **(getattr(trial, "evaluated_params", None) or {})}
+    parts = []
+    for name in params:
+        value = plain(resolved.get(name))
+        if not isinstance(value, (int, float, str, bool)):
+            continue  # drawn later (sample_from), or not a plain value
+        if isinstance(value, float):
+            value = f"{value:.3g}"
+        parts.append(f"{name}={value}")
+    return f"{trial.trial_id}_{','.join(parts)}"[:120]
+
+
 def _fit(tuner: Any, cfg: SweepConfig, folder: str, guard: Any = None) -> dict[str, Any]:
-    from tuner import experiment, ray_compat
+    from tuner import experiment, fates, ray_compat
     from tuner.results import summarize
     from tuner.stall import forget_stall, stall_reason
 
@@ -146,6 +169,7 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: str, guard: Any = None) -> dict[s
     statuses = ray_compat.last_step(folder)
     if statuses is not None:
         ray_compat.repair_saved_statuses(folder, statuses)
+    fates.persist(folder)
     summary = summarize(experiment.load(folder))
     summary["unfinished"] = _unfinished_trials(cfg, folder, statuses)
     stalled = stall_reason(folder)
@@ -168,19 +192,19 @@ def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] |
         except UsageError:
             return 0
     open_trials = sum(status in UNFINISHED for status in statuses.values())
-    model_based = cfg.searcher not in (None, "random")
-    never_started = max(cfg.num_samples - len(statuses), 0) if model_based else 0
+    never_started = max(cfg.num_samples - len(statuses), 0)  # a searcher creates trials as slots free up
     return open_trials + never_started
 
 
 ERRORED_CHOICES = ("resume", "restart", "skip")
 
 
-def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[str, Any]:
+def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_samples: int | None = None) -> dict[str, Any]:
     """Continue a stopped sweep from its folder: unfinished trials go on from their last checkpoint.
 
     Settings come from the saved ``tuner_config.yaml``; everything is read and checked before Ray
-    touches the folder, so a bad experiment is reported and left exactly as it was.
+    touches the folder, so a bad experiment is reported and left exactly as it was. ``num_samples``
+    (more than before) grows the sweep: the searcher, with all it learnt, proposes the extra trials.
     """
     from tuner import cluster, experiment
     from tuner.ray_state import latest_state_name, saved_trial_states
@@ -192,6 +216,8 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[st
     statuses = {tid: state["status"] for tid, state in saved_trial_states(folder).items()}
     if latest_state_name(folder) is None or not storage.exists(folder, "tuner.pkl"):
         raise UsageError(f"{folder} has no saved sweep state to resume (it stopped before its first trial)")
+    if num_samples is not None:
+        config = _grown(folder, config, num_samples)
     plan = prepare(config, out, resuming=True)
     started = cluster.connect(config.address)
     try:
@@ -200,6 +226,13 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[st
         plan = place(plan)
         done = sum(status == "TERMINATED" for status in statuses.values())
         out(f"resuming {folder}: {done} of {len(statuses)} trial(s) finished; errored trials: {errored}")
+        if num_samples is not None:
+            from tuner.config import save_config
+            from tuner.ray_compat import extend_saved_search
+
+            extend_saved_search(folder, num_samples)
+            save_config(config, folder)
+            out(f"growing the sweep to {num_samples} trials: {num_samples - len(statuses)} more")
         tuner = tune.Tuner.restore(
             folder,
             trainable=_wrapped_trainable(plan),
@@ -210,3 +243,15 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print) -> dict[st
         return _fit(tuner, plan.config, folder)
     finally:
         cluster.disconnect(started)
+
+
+def _grown(folder: str, config: SweepConfig, num_samples: int) -> SweepConfig:
+    """The saved settings with more trials, or a one-line error saying why the sweep cannot grow."""
+    from tuner.ray_compat import can_grow
+
+    if num_samples <= config.num_samples:
+        raise UsageError(f"--num-samples {num_samples}: the sweep already has {config.num_samples}; pass more to grow it")
+    if not can_grow(folder):
+        raise UsageError(f"{folder} crosses a grid or runs PBT, whose trials were all planned at the start; it "
+                         "cannot grow: start a new sweep instead")  # fmt: skip
+    return dataclasses.replace(config, num_samples=num_samples)

@@ -53,7 +53,7 @@ def test_injected_oom_in_a_sweep_shows_in_the_table_and_tensorboard(sweep, tmp_p
     assert progress["oom_retries"].tolist() == [0, 1, 1]
     events = next(result.folder.glob("*/events.out.tfevents.*")).parent
     acc = EventAccumulator(str(events)).Reload()
-    assert [e.value for e in acc.Scalars("ray/tune/batch_size_effective")] == [16, 8, 8]
+    assert [e.value for e in acc.Scalars("batch_size_effective")] == [16, 8, 8]
     assert read_best(result.folder)["failed"] == []
 
 

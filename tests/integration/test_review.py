@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -110,12 +111,13 @@ def test_tensorboard_serves_the_trials_on_loopback_and_stops_on_ctrl_c(finished)
             except OSError:
                 pass
             time.sleep(0.5)
-        assert runs and all(run.startswith("train_") for run in runs) and len(runs) == 4, runs
+        assert runs and len(runs) == 4, runs
+        assert all(re.fullmatch(r"[0-9a-f]{8}_l1=\d+,l2=\d+,lr=[\d.e-]+,batch_size=\d+", run) for run in runs), runs
     finally:
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
-    assert f"http://127.0.0.1:{port}/" in out and "TensorBoard stopped" in out
+    assert f"http://127.0.0.1:{port}/?smoothing=0#timeseries" in out and "TensorBoard stopped" in out
 
 
 def test_wandb_without_a_key_logs_offline_and_says_how_to_sync(sweep, monkeypatch):

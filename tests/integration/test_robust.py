@@ -139,7 +139,7 @@ def test_the_tutorials_trainable_runs_unchanged_with_one_notice(run_cli, tmp_pat
     record = experiment.load(str(tmp_path / "tut"))
     assert {t.status for t in record.trials} == {"TERMINATED"} and not record.failed()
     assert record.best_trial().best("loss", "min") < 100, "data_dir came from --data-dir"
-    assert all(list((p for p in (tmp_path / "tut").glob("train_*/checkpoint_*"))))
+    assert all(list(p for p in (tmp_path / "tut").glob("train_*/checkpoint_*")))
     if scheduler == "hyperband":  # paused trials continued from their checkpoints: every epoch ran once
         assert all([int(float(r["training_iteration"])) for r in t.rows] == list(range(1, t.epochs + 1))
                    for t in record.trials)  # fmt: skip

@@ -62,10 +62,11 @@ def test_tensorboard_event_files_hold_loss_and_accuracy(sweep):
     assert len(events) == 1
     acc = EventAccumulator(str(events[0].parent)).Reload()
     tags = acc.Tags()["scalars"]
-    loss = [e.value for e in acc.Scalars("ray/tune/loss")]
-    accuracy = [e.value for e in acc.Scalars("ray/tune/accuracy")]
-    assert len(loss) == 2 and len(accuracy) == 2, tags
+    loss = [(e.step, e.value) for e in acc.Scalars("loss")]
+    accuracy = [e.value for e in acc.Scalars("accuracy")]
+    assert [step for step, _ in loss] == [1, 2] and len(accuracy) == 2, tags  # one point per epoch, at its epoch
     assert all(0 <= a <= 1 for a in accuracy)
+    assert not [t for t in tags if t.startswith("ray/") or t in ("done", "iterations_since_restore")], tags
 
 
 def test_a_crashed_trial_resumes_from_its_checkpoint(sweep, tmp_path):

@@ -24,7 +24,8 @@ def results(experiment: str, top: int | None, fmt: str) -> None:
 
     record = experiments.load(experiment)
     if fmt == "table":
-        click.echo(f"{record.path}  ({len(record.trials)} trials, {record.metric} {record.mode})")
+        order = "lowest" if record.mode == "min" else "highest"
+        click.echo(f"{record.path}  ({len(record.trials)} trials, ranked by each trial's best {record.metric}, {order} first)")
     click.echo(render(trial_rows(record, top), fmt))
 
 
@@ -66,19 +67,24 @@ def export(experiment: str, out_file: str | None) -> None:
     type=click.Path(file_okay=False),
     help="Folder for the PNGs. [default: EXPERIMENT/plots, or NAME-plots here for remote storage]",
 )
-def plot(experiment: str, out_dir: str | None) -> None:
-    """PNG plots: the metric per epoch for every trial, and each parameter against the final metric."""
+@click.option("--metric", "metrics", multiple=True, help="Plot this reported metric (repeatable). [default: every one]")
+def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None:
+    """PNG figures: each metric per epoch for every trial, the best so far, each parameter against the best."""
     from pathlib import Path
 
     from tuner import experiment as experiments
     from tuner import storage
-    from tuner.plots import plot_experiment
+    from tuner.plots import plot_experiment, reported_metrics
 
     record = experiments.load(experiment)
     if out_dir is None:
         local = storage.local_path(record.path)
         out_dir = str(Path(local) / "plots") if local else f"{Path(record.path).name}-plots"
-    for path in plot_experiment(record, Path(out_dir)):
+    known = set(reported_metrics(record))
+    unknown = [m for m in metrics if m not in known]
+    if unknown:
+        raise UsageError(f"--metric {unknown[0]}: no trial reported it; reported: {', '.join(sorted(known))}")
+    for path in plot_experiment(record, Path(out_dir), list(metrics) or None):
         click.echo(str(path))
 
 
@@ -106,4 +112,49 @@ def tensorboard(experiment: str, port: int, host: str) -> None:
 
 
 
-COMMANDS = (results, export, plot, tensorboard)
+@click.command()
+@click.argument("experiment")
+@click.option("--out", "out_file", type=click.Path(dir_okay=False),
+              help="The HTML file to write. [default: EXPERIMENT/report.html, or NAME-report.html here for remote storage]")  # fmt: skip
+def report(experiment: str, out_file: str | None) -> None:
+    """One self-contained HTML page that explains the sweep (open it in any browser, no server needed)."""
+    from pathlib import Path
+
+    from tuner import experiment as experiments
+    from tuner import storage
+    from tuner.report import build
+
+    record = experiments.load(experiment)
+    if out_file is None:
+        local = storage.local_path(record.path)
+        out_file = str(Path(local) / "report.html") if local else f"{Path(record.path).name}-report.html"
+    elif not out_file.lower().endswith((".html", ".htm")):
+        raise UsageError(f"--out {out_file}: use a file name ending in .html")
+    Path(out_file).write_text(build(record), encoding="utf-8")
+    click.echo(f"wrote {out_file}")
+
+
+@click.command()
+@click.argument("experiments", nargs=-1, required=True)
+@click.option("--out", "out_file", type=click.Path(dir_okay=False), default="compare.png", show_default=True,
+              help="The figure: best so far against trials and against epochs trained.")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
+    """Several sweeps of one metric side by side (e.g. one space under asha and hyperband)."""
+    from pathlib import Path
+
+    from tuner import compare as comparing
+    from tuner import experiment as experiments_
+    from tuner.results import render
+
+    records = [experiments_.load(ref) for ref in experiments]
+    comparing.check_comparable(records)
+    if not out_file.lower().endswith(".png"):
+        raise UsageError(f"--out {out_file}: use a file name ending in .png")
+    click.echo(render(comparing.summary_rows(records), fmt))
+    path = comparing.plot(records, Path(out_file))
+    if fmt == "table":
+        click.echo(f"wrote {path}")
+
+
+COMMANDS = (results, export, plot, report, compare, tensorboard)

@@ -141,11 +141,14 @@ def spaces() -> None:
     "--errored", type=click.Choice(["resume", "restart", "skip"]), default="skip", show_default=True,
     help="Errored trials: go on from their last checkpoint, start over, or leave them.",
 )  # fmt: skip
-def resume(experiment: str, errored: str) -> None:
-    """Continue a sweep stopped by Ctrl-C, a crash, a kill or a stall, with its saved settings."""
+@click.option("--num-samples", type=click.IntRange(min=1),
+              help="Grow a sweep to this many trials; the searcher keeps all it learnt. [default: as saved]")  # fmt: skip
+def resume(experiment: str, errored: str, num_samples: int | None) -> None:
+    """Continue a sweep stopped by Ctrl-C, a crash, a kill or a stall, with its saved settings; or grow a
+    finished one with --num-samples. Every other setting stays as saved."""
     from tuner.runner import resume_sweep
 
-    print_outcome(resume_sweep(experiment, errored, out=click.echo))
+    print_outcome(resume_sweep(experiment, errored, out=click.echo, num_samples=num_samples))
 
 
 COMMANDS = (sweep, resume, spaces)

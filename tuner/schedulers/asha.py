@@ -21,9 +21,9 @@ class Asha(SchedulerEntry):
     summary = "asynchronous successive halving: the worse half stopped at each rung"
 
     def build(self, ctx: SchedulerContext) -> Any:
-        from ray.tune.schedulers import ASHAScheduler
+        from tuner.schedulers.recording import RecordingASHA
 
-        return ASHAScheduler(time_attr="training_iteration", max_t=ctx.max_epochs,
+        return RecordingASHA(time_attr="training_iteration", max_t=ctx.max_epochs, fate_log=ctx.fate_log,
                              grace_period=min(GRACE_PERIOD, ctx.max_epochs), reduction_factor=REDUCTION_FACTOR)  # fmt: skip
 
     def describe(self, ctx: SchedulerContext) -> list[str]:

@@ -21,6 +21,7 @@ class SchedulerContext:
     params: Mapping[str, Any]
     num_samples: int
     seed: int = 0
+    fate_log: Any = None  # tuner.fates.FateLog: where the scheduler writes why it stops or perturbs trials
 
 
 class SchedulerEntry:
@@ -32,6 +33,7 @@ class SchedulerEntry:
     # Sync brackets pause trials until the whole bracket reaches a budget: a searcher waiting for results
     # (or a concurrency limit counting paused trials) would wait for ever, so neither may block it.
     pauses_trials: ClassVar[bool] = False
+    takes_no_searcher: ClassVar[bool] = False  # Ray runs it over its variant generator only (PBT)
     needs_checkpoints: ClassVar[bool] = False  # trials must continue from another trial's checkpoint
     # Checkpoints kept per trial (the best by the metric); None keeps all, for schedulers that hand a
     # trial's latest checkpoint to another trial at any time.

@@ -71,10 +71,10 @@ class HyperBand(_Brackets):
     label = "HyperBand"
 
     def build(self, ctx: SchedulerContext) -> Any:
-        from ray.tune.schedulers import HyperBandScheduler
+        from tuner.schedulers.recording import RecordingHyperBand
 
-        return HyperBandScheduler(time_attr="training_iteration", max_t=ctx.max_epochs,
-                                  reduction_factor=REDUCTION_FACTOR)  # fmt: skip
+        return RecordingHyperBand(time_attr="training_iteration", max_t=ctx.max_epochs,
+                                  reduction_factor=REDUCTION_FACTOR, fate_log=ctx.fate_log)  # fmt: skip
 
 
 class Bohb(_Brackets):
@@ -84,7 +84,7 @@ class Bohb(_Brackets):
     requires_searcher = "bohb"
 
     def build(self, ctx: SchedulerContext) -> Any:
-        from ray.tune.schedulers import HyperBandForBOHB
+        from tuner.schedulers.recording import RecordingBOHB
 
-        return HyperBandForBOHB(time_attr="training_iteration", max_t=ctx.max_epochs,
-                                reduction_factor=REDUCTION_FACTOR)  # fmt: skip
+        return RecordingBOHB(time_attr="training_iteration", max_t=ctx.max_epochs,
+                             reduction_factor=REDUCTION_FACTOR, fate_log=ctx.fate_log)  # fmt: skip

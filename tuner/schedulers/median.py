@@ -15,12 +15,12 @@ class Median(SchedulerEntry):
     summary = "median stopping rule: stop a trial worse than the median of the others at the same epoch"
 
     def build(self, ctx: SchedulerContext) -> Any:
-        from ray.tune.schedulers import MedianStoppingRule
+        from tuner.schedulers.recording import RecordingMedian
 
         # Never pause a trial while too few others have reported (Ray's default "yields time"): a trainable
         # without checkpoints would start over, and the epochs it reports would run backwards.
-        return MedianStoppingRule(time_attr="training_iteration", grace_period=GRACE_PERIOD,
-                                  min_samples_required=MIN_SAMPLES, min_time_slice=NEVER_PAUSE)  # fmt: skip
+        return RecordingMedian(time_attr="training_iteration", grace_period=GRACE_PERIOD, fate_log=ctx.fate_log,
+                               min_samples_required=MIN_SAMPLES, min_time_slice=NEVER_PAUSE)  # fmt: skip
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         return [f"median stopping: from epoch {GRACE_PERIOD + 1} on, a trial whose best {ctx.metric} so far is worse "

@@ -40,19 +40,20 @@ class Pbt(SchedulerEntry):
     needs_checkpoints = True
     # PBT explores by perturbing its population; Ray runs it only over random draws.
     requires_searcher = "random"
+    takes_no_searcher = True
     checkpoints_to_keep = None  # a worse trial may copy a better one's latest checkpoint at any perturbation
 
     def build(self, ctx: SchedulerContext) -> Any:
-        from ray.tune.schedulers import PopulationBasedTraining
+        from tuner.schedulers.recording import RecordingPBT
 
         mutable = mutations(dict(ctx.params))
         if not mutable:
             raise UsageError("pbt has nothing to perturb: the space has no continuous or choice parameter")
         every = interval(ctx.max_epochs)
-        return PopulationBasedTraining(
+        return RecordingPBT(
             time_attr="training_iteration", perturbation_interval=every, burn_in_period=every,
             hyperparam_mutations=mutable, quantile_fraction=QUANTILE, resample_probability=RESAMPLE_PROBABILITY,
-            log_config=True,
+            log_config=True, fate_log=ctx.fate_log,
         )  # fmt: skip
 
     def describe(self, ctx: SchedulerContext) -> list[str]:

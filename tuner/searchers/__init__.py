@@ -64,9 +64,13 @@ def build_searcher(
     seed: int,
     max_concurrent: int | None = None,
     never_wait: bool = False,
+    generator_only: bool = False,
 ) -> Any:
     """The Ray searcher for a plan (see ``SearcherEntry.build``)."""
-    return entry(plan.searcher).build(plan, metric, mode, num_samples, seed, max_concurrent, never_wait)
+    chosen = entry(plan.searcher)
+    if generator_only:
+        chosen.needs_generator = True
+    return chosen.build(plan, metric, mode, num_samples, seed, max_concurrent, never_wait)
 
 
 def searcher_intro(plan: SearchPlan, num_samples: int) -> str:

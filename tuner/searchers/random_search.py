@@ -12,6 +12,7 @@ class RandomSearch(SearcherEntry):
     name = "random"
     summary = "independent random draws; grids are crossed (Ray's BasicVariantGenerator)"
     model_based = False
+    needs_generator = False  # set for a scheduler that runs over Tune's variant generator only (PBT)
 
     def build(
         self,
@@ -23,11 +24,17 @@ class RandomSearch(SearcherEntry):
         max_concurrent: int | None,
         never_wait: bool = False,
     ) -> Any:
-        """Tune's own generator over the raw space; with ``max_concurrent`` it creates trials only as slots
-        free up (Tune ignores its own concurrency limit for this generator)."""
+        """Seeded draws as a Searcher (a sweep that can grow later); Tune's own variant generator where the
+        space has grids to cross or the scheduler (PBT) takes no searcher, with ``max_concurrent`` creating
+        trials only as slots free up (Tune ignores its own limit for that generator)."""
         from ray.tune.search import BasicVariantGenerator
 
-        return BasicVariantGenerator(random_state=seed, max_concurrent=max_concurrent or 0)
+        from tuner.searchers.plan import is_grid
+        from tuner.searchers.random_draws import RandomSearcher
+
+        if self.needs_generator or any(is_grid(v) for v in plan.raw_space.values()):
+            return BasicVariantGenerator(random_state=seed, max_concurrent=max_concurrent or 0)
+        return RandomSearcher(plan.raw_space, seed, metric, mode)
 
     def intro(self, num_samples: int) -> str:
         return "search plan (random):"

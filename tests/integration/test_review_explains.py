@@ -1,0 +1,195 @@
+"""The review explains the sweep: fates, TensorBoard, the HTML report, plots, compare, growing a sweep.
+
+Instant trials on a real Ray (fast tier), except the report's check in a real headless Chromium.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.instant import instant_space
+from tuner import experiment
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    """Sweeps of the instant space under ASHA, the median rule, HyperBand and PBT, run once here."""
+    from tuner.cli import main
+
+    root = tmp_path_factory.mktemp("explained")
+    space = instant_space(root)
+    runs = {"asha": ("optuna", 8), "median": ("random", 6), "hyperband": ("random", 12), "pbt": ("random", 4)}
+    for scheduler, (searcher, samples) in runs.items():
+        try:
+            main(["sweep", "--space", str(space), "--scheduler", scheduler, "--searcher", searcher, "--num-samples",
+                  str(samples), "--max-epochs", "6", "--storage-path", str(root), "--name", scheduler])  # fmt: skip
+        except SystemExit as exc:
+            assert exc.code == 0, scheduler
+    return root
+
+
+def _fates(folder) -> dict[str, str]:
+    return {t.trial_id: t.fate for t in experiment.load(str(folder)).trials}
+
+
+def test_every_trial_has_a_fate_that_says_why_it_ended(swept):
+    asha = experiment.load(str(swept / "asha"))
+    for trial in asha.trials:
+        if trial.epochs == 6:
+            assert trial.fate == "ran to max epochs (6)"
+        else:
+            match = re.fullmatch(r"stopped early by ASHA at epoch (\d+): loss ([\d.]+) > rung cutoff ([\d.]+)", trial.fate)
+            assert match, trial.fate
+            assert int(match[1]) == trial.epochs and float(match[2]) > float(match[3])
+            assert float(match[2]) == pytest.approx(trial.last("loss"), rel=1e-3)
+    assert any(t.fate.startswith("stopped early") for t in asha.trials)
+    stopped = [f for f in _fates(swept / "median").values() if f.startswith("stopped early")]
+    assert all(re.match(r"stopped early by the median rule at epoch \d+: best loss [\d.]+ worse than the median", f)
+               for f in stopped), stopped  # fmt: skip
+    hyperband = [f for f in _fates(swept / "hyperband").values() if f.startswith("stopped early")]
+    assert hyperband and all(re.match(r"stopped early by HyperBand at epoch \d+: loss [\d.]+ not among the best \d+ of \d+",
+                                      f) for f in hyperband), hyperband  # fmt: skip
+    pbt = " ".join(_fates(swept / "pbt").values())
+    assert re.search(r"perturbed by PBT at epoch \d+: continued from trial \w+'s epoch-\d+ checkpoint with ", pbt), pbt
+
+
+def test_results_and_the_summary_show_fates_and_one_ranking(run_cli, swept):
+    table = run_cli("results", swept / "asha")
+    assert "ranked by each trial's best loss, lowest first" in table.out.splitlines()[0]
+    assert table.out.splitlines()[1].split()[-1] == "fate"
+    rows = json.loads(run_cli("results", swept / "asha", "--format", "json").out)
+    assert all(row["fate"] for row in rows)
+    assert [row["best_loss"] for row in rows] == sorted(row["best_loss"] for row in rows)
+    csv_head = run_cli("results", swept / "asha", "--format", "csv").out.splitlines()[0]
+    assert csv_head.endswith(",fate")
+    best = json.loads((swept / "asha" / "best_config.json").read_text())
+    assert best["best_value"] == rows[0]["best_loss"] and best["best_trial"] == rows[0]["trial_id"]
+    assert best["fates"] and best["best_fate"] == rows[0]["fate"]
+
+
+def test_tensorboard_holds_the_space_and_the_trainables_metrics_only(swept):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams import api_pb2, metadata
+
+    folder = swept / "asha"
+    stopped = {t.path for t in experiment.load(str(folder)).trials if t.fate.startswith("stopped early")}
+    for run in (p for p in folder.iterdir() if p.is_dir() and list(p.glob("events.out.tfevents.*"))):
+        acc = EventAccumulator(str(run)).Reload()
+        assert set(acc.Tags()["scalars"]) == {"loss", "accuracy", "best_loss"}, acc.Tags()["scalars"]  # not "epoch"
+        steps = [e.step for e in acc.Scalars("loss")]
+        assert steps == list(range(1, len(steps) + 1)), "epochs are the steps"
+        content = acc.PluginTagToContent("hparams")
+        start = metadata.parse_session_start_info_plugin_data(content[metadata.SESSION_START_INFO_TAG])
+        assert set(start.hparams) == {"width", "lr", "batch", "fate"}
+        assert start.hparams["batch"].number_value in (8, 16, 32) and float(start.hparams["batch"].number_value).is_integer()
+        info = metadata.parse_experiment_plugin_data(content[metadata.EXPERIMENT_TAG])
+        discrete = {h.name: [v.number_value or v.string_value for v in h.domain_discrete.values]
+                    for h in info.hparam_infos if h.HasField("domain_discrete")}  # fmt: skip
+        assert discrete["batch"] == [8, 16, 32] and "stopped early" in discrete["fate"]
+        end = metadata.parse_session_end_info_plugin_data(content[metadata.SESSION_END_INFO_TAG])
+        expected = api_pb2.STATUS_UNKNOWN if str(run) in stopped else api_pb2.STATUS_SUCCESS
+        assert end.status == expected, run.name
+        assert "fate/text_summary" in acc.Tags()["tensors"]
+
+
+def test_the_report_is_one_html_file_with_all_six_parts(run_cli, swept, tmp_path):
+    out = tmp_path / "report.html"
+    result = run_cli("report", swept / "asha", "--out", out)
+    assert result.code == 0, result.err
+    page = out.read_text()
+    for part in ("best", "history", "curves", "parallel", "importance", "fates"):
+        assert f'<section id="{part}">' in page
+    assert "fANOVA" in page and "stopped early by ASHA" in page
+    assert "<script src=" not in page and "https://" not in page.split("</script>")[-1], "nothing to fetch"
+    default = run_cli("report", swept / "asha")
+    assert default.code == 0 and (swept / "asha" / "report.html").is_file()
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs Debian's chromium)")
+def test_the_report_renders_in_a_real_browser_without_errors(run_cli, swept, tmp_path):
+    page = tmp_path / "report.html"
+    assert run_cli("report", swept / "asha", "--out", page).code == 0
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync",
+             "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]  # fmt: skip
+    shot = tmp_path / "shot.png"
+    run = subprocess.run([CHROMIUM, *flags, "--enable-logging=stderr", "--v=0", "--window-size=1300,4000",
+                          f"--screenshot={shot}", f"file://{page}"], capture_output=True, text=True, timeout=120)  # fmt: skip
+    errors = [line for line in run.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or ":ERROR:" in line)]
+    assert not errors, errors
+    from PIL import Image
+
+    image = Image.open(shot).convert("RGB").resize((130, 400))
+    assert len(set(image.getdata())) > 50, "the screenshot is not blank"
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", "--virtual-time-budget=5000", f"file://{page}"],
+                         capture_output=True, text=True, timeout=120).stdout  # fmt: skip
+    assert dom.count('class="main-svg"') >= 4, "every chart was drawn"
+
+
+def test_plots_are_titled_per_metric_with_the_best_marked(run_cli, swept, tmp_path):
+    result = run_cli("plot", swept / "asha", "--out", tmp_path)
+    assert result.code == 0, result.err
+    names = {line.rsplit("/", 1)[-1] for line in result.out.splitlines()}
+    assert {"loss_per_epoch.png", "accuracy_per_epoch.png", "best_loss_so_far.png", "width_vs_best_loss.png",
+            "lr_vs_best_loss.png", "batch_vs_best_loss.png"} <= names  # fmt: skip
+    assert "epoch_per_epoch.png" not in names
+    only = run_cli("plot", swept / "asha", "--out", tmp_path / "one", "--metric", "accuracy")
+    assert [line.rsplit("/", 1)[-1] for line in only.out.splitlines()][0] == "accuracy_per_epoch.png"
+    bad = run_cli("plot", swept / "asha", "--metric", "val_acc")
+    assert bad.code == 2 and "no trial reported it" in bad.err and "accuracy" in bad.err
+
+
+def test_power_of_two_values_get_power_of_two_ticks():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tuner.plots import _scale_axis
+
+    fig, ax = plt.subplots()
+    ax.scatter([4, 16, 256], [1, 2, 3])
+    _scale_axis(ax, [4, 16, 256])
+    fig.canvas.draw()
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["4", "8", "16", "32", "64", "128", "256"]
+    plt.close(fig)
+
+
+def test_compare_puts_sweeps_of_one_metric_side_by_side(run_cli, swept, tmp_path):
+    result = run_cli("compare", swept / "asha", swept / "median", swept / "hyperband", "--out", tmp_path / "c.png")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].split()[:4] == ["experiment", "scheduler", "searcher", "trials"]
+    assert {line.split()[0] for line in lines[1:4]} == {"asha", "median", "hyperband"}
+    assert (tmp_path / "c.png").stat().st_size > 10_000
+    one = run_cli("compare", swept / "asha")
+    assert one.code == 2 and "at least two" in one.err
+
+
+def test_a_finished_sweep_grows_with_the_model_keeping_its_observations(run_cli, tmp_path):
+    space = instant_space(tmp_path)
+    first = run_cli("sweep", "--space", space, "--searcher", "optuna", "--num-samples", "6", "--max-epochs", "3",
+                    "--storage-path", tmp_path, "--name", "grow")  # fmt: skip
+    assert first.code == 0, first.err[-2000:]
+    folder = tmp_path / "grow"
+    before = {t.trial_id: t for t in experiment.load(str(folder)).trials}
+    files = {p: p.read_bytes() for t in before.values() for p in Path(t.path).rglob("*") if p.is_file()}
+    result = run_cli("resume", folder, "--num-samples", "9")
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    assert "growing the sweep to 9 trials: 3 more" in result.out
+    after = experiment.load(str(folder))
+    assert len(after.trials) == 9 and after.config.num_samples == 9
+    # (Ray copies its staged experiment back over the folder on every run: same bytes, new times)
+    assert all(p.read_bytes() == content for p, content in files.items()), "the first six are untouched"
+    configs = [json.dumps(t.config, sort_keys=True) for t in after.trials]
+    assert len(set(configs)) == 9
+    smaller = run_cli("resume", folder, "--num-samples", "5")
+    assert smaller.code == 2 and "already has 9" in smaller.err

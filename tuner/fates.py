@@ -1,0 +1,104 @@
+"""Each trial's fate: why it ended where it did, in words, recorded as the scheduler decides.
+
+Schedulers built by tuner (tuner/schedulers/recording.py) write each decision the moment they take it:
+the rung and cutoff that stopped a trial under ASHA, the median it fell behind, the bracket it lost in,
+the trial PBT copied. During a sweep the decisions go to a file beside the experiment (Ray syncs its own
+copy of the experiment folder over files written there directly); when the sweep ends they are written to
+``fates.json`` in the experiment. The rest of a fate follows from the trial itself: it ran all its epochs,
+it errored (with its error), it is still running.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tuner import storage
+
+FATES_FILE = "fates.json"
+LOG_NAME = ".tuner-fates.jsonl"
+STOPPED, PERTURBED = "stopped", "perturbed"
+
+
+class FateLog:
+    """Appends decisions for one experiment; small and picklable (Ray saves schedulers with the sweep)."""
+
+    def __init__(self, folder: str) -> None:
+        self.path = str(storage.sidecar(folder, LOG_NAME))
+
+    def record(self, trial_id: str, kind: str, text: str) -> None:
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"trial_id": trial_id, "kind": kind, "text": text}) + "\n")
+
+
+def recorded(folder: str) -> dict[str, dict[str, Any]]:
+    """Decisions per trial id: those saved in the experiment, then any this machine logged since."""
+    decisions: dict[str, dict[str, Any]] = {}
+    saved = storage.read_text(folder, FATES_FILE)
+    if saved:
+        try:
+            decisions.update(json.loads(saved))
+        except ValueError:
+            pass  # a damaged fates file only loses the explanations, never the results
+    log = storage.sidecar(folder, LOG_NAME)
+    if log.is_file():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue
+            _merge(decisions.setdefault(entry["trial_id"], {}), entry)
+    return decisions
+
+
+def _merge(decision: dict[str, Any], entry: dict[str, Any]) -> None:
+    if entry["kind"] == PERTURBED:
+        events = decision.setdefault("perturbed", [])
+        if entry["text"] not in events:
+            events.append(entry["text"])
+    else:
+        decision["stopped"] = entry["text"]
+
+
+def persist(folder: str) -> None:
+    """Write every decision into the experiment (after Ray's last sync) and forget the local log."""
+    decisions = recorded(folder)
+    if decisions:
+        storage.write_text(folder, FATES_FILE, json.dumps(decisions, indent=1) + "\n")
+    storage.sidecar(folder, LOG_NAME).unlink(missing_ok=True)
+
+
+def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[str, Any] | None) -> str:
+    """One trial's fate in words."""
+    decision = decision or {}
+    perturbed = decision.get("perturbed", [])
+    note = ""
+    if perturbed:
+        note = f"; {perturbed[-1]}" + (f" (perturbed {len(perturbed)} times)" if len(perturbed) > 1 else "")
+    if status == "ERROR":
+        return f"errored: {error}" if error else "errored"
+    if status in ("RUNNING", "PENDING", "PAUSED"):
+        return status.lower() + note
+    if decision.get("stopped"):
+        return decision["stopped"] + note
+    if epochs >= max_epochs:
+        return f"ran to max epochs ({max_epochs})" + note
+    return f"ended at epoch {epochs} of {max_epochs}" + note
+
+
+def family(text: str) -> str:
+    """A fate without its particulars, for counting: "stopped early by ASHA", "ran to max epochs (10)"."""
+    return text.split(" at epoch")[0].split(":")[0].split(";")[0]
+
+
+def kind(text: str) -> str:
+    """A fate's family, for colouring and counting: completed, stopped early, errored, running."""
+    if text.startswith("errored"):
+        return "errored"
+    if text.startswith("stopped early"):
+        return "stopped early"
+    if text.startswith(("running", "pending", "paused")):
+        return "running"
+    return "completed"

@@ -1,0 +1,143 @@
+"""Ray's schedulers, each writing down why it stops or perturbs a trial, the moment it decides.
+
+Each subclass lets Ray's own scheduler decide and then reads the reason from the state that decided it
+(the rung's recorded values, the running means, the bracket's halving, PBT's exploit); nothing about the
+decision itself changes. The reads use Ray 2.60's scheduler internals, so tests/unit/test_fates.py runs
+each of them on a real scheduler.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from ray.tune.schedulers import (
+    ASHAScheduler,
+    HyperBandForBOHB,
+    HyperBandScheduler,
+    MedianStoppingRule,
+    PopulationBasedTraining,
+    TrialScheduler,
+)
+from ray.tune.schedulers.hyperband import _Bracket
+
+from tuner.fates import PERTURBED, STOPPED, FateLog
+
+
+def _less_is_better(scheduler: Any) -> bool:
+    return getattr(scheduler, "_mode", "min") == "min"
+
+
+class RecordingASHA(ASHAScheduler):
+    def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fate_log = fate_log
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+        action = super().on_trial_result(tune_controller, trial, result)
+        epoch = result.get(self._time_attr)
+        if action == TrialScheduler.STOP and self.fate_log and epoch is not None and epoch < self._max_t:
+            value = result[self._metric]
+            cutoff = self._cutoff(trial, epoch)
+            worse = ">" if _less_is_better(self) else "<"
+            reason = f"{self._metric} {value:.4g} {worse} rung cutoff {cutoff:.4g}" if cutoff is not None else ""
+            self.fate_log.record(trial.trial_id, STOPPED, f"stopped early by ASHA at epoch {epoch}: {reason}")
+        return action
+
+    def _cutoff(self, trial: Any, epoch: int) -> float | None:
+        """The cutoff of the rung this result was compared at, in the metric's own sign."""
+        bracket = self._trial_info.get(trial.trial_id)
+        if bracket is None:
+            return None
+        for milestone, recorded in bracket._rungs:
+            if milestone <= epoch and trial.trial_id in recorded:
+                others = {k: v for k, v in recorded.items() if k != trial.trial_id}
+                cutoff = bracket.cutoff(others)
+                return None if cutoff is None else float(cutoff) * self._metric_op
+        return None
+
+
+class RecordingMedian(MedianStoppingRule):
+    def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fate_log = fate_log
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+        action = super().on_trial_result(tune_controller, trial, result)
+        if action == TrialScheduler.STOP and self.fate_log and self._time_attr in result:
+            epoch = result[self._time_attr]
+            others = [t for t in self._trials_beyond_time(epoch) if t is not trial]
+            means = [m for m in (self._running_mean(t, epoch) for t in others) if np.isfinite(m)]
+            median = float(np.median(means)) if means else float("nan")
+            best = self._best_result(trial)
+            self.fate_log.record(trial.trial_id, STOPPED,
+                                 f"stopped early by the median rule at epoch {epoch}: best {self._metric} {best:.4g} "
+                                 f"worse than the median {median:.4g} of the other trials")  # fmt: skip
+        return action
+
+
+class _RecordingBracket(_Bracket):
+    """A HyperBand bracket that writes down the trials it drops at each halving."""
+
+    fate_log: FateLog | None = None
+    label = "HyperBand"
+    metric = "loss"
+
+    def successive_halving(self, metric: str, metric_op: float) -> tuple[list, list]:
+        good, bad = super().successive_halving(metric, metric_op)
+        if self.fate_log:
+            for trial in bad:
+                result = self._live_trials.get(trial) or {}
+                epoch, value = result.get(self._time_attr), result.get(metric)
+                shown = f"{metric} {value:.4g}" if isinstance(value, (int, float)) else metric
+                self.fate_log.record(trial.trial_id, STOPPED,
+                                     f"stopped early by {self.label} at epoch {epoch}: {shown} not among the best "
+                                     f"{len(good)} of {len(good) + len(bad)} in its bracket")  # fmt: skip
+        return good, bad
+
+
+class _RecordingBrackets:
+    label = "HyperBand"
+
+    def _create_bracket(self, s: int) -> _Bracket:
+        bracket = super()._create_bracket(s)  # type: ignore[misc]
+        bracket.__class__ = _RecordingBracket
+        bracket.fate_log = self.fate_log  # type: ignore[attr-defined]
+        bracket.label = self.label
+        return bracket
+
+
+class RecordingHyperBand(_RecordingBrackets, HyperBandScheduler):
+    def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fate_log = fate_log
+
+
+class RecordingBOHB(_RecordingBrackets, HyperBandForBOHB):
+    label = "BOHB"
+
+    def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fate_log = fate_log
+
+
+class RecordingPBT(PopulationBasedTraining):
+    def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fate_log = fate_log
+
+    def _exploit(self, tune_controller: Any, trial: Any, trial_to_clone: Any) -> None:
+        before = dict(trial_to_clone.config)
+        epoch = self._trial_state[trial].last_train_time
+        donor_epoch = self._trial_state[trial_to_clone].last_train_time
+        super()._exploit(tune_controller, trial, trial_to_clone)
+        if self.fate_log:
+            changes = ", ".join(f"{k} {_short(before.get(k))} -> {_short(v)}" for k, v in trial.config.items()
+                                if k in self._hyperparam_mutations and v != before.get(k))  # fmt: skip
+            self.fate_log.record(trial.trial_id, PERTURBED,
+                                 f"perturbed by PBT at epoch {epoch}: continued from trial {trial_to_clone.trial_id}'s "
+                                 f"epoch-{donor_epoch} checkpoint with {changes or 'its settings'}")  # fmt: skip
+
+
+def _short(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

@@ -1,0 +1,47 @@
+"""Random search as a Tune ``Searcher``: independent draws, seeded, one per trial as trials are created.
+
+A Searcher (rather than Tune's variant generator) keeps its place in the sweep's saved state, so a
+finished random sweep can be extended by more trials like a model-based one.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+from ray.tune.search import Searcher
+from ray.tune.search.sample import Domain
+
+from tuner.values import plain
+
+
+class RandomSearcher(Searcher):
+    def __init__(self, space: dict[str, Any], seed: int, metric: str | None = None, mode: str | None = None) -> None:
+        super().__init__(metric=metric, mode=mode)
+        self.space, self.seed, self.draws = dict(space), seed, 0
+
+    def suggest(self, trial_id: str) -> dict | None:
+        stream = (self.seed * 7919 + self.draws) % (2**32)
+        self.draws += 1
+        rng = np.random.RandomState(stream)
+        saved = np.random.get_state()
+        np.random.seed(stream)  # sample_from functions draw from numpy's global generator
+        try:
+            config: dict[str, Any] = {}
+            for name, value in self.space.items():
+                config[name] = plain(value.sample(config=config, random_state=rng)) if isinstance(value, Domain) else value
+            return config
+        finally:
+            np.random.set_state(saved)
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+        pass
+
+    def save(self, checkpoint_path: str) -> None:
+        with open(checkpoint_path, "wb") as f:
+            pickle.dump({"draws": self.draws}, f)
+
+    def restore(self, checkpoint_path: str) -> None:
+        with open(checkpoint_path, "rb") as f:
+            self.draws = pickle.load(f)["draws"]

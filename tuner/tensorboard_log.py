@@ -1,0 +1,157 @@
+"""TensorBoard files that show what matters: the trainable's own metrics per epoch, and HParams of the space.
+
+Ray's own TensorBoard logger writes every key of every result (a dozen of Ray's bookkeeping values among
+them) with the step counter as x axis, and HParams with every value a float and every trial a success.
+This one writes, per trial folder: each metric the trainable reported, at its epoch; at the end of the
+trial the HParams session with only the space's parameters (integers and choices kept as they are), the
+metrics' last and best values, and the trial's fate (why it ended where it did) as an HParam and a text;
+its session status is success only for a trial that ran all its epochs.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ray.tune.logger import TBXLoggerCallback
+
+from tuner.fates import fate, kind, recorded
+from tuner.ray_state import bookkeeping
+
+log = logging.getLogger(__name__)
+
+
+class TensorBoardLogger(TBXLoggerCallback):
+    """Takes the place of Ray's TensorBoard logger (Tune adds its own only when none of its kind is given)."""
+
+    def __init__(self, folder: str, params: dict[str, Any], metric: str, mode: str, max_epochs: int) -> None:
+        super().__init__()
+        self.folder, self.metric, self.mode, self.max_epochs = folder, metric, mode, max_epochs
+        self.domains = _discrete_domains(params)
+        self.params = list(params)
+        self._writers: dict[Any, Any] = {}
+        self._last: dict[Any, dict[str, float]] = {}
+        self._best: dict[Any, float] = {}
+
+    def log_trial_start(self, trial: Any) -> None:
+        from tensorboardX import SummaryWriter
+
+        if trial in self._writers:
+            self._writers[trial].close()
+        trial.init_local_path()
+        self._writers[trial] = SummaryWriter(trial.local_path, flush_secs=30)
+        self._last.setdefault(trial, {})
+
+    def log_trial_result(self, iteration: int, trial: Any, result: dict) -> None:
+        if trial not in self._writers:
+            self.log_trial_start(trial)
+        epoch = int(result.get("training_iteration") or 0)
+        writer = self._writers[trial]
+        for key, value in own_metrics(result).items():
+            writer.add_scalar(key, value, global_step=epoch)
+            self._last[trial][key] = value
+        value = result.get(self.metric)
+        if isinstance(value, (int, float)) and value == value:
+            best = self._best.get(trial)
+            better = best is None or (value < best if self.mode == "min" else value > best)
+            self._best[trial] = value if better else best
+        writer.flush()
+
+    def log_trial_end(self, trial: Any, failed: bool = False) -> None:
+        writer = self._writers.pop(trial, None)
+        if writer is None:
+            return
+        last = self._last.pop(trial, {})
+        best = self._best.pop(trial, None)
+        epochs = int((trial.last_result or {}).get("training_iteration") or 0)
+        status = "ERROR" if failed else "TERMINATED"
+        error = _last_error_line(trial) if failed else ""
+        text = fate(status, epochs, self.max_epochs, error, recorded(self.folder).get(trial.trial_id))
+        self._write_hparams(writer, trial, last, best, text)
+        writer.add_text("fate", text, global_step=epochs)
+        writer.close()
+
+    def _write_hparams(self, writer: Any, trial: Any, last: dict, best: float | None, text: str) -> None:
+        values = {name: _hparam(trial.config.get(name)) for name in self.params}
+        values = {k: v for k, v in values.items() if v is not None}
+        values["fate"] = kind(text)
+        metrics = list(last)
+        if best is not None:
+            metrics.append(f"best_{self.metric}")
+            epoch = int((trial.last_result or {}).get("training_iteration") or 0)
+            writer.add_scalar(f"best_{self.metric}", best, global_step=epoch)
+        domains = {**self.domains, "fate": FATE_KINDS}
+        try:
+            for summary in hparams_summaries(values, domains, metrics, trial.trial_id, values["fate"]):
+                writer.file_writer.add_summary(summary)
+        except Exception as exc:  # a logger must never fail a trial
+            log.warning("could not write HParams for trial %s: %s", trial.trial_id, exc)
+
+
+FATE_KINDS = ["completed", "stopped early", "errored", "running"]
+
+
+def hparams_summaries(values: dict, domains: dict, metrics: list[str], trial_id: str, fate_kind: str) -> list:
+    """The three summaries of one HParams session (experiment, session start, session end), built with
+    TensorBoard's own hparams protos (tensorboardX's helper cannot mark values discrete) and handed to
+    tensorboardX's writer as its own Summary type."""
+    from tensorboard.compat.proto import summary_pb2
+    from tensorboard.plugins.hparams import api_pb2, metadata, plugin_data_pb2
+    from tensorboard.plugins.hparams import summary_v2 as hp
+    from tensorboardX.proto.summary_pb2 import Summary
+
+    hparams = [hp.HParam(name, hp.Discrete(domains[name]) if name in domains else None) for name in values]
+    experiment = hp.hparams_config_pb(hparams=hparams, metrics=[hp.Metric(tag) for tag in metrics])
+    start = hp.hparams_pb({h: values[h.name] for h in hparams}, trial_id=trial_id)
+    # HParams knows success, failure, running and unknown: a trial a scheduler stopped early is no success,
+    # so it reads "unknown" there, and its "fate" column says "stopped early".
+    status = {"completed": api_pb2.STATUS_SUCCESS, "errored": api_pb2.STATUS_FAILURE,
+              "running": api_pb2.STATUS_RUNNING}.get(fate_kind, api_pb2.STATUS_UNKNOWN)  # fmt: skip
+    end_info = plugin_data_pb2.HParamsPluginData(session_end_info=plugin_data_pb2.SessionEndInfo(status=status))
+    end = summary_pb2.Summary()
+    end.value.add(tag=metadata.SESSION_END_INFO_TAG, metadata=metadata.create_summary_metadata(end_info),
+                  tensor=metadata.NULL_TENSOR)  # fmt: skip
+    return [Summary.FromString(pb.SerializeToString()) for pb in (experiment, start, end)]
+
+
+def _last_error_line(trial: Any) -> str:
+    from tuner.experiment import last_line
+
+    try:
+        with open(trial.error_file, encoding="utf-8", errors="replace") as f:
+            return last_line(f.read())
+    except (OSError, TypeError, AttributeError):
+        return ""
+
+
+def own_metrics(result: dict) -> dict[str, float]:
+    """What the trainable itself reported, numbers only (not Ray's bookkeeping, not the config, not an
+    "epoch" counter, which is the step of every point already)."""
+    return {
+        key: float(value)
+        for key, value in result.items()
+        if key != "epoch" and not bookkeeping(key) and isinstance(value, (int, float)) and not isinstance(value, bool)
+        and value == value
+    }
+
+
+def _hparam(value: Any) -> Any:
+    """HParams take numbers, strings and booleans; integers stay integers."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, (bool, int, float, str)):
+        return value
+    return None if value is None else str(value)
+
+
+def _discrete_domains(params: dict[str, Any]) -> dict[str, list]:
+    """Choices are discrete in HParams (filterable), as declared in the space."""
+    from ray.tune.search.sample import Categorical
+
+    out = {}
+    for name, value in params.items():
+        if isinstance(value, Categorical):
+            categories = [_hparam(v) for v in value.categories]
+            if all(c is not None for c in categories) and len({type(c) for c in categories}) == 1:
+                out[name] = categories
+    return out
