@@ -23,8 +23,9 @@ venv:
 
 demo: venv
 	$(BIN)/tuner sweep --space cifar_small --dataset synthetic --synthetic-size 3000 \
-		--num-samples 12 --max-epochs 4 --scheduler asha --searcher hyperopt \
+		--num-samples 12 --max-epochs 4 --scheduler asha --searcher optuna \
 		--storage-path ./results --name $(DEMO_NAME)
+	$(BIN)/tuner report ./results/$(DEMO_NAME)
 
 # Two tiers: the fast one (unit tests and instant trials on a real Ray) first, then the slow one (CIFAR
 # sweeps, a real Ray head, kill -9 and resume).

@@ -84,7 +84,7 @@ class SweepReporter(CLIReporter):
                 if line.startswith(("+", "|")):
                     errors = "table"
                     continue
-                if not line.strip() and errors == "before":
+                if errors == "before" and (not line.strip() or line.startswith("Table truncated")):
                     continue
                 errors = "none"
             if not line.startswith("Result logdir:"):

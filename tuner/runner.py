@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import re
 from typing import Any
 
 from tuner import storage
@@ -146,7 +147,8 @@ def trial_folder_name(params: list[str], trial: Any) -> str:
             continue  # drawn later (sample_from), or not a plain value
         if isinstance(value, float):
             value = f"{value:.3g}"
-        parts.append(f"{name}={value}")
+        text = re.sub(r"[^\w.+-]+", "_", str(value))[:16]  # a path or long text stays out of a folder name
+        parts.append(f"{name}={text}")
     return f"{trial.trial_id}_{','.join(parts)}"[:120]
 
 

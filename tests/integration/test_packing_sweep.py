@@ -64,7 +64,7 @@ def test_auto_packs_by_the_probe_and_lowers_the_packing_after_an_oom(ray_with_a_
     assert "ran out of GPU memory; trials created from now on get 0.5 GPU (2 per GPU)" in text
     assert summary["trials"] == 6 and not summary["failed"]
     shares = []
-    for trial in sorted((tmp_path / "packed").glob("train_*/result.json")):
+    for trial in sorted((tmp_path / "packed").glob("*/result.json")):
         rows = [json.loads(line) for line in trial.read_text().splitlines() if line.strip()]
         shares.append(rows[0]["gpu_share"])
     # The first four start together at a quarter each; the two created after the OOM get half a GPU.

@@ -84,7 +84,7 @@ def test_plot_writes_pngs(run_cli, finished, tmp_path):
     result = run_cli("plot", finished, "--out", tmp_path / "plots")
     paths = result.out.split()
     assert result.code == 0 and any(p.endswith("loss_per_epoch.png") for p in paths)
-    assert any(p.endswith("lr_vs_loss.png") for p in paths)
+    assert any(p.endswith("lr_vs_best_loss.png") for p in paths)
     for path in paths:
         with open(path, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"

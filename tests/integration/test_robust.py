@@ -139,7 +139,7 @@ def test_the_tutorials_trainable_runs_unchanged_with_one_notice(run_cli, tmp_pat
     record = experiment.load(str(tmp_path / "tut"))
     assert {t.status for t in record.trials} == {"TERMINATED"} and not record.failed()
     assert record.best_trial().best("loss", "min") < 100, "data_dir came from --data-dir"
-    assert all(list(p for p in (tmp_path / "tut").glob("train_*/checkpoint_*")))
+    assert len(list((tmp_path / "tut").glob("*/checkpoint_*"))) >= 4, "every trial kept a checkpoint"
     if scheduler == "hyperband":  # paused trials continued from their checkpoints: every epoch ran once
         assert all([int(float(r["training_iteration"])) for r in t.rows] == list(range(1, t.epochs + 1))
                    for t in record.trials)  # fmt: skip
@@ -199,7 +199,7 @@ def test_the_terminal_shows_what_is_true_and_nothing_else(tmp_path):
         assert noise not in everything, noise
     cutoffs = [line for line in proc.stdout.splitlines() if line.startswith("rung cutoffs")]
     assert cutoffs and not re.search(r"epoch \d+: -\d", cutoffs[-1]), cutoffs[-1]
-    best = [line for line in proc.stdout.splitlines() if line.startswith("Current best trial")]
+    best = [line for line in proc.stdout.splitlines() if line.startswith("Best so far:")]
     assert best and all(len(n.replace(".", "").lstrip("0")) <= 4 for n in re.findall(r"\d+\.\d+", best[-1])), best[-1]
     stopped = re.findall(r"ASHA: (\d+) trial\(s\) stopped early so far", proc.stdout)[-1]
     record = experiment.load(str(tmp_path / "quiet"))

@@ -1,0 +1,42 @@
+"""One entry per algorithm: the CLI's choices, --help and the README's tables all come from the registries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tuner import schedulers, searchers
+from tuner.cli import cli
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+
+@pytest.mark.parametrize("registry", [searchers, schedulers], ids=["searchers", "schedulers"])
+def test_every_entry_is_in_the_readme_table_with_its_summary(registry):
+    for name, entry in registry.REGISTRY.items():
+        rows = [line for line in README.splitlines() if line.startswith(f"| `{name}`")]
+        assert rows, f"README has no row for {name}"
+        assert any(entry.summary in row for row in rows), f"README's row for {name} is not its summary"
+
+
+def test_the_cli_offers_exactly_the_registered_names():
+    sweep = cli.commands["sweep"]
+    choices = {p.name: list(p.type.choices) for p in sweep.params if p.name in ("searcher", "scheduler")}
+    assert choices == {"searcher": list(searchers.NAMES), "scheduler": list(schedulers.NAMES)}
+
+
+def test_each_scheduler_describes_its_plan_and_bounds_its_epochs():
+    ctx = schedulers.SchedulerContext(max_epochs=10, metric="loss", mode="min", params={}, num_samples=16)
+    for name in schedulers.NAMES:
+        entry = schedulers.entry(name)
+        lines = entry.describe(ctx)
+        assert lines and lines[0]
+        assert 0 < entry.worst_case_epochs(ctx) <= 16 * 10, name
+
+
+def test_hyperband_brackets_follow_rays_formula():
+    from tuner.schedulers.hyperband import brackets, fill
+
+    assert brackets(10) == [(4, [10]), (4, [5, 10]), (6, [2, 4, 8]), (8, [1, 2, 4, 8])]
+    assert fill(6, 10) == [(4, 4, [10]), (2, 4, [5, 10])]
