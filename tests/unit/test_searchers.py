@@ -68,12 +68,15 @@ def test_a_choice_of_numbers_is_searched_in_order_and_a_choice_of_labels_as_labe
     assert how(plan, "units") == f"searched by {searcher} as an ordered choice"
     assert [units.decode(x) for x in (0.5, 1.5, 2.5)] == [16, 64, 256], "in numeric order, not as listed"
     assert "ordered" not in how(plan, "act") and "ordered" not in how(plan, "flag")
+    assert how(plan, "flag") == f"searched by {searcher} as a two-way choice (an index)"
+    flag = next(p for p in plan.params if p.name == "flag")
+    assert {flag.decode(x) for x in (0, 0.5, 1, 1.5)} == {0, 1}
 
 
 def test_bayesopt_searches_log_scale_in_log_space_and_labels_through_an_index():
-    plan = plan_search({**SEED_SPACE, "act": tune.choice(["relu", "tanh"])}, "bayesopt")
+    plan = plan_search({**SEED_SPACE, "act": tune.choice(["relu", "tanh", "gelu"])}, "bayesopt")
     assert how(plan, "lr") == "searched by bayesopt in log space"
-    assert "index over its 2 choices" in how(plan, "act")
+    assert "index over its 3 choices" in how(plan, "act")
     encoded = plan.searched_space
     assert encoded["lr"].lower == pytest.approx(math.log(1e-4))
     assert encoded["lr"].upper == pytest.approx(math.log(1e-1))
