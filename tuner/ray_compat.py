@@ -26,6 +26,10 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
    search state. ``extend_saved_search`` raises it there (the searcher's own state, with everything its
    model learnt, is untouched), so ``tuner resume --num-samples N`` runs the extra trials. Sweeps over Tune's
    variant generator (grids, PBT) keep their planned variants and cannot grow.
+7. Worker log lines (Ray 2.60): with a ``LoggingConfig`` (how tuner keeps Ray's INFO chatter out of the
+   terminal), a worker's log line reaches the driver without the ``(pid=…)`` prefix but with eight
+   context ids appended (job, worker, node, actor, task…). ``plain_worker_logs`` formats the trainable's
+   warnings in the worker as ``(trial ID) WARNING: message``.
 """
 
 from __future__ import annotations
@@ -349,3 +353,38 @@ def extend_saved_search(folder: str, total: int) -> None:
         fs, path = pyarrow.fs.FileSystem.from_uri(storage.join(folder, name))
         with fs.open_output_stream(path) as stream:
             stream.write(data)
+
+
+# --- 7. worker log lines ----------------------------------------------------------------------------------
+
+
+def plain_worker_logs(trainable: Callable[..., Any]) -> Callable[..., Any]:
+    """``trainable`` whose log lines name the trial instead of Ray's context ids (set again per trial, as a
+    reused actor runs several)."""
+
+    @functools.wraps(trainable)
+    def run(config: dict, **kwargs: Any) -> Any:
+        from ray import tune
+
+        try:
+            trial = tune.get_context().get_trial_id()
+        except Exception:  # outside a Tune trial (a direct call): leave logging alone
+            trial = None
+        if trial is not None:
+            plain_formatting(f"(trial {trial}) %(levelname)s: %(message)s")
+        return trainable(config, **kwargs)
+
+    return run
+
+
+def plain_formatting(fmt: str) -> int:
+    """Replace Ray's context-id formatter on the root logger's handlers; returns how many were replaced."""
+    replaced = 0
+    for handler in logging.getLogger().handlers:
+        kind = type(handler.formatter)
+        rays = kind.__name__ == "TextFormatter" and kind.__module__.startswith("ray.")  # ray/_common/formatters.py
+        if rays or getattr(handler, "_tuner_plain", False):
+            handler.setFormatter(logging.Formatter(fmt))
+            handler._tuner_plain = True  # type: ignore[attr-defined]
+            replaced += 1
+    return replaced

@@ -1,9 +1,9 @@
-"""What the user watches while a sweep runs: the CLIReporter table, and a guard on the metric name."""
+"""What the user watches while a sweep runs: the CLIReporter table, a guard on the metric name, OOM notices."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ray.tune import CLIReporter
@@ -141,6 +141,28 @@ class MetricGuard(Callback):
             f"{', '.join(reported) or '(nothing)'}; pass --metric with one of those"
         )
         raise UsageError(self.problem)
+
+
+class OomNotice(Callback):
+    """Says on the driver's terminal when a trial fell back to a smaller batch after running out of memory.
+
+    The trainable's own warning travels through Ray's worker logs, which may reach the terminal late or
+    not at all when the sweep ends first; the result rows carry the same facts and arrive in order.
+    """
+
+    def __init__(self, out: Callable[[str], None]) -> None:
+        self.out = out
+        self.retries: dict[str, int] = {}
+
+    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+        retries = int(result.get("oom_retries") or 0)
+        if retries <= self.retries.get(trial.trial_id, 0):
+            return
+        self.retries[trial.trial_id] = retries
+        batch = result.get("batch_size_effective")
+        now = f"; it goes on at batch size {batch}" if batch is not None else ""
+        self.out(f"trial {trial.trial_id} ran out of memory in epoch {result.get('training_iteration', '?')} "
+                 f"({retries} retr{'y' if retries == 1 else 'ies'} so far){now}")  # fmt: skip
 
 
 def logger_callbacks(config: Any, out: Any) -> list[Callback]:

@@ -58,14 +58,15 @@ def _wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     from ray import tune
 
     from tuner import packing, resources
-    from tuner.ray_compat import tutorial_api
+    from tuner.ray_compat import plain_worker_logs, tutorial_api
 
     cfg = plan.config
     if packing_key is not None:
         request: Any = functools.partial(packing.trial_resources, packing_key, cfg.cpus_per_trial)
     else:
         request = resources.trial_resources(cfg.cpus_per_trial, cfg.gpus_per_trial)
-    return tune.with_resources(tune.with_parameters(tutorial_api(plan.trainable), **plan.kwargs), request)
+    trainable = plain_worker_logs(tutorial_api(plan.trainable))
+    return tune.with_resources(tune.with_parameters(trainable, **plan.kwargs), request)
 
 
 def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
     from tuner import packing as packings
     from tuner.fates import FateLog
     from tuner.ray_compat import StatusRecorder
-    from tuner.reporting import MetricGuard, build_reporter, logger_callbacks
+    from tuner.reporting import MetricGuard, OomNotice, build_reporter, logger_callbacks
     from tuner.searchers import build_searcher
     from tuner.stall import StallAwareSearcher, StallStopper, StallWatch
     from tuner.tensorboard_log import TensorBoardLogger
@@ -96,7 +97,7 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
     if not generator:
         search_alg = StallAwareSearcher(search_alg, watch)
-    callbacks: list[Any] = [guard, watch, StatusRecorder(folder)]
+    callbacks: list[Any] = [guard, watch, StatusRecorder(folder), OomNotice(out)]
     packing_key = None
     if plan.packing is not None and plan.packing.trials_per_gpu > 1:
         packing_key = packings.start(folder, plan.packing.trials_per_gpu)

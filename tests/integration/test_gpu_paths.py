@@ -47,7 +47,7 @@ def test_injected_oom_in_a_sweep_shows_in_the_table_and_tensorboard(sweep, tmp_p
     assert result.code == 0, result.err[-3000:]
     header = [line for line in result.out.splitlines() if line.startswith("| Trial name")][-1]
     assert " batch " in header and " oom " in header
-    assert "out of memory at batch size 16 in epoch 2" in result.err
+    assert "ran out of memory in epoch 2 (1 retry so far); it goes on at batch size 8" in result.out
     progress = pd.read_csv(next(result.folder.glob("*/progress.csv")))
     assert progress["batch_size_effective"].tolist() == [16, 8, 8]
     assert progress["oom_retries"].tolist() == [0, 1, 1]

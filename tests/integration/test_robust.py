@@ -216,3 +216,36 @@ def test_tensorboard_on_a_busy_port_says_so_before_starting(run_cli, tmp_path):
         result = run_cli("tensorboard", tmp_path / "tb", "--port", port)
     assert result.code == 2 and f"port {port} on 127.0.0.1 is in use" in result.err
     assert "http://" not in result.out
+
+
+LOGGING = '''"""A trainable that logs a warning and writes how the worker's log handlers print it."""
+import logging
+
+from ray import tune
+
+from tuner import SearchSpace
+
+OUT = {out!r}
+
+
+def train(config):
+    record = logging.LogRecord("mine", logging.WARNING, __file__, 1, "batch too big", None, None)
+    with open(OUT, "a") as f:
+        for handler in logging.getLogger().handlers:
+            f.write(handler.format(record) + "\\n")
+    tune.report({{"loss": config["x"]}})
+
+
+SPACE = SearchSpace(trainable=train, params={{"x": tune.uniform(0, 1)}})
+'''
+
+
+def test_a_trainables_log_lines_name_its_trial_not_rays_context_ids(run_cli, tmp_path):
+    space, out = tmp_path / "logs.py", tmp_path / "formatted.txt"
+    space.write_text(LOGGING.format(out=str(out)))
+    result = run_cli("sweep", "--space", space, "--scheduler", "fifo", "--num-samples", "2",
+                     "--storage-path", tmp_path, "--name", "logs")  # fmt: skip
+    assert result.code == 0, result.err[-2000:]
+    lines = out.read_text().splitlines()
+    trials = {t.trial_id for t in experiment.load(str(tmp_path / "logs")).trials}
+    assert lines and {re.fullmatch(r"\(trial (\w+)\) WARNING: batch too big", line)[1] for line in lines} == trials
