@@ -286,7 +286,8 @@ def main() -> None:
 
     prepare_environment()
     ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    print(f"# {ray.cluster_resources().get('CPU', 0):.0f} CPUs; tuner sweep with its default trials at once; "
+    at_once = f"{args.concurrent} trial(s) at once" if args.concurrent else "its default trials at once"
+    print(f"# {ray.cluster_resources().get('CPU', 0):.0f} CPUs; tuner sweep with {at_once} in the final-value part; "
           f"searchers {', '.join(args.searchers)}; default searcher {searchers.DEFAULT}")  # fmt: skip
     everything: dict = {}
     with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
