@@ -96,6 +96,10 @@ SPACE = SearchSpace(trainable=train, metric="loss", mode="min", params={{f"x{{d}
 '''
 
 
+MF_METHODS = ["asha+random", "asha+optuna", "asha+hyperopt", "hyperband+random", "hyperband+optuna", "bohb+bohb",
+              "median+random", "median+optuna"]  # fmt: skip
+
+
 def quiet_sweep(*args: str) -> int:
     """``tuner sweep ARGS`` through the CLI's own entry point, its table and plan kept off the terminal."""
     from tuner.cli import main
@@ -220,9 +224,8 @@ def multi_fidelity(args: argparse.Namespace, work: Path) -> dict:
     space = work / "hartmann.py"
     space.write_text(HARTMANN_SPACE.format(epochs=args.epochs))
     budget = args.fifo_trials * args.epochs
-    methods = [("fifo", "random"), ("asha", "random"), ("asha", "optuna"), ("asha", "hyperopt"),
-               ("hyperband", "random"), ("hyperband", "optuna"), ("bohb", "bohb"), ("median", "random"),
-               ("median", "optuna")]  # fmt: skip
+    # FIFO-random first: its best final value is each seed's target.
+    methods = [("fifo", "random"), *(tuple(m.split("+")) for m in args.methods if m != "fifo+random")]
     results: dict = {}
     for seed in range(args.mf_seeds):
         target = None
@@ -277,6 +280,8 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=27, help="epochs a multi-fidelity trial runs at most")
     parser.add_argument("--fifo-trials", type=int, default=32, help="FIFO-random's trials: sets the budget")
     parser.add_argument("--mf-seeds", type=int, default=3)
+    parser.add_argument("--methods", nargs="+", default=MF_METHODS, metavar="SCHEDULER+SEARCHER",
+                        help="multi-fidelity pairs beside fifo+random")  # fmt: skip
     parser.add_argument("--json", help="also write every figure to this file")
     args = parser.parse_args()
 

@@ -92,7 +92,8 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
     max_concurrent = plan.max_concurrent
     search_alg = build_searcher(plan.search_plan, cfg.metric, cfg.mode, cfg.num_samples, cfg.seed, max_concurrent,
                                 never_wait=plan.scheduler.pauses_trials,
-                                generator_only=plan.scheduler.takes_no_searcher)  # fmt: skip
+                                generator_only=plan.scheduler.takes_no_searcher,
+                                full_epochs=cfg.max_epochs)  # fmt: skip
     guard, watch = MetricGuard(cfg.metric), StallWatch(cfg.stall_timeout, folder)
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
     if not generator:

@@ -159,3 +159,33 @@ def test_the_registry_names_every_searcher_once_with_a_summary():
     assert all(searchers.REGISTRY[n].summary for n in searchers.NAMES)
     with pytest.raises(UsageError, match="unknown searcher 'nope'; valid: optuna"):
         searchers.entry("nope")
+
+
+def test_optuna_takes_a_trial_the_scheduler_stopped_as_pruned_and_one_that_ran_to_the_end_as_complete():
+    import optuna
+
+    plan = plan_search({"lr": tune.uniform(0, 1)}, "optuna")
+    built = build_searcher(plan, "loss", "min", num_samples=8, seed=0, full_epochs=3)
+    assert built.suggest("stopped") and built.suggest("full") and built.suggest("crashed")
+    built.on_trial_result("stopped", {"loss": 0.1, "training_iteration": 1})  # low, but only at epoch 1
+    built.on_trial_complete("stopped", {"loss": 0.1, "training_iteration": 1})
+    for epoch, loss in enumerate((0.9, 0.6, 0.4), 1):
+        built.on_trial_result("full", {"loss": loss, "training_iteration": epoch})
+    built.on_trial_complete("full", {"loss": 0.4, "training_iteration": 3})
+    built.on_trial_complete("crashed", error=True)
+    trials = {t.number: t for t in built.inner._ot_study.get_trials(deepcopy=False)}
+    states = [trials[n].state for n in sorted(trials)]
+    assert states == [optuna.trial.TrialState.PRUNED, optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.FAIL]
+    assert trials[0].value == 0.1 and trials[0].intermediate_values == {1: 0.1}
+    assert trials[1].value == 0.4
+
+
+def test_without_the_sweeps_epochs_or_for_other_models_every_completion_is_a_final_value():
+    plan = plan_search({"lr": tune.uniform(0, 1)}, "optuna")
+    built = build_searcher(plan, "loss", "min", num_samples=8, seed=0)
+    built.suggest("a")
+    built.on_trial_result("a", {"loss": 0.1, "training_iteration": 1})
+    built.on_trial_complete("a", {"loss": 0.1, "training_iteration": 1})
+    assert built.inner._ot_study.get_trials()[0].state.name == "COMPLETE"
+    hyperopt = build_searcher(plan_search({"lr": tune.uniform(0, 1)}, "hyperopt"), "loss", "min", 8, 0, full_epochs=3)
+    assert hyperopt.pruned_below is None

@@ -65,12 +65,13 @@ def build_searcher(
     max_concurrent: int | None = None,
     never_wait: bool = False,
     generator_only: bool = False,
+    full_epochs: int | None = None,
 ) -> Any:
     """The Ray searcher for a plan (see ``SearcherEntry.build``)."""
     chosen = entry(plan.searcher)
     if generator_only:
         chosen.needs_generator = True
-    return chosen.build(plan, metric, mode, num_samples, seed, max_concurrent, never_wait)
+    return chosen.build(plan, metric, mode, num_samples, seed, max_concurrent, never_wait, full_epochs)
 
 
 def searcher_intro(plan: SearchPlan, num_samples: int) -> str:

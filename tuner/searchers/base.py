@@ -20,6 +20,10 @@ class SearcherEntry:
     model: ClassVar[str] = ""  # what it fits to the results, for the plan's first line
     model_based: ClassVar[bool] = True
     requires_scheduler: ClassVar[str | None] = None  # e.g. BOHB's searcher only works under its scheduler
+    # Whether the model takes a trial a scheduler stopped early as pruned: ranked below every trial that ran
+    # all its epochs, then by how far it got (Optuna's own treatment of pruned trials), instead of as if
+    # its early loss were a final one.
+    stopped_as_pruned: ClassVar[bool] = False
 
     def ordered(self, n: int) -> tuple[Any, Any]:
         """How this model sees a choice among ``n`` ordered values: a domain and the index it decodes to.
@@ -49,13 +53,16 @@ class SearcherEntry:
         seed: int,
         max_concurrent: int | None,
         never_wait: bool = False,
+        full_epochs: int | None = None,
     ) -> Any:
-        """The searcher Tune runs; ``never_wait`` when a scheduler holds trials until more trials join."""
+        """The searcher Tune runs; ``never_wait`` when a scheduler holds trials until more trials join;
+        ``full_epochs``: a trial that ends before them without an error was stopped by the scheduler."""
         from tuner.searchers.planned import PlannedSearcher
 
         warmup = initial_random_points(num_samples)
         inner = self.build_inner(plan.searched_space, metric, mode, warmup, seed)
-        return PlannedSearcher(inner, plan, seed, never_wait=never_wait)
+        pruned_below = full_epochs if self.stopped_as_pruned else None
+        return PlannedSearcher(inner, plan, seed, never_wait=never_wait, pruned_below=pruned_below)
 
     def intro(self, num_samples: int) -> str:
         return f"search plan ({self.name}: {initial_random_points(num_samples)} random configs first, then {self.model}):"

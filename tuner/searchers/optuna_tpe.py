@@ -2,7 +2,9 @@
 
 Multivariate TPE models parameters jointly (a learning rate that suits a batch size); ``group`` splits the
 space where parameters never appear together; the constant liar gives trials still running a pessimistic
-value, so trials started together do not all go to the same promising point.
+value, so trials started together do not all go to the same promising point. Trials a scheduler stopped
+early are told to Optuna as pruned, so TPE ranks them by how far they got before their loss (a loss at
+epoch 1 is no rival to one at the last epoch).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ class OptunaTPE(SearcherEntry):
     name = "optuna"
     summary = "Optuna's multivariate TPE with a constant liar for trials running at once"
     model = "multivariate TPE"
+    stopped_as_pruned = True
 
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
         from ray.tune.search.sample import Categorical, LogUniform, Normal, Quantized

@@ -18,15 +18,23 @@ class PlannedSearcher(LastResultOnCompletion, Searcher):
     The inner searcher keeps its own encoded values (log lr, a category index, a probed value's position)
     keyed by trial id, so results flow back to it unchanged; only what trials see is decoded. Parameters
     drawn at random are drawn here from a seeded generator, so a sweep repeats with its seed.
+
+    With ``pruned_below`` (the sweep's epochs, for a model that ranks pruned trials), a trial that ends
+    before them without an error was stopped by the scheduler and is told to the model as pruned.
     """
 
-    def __init__(self, inner: Searcher, plan: SearchPlan, seed: int, never_wait: bool = False) -> None:
+    pruned_below: int | None = None  # searchers pickled before this existed restore without it
+
+    def __init__(
+        self, inner: Searcher, plan: SearchPlan, seed: int, never_wait: bool = False, pruned_below: int | None = None
+    ) -> None:
         Searcher.__init__(self, metric=inner.metric, mode=inner.mode)
         LastResultOnCompletion.__init__(self)
         self.inner = inner
         self.plan = plan
         self.seed = seed
         self.never_wait = never_wait
+        self.pruned_below = pruned_below
         self._draws = 0
         self._drawn_here: dict[str, dict[str, Any]] = {}  # trial id -> encoded values drawn at random
 
@@ -68,18 +76,27 @@ class PlannedSearcher(LastResultOnCompletion, Searcher):
         if trial_id not in self._drawn_here:  # the model never saw that trial
             self.inner.on_trial_result(trial_id, result)
 
+    def _stopped_early(self, result: dict | None, error: bool) -> bool:
+        if self.pruned_below is None or error or result is None:
+            return False
+        return int(result.get("training_iteration", self.pruned_below)) < self.pruned_below
+
     def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
         result = self.completed(trial_id, result, error)
         if result is not None and self.inner.metric not in result:
             result, error = None, True
         drawn = self._drawn_here.pop(trial_id, None)
         if drawn is None:
+            if self._stopped_early(result, error) and result is not None:
+                # Ray's OptunaSearch tells Optuna "pruned" for a completion without the metric; Optuna then
+                # takes the trial's last reported (epoch, value) from what on_trial_result passed on.
+                result = {k: v for k, v in result.items() if k != self.inner.metric}
             self.inner.on_trial_complete(trial_id, result=result, error=error)
             return
         value = (result or {}).get(self.inner.metric)
         if value is None or error:
             return
-        try:
+        try:  # only models that wait (BayesOpt) get here, and they take a value as it is
             self.inner.add_evaluated_point(drawn, value)
         except NotImplementedError:  # a model that cannot take outside points just does without this one
             pass

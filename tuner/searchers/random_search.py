@@ -23,6 +23,7 @@ class RandomSearch(SearcherEntry):
         seed: int,
         max_concurrent: int | None,
         never_wait: bool = False,
+        full_epochs: int | None = None,
     ) -> Any:
         """Seeded draws as a Searcher (a sweep that can grow later); Tune's own variant generator where the
         space has grids to cross or the scheduler (PBT) takes no searcher, with ``max_concurrent`` creating
