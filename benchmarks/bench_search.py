@@ -248,22 +248,34 @@ def multi_fidelity(args: argparse.Namespace, work: Path) -> dict:
     return results
 
 
-def print_multi_fidelity(results: dict, args: argparse.Namespace) -> None:
-    budget = args.fifo_trials * args.epochs
-    print(f"\nMulti-fidelity (6-d Hartmann, {args.epochs} epochs a trial, budget about {budget} epochs = "
-          f"{args.fifo_trials} FIFO trials): epochs spent before a finished trial reached FIFO-random's final best, "
-          f"median over {args.mf_seeds} seeds")  # fmt: skip
-    fifo = statistics.median(r["reached"] for r in results["fifo+random"])
+def print_multi_fidelity(results: dict, epochs: int, fifo_trials: int) -> None:
+    budget = fifo_trials * epochs
+    seeds = len(results["fifo+random"])
+    print(f"\nMulti-fidelity (6-d Hartmann, {epochs} epochs a trial, budget about {budget} epochs = {fifo_trials} "
+          f"FIFO trials): epochs spent before a trial at its last epoch reached FIFO-random's final best, median "
+          f"over {seeds} seeds; FIFO-random delivers that best after its whole run ({budget} epochs), and first "
+          f"reported it after the epochs in its own row")  # fmt: skip
     for method, runs in results.items():
         # A target reached only after the budget counts as not reached.
         reached = [r["reached"] if r["reached"] is not None and r["reached"] <= budget else None for r in runs]
         spent = statistics.median(r["spent"] for r in runs)
+        each = " ".join("-" if r is None else str(r) for r in reached)
         if sum(r is None for r in reached) > len(runs) / 2:
-            line = f"not reached within the budget in {sum(r is None for r in reached)} of {len(runs)} seeds"
+            line = f"not reached in {sum(r is None for r in reached)} of {len(runs)} seeds".ljust(31)
         else:
             med = statistics.median(r if r is not None else float("inf") for r in reached)
-            line = f"{med:>6.0f} epochs  ({med / fifo:.2f} of FIFO-random's {fifo:.0f})"
-        print(f"  {method:<18} {line}   [spent {spent:.0f} epochs, {runs[0]['trials']} trials]")
+            line = f"{med:>6.0f} epochs = {med / budget:.2f} of the budget"
+        print(f"  {method:<18} {line}  seeds: {each:<16} [spent {spent:.0f} epochs, {runs[0]['trials']} trials]")
+
+
+def print_saved(runs: list[dict]) -> None:
+    """The tables of earlier runs' JSON files (e.g. the final-value part and the multi-fidelity part run apart)."""
+    for run in runs:
+        if "final" in run:
+            print_final(run["final"])
+        if "multi_fidelity" in run:
+            settings = run.get("settings", {"epochs": 27, "fifo_trials": 32})
+            print_multi_fidelity(run["multi_fidelity"], settings["epochs"], settings["fifo_trials"])
 
 
 def main() -> None:
@@ -283,7 +295,11 @@ def main() -> None:
     parser.add_argument("--methods", nargs="+", default=MF_METHODS, metavar="SCHEDULER+SEARCHER",
                         help="multi-fidelity pairs beside fifo+random")  # fmt: skip
     parser.add_argument("--json", help="also write every figure to this file")
+    parser.add_argument("--print", metavar="JSON", nargs="+", help="print the figures saved by earlier runs")
     args = parser.parse_args()
+    if args.print:
+        print_saved([json.loads(Path(f).read_text()) for f in args.print])
+        return
 
     import ray
 
@@ -304,7 +320,8 @@ def main() -> None:
     if "final" in everything:
         print_final(everything["final"])
     if "multi_fidelity" in everything:
-        print_multi_fidelity(everything["multi_fidelity"], args)
+        everything["settings"] = {"epochs": args.epochs, "fifo_trials": args.fifo_trials}
+        print_multi_fidelity(everything["multi_fidelity"], args.epochs, args.fifo_trials)
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1))
 
