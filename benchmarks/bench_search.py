@@ -105,12 +105,15 @@ def quiet_sweep(*args: str) -> int:
     from tuner.cli import main
 
     sink = io.StringIO()
+    code = 0
     with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         try:
             main(["sweep", *map(str, args)])
         except SystemExit as exc:
-            return int(exc.code or 0)
-    return 0
+            code = int(exc.code or 0)
+    if code != 0:  # what the sweep said, so a failed benchmark can be understood
+        print(sink.getvalue()[-4000:], file=sys.stderr)
+    return code
 
 
 def optuna_peer(dataset: str, trials: int, seed: int) -> float:
