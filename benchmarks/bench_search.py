@@ -22,6 +22,7 @@ import argparse
 import contextlib
 import io
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -98,6 +99,21 @@ SPACE = SearchSpace(trainable=train, metric="loss", mode="min", params={{f"x{{d}
 
 MF_METHODS = ["asha+random", "asha+optuna", "asha+hyperopt", "hyperband+random", "hyperband+optuna", "bohb+bohb",
               "median+random", "median+optuna"]  # fmt: skip
+
+
+def cli_sweep(*args: str) -> int:
+    """``tuner sweep ARGS`` as its own process, as a user runs it (its own Ray), its output kept for errors.
+
+    The multi-fidelity sweeps run hundreds of trials each; in one long-lived Ray, an occasional trial failed
+    to start and Ray 2.60 then raised about its unset trial folder instead of the cause.
+    """
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "tuner", "sweep", *map(str, args)], capture_output=True, text=True,
+                          cwd=ROOT)  # fmt: skip
+    if proc.returncode != 0:
+        print((proc.stdout + proc.stderr)[-4000:], file=sys.stderr)
+    return proc.returncode
 
 
 def quiet_sweep(*args: str) -> int:
@@ -243,7 +259,7 @@ def multi_fidelity(args: argparse.Namespace, work: Path) -> dict:
             name = f"mf-{scheduler}-{searcher}-{seed}"
             samples = samples_for_budget(scheduler, budget, args.epochs)
             started = time.perf_counter()
-            code = quiet_sweep("--space", space, "--scheduler", scheduler, "--searcher", searcher,
+            code = cli_sweep("--space", space, "--scheduler", scheduler, "--searcher", searcher,
                                "--num-samples", samples, "--max-epochs", args.epochs, "--seed", seed,
                                "--storage-path", work / "runs", "--name", name)  # fmt: skip
             if code != 0:
@@ -325,15 +341,17 @@ def main() -> None:
     from tuner.cluster import prepare_environment
 
     prepare_environment()
-    ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    if args.part in ("final", "both"):  # hundreds of short sweeps: one Ray for all (multi-fidelity: one each)
+        ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
     at_once = f"{args.concurrent} trial(s) at once" if args.concurrent else "its default trials at once"
-    print(f"# {ray.cluster_resources().get('CPU', 0):.0f} CPUs; tuner sweep with {at_once} in the final-value part; "
+    print(f"# {os.cpu_count()} CPUs; tuner sweep with {at_once} in the final-value part; "
           f"searchers {', '.join(args.searchers)}; default searcher {searchers.DEFAULT}")  # fmt: skip
     everything: dict = {}
     with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
         work = Path(tmp)
         if args.part in ("final", "both"):
             everything["final"] = final_values(args, work)
+            ray.shutdown()
         if args.part in ("mf", "both"):
             everything["multi_fidelity"] = multi_fidelity(args, work)
     if "final" in everything:
