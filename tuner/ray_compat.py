@@ -30,6 +30,11 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
    terminal), a worker's log line reaches the driver without the ``(pid=…)`` prefix but with eight
    context ids appended (job, worker, node, actor, task…). ``plain_worker_logs`` formats the trainable's
    warnings in the worker as ``(trial ID) WARNING: message``.
+8. Unnamed trial folders (Ray 2.60): a trial names its folder when Tune schedules an actor for it, but
+   Tune may hand a pending trial a cached (reused) actor without that step; the actor's reset then fails,
+   and Ray's error handler, reading the trial's folder, raises "Should not access
+   `trial_driver_staging_path` without setting `trial_dir_name`" and ends the whole sweep.
+   ``NameTrialFolders`` names (and creates) each trial's folder when the trial is added.
 """
 
 from __future__ import annotations
@@ -366,25 +371,28 @@ def plain_worker_logs(trainable: Callable[..., Any]) -> Callable[..., Any]:
     def run(config: dict, **kwargs: Any) -> Any:
         from ray import tune
 
-        try:
-            trial = tune.get_context().get_trial_id()
-        except Exception:  # outside a Tune trial (a direct call): leave logging alone
-            trial = None
-        if trial is not None:
-            plain_formatting(f"(trial {trial}) %(levelname)s: %(message)s")
+        with contextlib.suppress(Exception):  # outside a Tune trial (a direct call): logging left alone
+            plain_formatting(f"(trial {tune.get_context().get_trial_id()}) %(levelname)s: %(message)s")
         return trainable(config, **kwargs)
 
     return run
 
 
-def plain_formatting(fmt: str) -> int:
-    """Replace Ray's context-id formatter on the root logger's handlers; returns how many were replaced."""
-    replaced = 0
+def plain_formatting(fmt: str) -> None:
+    """Replace Ray's context-id formatter (ray/_common/formatters.py) on the root logger's handlers."""
     for handler in logging.getLogger().handlers:
         kind = type(handler.formatter)
-        rays = kind.__name__ == "TextFormatter" and kind.__module__.startswith("ray.")  # ray/_common/formatters.py
-        if rays or getattr(handler, "_tuner_plain", False):
+        if (kind.__name__ == "TextFormatter" and kind.__module__.startswith("ray.")) or hasattr(handler, "_plain"):
             handler.setFormatter(logging.Formatter(fmt))
-            handler._tuner_plain = True  # type: ignore[attr-defined]
-            replaced += 1
-    return replaced
+            handler._plain = True  # type: ignore[attr-defined]
+
+
+# --- 8. unnamed trial folders ------------------------------------------------------------------------------
+
+
+class NameTrialFolders(Callback):
+    """Names each trial's folder as the trial is added, as Tune would when it schedules a fresh actor."""
+
+    def on_trial_add(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        if not trial.relative_logdir:
+            trial.init_local_path()
