@@ -280,10 +280,10 @@ def multi_fidelity(args: argparse.Namespace, work: Path) -> dict:
 
 def print_multi_fidelity(results: dict, epochs: int, fifo_trials: int) -> None:
     budget = fifo_trials * epochs
-    seeds = len(results["fifo+random"])
+    seeds = max(len(runs) for runs in results.values())
     print(f"\nMulti-fidelity (6-d Hartmann, {epochs} epochs a trial, budget about {budget} epochs = {fifo_trials} "
           f"FIFO trials): epochs spent before a trial at its last epoch reached FIFO-random's final best, median "
-          f"over {seeds} seeds; FIFO-random delivers that best after its whole run ({budget} epochs), and first "
+          f"over up to {seeds} seeds (each seed listed); FIFO-random delivers that best after its whole run ({budget} epochs), and first "
           f"reported it after the epochs in its own row. Best within the budget: the best last-epoch loss "
           f"among a sweep's first {budget} epochs (median; lower is better)")  # fmt: skip
     for method, runs in results.items():
@@ -291,10 +291,10 @@ def print_multi_fidelity(results: dict, epochs: int, fifo_trials: int) -> None:
         reached = [r["reached"] if r["reached"] is not None and r["reached"] <= budget else None for r in runs]
         spent = statistics.median(r["spent"] for r in runs)
         each = " ".join("-" if r is None else str(r) for r in reached)
-        if sum(r is None for r in reached) > len(runs) / 2:
+        med = statistics.median(r if r is not None else float("inf") for r in reached)
+        if med == float("inf"):
             line = f"not reached in {sum(r is None for r in reached)} of {len(runs)} seeds".ljust(31)
         else:
-            med = statistics.median(r if r is not None else float("inf") for r in reached)
             line = f"{med:>6.0f} epochs = {med / budget:.2f} of the budget"
         bests = [r.get("best_within_budget") for r in runs]
         best = f"{statistics.median(b if b is not None else float('inf') for b in bests):8.4f}" if any(
@@ -324,7 +324,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--searchers", nargs="+", default=[n for n in searchers.NAMES if n != "bohb"])
     parser.add_argument("--concurrent", type=int, help="trials at once in tuner sweeps (default: as many as fit)")
-    parser.add_argument("--epochs", type=int, default=27, help="epochs a multi-fidelity trial runs at most")
+    parser.add_argument("--epochs", type=int, default=16,
+                        help="epochs a multi-fidelity trial runs at most (a power of 2, tuner's reduction factor, "
+                             "so every HyperBand bracket reaches it)")  # fmt: skip
     parser.add_argument("--fifo-trials", type=int, default=32, help="FIFO-random's trials: sets the budget")
     parser.add_argument("--mf-seeds", type=int, default=3)
     parser.add_argument("--methods", nargs="+", default=MF_METHODS, metavar="SCHEDULER+SEARCHER",
