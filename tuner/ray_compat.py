@@ -30,11 +30,11 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
    terminal), a worker's log line reaches the driver without the ``(pid=…)`` prefix but with eight
    context ids appended (job, worker, node, actor, task…). ``plain_worker_logs`` formats the trainable's
    warnings in the worker as ``(trial ID) WARNING: message``.
-8. Unnamed trial folders (Ray 2.60): a trial names its folder when Tune schedules an actor for it, but
-   Tune may hand a pending trial a cached (reused) actor without that step; the actor's reset then fails,
-   and Ray's error handler, reading the trial's folder, raises "Should not access
-   `trial_driver_staging_path` without setting `trial_dir_name`" and ends the whole sweep.
-   ``NameTrialFolders`` names (and creates) each trial's folder when the trial is added.
+8. Unnamed trial folders (Ray 2.60): a trial names its folder only when Tune schedules an actor for it,
+   yet CLIReporter's error table reads every trial's error file, folder included; a pending trial not yet
+   scheduled (many wait under HyperBand on a busy machine) makes it raise "Should not access
+   `trial_driver_staging_path` without setting `trial_dir_name`", which ends the whole sweep.
+   ``name_trial_folders`` names them first, as Tune's scheduling would (the same call, which is idempotent).
 """
 
 from __future__ import annotations
@@ -390,9 +390,8 @@ def plain_formatting(fmt: str) -> None:
 # --- 8. unnamed trial folders ------------------------------------------------------------------------------
 
 
-class NameTrialFolders(Callback):
-    """Names each trial's folder as the trial is added, as Tune would when it schedules a fresh actor."""
-
-    def on_trial_add(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+def name_trial_folders(trials: list) -> None:
+    """Give every trial its folder name (and folder) before anything reads a trial's paths."""
+    for trial in trials:
         if not trial.relative_logdir:
             trial.init_local_path()

@@ -10,6 +10,7 @@ from ray.tune import CLIReporter
 from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
+from tuner.ray_compat import name_trial_folders
 from tuner.ray_state import bookkeeping
 
 # Shown only once some trial reports them (Ray drops empty metric columns): OOM fallbacks and GPU memory.
@@ -68,6 +69,7 @@ class SweepReporter(CLIReporter):
         return sorted(trials, key=lambda t: (self._best(t) is None, sign * (self._best(t) or 0.0)))
 
     def _progress_str(self, trials: list, done: bool, *sys_info: str, fmt: str = "psql", delim: str = "\n") -> str:
+        name_trial_folders(trials)  # Ray's error table reads every trial's folder (tuner/ray_compat.py, part 8)
         if not self._metric or not self._mode:
             return super()._progress_str(trials, done, *sys_info, fmt=fmt, delim=delim)
         trials = self._ranked(trials)

@@ -77,7 +77,7 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
 
     from tuner import packing as packings
     from tuner.fates import FateLog
-    from tuner.ray_compat import NameTrialFolders, StatusRecorder
+    from tuner.ray_compat import StatusRecorder
     from tuner.reporting import MetricGuard, OomNotice, build_reporter, logger_callbacks
     from tuner.searchers import build_searcher
     from tuner.stall import StallAwareSearcher, StallStopper, StallWatch
@@ -98,7 +98,7 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
     if not generator:
         search_alg = StallAwareSearcher(search_alg, watch)
-    callbacks: list[Any] = [guard, watch, StatusRecorder(folder), NameTrialFolders(), OomNotice(out)]
+    callbacks: list[Any] = [guard, watch, StatusRecorder(folder), OomNotice(out)]
     packing_key = None
     if plan.packing is not None and plan.packing.trials_per_gpu > 1:
         packing_key = packings.start(folder, plan.packing.trials_per_gpu)
