@@ -102,11 +102,8 @@ MF_METHODS = ["asha+random", "asha+optuna", "asha+hyperopt", "hyperband+random",
 
 
 def cli_sweep(*args: str) -> int:
-    """``tuner sweep ARGS`` as its own process, as a user runs it (its own Ray), its output kept for errors.
-
-    The multi-fidelity sweeps run hundreds of trials each; in one long-lived Ray, an occasional trial failed
-    to start and Ray 2.60 then raised about its unset trial folder instead of the cause.
-    """
+    """``tuner sweep ARGS`` as its own process, as a user runs it (its own Ray), its output kept for errors;
+    the multi-fidelity sweeps are long enough that a Ray start each costs nothing worth counting."""
     import subprocess
 
     proc = subprocess.run([sys.executable, "-m", "tuner", "sweep", *map(str, args)], capture_output=True, text=True,
@@ -221,14 +218,6 @@ def best_within(reports: list, budget: int, max_epochs: int) -> float | None:
     return min(finals) if finals else None
 
 
-def best_final(folder: Path, max_epochs: int) -> float:
-    """The best loss a trial reported at its last epoch."""
-    from tuner.experiment import load
-
-    return min(float(row["loss"]) for trial in load(str(folder)).trials for row in trial.rows
-               if int(float(row["training_iteration"])) == max_epochs)  # fmt: skip
-
-
 def samples_for_budget(scheduler: str, budget: int, max_epochs: int) -> int:
     """Trials that spend about ``budget`` epochs under ``scheduler`` (FIFO and median: every trial to the end)."""
     from tuner.schedulers import SchedulerContext, entry
@@ -264,10 +253,9 @@ def multi_fidelity(args: argparse.Namespace, work: Path) -> dict:
                                "--storage-path", work / "runs", "--name", name)  # fmt: skip
             if code != 0:
                 sys.exit(f"tuner sweep failed ({code}) for {name}")
-            folder = work / "runs" / name
+            reports = sweep_reports(work / "runs" / name)
             if target is None:  # FIFO-random comes first: its best final value is the target
-                target = best_final(folder, args.epochs)
-            reports = sweep_reports(folder)
+                target = best_within(reports, len(reports), args.epochs)
             reached, spent = epochs_to_reach(reports, target, args.epochs), len(reports)
             best = best_within(reports, budget, args.epochs)
             results.setdefault(f"{scheduler}+{searcher}", []).append(

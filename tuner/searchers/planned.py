@@ -77,7 +77,7 @@ class PlannedSearcher(LastResultOnCompletion, Searcher):
             self.inner.on_trial_result(trial_id, result)
 
     def _stopped_early(self, result: dict | None, error: bool) -> bool:
-        if self.pruned_below is None or error or result is None:
+        if self.pruned_below is None or error or not result:
             return False
         return int(result.get("training_iteration", self.pruned_below)) < self.pruned_below
 
@@ -87,7 +87,7 @@ class PlannedSearcher(LastResultOnCompletion, Searcher):
             result, error = None, True
         drawn = self._drawn_here.pop(trial_id, None)
         if drawn is None:
-            if self._stopped_early(result, error) and result is not None:
+            if self._stopped_early(result, error):
                 # Ray's OptunaSearch tells Optuna "pruned" for a completion without the metric; Optuna then
                 # takes the trial's last reported (epoch, value) from what on_trial_result passed on.
                 result = {k: v for k, v in result.items() if k != self.inner.metric}
