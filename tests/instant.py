@@ -3,7 +3,8 @@
 Its loss falls with the epochs towards a floor set by the config, so schedulers and searchers see a real
 signal; it checkpoints every epoch and continues from a checkpoint, so resume and PBT work on it. Test
 options: ``sleep`` seconds per epoch (something to kill mid-sweep), a crash at an epoch of the first
-trial to get there (once, a marker file records it), a NaN loss at an epoch.
+trial to get there (once, a marker file records it), a hang at an epoch (the first trial to get there
+blocks for ever, once), a fatal signal at an epoch (once), a NaN loss at an epoch.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ SPACE_SOURCE = '''"""Instant trials: a loss shaped by the config, falling with t
 import json
 import math
 import os
+import signal
 import tempfile
+import threading
 import time
 
 import numpy as np
@@ -25,6 +28,17 @@ from tuner import SearchSpace
 SLEEP = {sleep!r}
 CRASH_AT, CRASH_MARKER = {crash_at!r}, {crash_marker!r}
 NAN_AT = {nan_at!r}
+HANG_AT, HANG_MARKER = {hang_at!r}, {hang_marker!r}
+SIGNAL_AT, SIGNAL, SIGNAL_MARKER = {signal_at!r}, {signal!r}, {signal_marker!r}
+
+
+def once(marker):
+    """True the first time a trial gets here (the marker file records it)."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return False
+    return True
 
 
 def train(config, *, max_epochs=3):
@@ -39,6 +53,13 @@ def train(config, *, max_epochs=3):
         if epoch == CRASH_AT and CRASH_MARKER and not os.path.exists(CRASH_MARKER):
             open(CRASH_MARKER, "w").close()
             raise RuntimeError(f"crash at epoch {{epoch}}")
+        if epoch == HANG_AT and once(HANG_MARKER):
+            threading.Event().wait()  # a stuck data loader: no report, ever
+        if epoch == SIGNAL_AT and once(SIGNAL_MARKER):
+            if SIGNAL == "SIGSEGV":
+                import ctypes
+                ctypes.string_at(0)
+            os.kill(os.getpid(), getattr(signal, SIGNAL))
         loss = float("nan") if epoch == NAN_AT else floor + 2.0 / epoch
         with tempfile.TemporaryDirectory() as folder:
             with open(os.path.join(folder, "state.json"), "w") as f:
@@ -64,10 +85,17 @@ def instant_space(
     sleep: float = 0.0,
     crash_at: int | None = None,
     nan_at: int | None = None,
+    hang_at: int | None = None,
+    signal_at: int | None = None,
+    signal: str = "SIGKILL",
     name: str = "instant_space.py",
 ) -> Path:
-    """Write the instant space into ``folder``; a crash needs a marker, which goes beside it."""
+    """Write the instant space into ``folder``; a crash, hang or signal needs a marker, which goes beside it."""
     path = Path(folder) / name
     marker = str(Path(folder) / f"{name}.crashed") if crash_at else None
-    path.write_text(SPACE_SOURCE.format(sleep=sleep, crash_at=crash_at, crash_marker=marker, nan_at=nan_at))
+    path.write_text(SPACE_SOURCE.format(
+        sleep=sleep, crash_at=crash_at, crash_marker=marker, nan_at=nan_at,
+        hang_at=hang_at, hang_marker=str(Path(folder) / f"{name}.hung"),
+        signal_at=signal_at, signal=signal, signal_marker=str(Path(folder) / f"{name}.signalled"),
+    ))  # fmt: skip
     return path

@@ -19,6 +19,7 @@ from typing import Any
 
 from tuner import schedulers, searchers, storage
 from tuner.errors import UsageError
+from tuner.limits import Budget, TrialTimeout
 from tuner.spec import MODES
 
 SCHEDULERS = schedulers.NAMES
@@ -27,6 +28,7 @@ ENV_PREFIX = "TUNER_"
 DEFAULT_STORAGE = "~/tuner_results"
 CONFIG_FILE = "tuner_config.yaml"
 GPUS_AUTO = "auto"
+DEFAULT_NUM_SAMPLES = 8
 
 
 @dataclass(frozen=True)
@@ -36,7 +38,7 @@ class SweepConfig:
     space: str
     scheduler: str = schedulers.DEFAULT
     searcher: str | None = None  # the scheduler's own searcher if it brings one, else searchers.DEFAULT
-    num_samples: int = 8
+    num_samples: int | None = None  # DEFAULT_NUM_SAMPLES, or no cap under a budget
     max_epochs: int = 10
     cpus_per_trial: float = 1.0
     gpus_per_trial: float | None = None  # or "auto": packed by measured memory (tuner/packing.py)
@@ -58,6 +60,8 @@ class SweepConfig:
     wandb_project: str | None = None
     wandb_group: str | None = None
     stall_timeout: float = 60.0  # seconds with nothing running or pending before a sweep is ended
+    budget: str | None = None  # wall time, epochs or GPU-hours (tuner/limits.py); None: num_samples decides
+    trial_timeout: str | None = None  # seconds a trial may stay silent; None: from the epoch times seen
 
     def __post_init__(self) -> None:
         _check_choice("scheduler", self.scheduler, SCHEDULERS)
@@ -66,7 +70,11 @@ class SweepConfig:
             _check_pair(self.scheduler, self.searcher)
         if self.mode is not None:
             _check_choice("mode", self.mode, MODES)
-        _check_at_least("num-samples", self.num_samples, 1)
+        if self.num_samples is not None:
+            _check_at_least("num-samples", self.num_samples, 1)
+        if self.budget is not None:
+            Budget.parse(self.budget)
+        TrialTimeout.parse(self.trial_timeout)
         _check_at_least("max-epochs", self.max_epochs, 1)
         _check_at_least("synthetic-size", self.synthetic_size, 10)
         _check_at_least("max-failures", self.max_failures, 0)
@@ -102,6 +110,19 @@ class SweepConfig:
         if storage.is_uri(self.storage_path):
             return self.storage_path.rstrip("/") + "/" + self.name
         return str(Path(self.storage_path).expanduser().resolve() / self.name)
+
+    @property
+    def trials_cap(self) -> int | None:
+        """Trials the sweep may create: ``num_samples``, or None when only the budget ends it."""
+        if self.num_samples is not None:
+            return self.num_samples
+        return None if self.budget is not None else DEFAULT_NUM_SAMPLES
+
+    @property
+    def planned_trials(self) -> int:
+        """A trial count for what needs one to plan with (warm-up draws, bracket tables): the cap, or
+        the default where a budget alone ends the sweep."""
+        return self.trials_cap or DEFAULT_NUM_SAMPLES
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -283,6 +304,7 @@ def complete(config: SweepConfig, space: Any) -> SweepConfig:
         "mode": config.mode or space.mode,
         "searcher": searcher,
         "data_dir": str(Path(config.data_dir).expanduser().resolve()),
+        "num_samples": config.trials_cap,
     }
     if is_space_path(config.space):
         updates["space"] = str(Path(config.space).expanduser().resolve())

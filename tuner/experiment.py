@@ -61,6 +61,27 @@ class TrialRecord:
         values = self.values(metric)
         return values[-1] if values else None
 
+    def last_reported(self, metric: str) -> float | None:
+        """The last value reported, NaN or infinite included (what a table shows; never ranked)."""
+        for row in reversed(self.rows):
+            try:
+                return float(row[metric])
+            except (KeyError, TypeError, ValueError):
+                continue
+        return None
+
+    def nonfinite(self, metric: str) -> str:
+        """The first NaN or infinite value of ``metric`` the trial reported, in words ("" if none): such a
+        value is shown as what it is, and never ranked."""
+        for row in self.rows:
+            try:
+                value = float(row.get(metric))  # type: ignore[arg-type]
+            except (TypeError, ValueError):
+                continue
+            if not math.isfinite(value):
+                return f"{metric} was {value} at epoch {int(float(row.get('training_iteration') or 0))}"
+        return ""
+
     def best_row(self, metric: str, mode: str) -> dict[str, Any] | None:
         scored = [(v, r) for r in self.rows if (v := _number(r.get(metric))) is not None]
         if not scored:
@@ -200,11 +221,13 @@ def load(ref: str) -> Experiment:
             trial_config = {}
         status = state.get("status") or ("RUNNING" if rows else "PENDING")
         error, error_file = "", None
+        decision = decisions.get(trial_id)
         if status == "ERROR":
             name = state.get("error_file") or "error.txt"
-            error = last_line(storage.read_text(trial_path, name) or "")
+            error = fates.failure(decision) or last_line(storage.read_text(trial_path, name) or "")
             error_file = storage.join(trial_path, name) if storage.exists(trial_path, name) else None
         record = TrialRecord(trial_id, trial_path, status, trial_config, rows, error, error_file)
-        record.fate = fates.fate(status, record.epochs, config.max_epochs, error, decisions.get(trial_id))
+        record.fate = fates.fate(status, record.epochs, config.max_epochs, error, decision,
+                                 record.nonfinite(config.metric or "loss"))  # fmt: skip
         trials.append(record)
     return Experiment(folder, config, trials)

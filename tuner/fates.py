@@ -2,7 +2,8 @@
 
 Schedulers built by tuner (tuner/schedulers/recording.py) write each decision the moment they take it:
 the rung and cutoff that stopped a trial under ASHA, the median it fell behind, the bracket it lost in,
-the trial PBT copied. During a sweep the decisions go to a file beside the experiment (Ray syncs its own
+the trial PBT copied. The sweep's own guards add theirs: a trial stopped as hung (tuner/watchdog.py), a
+trial whose process died of a signal (tuner/crashes.py), the trials the budget ended (tuner/budget.py). During a sweep the decisions go to a file beside the experiment (Ray syncs its own
 copy of the experiment folder over files written there directly); when the sweep ends they are written to
 ``fates.json`` in the experiment. The rest of a fate follows from the trial itself: it ran all its epochs,
 it errored (with its error), it is still running.
@@ -19,6 +20,8 @@ from tuner import storage
 FATES_FILE = "fates.json"
 LOG_NAME = ".tuner-fates.jsonl"
 STOPPED, PERTURBED = "stopped", "perturbed"
+HUNG, DIED, BUDGET = "hung", "died", "budget"
+FAILURES = (HUNG, DIED)  # failures the sweep explains better than Ray's error does
 
 
 class FateLog:
@@ -54,10 +57,12 @@ def recorded(folder: str) -> dict[str, dict[str, Any]]:
 
 
 def _merge(decision: dict[str, Any], entry: dict[str, Any]) -> None:
-    if entry["kind"] == PERTURBED:
-        events = decision.setdefault("perturbed", [])
+    if entry["kind"] in (PERTURBED, *FAILURES):
+        events = decision.setdefault("perturbed" if entry["kind"] == PERTURBED else "failures", [])
         if entry["text"] not in events:
             events.append(entry["text"])
+    elif entry["kind"] == BUDGET:
+        decision["budget"] = entry["text"]
     else:
         decision["stopped"] = entry["text"]
 
@@ -70,19 +75,38 @@ def persist(folder: str) -> None:
     storage.sidecar(folder, LOG_NAME).unlink(missing_ok=True)
 
 
-def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[str, Any] | None) -> str:
-    """One trial's fate in words."""
+def failure(decision: dict[str, Any] | None) -> str | None:
+    """Why a trial failed, in the sweep's words (hung, died of a signal), when Ray's error says less."""
+    failures = (decision or {}).get("failures") or []
+    return failures[-1] if failures else None
+
+
+def explained(text: str) -> bool:
+    """Whether a failure is told in the sweep's words (hung, died of a signal) rather than by a traceback."""
+    return text.startswith(tuple(f"{kind}:" for kind in FAILURES))
+
+
+def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[str, Any] | None,
+         nonfinite: str = "") -> str:  # fmt: skip
+    """One trial's fate in words; ``nonfinite`` names a NaN or infinite metric it reported."""
     decision = decision or {}
     perturbed = decision.get("perturbed", [])
     note = ""
     if perturbed:
         note = f"; {perturbed[-1]}" + (f" (perturbed {len(perturbed)} times)" if len(perturbed) > 1 else "")
+    if nonfinite:
+        note += f"; {nonfinite}"
     if status == "ERROR":
-        return f"errored: {error}" if error else "errored"
+        cause = failure(decision) or (f"errored: {error}" if error else "errored")
+        return cause + note
+    if decision.get("failures"):
+        note += "; retried after " + ", then ".join(decision["failures"])
     if status in ("RUNNING", "PENDING", "PAUSED"):
         return status.lower() + note
     if decision.get("stopped"):
         return decision["stopped"] + note
+    if decision.get("budget") and epochs < max_epochs:
+        return f"{decision['budget']} at epoch {epochs} of {max_epochs}" + note
     if epochs >= max_epochs:
         return f"ran to max epochs ({max_epochs})" + note
     return f"ended at epoch {epochs} of {max_epochs}" + note
@@ -95,9 +119,9 @@ def family(text: str) -> str:
 
 def kind(text: str) -> str:
     """A fate's family, for colouring and counting: completed, stopped early, errored, running."""
-    if text.startswith("errored"):
+    if text.startswith(("errored", "hung", "died")):
         return "errored"
-    if text.startswith("stopped early"):
+    if text.startswith(("stopped early", "ended by the budget")):
         return "stopped early"
     if text.startswith(("running", "pending", "paused")):
         return "running"

@@ -82,7 +82,7 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     trainable = resolve_trainable(space.trainable)
     scheduler = schedulers.entry(config.scheduler)
     context = schedulers.SchedulerContext(config.max_epochs, config.metric, config.mode, space.params,
-                                          config.num_samples, config.seed)  # fmt: skip
+                                          config.planned_trials, config.seed)  # fmt: skip
     search_plan = searchers.plan_search(space.params, config.searcher, config.seed)
     if scheduler.needs_checkpoints and not keeps_checkpoints(trainable):
         why = ("continues trials from other trials' checkpoints" if config.scheduler == "pbt"
@@ -156,6 +156,7 @@ def place(plan: SweepPlan, memory_probe: Any = None) -> SweepPlan:
     else:
         gpus = cfg.gpus_per_trial
     resources.check_trial_fits(cfg.cpus_per_trial, gpus, nodes)
+    _check_budget_unit(cfg, gpus)
     check_storage_reachable(cfg.storage_path, cfg.allow_local_storage)
     kwargs = dict(plan.kwargs)
     if "gpus_per_trial" in kwargs:
@@ -163,6 +164,14 @@ def place(plan: SweepPlan, memory_probe: Any = None) -> SweepPlan:
     slots = resources.concurrent_slots(cfg.cpus_per_trial, gpus, nodes)
     config = dataclasses.replace(cfg, gpus_per_trial=gpus)
     return dataclasses.replace(plan, config=config, kwargs=kwargs, slots=slots, packing=packing)
+
+
+def _check_budget_unit(cfg: SweepConfig, gpus: float) -> None:
+    from tuner.limits import GPU_HOURS, Budget
+
+    if cfg.budget is not None and Budget.parse(cfg.budget).kind == GPU_HOURS and not gpus:
+        raise UsageError(f"--budget {cfg.budget} counts GPU-hours, but trials run on CPUs only (0 GPUs per trial); "
+                         "give the budget in time (e.g. 2h) or epochs (e.g. 500ep)")  # fmt: skip
 
 
 def _auto_packing(plan: SweepPlan, nodes: list[Any], memory_probe: Any) -> Any:
@@ -205,7 +214,7 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         lines.append(notice)
     lines.append(f"scheduler: {plan.scheduler.describe(plan.context)[0]}")
     lines += plan.scheduler.describe(plan.context)[1:]
-    lines.append(plan.searcher.intro(cfg.num_samples))
+    lines.append(plan.searcher.intro(cfg.planned_trials))
     lines += plan.search_plan.lines()
     if plan.packing is not None:
         lines += plan.packing.describe()
@@ -218,6 +227,26 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         if not mps_running():
             lines.append("  trials sharing a GPU take turns on it; with NVIDIA MPS running they train side by "
                          "side (README: 'Many trials on one GPU')")  # fmt: skip
-    worst = plan.scheduler.worst_case_epochs(plan.context)
-    lines.append(f"epochs: at most {worst} in all ({cfg.num_samples} trial(s), up to {cfg.max_epochs} each)")
+    if cfg.trials_cap is None:
+        lines.append(f"epochs: as many as the budget allows, up to {cfg.max_epochs} per trial; trials keep coming "
+                     "until it is spent")  # fmt: skip
+    else:
+        worst = plan.scheduler.worst_case_epochs(plan.context)
+        lines.append(f"epochs: at most {worst} in all ({cfg.num_samples} trial(s), up to {cfg.max_epochs} each)")
+    lines += limit_lines(cfg)
     return lines
+
+
+def limit_lines(cfg: SweepConfig) -> list[str]:
+    """How the sweep ends on its own: its budget, and when a silent trial counts as hung."""
+    from tuner.limits import Budget, TrialTimeout
+
+    if cfg.budget is None:
+        lines = [f"budget: none; the sweep ends after {cfg.num_samples} trial(s) (--budget caps it by time, "
+                 "epochs or GPU-hours)"]  # fmt: skip
+    else:
+        budget = Budget.parse(cfg.budget)
+        cap = f", at most {cfg.num_samples} trial(s)" if cfg.num_samples is not None else ""
+        lines = [f"budget: {budget.describe()}, counted from the first trial's start{cap}; when it is spent, "
+                 "running trials stop with their last checkpoint"]  # fmt: skip
+    return [*lines, TrialTimeout.parse(cfg.trial_timeout).describe()]

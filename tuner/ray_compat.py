@@ -17,7 +17,8 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
 4. Terminal noise (Ray 2.60): every local start warns that token authentication is on and how to turn it
    off; tuner keeps it on, so the line (an invitation to weaken security) is dropped. Each failed trial's
    traceback is logged whole, Ray's frames first, once per trial; tuner reports the user's own frames
-   once at the end, with the error file inside the experiment folder.
+   once at the end, with the error file inside the experiment folder. On a stop signal Ray advises
+   ``Tuner.restore(...)``; tuner prints its own ``tuner resume`` command instead.
 5. The tutorial's API (Ray 2.60): "Hyperparameter tuning with Ray Tune" writes its trainable with
    ``ray.train.report``, ``ray.train.get_checkpoint`` and ``ray.train.Checkpoint``, which Ray 2.60
    refuses inside a Tune function, and older code reports with keywords (``tune.report(loss=...)``).
@@ -25,7 +26,10 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
 6. A restored sweep cannot grow (Ray 2.60): ``Tuner.restore`` takes the number of trials from the saved
    search state. ``extend_saved_search`` raises it there (the searcher's own state, with everything its
    model learnt, is untouched), so ``tuner resume --num-samples N`` runs the extra trials. Sweeps over Tune's
-   variant generator (grids, PBT) keep their planned variants and cannot grow.
+   variant generator (grids, PBT) keep their planned variants and cannot grow. A sweep that its budget or a
+   stall ended stopped its open trials without telling the searcher, so the saved concurrency limit
+   (``ConcurrencyLimiter.live_trials``) still counts them as running and would propose nothing; the trials
+   that finished are taken out of it.
 7. Worker log lines (Ray 2.60): with a ``LoggingConfig`` (how tuner keeps Ray's INFO chatter out of the
    terminal), a worker's log line reaches the driver without the ``(pid=…)`` prefix but with eight
    context ids appended (job, worker, node, actor, task…). ``plain_worker_logs`` formats the trainable's
@@ -35,6 +39,13 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
    scheduled (many wait under HyperBand on a busy machine) makes it raise "Should not access
    `trial_driver_staging_path` without setting `trial_dir_name`", which ends the whole sweep.
    ``name_trial_folders`` names them first, as Tune's scheduling would (the same call, which is idempotent).
+9. Ending a hung trial (Ray 2.60): Tune can stop a trial only by asking its actor, which a trial blocked in
+   a data loader or a collective never answers. ``end_trial_process`` kills the trial's actor (its handle
+   is ``trial.temporary_state.ray_actor``); Tune then handles the trial as failed, retries included.
+10. A resumed sweep's stopper (Ray 2.60): Tune saves its stopper inside the experiment state and a restored
+   run uses that copy, not the run config's, so a stopper holding the callback that decides (a stall, a
+   spent budget) would consult a dead copy. Such callbacks register the live instance with
+   ``register_live``; stoppers look it up with ``live``, by the experiment they belong to.
 """
 
 from __future__ import annotations
@@ -188,10 +199,12 @@ TRIAL_LOGGER = "ray.tune.execution.tune_controller"
 TRIAL_FAILURE = "Trial task failed for trial"
 SWEEP_LOGGER = "ray.tune.tune"
 SWEEP_FAILURES = "Trials did not complete"
+# Ray's words on a stop signal, which tuner says itself (tuner/signals.py) with the tuner resume command.
+INTERRUPT_NOTICES = ("Stop signal received", "Experiment has been interrupted")
 
 
 class _DropMessage(logging.Filter):
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str | tuple[str, ...]) -> None:
         super().__init__()
         self.prefix = prefix
 
@@ -214,11 +227,18 @@ class _DropFailureList(_DropMessage):
         super().__init__(SWEEP_FAILURES)
 
 
+class _DropInterruptNotices(_DropMessage):
+    def __init__(self) -> None:
+        super().__init__(INTERRUPT_NOTICES)  # type: ignore[arg-type]
+
+
 def quiet_terminal() -> None:
-    """Drop Ray's token-auth opt-out advice and its per-trial failure tracebacks (both logged in the driver)."""
+    """Drop Ray's token-auth opt-out advice, its per-trial failure tracebacks and its own stop-signal notices
+    (all logged in the driver)."""
     _install(TOKEN_LOGGER, _DropTokenWarning())
     _install(TRIAL_LOGGER, _DropTrialTracebacks())
     _install(SWEEP_LOGGER, _DropFailureList())
+    _install(SWEEP_LOGGER, _DropInterruptNotices())
 
 
 # --- 5. the tutorial's API ------------------------------------------------------------------------------
@@ -323,8 +343,9 @@ def can_grow(folder: str) -> bool:
     return bool(storage.list_names(folder, SEARCH_STATE_PREFIX)) and not storage.list_names(folder, VARIANT_STATE_PREFIX)
 
 
-def extend_saved_search(folder: str, total: int) -> None:
-    """Let the saved search propose trials until ``total`` exist (it was finished at its old total)."""
+def extend_saved_search(folder: str, total: int, finished: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+    """Let the saved search propose trials until ``total`` exist (it was finished at its old total); the
+    ``finished`` trial ids no longer count against its concurrency limit."""
     import io
 
     from ray import cloudpickle
@@ -347,6 +368,12 @@ def extend_saved_search(folder: str, total: int) -> None:
     state = cloudpickle.load(io.BytesIO(raw))
     state["total_samples"] = total
     state["finished"] = False
+    for key, part in state.items():
+        if key.startswith("name:ConcurrencyLimiter") and isinstance(part, dict) and "live_trials" in part:
+            still = set(part["live_trials"]) - set(finished)
+            part["num_unfinished_live_trials"] = max(0, part.get("num_unfinished_live_trials", 0)
+                                                     - (len(part["live_trials"]) - len(still)))  # fmt: skip
+            part["live_trials"] = still
     data = cloudpickle.dumps(state)
     if local is not None:
         scratch = Path(local, f".{name}.partial")
@@ -395,3 +422,35 @@ def name_trial_folders(trials: list) -> None:
     for trial in trials:
         if not trial.relative_logdir:
             trial.init_local_path()
+
+
+# --- 9. ending a hung trial ---------------------------------------------------------------------------------
+
+
+def end_trial_process(trial: Any) -> bool:
+    """Kill the process a trial runs in; False when it has none (not started, or already gone)."""
+    import ray
+
+    actor = getattr(getattr(trial, "temporary_state", None), "ray_actor", None)
+    if actor is None:
+        return False
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception:  # already dead: Tune is handling it
+        return False
+    return True
+
+
+# --- 10. a resumed sweep's stopper ---------------------------------------------------------------------------
+
+_LIVE: dict[str, Any] = {}
+
+
+def register_live(key: str, callback: Any) -> None:
+    """This process's deciding instance for ``key`` (e.g. a budget watch and its experiment)."""
+    _LIVE[key] = callback
+
+
+def live(key: str, fallback: Any) -> Any:
+    """The instance registered for ``key`` in this process, else ``fallback``."""
+    return _LIVE.get(key, fallback)

@@ -47,7 +47,7 @@ def _figure(fig: Any) -> str:
 
 def _settings_line(experiment: Experiment) -> str:
     c = experiment.config
-    return (f"{experiment.path} · scheduler {c.scheduler}, searcher {c.searcher}, {c.num_samples} trials of up to "
+    return (f"{experiment.path} · scheduler {c.scheduler}, searcher {c.searcher}, {c.num_samples or 'budgeted'} trials of up to "
             f"{c.max_epochs} epochs, seed {c.seed}")  # fmt: skip
 
 

@@ -9,7 +9,7 @@ import json
 from collections import Counter
 from typing import Any
 
-from tuner.fates import family
+from tuner.fates import explained, family
 from tuner.storage import write_text
 from tuner.values import jsonable
 
@@ -24,7 +24,9 @@ def summarize(experiment: Any) -> dict[str, Any]:
         "metric": metric,
         "mode": mode,
         "trials": len(experiment.trials),
-        "failed": [{"trial_id": t.trial_id, "error": t.error, "error_file": t.error_file} for t in experiment.failed()],
+        "failed": [{"trial_id": t.trial_id, "error": t.error, "error_file": t.error_file,
+                    "explained": explained(t.error)} for t in experiment.failed()],  # fmt: skip
+        "nonfinite": [f"{t.trial_id}: {t.nonfinite(metric)}" for t in experiment.trials if t.nonfinite(metric)],
         "experiment": str(experiment.path),
     }
     summary["fates"] = dict(Counter(family(t.fate) for t in experiment.trials).most_common())
@@ -61,18 +63,25 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
     for failure in summary["failed"]:
         where = f" ({failure['error_file']})" if failure.get("error_file") else ""
         lines.append(f"failed: {failure['trial_id']}: {failure['error']}{where}")
+    for text in summary.get("nonfinite", []):
+        lines.append(f"non-finite: trial {text} (such values are never ranked)")
     if summary.get("fates"):
         lines.append("fates: " + ", ".join(f"{n} {fate}" for fate, n in summary["fates"].items()))
     lines.append(
         f"{summary['trials']} trial(s), {len(summary['failed'])} failed; saved {summary['experiment']}/{BEST_FILE}"
     )
+    if summary.get("spent"):
+        lines.append(summary["spent"])
     if summary.get("stalled"):
         lines.append(f"stalled: {summary['stalled']}")
     if summary.get("unfinished"):
-        lines.append(
-            f"{'stopped' if summary.get('stalled') else 'interrupted'}: {summary['unfinished']} trial(s) unfinished; "
-            f"continue with: tuner resume {summary['experiment']}"
-        )
+        how = "stopped" if summary.get("stalled") else "interrupted"
+        if summary.get("signal"):
+            import signal
+
+            how = f"stopped by {signal.Signals(summary['signal']).name}"
+        lines.append(f"{how}: {summary['unfinished']} trial(s) unfinished; continue with: tuner resume "
+                     f"{summary['experiment']}")  # fmt: skip
     return lines
 
 
@@ -115,7 +124,7 @@ def trial_rows(experiment: Any, top: int | None = None) -> list[dict[str, Any]]:
         row: dict[str, Any] = {"trial_id": trial.trial_id, "status": trial.status}
         row.update({p: trial.config.get(p) for p in params})
         row[f"best_{metric}"] = trial.best(metric, mode)
-        row[f"last_{metric}"] = trial.last(metric)
+        row[f"last_{metric}"] = trial.last_reported(metric)
         row["epochs"] = trial.epochs
         row["fate"] = trial.fate
         rows.append(row)

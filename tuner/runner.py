@@ -10,6 +10,8 @@ import dataclasses
 import functools
 import logging
 import re
+import sys
+from pathlib import Path
 from typing import Any
 
 from tuner import storage
@@ -37,19 +39,37 @@ def run_sweep(
     measurement behind ``--gpus-per-trial auto``.
     """
     from tuner import cluster
+    from tuner.claim import claimed
+    from tuner.signals import OrderlyStop
 
     plan = prepare(config, out)  # data errors surface before Ray starts
-    started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)
-    try:
-        plan = place(plan, memory_probe)
-        for line in describe(plan, dry_run=dry_run):
-            out(line)
-        if dry_run:
+    if dry_run:
+        started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)
+        try:
+            plan = place(plan, memory_probe)
+            for line in describe(plan, dry_run=True):
+                out(line)
             out("dry run: nothing was written and no trial started")
             return None
-        return launch(plan, out, reuse_actors=reuse_actors)
+        finally:
+            cluster.disconnect(started)
+    folder = plan.config.experiment_path
+    launched, existed = False, storage.is_uri(folder) or Path(folder).exists()
+    try:
+        with claimed(folder, "tuner sweep"), OrderlyStop(f"continue with: tuner resume {folder}") as stop:
+            started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)
+            stop.reinstall()  # Ray's core put its own SIGTERM handler in place
+            try:
+                plan = place(plan, memory_probe)
+                for line in describe(plan):
+                    out(line)
+                launched = True
+                return launch(plan, out, stop, reuse_actors=reuse_actors)
+            finally:
+                cluster.disconnect(started)
     finally:
-        cluster.disconnect(started)
+        if not launched and not existed:
+            storage.remove_if_empty(folder)  # a sweep refused before its first trial leaves nothing
 
 
 def _wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
@@ -58,6 +78,7 @@ def _wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     from ray import tune
 
     from tuner import packing, resources
+    from tuner.crashes import record_fatal_signals
     from tuner.ray_compat import plain_worker_logs, tutorial_api
 
     cfg = plan.config
@@ -66,21 +87,23 @@ def _wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     else:
         request = resources.trial_resources(cfg.cpus_per_trial, cfg.gpus_per_trial)
     trainable = plain_worker_logs(tutorial_api(plan.trainable))
+    trainable = record_fatal_signals(trainable, storage.local_path(cfg.experiment_path))
     return tune.with_resources(tune.with_parameters(trainable, **plan.kwargs), request)
 
 
-def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, Any]:
+def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = True) -> dict[str, Any]:
     """Start the trials of a placed plan on the connected Ray and wait for them."""
     import numpy as np
     from ray import tune
     from ray.tune.search import BasicVariantGenerator
 
     from tuner import packing as packings
+    from tuner.budget import BudgetWatch, forget_spent
     from tuner.fates import FateLog
     from tuner.ray_compat import StatusRecorder
     from tuner.reporting import MetricGuard, OomNotice, build_reporter, logger_callbacks
     from tuner.searchers import build_searcher
-    from tuner.stall import StallAwareSearcher, StallStopper, StallWatch
+    from tuner.stall import StallAwareSearcher, StallWatch
     from tuner.tensorboard_log import TensorBoardLogger
 
     cfg = plan.config
@@ -90,7 +113,7 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
     max_concurrent = plan.max_concurrent
-    search_alg = build_searcher(plan.search_plan, cfg.metric, cfg.mode, cfg.num_samples, cfg.seed, max_concurrent,
+    search_alg = build_searcher(plan.search_plan, cfg.metric, cfg.mode, cfg.planned_trials, cfg.seed, max_concurrent,
                                 never_wait=plan.scheduler.pauses_trials,
                                 generator_only=plan.scheduler.takes_no_searcher,
                                 full_epochs=cfg.max_epochs)  # fmt: skip
@@ -98,7 +121,10 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
     if not generator:
         search_alg = StallAwareSearcher(search_alg, watch)
-    callbacks: list[Any] = [guard, watch, StatusRecorder(folder), OomNotice(out)]
+    fate_log = FateLog(folder)
+    forget_spent(folder)
+    callbacks: list[Any] = [guard, watch, StatusRecorder(folder), OomNotice(out), *guards(cfg, folder, fate_log)]
+    budget = next(c for c in callbacks if isinstance(c, BudgetWatch))
     packing_key = None
     if plan.packing is not None and plan.packing.trials_per_gpu > 1:
         packing_key = packings.start(folder, plan.packing.trials_per_gpu)
@@ -109,9 +135,9 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
         tune_config=tune.TuneConfig(
             metric=cfg.metric,
             mode=cfg.mode,
-            scheduler=plan.scheduler.build(dataclasses.replace(plan.context, fate_log=FateLog(folder))),
+            scheduler=plan.scheduler.build(dataclasses.replace(plan.context, fate_log=fate_log)),
             search_alg=search_alg,
-            num_samples=cfg.num_samples,
+            num_samples=cfg.trials_cap or -1,  # -1: until the budget ends the sweep
             max_concurrent_trials=None if generator else max_concurrent,
             reuse_actors=reuse_actors,
             trial_dirname_creator=functools.partial(trial_folder_name, list(plan.space.params)),
@@ -119,7 +145,7 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
         run_config=tune.RunConfig(
             name=cfg.name,
             storage_path=cfg.storage_path,
-            stop=StallStopper(watch),
+            stop=sweep_stopper(watch, budget),
             callbacks=[*callbacks, TensorBoardLogger(folder, dict(plan.space.params), cfg.metric, cfg.mode,
                                                      cfg.max_epochs), *logger_callbacks(cfg, out)],  # fmt: skip
             progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.params), cfg.max_epochs),
@@ -131,10 +157,32 @@ def launch(plan: SweepPlan, out: Print, reuse_actors: bool = True) -> dict[str, 
         ),
     )
     try:
-        return _fit(tuner, cfg, folder, guard)
+        return _fit(tuner, cfg, folder, stop, guard)
     finally:
         if packing_key is not None:
             packings.forget(packing_key)
+
+
+def guards(cfg: SweepConfig, folder: str, fate_log: Any) -> list[Any]:
+    """What makes a sweep end on its own and say why trials ended: hung trials stopped, deaths named, the
+    budget counted."""
+    from tuner.budget import BudgetWatch
+    from tuner.crashes import CrashNamer
+    from tuner.limits import TrialTimeout
+    from tuner.watchdog import HungTrialWatch
+
+    return [HungTrialWatch(TrialTimeout.parse(cfg.trial_timeout), fate_log),
+            CrashNamer(storage.local_path(folder), fate_log), BudgetWatch(folder, cfg.budget, fate_log)]  # fmt: skip
+
+
+def sweep_stopper(stall: Any, budget: Any) -> Any:
+    """Ends the whole sweep when it stalls or its budget is spent."""
+    from ray.tune.stopper import CombinedStopper
+
+    from tuner.budget import BudgetStopper
+    from tuner.stall import StallStopper
+
+    return CombinedStopper(StallStopper(stall), BudgetStopper(budget))
 
 
 def trial_folder_name(params: list[str], trial: Any) -> str:
@@ -154,8 +202,8 @@ def trial_folder_name(params: list[str], trial: Any) -> str:
     return f"{trial.trial_id}_{','.join(parts)}"[:120]
 
 
-def _fit(tuner: Any, cfg: SweepConfig, folder: str, guard: Any = None) -> dict[str, Any]:
-    from tuner import experiment, fates, ray_compat
+def _fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any = None) -> dict[str, Any]:
+    from tuner import budget, experiment, fates, ray_compat
     from tuner.results import summarize
     from tuner.stall import forget_stall, stall_reason
 
@@ -174,11 +222,15 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: str, guard: Any = None) -> dict[s
     if statuses is not None:
         ray_compat.repair_saved_statuses(folder, statuses)
     fates.persist(folder)
+    spent = budget.persist_spent(folder)
     summary = summarize(experiment.load(folder))
-    summary["unfinished"] = _unfinished_trials(cfg, folder, statuses)
+    summary["spent"] = budget.describe_spent(spent, cfg.budget)
+    summary["unfinished"] = 0 if spent["ended_by_budget"] else _unfinished_trials(cfg, folder, statuses)
     stalled = stall_reason(folder)
     if stalled:
         summary["stalled"] = stalled
+    if stop is not None and stop.received:
+        summary["signal"] = stop.received
     ray_compat.forget_last_step(folder)
     forget_stall(folder)
     return summary
@@ -196,47 +248,75 @@ def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] |
         except UsageError:
             return 0
     open_trials = sum(status in UNFINISHED for status in statuses.values())
-    never_started = max(cfg.num_samples - len(statuses), 0)  # a searcher creates trials as slots free up
+    never_started = max((cfg.trials_cap or 0) - len(statuses), 0)  # a searcher creates trials as slots free up
     return open_trials + never_started
 
 
 ERRORED_CHOICES = ("resume", "restart", "skip")
 
 
-def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_samples: int | None = None) -> dict[str, Any]:
+def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_samples: int | None = None,
+                 budget: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Continue a stopped sweep from its folder: unfinished trials go on from their last checkpoint.
 
     Settings come from the saved ``tuner_config.yaml``; everything is read and checked before Ray
-    touches the folder, so a bad experiment is reported and left exactly as it was. ``num_samples``
-    (more than before) grows the sweep: the searcher, with all it learnt, proposes the extra trials.
+    touches the folder, so a bad experiment is reported and left exactly as it was. The experiment is
+    claimed first: a second process on it is refused. ``num_samples`` (more than before) grows the sweep,
+    and ``budget`` (a new total, or ``+1h`` for that much more) extends it: the searcher, with all it
+    learnt, proposes the extra trials.
     """
-    from tuner import cluster, experiment
-    from tuner.ray_state import latest_state_name, saved_trial_states
+    from tuner import experiment
+    from tuner.claim import claimed
+    from tuner.signals import OrderlyStop
 
     if errored not in ERRORED_CHOICES:
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
     folder = experiment.locate(ref)
+    with claimed(folder, "tuner resume"), OrderlyStop(f"continue with: tuner resume {folder}") as stop:
+        return _resume_claimed(folder, errored, out, num_samples, budget, stop)
+
+
+def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | None, budget: str | None,
+                    stop: Any) -> dict[str, Any]:  # fmt: skip
+    from tuner import budget as budgets
+    from tuner import cluster, experiment
+    from tuner.ray_state import latest_state_name, saved_trial_states
+
     config = experiment.load_saved_config(folder)
     statuses = {tid: state["status"] for tid, state in saved_trial_states(folder).items()}
     if latest_state_name(folder) is None or not storage.exists(folder, "tuner.pkl"):
         raise UsageError(f"{folder} has no saved sweep state to resume (it stopped before its first trial)")
     if num_samples is not None:
         config = _grown(folder, config, num_samples)
+    if budget is not None:
+        config = _extended(folder, config, budget)
+    else:
+        _check_budget_left(folder, config)
+    grows = num_samples is not None or budget is not None
     plan = prepare(config, out, resuming=True)
     started = cluster.connect(config.address)
+    stop.reinstall()  # Ray's core put its own SIGTERM handler in place
     try:
         from ray import tune
 
         plan = place(plan)
         done = sum(status == "TERMINATED" for status in statuses.values())
         out(f"resuming {folder}: {done} of {len(statuses)} trial(s) finished; errored trials: {errored}")
-        if num_samples is not None:
+        if grows:
             from tuner.config import save_config
-            from tuner.ray_compat import extend_saved_search
+            from tuner.ray_compat import can_grow, extend_saved_search
 
-            extend_saved_search(folder, num_samples)
+            if can_grow(folder):
+                finished = {tid for tid, status in statuses.items() if status in ("TERMINATED", "ERROR")}
+                extend_saved_search(folder, config.trials_cap or sys.maxsize, finished)
+            if budget is not None:
+                budgets.forget_ended(folder)
             save_config(config, folder)
-            out(f"growing the sweep to {num_samples} trials: {num_samples - len(statuses)} more")
+            if num_samples is not None:
+                out(f"growing the sweep to {num_samples} trials: {num_samples - len(statuses)} more")
+            if budget is not None:
+                out(f"budget now {budgets.Budget.parse(config.budget or '').describe()}; "
+                    + budgets.describe_spent(budgets.load_spent(folder), None))  # fmt: skip
         tuner = tune.Tuner.restore(
             folder,
             trainable=_wrapped_trainable(plan),
@@ -244,16 +324,44 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_sample
             resume_errored=errored == "resume",
             restart_errored=errored == "restart",
         )
-        return _fit(tuner, plan.config, folder)
+        return _fit(tuner, plan.config, folder, stop)
     finally:
         cluster.disconnect(started)
+
+
+def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:
+    """The saved settings with a larger budget: ``text`` is a new total, or ``+AMOUNT`` more than spent."""
+    from tuner.budget import load_spent
+    from tuner.limits import EPOCHS, GPU_HOURS, Budget
+
+    wanted = Budget.parse(text)
+    spent = load_spent(folder)[wanted.kind]
+    total = spent + wanted.amount if wanted.extra else wanted.amount
+    if total <= spent:
+        raise UsageError(f"--budget {text}: the sweep has already spent {wanted.describe(spent)}; pass a larger "
+                         f"total, or +{text.lstrip('+')} for that much more")  # fmt: skip
+    canonical = {EPOCHS: f"{total:.0f}ep", GPU_HOURS: f"{total:.6g}gpuh"}.get(wanted.kind, f"{total:.6g}s")
+    return dataclasses.replace(config, budget=canonical)
+
+
+def _check_budget_left(folder: str, config: SweepConfig) -> None:
+    """A sweep that spent its budget has nothing left to run: say how to extend it."""
+    from tuner.budget import load_spent
+    from tuner.limits import Budget
+
+    if config.budget is None:
+        return
+    limit = Budget.parse(config.budget)
+    if limit.spent_of(load_spent(folder)) >= limit.amount:
+        raise UsageError(f"{folder} has spent its budget ({limit.describe()}); extend it with --budget "
+                         "+AMOUNT (e.g. --budget +30m) or a larger total")  # fmt: skip
 
 
 def _grown(folder: str, config: SweepConfig, num_samples: int) -> SweepConfig:
     """The saved settings with more trials, or a one-line error saying why the sweep cannot grow."""
     from tuner.ray_compat import can_grow
 
-    if num_samples <= config.num_samples:
+    if config.num_samples is not None and num_samples <= config.num_samples:
         raise UsageError(f"--num-samples {num_samples}: the sweep already has {config.num_samples}; pass more to grow it")
     if not can_grow(folder):
         raise UsageError(f"{folder} crosses a grid or runs PBT, whose trials were all planned at the start; it "

@@ -38,6 +38,16 @@ class StallWatch(Callback):
         self.reason: str | None = None
         self._quiet_since: float | None = None
         self._statuses: list[str] | None = None
+        self._register()
+
+    def _register(self) -> None:
+        from tuner.ray_compat import register_live
+
+        if self.path:
+            register_live(f"stall:{self.path}", self)
+
+    def setup(self, **info: Any) -> None:
+        self._register()  # a resumed sweep runs an unpickled copy: this one decides now
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         self.observe([t.status for t in trials])
@@ -78,7 +88,10 @@ class StallStopper(Stopper):
         return False
 
     def stop_all(self) -> bool:
-        return self.watch.reason is not None
+        from tuner.ray_compat import live
+
+        watch = live(f"stall:{self.watch.path}", self.watch) if self.watch.path else self.watch
+        return watch.reason is not None  # tuner/ray_compat.py, part 10
 
 
 class StallAwareSearcher(Searcher):

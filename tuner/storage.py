@@ -78,6 +78,15 @@ def prepare(location: str) -> None:
     fs.create_dir(path, recursive=True)
 
 
+def remove_if_empty(location: str) -> None:
+    """Remove a local experiment folder that holds nothing (a sweep refused before its first trial)."""
+    import contextlib
+
+    if not is_uri(location):
+        with contextlib.suppress(OSError):
+            Path(location).rmdir()
+
+
 def write_text(location: str | Path, name: str, text: str) -> str:
     """Write ``name`` into the experiment folder; returns where it went."""
     if not is_uri(location):

@@ -111,9 +111,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     _setup_logging(False)
     try:
         code: Any = cli.main(args=args, prog_name="tuner", standalone_mode=False)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("tuner: interrupted", err=True)
-        sys.exit(130)
+    except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+        # A second signal (tuner/signals.py) says which and how to resume; a bare Ctrl-C outside a sweep, less.
+        click.echo(f"tuner: {exc}" if str(exc) else "tuner: interrupted", err=True)
+        sys.exit(getattr(exc, "exit_code", 130))
     except click.ClickException as exc:
         if _debug:
             raise

@@ -9,8 +9,9 @@ from typing import Any
 import click
 
 from tuner import schedulers, searchers
-from tuner.config import DEFAULT_STORAGE, GPUS_AUTO, SweepConfig
+from tuner.config import DEFAULT_NUM_SAMPLES, DEFAULT_STORAGE, GPUS_AUTO, SweepConfig
 from tuner.errors import TunerError
+from tuner.limits import BUDGET_FORMS
 
 _DEFAULTS = SweepConfig(space="-")
 EXIT_STALLED = 3
@@ -40,7 +41,10 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--scheduler", type=click.Choice(schedulers.NAMES), help=f"Early stopping. [default: {d.scheduler}]"),
         click.option("--searcher", type=click.Choice(searchers.NAMES),
                      help=f"How configs are proposed. [default: the scheduler's own if it brings one, else {searchers.DEFAULT}]"),
-        click.option("--num-samples", type=int, help=f"Trials to run. [default: {d.num_samples}]"),
+        click.option("--num-samples", type=int,
+                     help=f"Trials to run (with --budget: at most). [default: {DEFAULT_NUM_SAMPLES}; no cap with --budget]"),
+        click.option("--budget", help=f"End the sweep when this is spent, counted from the first trial's start: "
+                     f"{BUDGET_FORMS}. Trials keep coming until then."),
         click.option("--max-epochs", type=int, help=f"Epochs per trial at most (the schedulers' max_t). [default: {d.max_epochs}]"),
         click.option("--cpus-per-trial", type=float, help=f"CPUs reserved per trial. [default: {d.cpus_per_trial:g}]"),
         click.option(
@@ -74,6 +78,9 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--wandb-group", help="Weights & Biases group. [default: the experiment name]"),
         click.option("--stall-timeout", type=float,
                      help=f"End a sweep in which nothing has run or waited to run for this many seconds. [default: {d.stall_timeout:g}]"),
+        click.option("--trial-timeout",
+                     help="Stop a trial silent for this long as hung (90s, 10m, 2h). "
+                     "[default: 5x the slowest epoch seen, at least 2 min; 10 min before a trial's first report]"),
         click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A YAML sweep file; flags override its keys."),
     ]  # fmt: skip
     for option in reversed(options):
@@ -90,9 +97,10 @@ def print_outcome(summary: dict[str, Any]) -> None:
     """The end-of-sweep lines, and the exit code that says how it ended."""
     from tuner import storage
     from tuner.results import format_summary, user_traceback
+    from tuner.signals import exit_code
 
     failed = summary["failed"]
-    first = next((f for f in failed if f.get("error_file")), None)
+    first = next((f for f in failed if f.get("error_file") and not f.get("explained")), None)
     if first is not None:  # the user's own traceback, once
         others = f" (like {len(failed) - 1} other trial(s))" if len(failed) > 1 else ""
         text = storage.read_text(*storage.split(first["error_file"])) or ""
@@ -103,8 +111,10 @@ def print_outcome(summary: dict[str, Any]) -> None:
         click.echo(line)
     if summary.get("stalled"):
         sys.exit(EXIT_STALLED)
+    if summary.get("signal"):
+        sys.exit(exit_code(summary["signal"]))
     if summary.get("unfinished"):
-        sys.exit(130)
+        sys.exit(exit_code(None))
     if "config" not in summary:
         raise TunerError("the sweep produced no result for its metric")
 
@@ -143,12 +153,15 @@ def spaces() -> None:
 )  # fmt: skip
 @click.option("--num-samples", type=click.IntRange(min=1),
               help="Grow a sweep to this many trials; the searcher keeps all it learnt. [default: as saved]")  # fmt: skip
-def resume(experiment: str, errored: str, num_samples: int | None) -> None:
-    """Continue a sweep stopped by Ctrl-C, a crash, a kill or a stall, with its saved settings; or grow a
-    finished one with --num-samples. Every other setting stays as saved."""
+@click.option("--budget", help="Extend the sweep's budget: a new total (2h, 500ep, 4gpuh) or +AMOUNT for that much "
+              "more (+30m). [default: as saved; what is left of it]")  # fmt: skip
+def resume(experiment: str, errored: str, num_samples: int | None, budget: str | None) -> None:
+    """Continue a sweep stopped by Ctrl-C, a signal, a crash, a kill or a stall, with its saved settings and
+    what is left of its budget; or grow a finished one with --num-samples or --budget. Every other setting
+    stays as saved."""
     from tuner.runner import resume_sweep
 
-    print_outcome(resume_sweep(experiment, errored, out=click.echo, num_samples=num_samples))
+    print_outcome(resume_sweep(experiment, errored, out=click.echo, num_samples=num_samples, budget=budget))
 
 
 COMMANDS = (sweep, resume, spaces)

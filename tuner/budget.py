@@ -1,0 +1,208 @@
+"""A sweep ends on its budget: wall time from the first trial's start, epochs in all, or GPU-hours.
+
+``BudgetWatch`` counts what the sweep spends at every controller step and result: wall time while trials
+exist to run (from the first trial's start; time between a stop and a ``tuner resume`` is not counted),
+epochs as results arrive, GPU-hours as the GPUs held by running trials. Once the budget is spent it
+records the fate of every trial still open (``ended by the budget``), and ``BudgetStopper`` ends the sweep:
+running trials stop with their last checkpoint, the searcher proposes no more. An epoch budget is checked
+at every result, so it is exceeded by at most the epochs that were already on their way, one per trial
+running at once.
+
+What was spent is kept beside the experiment during the sweep (a file the driver writes, so a kill -9
+loses seconds, not the count) and in ``spent.json`` inside it at the end, so ``tuner resume`` continues
+with what is left and ``tuner resume --budget +1h`` extends a finished sweep.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ray.tune import Callback, Stopper
+
+from tuner import storage
+from tuner.limits import EPOCHS, GPU_HOURS, WALL, Budget
+
+log = logging.getLogger(__name__)
+SPENT_FILE = "spent.json"
+SIDECAR = ".tuner-spent.json"
+OPEN = ("RUNNING", "PENDING", "PAUSED")
+SAVE_EVERY_S = 2.0
+
+
+def load_spent(folder: str) -> dict[str, Any]:
+    """What the experiment has spent in earlier runs: the larger of the saved count and the driver's own."""
+    spent: dict[str, Any] = {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0, "ended_by_budget": False}
+    sources = [storage.read_text(folder, SPENT_FILE)]
+    side = storage.sidecar(folder, SIDECAR)
+    if side.is_file():
+        sources.append(side.read_text(encoding="utf-8"))
+    for text in sources:
+        try:
+            saved = json.loads(text) if text else {}
+        except ValueError:
+            continue
+        for key in (WALL, EPOCHS, GPU_HOURS):
+            spent[key] = max(spent[key], saved.get(key) or 0)
+        spent["ended_by_budget"] = spent["ended_by_budget"] or bool(saved.get("ended_by_budget"))
+    return spent
+
+
+def persist_spent(folder: str) -> dict[str, Any]:
+    """Write what was spent into the experiment (after Ray's last sync) and forget the driver's copy."""
+    spent = load_spent(folder)
+    storage.write_text(folder, SPENT_FILE, json.dumps(spent, indent=1) + "\n")
+    storage.sidecar(folder, SIDECAR).unlink(missing_ok=True)
+    return spent
+
+
+def forget_spent(folder: str) -> None:
+    """Before a new sweep: a count the driver kept for an earlier experiment at this path is not its own."""
+    storage.sidecar(folder, SIDECAR).unlink(missing_ok=True)
+
+
+def forget_ended(folder: str) -> None:
+    """Before a run that extends the budget: the last run's end by the budget is not this one's."""
+    spent = load_spent(folder)
+    spent["ended_by_budget"] = False
+    storage.write_text(folder, SPENT_FILE, json.dumps(spent, indent=1) + "\n")
+    storage.sidecar(folder, SIDECAR).unlink(missing_ok=True)
+
+
+class BudgetWatch(Callback):
+    """Counts the sweep's spending; decides when its budget is spent (``ended``)."""
+
+    def __init__(self, folder: str, budget: str | None, fate_log: Any = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+        self.folder = folder
+        self.budget_text = budget
+        self.fate_log = fate_log
+        self.clock = clock
+        self._reset()
+
+    @property
+    def key(self) -> str:
+        return f"budget:{self.folder}"
+
+    def _reset(self) -> None:
+        from tuner.ray_compat import register_live
+
+        register_live(self.key, self)
+        self.budget = Budget.parse(self.budget_text) if self.budget_text else None
+        self.before = load_spent(self.folder) if self.folder else {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
+        self.now_spent = {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
+        self.ended = False
+        self._started = False
+        self._last_step: float | None = None
+        self._last_save = 0.0
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"folder": self.folder, "budget_text": self.budget_text, "fate_log": self.fate_log,
+                "clock": self.clock}  # fmt: skip
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._reset()
+
+    def setup(self, **info: Any) -> None:
+        """At the start of every run: the budget as saved now (``tuner resume --budget`` changes it)."""
+        from tuner.config import load_saved_config
+
+        try:
+            self.budget_text = load_saved_config(self.folder).budget
+        except Exception:  # noqa: BLE001 - the budget given at construction stands
+            log.debug("budget: saved settings unreadable; keeping %s", self.budget_text, exc_info=True)
+        self._reset()
+        log.debug("budget %s; spent before this run: %s", self.budget_text, self.before)
+
+    def spent(self) -> dict[str, float]:
+        return {key: self.before[key] + self.now_spent[key] for key in (WALL, EPOCHS, GPU_HOURS)}
+
+    def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        if not self._started:
+            self._started = True
+            self._last_step = self.clock()
+
+    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+        self.now_spent[EPOCHS] += 1
+        self._check(trials)
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        now = self.clock()
+        if self._started and self._last_step is not None:
+            step = now - self._last_step
+            self.now_spent[WALL] += step
+            gpus = sum(_gpus(t) for t in trials if t.status == "RUNNING")
+            self.now_spent[GPU_HOURS] += step * gpus / 3600.0
+        self._last_step = now
+        self._check(trials)
+        if now - self._last_save >= SAVE_EVERY_S:
+            self._save()
+
+    def on_experiment_end(self, trials: list, **info: Any) -> None:
+        self._save()
+
+    def _check(self, trials: list) -> None:
+        if self.ended or self.budget is None or self.budget.spent_of(self.spent()) < self.budget.amount:
+            return
+        self.ended = True
+        from tuner.fates import BUDGET
+
+        open_trials = [t for t in trials if t.status in OPEN]
+        for trial in open_trials:
+            if self.fate_log is not None:
+                self.fate_log.record(trial.trial_id, BUDGET, "ended by the budget")
+        log.info("the budget (%s) is spent; stopping %d open trial(s) with their last checkpoints",
+                 self.budget.describe(), len(open_trials))  # fmt: skip
+        self._save()
+
+    def _save(self) -> None:
+        if not self.folder:
+            return
+        self._last_save = self.clock()
+        side = storage.sidecar(self.folder, SIDECAR)
+        side.parent.mkdir(parents=True, exist_ok=True)
+        record = {**self.spent(), "budget": self.budget_text, "ended_by_budget": self.ended}
+        scratch = side.with_name(side.name + ".partial")
+        scratch.write_text(json.dumps(record), encoding="utf-8")
+        Path(scratch).replace(side)
+
+
+def _gpus(trial: Any) -> float:
+    try:
+        return float(trial.placement_group_factory.required_resources.get("GPU", 0.0))
+    except Exception:  # noqa: BLE001 - a trial without resources yet holds no GPU
+        return 0.0
+
+
+class BudgetStopper(Stopper):
+    """Ends the whole sweep once its budget is spent."""
+
+    def __init__(self, watch: BudgetWatch) -> None:
+        self.watch = watch
+
+    def __call__(self, trial_id: str, result: dict) -> bool:
+        return False
+
+    def stop_all(self) -> bool:
+        from tuner.ray_compat import live
+
+        return live(self.watch.key, self.watch).ended  # tuner/ray_compat.py, part 10
+
+
+def describe_spent(spent: dict[str, Any], budget: str | None) -> str:
+    """The summary's budget line: what the sweep spent in all, and against what."""
+    from tuner.limits import format_seconds
+
+    parts = f"{format_seconds(spent.get(WALL, 0.0))} of trial time, {int(spent.get(EPOCHS, 0))} epochs"
+    if spent.get(GPU_HOURS):
+        parts += f", {spent[GPU_HOURS]:.3g} GPU-hours"
+    if not budget:
+        return f"spent: {parts}"
+    limit = Budget.parse(budget)
+    end = "; the sweep ended on it" if spent.get("ended_by_budget") else ""
+    return f"budget: {limit.describe()}; spent {parts}{end}"

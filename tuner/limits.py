@@ -1,0 +1,129 @@
+"""How long a sweep and its trials may run: the ``--budget`` and ``--trial-timeout`` values, parsed and explained.
+
+Pure values (no Ray), so settings can be checked and printed in a second. The watches that enforce them
+during a sweep are tuner/budget.py and tuner/watchdog.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tuner.errors import UsageError
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$")
+_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_BUDGET = re.compile(r"^\s*(\+)?\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]+)?\s*$")
+_EPOCH_UNITS = ("ep", "epoch", "epochs")
+_GPU_HOUR_UNITS = ("gpuh", "gpu-h", "gpuhour", "gpuhours", "gpu-hours")
+WALL, EPOCHS, GPU_HOURS = "wall", "epochs", "gpu_hours"
+BUDGET_FORMS = "30s, 90m, 2h (wall time), 500ep (epochs) or 4gpuh (GPU-hours)"
+
+
+def parse_duration(text: str | float | int, flag: str) -> float:
+    """Seconds from ``90``, ``90s``, ``10m``, ``2h`` or ``1d``; a one-line error naming ``flag`` otherwise."""
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        seconds = float(text)
+    else:
+        match = _DURATION.match(str(text).lower())
+        if not match:
+            raise UsageError(f"{flag} {text!r} is not a duration; use seconds or a unit, e.g. 90s, 10m, 2h")
+        seconds = float(match.group(1)) * _SECONDS[(match.group(2) or "s")[0]]
+    if seconds <= 0:
+        raise UsageError(f"{flag} must be more than 0 seconds, got {text!r}")
+    return seconds
+
+
+def format_seconds(seconds: float) -> str:
+    """``42 s``, ``12 min 5 s``, ``3 h 20 min``: a duration as people read it."""
+    seconds = max(float(seconds), 0.0)
+    if seconds < 60:
+        return f"{seconds:.3g} s" if seconds < 10 else f"{seconds:.0f} s"
+    minutes, secs = divmod(int(round(seconds)), 60)
+    if minutes < 60:
+        return f"{minutes} min" + (f" {secs} s" if secs else "")
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h" + (f" {minutes} min" if minutes else "")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What a sweep may spend: wall time from its first trial's start, epochs in all, or GPU-hours.
+
+    ``extra`` marks a budget written ``+1h``: that much more than an earlier run spent (``tuner resume``).
+    """
+
+    kind: str
+    amount: float
+    extra: bool = False
+
+    @classmethod
+    def parse(cls, text: str, flag: str = "--budget") -> Budget:
+        match = _BUDGET.match(str(text).strip().lower())
+        unit = (match.group(3) or "s") if match else ""
+        if match is None:
+            raise UsageError(f"{flag} {text!r} is not a budget; use {BUDGET_FORMS}")
+        amount, extra = float(match.group(2)), bool(match.group(1))
+        if unit in _EPOCH_UNITS:
+            if amount != int(amount):
+                raise UsageError(f"{flag} {text!r}: epochs are whole numbers")
+            kind = EPOCHS
+        elif unit in _GPU_HOUR_UNITS:
+            kind = GPU_HOURS
+        else:
+            try:
+                amount = parse_duration(f"{match.group(2)}{unit}", flag)
+            except UsageError:
+                raise UsageError(f"{flag} {text!r}: unknown unit {unit!r}; use {BUDGET_FORMS}") from None
+            kind = WALL
+        if amount <= 0:
+            raise UsageError(f"{flag} must be more than nothing, got {text!r}")
+        return cls(kind, amount, extra)
+
+    def describe(self, amount: float | None = None) -> str:
+        """The amount in its unit: ``2 h of wall time``, ``500 epochs``, ``4 GPU-hours``."""
+        value = self.amount if amount is None else amount
+        if self.kind == EPOCHS:
+            return f"{value:.0f} epochs"
+        if self.kind == GPU_HOURS:
+            return f"{value:.3g} GPU-hours"
+        return f"{format_seconds(value)} of wall time"
+
+    def spent_of(self, spent: dict[str, float]) -> float:
+        """This budget's unit out of everything a sweep has spent."""
+        return float(spent.get(self.kind, 0.0))
+
+
+# A trial that has not reported for this long is hung, unless --trial-timeout says otherwise. Epoch times
+# vary with the config (a batch of 2 is eight times slower than one of 16), so the limit follows the
+# slowest epoch the sweep has seen, not the trial's own.
+EPOCH_FACTOR = 5.0
+EPOCH_FLOOR_S = 120.0
+FIRST_REPORT_FLOOR_S = 600.0  # data loading, CUDA start-up, compiling and the first epoch
+
+
+@dataclass(frozen=True)
+class TrialTimeout:
+    """How long a running trial may stay silent: fixed (``--trial-timeout``) or from the epochs seen."""
+
+    fixed: float | None = None
+
+    @classmethod
+    def parse(cls, text: str | None) -> TrialTimeout:
+        return cls(None if text is None else parse_duration(text, "--trial-timeout"))
+
+    def limit(self, first_report: bool, slowest_epoch: float | None, slowest_first: float | None) -> float:
+        """Seconds of silence allowed now: before a trial's first report (after a start or a restore),
+        or between two reports."""
+        if self.fixed is not None:
+            return self.fixed
+        if first_report:
+            return max(FIRST_REPORT_FLOOR_S, EPOCH_FACTOR * (slowest_first or 0.0))
+        return max(EPOCH_FLOOR_S, EPOCH_FACTOR * (slowest_epoch or 0.0))
+
+    def describe(self) -> str:
+        if self.fixed is not None:
+            return f"trial timeout: a trial silent for {format_seconds(self.fixed)} is stopped as hung (--trial-timeout)"
+        return (f"trial timeout: a trial silent for {EPOCH_FACTOR:g}x the slowest epoch seen (at least "
+                f"{format_seconds(EPOCH_FLOOR_S)}; {format_seconds(FIRST_REPORT_FLOOR_S)} before its first report) is "
+                "stopped as hung; set it with --trial-timeout")  # fmt: skip

@@ -1,0 +1,88 @@
+"""SIGTERM and SIGHUP stop a sweep as Ctrl-C does: in order, resumably, with the resume command printed.
+
+Slurm, Kubernetes, ``timeout``, spot preemption and ``ray job stop`` end a process with SIGTERM; a closed
+terminal sends SIGHUP. Ray's own handler (installed while ``Tuner.fit`` runs) turns only SIGINT and
+SIGUSR1 into an orderly stop, and Ray's core installs a C-level handler for SIGTERM that prints a crash
+report and exits 1. ``OrderlyStop`` takes SIGINT, SIGTERM and SIGHUP for the length of a run (Ray is told
+to leave SIGINT alone, so every signal is counted here): the first is handed to Ray's handler, which
+``fit`` keeps on SIGUSR1 (trials keep their last checkpoint, the state is saved); the second, or one that
+comes before any trial runs, ends at once by raising ``Stopped`` (the saved state stays resumable). The CLI exits 128 + the signal's number: 143 for SIGTERM, 129 for SIGHUP, 130 for SIGINT.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+from typing import Any
+
+log = logging.getLogger(__name__)
+HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+RAY_STOP = signal.SIGUSR1  # where Ray's orderly-stop handler sits while fit runs
+RAY_SIGINT_OFF = "TUNE_DISABLE_SIGINT_HANDLER"
+
+
+class Stopped(KeyboardInterrupt):
+    """A signal ended the sweep at once (the second one, or one before any trial ran). A KeyboardInterrupt,
+    as Ctrl-C's is, so no ``except Exception`` on the way out swallows it."""
+
+    def __init__(self, signum: int, message: str) -> None:
+        super().__init__(message)
+        self.exit_code = 128 + signum
+
+
+def exit_code(signum: int | None) -> int:
+    return 128 + (signum or signal.SIGINT)
+
+
+class OrderlyStop:
+    """Within ``with``: SIGTERM/SIGHUP act as Ctrl-C; a second signal, or one outside ``fit``, ends at once.
+
+    ``received`` is the first signal's number (None when none came). ``resume_hint`` ends the message of
+    an immediate stop (the experiment's resume command, once the experiment exists).
+    """
+
+    def __init__(self, resume_hint: str = "") -> None:
+        self.resume_hint = resume_hint
+        self.received: int | None = None
+        self._saved: dict[int, Any] = {}
+
+    def __enter__(self) -> OrderlyStop:
+        if threading.current_thread() is not threading.main_thread():
+            return self  # only the main thread may handle signals (a notebook's worker thread, say)
+        self._env = os.environ.get(RAY_SIGINT_OFF)
+        os.environ[RAY_SIGINT_OFF] = "1"
+        for signum in (*HANDLED, RAY_STOP):
+            self._saved[signum] = signal.getsignal(signum)
+            signal.signal(signum, self._handle)
+        return self
+
+    def reinstall(self) -> None:
+        """Take the signals back after Ray's start, whose core installs its own SIGTERM handler."""
+        for signum in self._saved:
+            signal.signal(signum, self._handle)
+
+    def __exit__(self, *exc: Any) -> None:
+        for signum, previous in self._saved.items():
+            # A handler Python did not install (Ray's C-level one) reads back as None: the default then.
+            signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+        if self._saved:
+            if self._env is None:
+                os.environ.pop(RAY_SIGINT_OFF, None)
+            else:
+                os.environ[RAY_SIGINT_OFF] = self._env
+        self._saved.clear()
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        name = signal.Signals(signum).name
+        ray_stop = signal.getsignal(RAY_STOP)
+        if self.received is None and callable(ray_stop) and ray_stop is not self._handle:
+            self.received = signum
+            log.warning("%s received: stopping the sweep; trials keep their last checkpoint (a second signal "
+                        "ends at once)", name if signum != signal.SIGINT else "Ctrl-C")  # fmt: skip
+            ray_stop(RAY_STOP, frame)  # Ray's own orderly stop
+            return
+        self.received = self.received or signum
+        hint = f"; {self.resume_hint}" if self.resume_hint else ""
+        raise Stopped(signum, f"{name} received: stopped at once{hint}")
