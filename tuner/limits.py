@@ -71,10 +71,9 @@ class Budget:
         elif unit in _GPU_HOUR_UNITS:
             kind = GPU_HOURS
         else:
-            try:
-                amount = parse_duration(f"{match.group(2)}{unit}", flag)
-            except UsageError:
-                raise UsageError(f"{flag} {text!r}: unknown unit {unit!r}; use {BUDGET_FORMS}") from None
+            if not _DURATION.match(f"1{unit}"):
+                raise UsageError(f"{flag} {text!r}: unknown unit {unit!r}; use {BUDGET_FORMS}")
+            amount = parse_duration(f"{match.group(2)}{unit}", flag)
             kind = WALL
         if amount <= 0:
             raise UsageError(f"{flag} must be more than nothing, got {text!r}")

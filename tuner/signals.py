@@ -77,7 +77,7 @@ class OrderlyStop:
     def _handle(self, signum: int, frame: Any) -> None:
         name = signal.Signals(signum).name
         ray_stop = signal.getsignal(RAY_STOP)
-        if self.received is None and callable(ray_stop) and ray_stop is not self._handle:
+        if self.received is None and callable(ray_stop) and ray_stop != self._handle:
             self.received = signum
             log.warning("%s received: stopping the sweep; trials keep their last checkpoint (a second signal "
                         "ends at once)", name if signum != signal.SIGINT else "Ctrl-C")  # fmt: skip

@@ -33,13 +33,14 @@ def _first_results(folder, timeout=120.0) -> bool:
     return False
 
 
-def _ctrl_c_after_first_results(args: list[str], folder, cwd) -> tuple[int, str]:
-    """Run ``tuner`` as a user would, press Ctrl-C once trials have reported; exit code and stdout."""
+def _ctrl_c_after_first_results(args: list[str], folder, cwd, signum=signal.SIGINT) -> tuple[int, str]:
+    """Run ``tuner`` as a user would, press Ctrl-C (or send ``signum``) once trials have reported; exit code
+    and stdout."""
     driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.PIPE, cwd=cwd,
                               stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
     try:
         assert _first_results(folder), "the sweep never reported"
-        driver.send_signal(signal.SIGINT)
+        driver.send_signal(signum)
         out, _ = driver.communicate(timeout=120)
     finally:
         if driver.poll() is None:
@@ -74,6 +75,7 @@ def test_kill_9_then_resume_runs_every_trial_once(run_cli, tmp_path):
     result = run_cli("resume", folder)
     assert result.code == 0, result.err[-3000:]
     assert "resuming" in result.out
+    assert f"killed was left claimed by pid {driver.pid}" in result.err, result.err[-2000:]
 
     after = experiment.load(str(folder))
     assert len(after.trials) == 4, [t.trial_id for t in after.trials]
@@ -91,6 +93,23 @@ def test_ctrl_c_stops_in_order_and_says_how_to_resume(tmp_path):
     code, out = _ctrl_c_after_first_results(args, tmp_path / "ctrlc", tmp_path)
     assert code == 130, out[-2000:]
     assert f"continue with: tuner resume {tmp_path / 'ctrlc'}" in out
+
+
+def test_sigterm_during_a_cifar_sweep_then_resume_loses_nothing(run_cli, tmp_path):
+    space = tmp_path / "slow.py"
+    space.write_text(SPACE)
+    folder = tmp_path / "term"
+    args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
+            "--dataset", "synthetic", "--synthetic-size", "1500", "--storage-path", str(tmp_path), "--name", "term"]  # fmt: skip
+    code, out = _ctrl_c_after_first_results(args, folder, tmp_path, signal.SIGTERM)
+    assert code == 143, out[-2000:]
+    assert f"continue with: tuner resume {folder}" in out
+    result = run_cli("resume", folder)
+    assert result.code == 0, result.err[-3000:]
+    after = experiment.load(str(folder))
+    assert len(after.trials) == 4
+    for trial in after.trials:
+        assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3], trial.trial_id
 
 
 def test_storage_given_as_a_uri_holds_the_whole_experiment_and_resumes_by_uri(run_cli, tmp_path):

@@ -143,4 +143,4 @@ def test_saved_config_round_trips(tmp_path):
 def test_coerce_optional_none():
     assert coerce("max_concurrent", "none", "x") is None
     with pytest.raises(UsageError):
-        coerce("num_samples", None, "x")
+        coerce("max_epochs", None, "x")

@@ -1,0 +1,151 @@
+"""Sweeps left alone end on their own: hung trials stop, budgets hold, signals stop in order, one writer."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.instant import instant_space
+from tuner import experiment
+from tuner.claim import CLAIM_FILE
+
+FIFO = ("--scheduler", "fifo", "--searcher", "random")
+
+
+def _epochs(folder) -> dict[str, list[int]]:
+    return {t.trial_id: [int(float(r["epoch"])) for r in t.rows] for t in experiment.load(str(folder)).trials}
+
+
+def test_a_hung_trial_ends_within_its_timeout_while_the_others_finish(sweep, tmp_path):
+    space = instant_space(tmp_path, hang_at=2, sleep=0.2)
+    started = time.monotonic()
+    result = sweep("--space", space, *FIFO, "--num-samples", "3", "--max-epochs", "3", "--trial-timeout", "6")
+    assert time.monotonic() - started < 90
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    assert "trial timeout: a trial silent for 6 s is stopped as hung" in result.out
+    trials = experiment.load(str(result.folder)).trials
+    hung = [t for t in trials if t.status == "ERROR"]
+    assert len(hung) == 1 and hung[0].fate.startswith("hung: no report for 6 s after epoch 1"), [t.fate for t in trials]
+    assert all(t.fate == "ran to max epochs (3)" for t in trials if t is not hung[0])
+    assert f"failed: {hung[0].trial_id}: hung: no report for" in result.out and "1 hung" in result.out
+    assert "in your code" not in result.err  # the reason is the sweep's, not a traceback of Ray's
+
+
+def test_a_hung_trial_is_retried_from_its_checkpoint(sweep, tmp_path):
+    space = instant_space(tmp_path, hang_at=2, sleep=0.2)
+    result = sweep("--space", space, *FIFO, "--num-samples", "2", "--max-epochs", "3", "--trial-timeout", "6",
+                   "--max-failures", "1")  # fmt: skip
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    assert all(epochs == [1, 2, 3] for epochs in _epochs(result.folder).values())  # none lost, none twice
+    fates = [t.fate for t in experiment.load(str(result.folder)).trials]
+    assert any("retried after hung: no report for" in f for f in fates), fates
+
+
+def test_an_epoch_budget_holds_and_resume_extends_it(sweep, run_cli, tmp_path):
+    space = instant_space(tmp_path)
+    result = sweep("--space", space, *FIFO, "--budget", "10ep", "--max-epochs", "4")
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    assert "budget: 10 epochs, counted from the first trial's start" in result.out
+    spent = sum(len(e) for e in _epochs(result.folder).values())
+    assert 10 <= spent <= 10 + 2, spent  # at most one epoch more per trial running at once
+    assert "the sweep ended on it" in result.out and "ended by the budget" in result.out
+
+    refused = run_cli("resume", result.folder)
+    assert refused.code == 2 and "has spent its budget (10 epochs); extend it with --budget +AMOUNT" in refused.err
+
+    extended = run_cli("resume", result.folder, "--budget", "+6ep")
+    assert extended.code == 0, extended.out[-2000:] + extended.err[-2000:]
+    total = sum(len(e) for e in _epochs(result.folder).values())
+    assert spent + 6 <= total <= spent + 6 + 2, (spent, total)
+    assert json.loads((result.folder / "spent.json").read_text())["epochs"] >= spent + 6
+
+
+def test_a_wall_time_budget_ends_the_sweep_on_time(sweep, tmp_path):
+    space = instant_space(tmp_path, sleep=0.5)
+    result = sweep("--space", space, *FIFO, "--budget", "8s", "--max-epochs", "50")
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    spent = json.loads((result.folder / "spent.json").read_text())
+    assert spent["ended_by_budget"] and 8 <= spent["wall"] < 11, spent
+    assert all(t.fate.startswith("ended by the budget at epoch") for t in experiment.load(str(result.folder)).trials)
+
+
+def test_a_trial_killed_by_a_signal_is_named(sweep, tmp_path):
+    for name, signal_name, expected in (("segv", "SIGSEGV", "died: killed by SIGSEGV (segmentation fault) in epoch 2"),
+                                        ("kill", "SIGKILL", "died: killed by SIGKILL in epoch 2")):  # fmt: skip
+        space = instant_space(tmp_path, signal_at=2, signal=signal_name, name=f"{name}.py")
+        result = sweep("--space", space, *FIFO, "--num-samples", "2", "--max-epochs", "2", name=name)
+        assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+        died = [t for t in experiment.load(str(result.folder)).trials if t.status == "ERROR"]
+        assert len(died) == 1 and died[0].fate.startswith(expected), died[0].fate
+        assert f"failed: {died[0].trial_id}: {expected}" in result.out
+    assert "Fatal Python error: Segmentation fault" in next(Path(tmp_path, "segv").glob("*/crash.txt")).read_text()
+
+
+def test_a_nan_metric_is_shown_and_never_ranked(sweep, run_cli, tmp_path):
+    space = instant_space(tmp_path, nan_at=2)
+    result = sweep("--space", space, *FIFO, "--num-samples", "2", "--max-epochs", "2")
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    assert "loss was nan at epoch 2 (such values are never ranked)" in result.out
+    rows = json.loads(run_cli("results", result.folder, "--format", "json").out)
+    assert all(row["best_loss"] is not None and row["best_loss"] == row["best_loss"] for row in rows)
+    table = run_cli("results", result.folder).out
+    assert "nan" in table and "loss was nan at epoch 2" in table
+
+
+def _tuner(*args, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tuner", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, **kwargs)  # fmt: skip
+
+
+def _wait_for(predicate, timeout=120.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def _reported(folder) -> bool:
+    return any(len(p.read_text().strip().splitlines()) >= 2 for p in Path(folder).glob("*/progress.csv"))
+
+
+def _finish(proc) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_sigterm_stops_resumably_and_a_second_writer_is_refused(run_cli, tmp_path):
+    space = instant_space(tmp_path, sleep=0.5)
+    folder = tmp_path / "term"
+    driver = _tuner("sweep", "--space", space, *FIFO, "--num-samples", "4", "--max-epochs", "5",
+                    "--storage-path", tmp_path, "--name", "term")  # fmt: skip
+    assert _wait_for(lambda: _reported(folder)), "the sweep never reported"
+    driver.send_signal(signal.SIGTERM)
+    out, err = _finish(driver)
+    assert driver.returncode == 143, out[-2000:] + err[-2000:]
+    assert "stopped by SIGTERM: " in out and f"continue with: tuner resume {folder}" in out
+    assert "SIGTERM received: stopping the sweep" in err
+    assert "*** SIGTERM" not in err and "Tuner.restore" not in err, err[-2000:]
+
+    first = _tuner("resume", folder)
+    try:
+        assert _wait_for(lambda: (folder / CLAIM_FILE).is_file() or first.poll() is not None)
+        second = run_cli("resume", folder)
+        assert second.code == 2, second.out[-1000:] + second.err[-1000:]
+        assert second.err.strip() == (second.err.strip().splitlines() or [""])[0]
+        assert f"term is being run by pid {first.pid} on " in second.err and "wait for it, or stop it first" in second.err
+    finally:
+        out, err = _finish(first)
+    assert first.returncode == 0, out[-2000:] + err[-2000:]
+    epochs = _epochs(folder)
+    assert len(epochs) == 4 and all(e == [1, 2, 3, 4, 5] for e in epochs.values()), epochs

@@ -1,0 +1,74 @@
+"""Budgets and trial timeouts as users write them, and what the guards decide from them (no Ray needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tuner.crashes import RUN_MARKER, death
+from tuner.errors import UsageError
+from tuner.limits import EPOCHS, GPU_HOURS, WALL, Budget, TrialTimeout, format_seconds, parse_duration
+
+
+@pytest.mark.parametrize(
+    "text, kind, amount",
+    [("30s", WALL, 30), ("90m", WALL, 5400), ("2h", WALL, 7200), ("1.5h", WALL, 5400), ("45", WALL, 45),
+     ("500ep", EPOCHS, 500), ("500epochs", EPOCHS, 500), ("4gpuh", GPU_HOURS, 4), ("0.5 gpuh", GPU_HOURS, 0.5)],
+)  # fmt: skip
+def test_budgets_in_every_unit_the_issue_names(text, kind, amount):
+    budget = Budget.parse(text)
+    assert (budget.kind, budget.amount, budget.extra) == (kind, amount, False)
+
+
+def test_a_plus_budget_is_that_much_more():
+    assert Budget.parse("+30m") == Budget(WALL, 1800, extra=True)
+
+
+@pytest.mark.parametrize("text, fragment", [("soon", "not a budget"), ("3 parsecs", "unknown unit 'parsecs'"),
+                                            ("0s", "more than"), ("2.5ep", "whole numbers"), ("-1h", "not a budget")])  # fmt: skip
+def test_bad_budgets_say_what_is_valid(text, fragment):
+    with pytest.raises(UsageError) as caught:
+        Budget.parse(text)
+    assert fragment in str(caught.value) and "\n" not in str(caught.value)
+
+
+def test_durations_and_their_errors():
+    assert parse_duration("10m", "--trial-timeout") == 600
+    assert parse_duration(90, "--trial-timeout") == 90
+    with pytest.raises(UsageError, match="--trial-timeout 'later' is not a duration"):
+        parse_duration("later", "--trial-timeout")
+    assert [format_seconds(s) for s in (4.2, 42, 725, 12000)] == ["4.2 s", "42 s", "12 min 5 s", "3 h 20 min"]
+
+
+def test_the_default_timeout_follows_the_slowest_epoch_with_floors():
+    timeout = TrialTimeout()
+    assert timeout.limit(first_report=True, slowest_epoch=None, slowest_first=None) == 600
+    assert timeout.limit(first_report=False, slowest_epoch=3.0, slowest_first=20.0) == 120  # seconds-long epochs
+    assert timeout.limit(first_report=False, slowest_epoch=100.0, slowest_first=20.0) == 500
+    assert timeout.limit(first_report=True, slowest_epoch=100.0, slowest_first=300.0) == 1500
+    fixed = TrialTimeout.parse("90s")
+    assert fixed.limit(True, 1000.0, 1000.0) == fixed.limit(False, None, None) == 90
+    assert "1 min 30 s" in fixed.describe() and "--trial-timeout" in TrialTimeout().describe()
+
+
+RAY_DEATH = "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR"
+
+
+def test_a_death_is_named_by_the_signal_the_stack_file_holds():
+    crash = RUN_MARKER + 'Fatal Python error: Segmentation fault\n\nStack:\n  File "train.py", line 8 in train\n'
+    text = death(RAY_DEATH, crash, 0, epoch=2, crash_file="T/crash.txt")
+    assert text == "died: killed by SIGSEGV (segmentation fault) in epoch 3; the Python stack is in T/crash.txt"
+
+
+def test_a_death_that_left_no_stack_is_a_sigkill_and_the_oom_counter_says_whose():
+    assert death(RAY_DEATH, RUN_MARKER, 0, 0, "c").startswith("died: killed by SIGKILL in epoch 1 (most often")
+    assert "out-of-memory killer in epoch 1; use a smaller batch" in death(RAY_DEATH, RUN_MARKER, 1, 0, "c")
+    earlier = RUN_MARKER + "Fatal Python error: Aborted\n" + RUN_MARKER  # the retry after an abort died silently
+    assert "SIGKILL" in death(RAY_DEATH, earlier, 0, 4, "c")
+
+
+def test_a_death_on_a_node_this_driver_cannot_read_says_only_what_is_known():
+    assert death(RAY_DEATH, None, 0, 1, "c").startswith("died: its process ended without a Python error in epoch 2")
+
+
+def test_an_ordinary_error_is_not_a_death():
+    assert death("ValueError: bad lr", "", 0, 1, "c") is None

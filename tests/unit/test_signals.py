@@ -1,0 +1,31 @@
+"""A stop signal outside a running fit ends at once with 128 + its number, and the handlers are put back."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+from tuner.signals import OrderlyStop, Stopped
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
+def test_a_signal_before_any_trial_ends_at_once_with_the_resume_hint(signum, code):
+    before = signal.getsignal(signum)
+    with pytest.raises(Stopped) as caught:
+        with OrderlyStop("continue with: tuner resume EXP") as stop:
+            os.kill(os.getpid(), signum)
+    assert caught.value.exit_code == code and stop.received == signum
+    assert str(caught.value) == f"{signal.Signals(signum).name} received: stopped at once; continue with: tuner resume EXP"
+    assert signal.getsignal(signum) is before
+
+
+def test_the_first_signal_inside_fit_goes_to_rays_orderly_stop():
+    calls = []
+    with OrderlyStop() as stop:
+        signal.signal(signal.SIGUSR1, lambda s, f: calls.append(s))  # what Tune.fit installs
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert calls == [signal.SIGUSR1] and stop.received == signal.SIGTERM
+        with pytest.raises(Stopped):  # the second one does not wait
+            os.kill(os.getpid(), signal.SIGTERM)
