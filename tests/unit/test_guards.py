@@ -1,0 +1,101 @@
+"""The hung-trial watch and the budget watch decide from a controller's steps (a fake clock, trials as Tune
+shows them to callbacks); the sweeps that prove them end to end are in tests/integration/test_unattended.py."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+from tuner.budget import BudgetStopper, BudgetWatch, load_spent
+from tuner.fates import FateLog, recorded
+from tuner.limits import TrialTimeout
+from tuner.watchdog import HungTrialWatch
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def trial(trial_id: str, status: str = "RUNNING", gpus: float = 0.0, epoch: int = 0):
+    resources = SimpleNamespace(required_resources={"CPU": 1.0, "GPU": gpus})
+    return SimpleNamespace(trial_id=trial_id, status=status, placement_group_factory=resources,
+                           last_result={"training_iteration": epoch}, temporary_state=SimpleNamespace(ray_actor=None))  # fmt: skip
+
+
+def test_the_default_limit_learns_from_epochs_and_ends_only_the_silent_trial(tmp_path):
+    clock, log = Clock(), FateLog(str(tmp_path / "exp"))
+    watch = HungTrialWatch(TrialTimeout(), log, clock=clock)
+    fast, slow = trial("fast"), trial("slow")
+    for t in (fast, slow):
+        watch.on_trial_start(0, [fast, slow], t)
+    clock.now = 30.0  # first reports after 30 s (data loading), then 10 s epochs
+    for t in (fast, slow):
+        watch.on_trial_result(0, [fast, slow], t, {"training_iteration": 1})
+    clock.now = 40.0
+    watch.on_trial_result(0, [fast, slow], fast, {"training_iteration": 2})
+    assert watch.slowest_epoch == 10.0 and watch.slowest_first == 30.0
+    clock.now = 30.0 + 119
+    watch.on_step_end(0, [fast, slow])
+    assert recorded(str(tmp_path / "exp")) == {}, "within 2 minutes (5x 10 s is less than the floor)"
+    clock.now = 30.0 + 121  # fast last reported 111 s ago: still within its limit
+    watch.on_step_end(0, [fast, slow])
+    decisions = recorded(str(tmp_path / "exp"))
+    assert list(decisions) == ["slow"]
+    assert decisions["slow"]["failures"] == ["hung: no report for 121 s after epoch 1 (limit 2 min)"]
+
+
+def test_a_paused_trial_is_not_hung_and_is_timed_afresh_when_it_runs_again(tmp_path):
+    clock = Clock()
+    watch = HungTrialWatch(TrialTimeout(fixed=10.0), FateLog(str(tmp_path / "exp")), clock=clock)
+    paused = trial("p", epoch=2)
+    watch.on_trial_start(0, [paused], paused)
+    paused.status = "PAUSED"
+    clock.now = 100.0
+    watch.on_step_end(0, [paused])
+    paused.status = "RUNNING"  # HyperBand resumed it: no start event
+    watch.on_step_end(0, [paused])
+    clock.now = 109.0
+    watch.on_step_end(0, [paused])
+    assert recorded(str(tmp_path / "exp")) == {}
+    clock.now = 111.0
+    watch.on_step_end(0, [paused])
+    assert recorded(str(tmp_path / "exp"))["p"]["failures"][0].startswith("hung: no report for 11 s after epoch 2")
+
+
+def test_a_gpu_hour_budget_counts_the_gpus_running_trials_hold(tmp_path):
+    folder = str(tmp_path / "exp")
+    clock = Clock()
+    watch = BudgetWatch(folder, "0.01gpuh", FateLog(folder), clock=clock)  # 36 GPU-seconds
+    a, b, waiting = trial("a", gpus=1.0), trial("b", gpus=0.5), trial("w", status="PENDING", gpus=1.0)
+    trials = [a, b, waiting]
+    watch.on_step_end(0, trials)  # before the first trial's start nothing counts
+    clock.now = 100.0
+    watch.on_step_end(0, trials)
+    assert watch.spent()["gpu_hours"] == 0.0
+    watch.on_trial_start(0, trials, a)
+    clock.now = 120.0
+    watch.on_step_end(0, trials)  # 20 s x 1.5 GPUs = 30 GPU-seconds
+    assert not BudgetStopper(watch).stop_all()
+    clock.now = 125.0
+    watch.on_step_end(0, trials)  # 37.5 GPU-seconds
+    assert BudgetStopper(watch).stop_all()
+    assert {k: v["budget"] for k, v in recorded(folder).items()} == {t: "ended by the budget" for t in "abw"}
+    watch.on_experiment_end(trials)
+    saved = load_spent(folder)
+    assert saved["ended_by_budget"] and abs(saved["wall"] - 25.0) < 1e-9 and abs(saved["gpu_hours"] - 37.5 / 3600) < 1e-9
+
+
+def test_a_resumed_run_counts_on_from_what_was_saved(tmp_path):
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    (folder / "spent.json").write_text(json.dumps({"wall": 5.0, "epochs": 7, "gpu_hours": 0.0}))
+    watch = BudgetWatch(str(folder), "9ep")
+    t = trial("a")
+    watch.on_trial_result(0, [t], t, {"training_iteration": 1})
+    assert not watch.ended
+    watch.on_trial_result(0, [t], t, {"training_iteration": 2})
+    assert watch.ended and watch.spent()["epochs"] == 9
