@@ -49,7 +49,18 @@ def load_spent(folder: str) -> dict[str, Any]:
         for key in (WALL, EPOCHS, GPU_HOURS):
             spent[key] = max(spent[key], saved.get(key) or 0)
         spent["ended_by_budget"] = spent["ended_by_budget"] or bool(saved.get("ended_by_budget"))
+    spent[EPOCHS] = max(spent[EPOCHS], _epochs_reported(folder))  # the results hold every epoch, a kill or not
     return spent
+
+
+def _epochs_reported(folder: str) -> int:
+    from tuner import experiment
+    from tuner.errors import UsageError
+
+    try:
+        return sum(len(trial.rows) for trial in experiment.load(folder).trials)
+    except (UsageError, OSError):  # no experiment there yet
+        return 0
 
 
 def persist_spent(folder: str) -> dict[str, Any]:
@@ -198,7 +209,7 @@ def describe_spent(spent: dict[str, Any], budget: str | None) -> str:
     """The summary's budget line: what the sweep spent in all, and against what."""
     from tuner.limits import format_seconds
 
-    parts = f"{format_seconds(spent.get(WALL, 0.0))} of trial time, {int(spent.get(EPOCHS, 0))} epochs"
+    parts = f"{format_seconds(spent.get(WALL, 0.0))} of wall time, {int(spent.get(EPOCHS, 0))} epochs"
     if spent.get(GPU_HOURS):
         parts += f", {spent[GPU_HOURS]:.3g} GPU-hours"
     if not budget:

@@ -183,6 +183,19 @@ def _delete(folder: str, name: str) -> None:
     fs.delete_file(path)
 
 
+def held_elsewhere(folder: str) -> bool:
+    """Whether another live process holds the experiment now (a review's question: are its RUNNING trials
+    running?). Reads the claim and never takes it; a holder on another host is trusted while its claim stands."""
+    holder = _parse(storage.read_text(folder, CLAIM_FILE)) if storage.exists(folder, CLAIM_FILE) else None
+    if not holder:
+        return False
+    if holder.get("host") == socket.gethostname() and holder.get("pid") == os.getpid():
+        return False
+    if "lease_s" in holder and time.time() - float(holder.get("renewed") or 0) > float(holder["lease_s"]):
+        return False
+    return not _gone_from_this_host(holder)
+
+
 @contextlib.contextmanager
 def claimed(folder: str, command: str):
     """Hold ``folder`` for one writer while the block runs; a one-line error (exit 2) when another holds it."""

@@ -72,8 +72,9 @@ class SweepConfig:
             _check_choice("mode", self.mode, MODES)
         if self.num_samples is not None:
             _check_at_least("num-samples", self.num_samples, 1)
-        if self.budget is not None:
-            Budget.parse(self.budget)
+        if self.budget is not None and Budget.parse(self.budget).extra:
+            raise UsageError(f"--budget {self.budget}: '+' adds to what a sweep spent, for 'tuner resume'; a new "
+                             f"sweep takes the amount itself ({self.budget.strip().lstrip('+')})")  # fmt: skip
         TrialTimeout.parse(self.trial_timeout)
         _check_at_least("max-epochs", self.max_epochs, 1)
         _check_at_least("synthetic-size", self.synthetic_size, 10)

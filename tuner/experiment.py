@@ -200,8 +200,10 @@ def _trial_id(dir_name: str, rows: list[dict[str, Any]], known: dict[str, str]) 
 
 def load(ref: str) -> Experiment:
     from tuner import fates
+    from tuner.claim import held_elsewhere
 
     folder = locate(ref)
+    live = held_elsewhere(folder)
     config = load_saved_config(folder)
     states = saved_trial_states(folder)
     decisions = fates.recorded(folder)
@@ -228,6 +230,6 @@ def load(ref: str) -> Experiment:
             error_file = storage.join(trial_path, name) if storage.exists(trial_path, name) else None
         record = TrialRecord(trial_id, trial_path, status, trial_config, rows, error, error_file)
         record.fate = fates.fate(status, record.epochs, config.max_epochs, error, decision,
-                                 record.nonfinite(config.metric or "loss"))  # fmt: skip
+                                 record.nonfinite(config.metric or "loss"), live)  # fmt: skip
         trials.append(record)
     return Experiment(folder, config, trials)

@@ -21,6 +21,7 @@ FATES_FILE = "fates.json"
 LOG_NAME = ".tuner-fates.jsonl"
 STOPPED, PERTURBED = "stopped", "perturbed"
 HUNG, DIED, BUDGET = "hung", "died", "budget"
+UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
 FAILURES = (HUNG, DIED)  # failures the sweep explains better than Ray's error does
 
 
@@ -87,8 +88,9 @@ def explained(text: str) -> bool:
 
 
 def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[str, Any] | None,
-         nonfinite: str = "") -> str:  # fmt: skip
-    """One trial's fate in words; ``nonfinite`` names a NaN or infinite metric it reported."""
+         nonfinite: str = "", live: bool = True) -> str:  # fmt: skip
+    """One trial's fate in words; ``nonfinite`` names a NaN or infinite metric it reported; ``live`` says
+    whether a process runs the sweep now (else an open trial is unfinished, not running)."""
     decision = decision or {}
     perturbed = decision.get("perturbed", [])
     note = ""
@@ -102,11 +104,12 @@ def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[s
     if decision.get("failures"):
         note += "; retried after " + ", then ".join(decision["failures"])
     if status in ("RUNNING", "PENDING", "PAUSED"):
-        return status.lower() + note
+        return (status.lower() if live else UNFINISHED) + note
     if decision.get("stopped"):
         return decision["stopped"] + note
     if decision.get("budget") and epochs < max_epochs:
-        return f"{decision['budget']} at epoch {epochs} of {max_epochs}" + note
+        where = f"at epoch {epochs} of {max_epochs}" if epochs else "before its first epoch"
+        return f"{decision['budget']} {where}" + note
     if epochs >= max_epochs:
         return f"ran to max epochs ({max_epochs})" + note
     return f"ended at epoch {epochs} of {max_epochs}" + note
@@ -123,6 +126,6 @@ def kind(text: str) -> str:
         return "errored"
     if text.startswith(("stopped early", "ended by the budget")):
         return "stopped early"
-    if text.startswith(("running", "pending", "paused")):
+    if text.startswith(("running", "pending", "paused", "unfinished")):
         return "running"
     return "completed"

@@ -30,7 +30,7 @@ def parse_duration(text: str | float | int, flag: str) -> float:
             raise UsageError(f"{flag} {text!r} is not a duration; use seconds or a unit, e.g. 90s, 10m, 2h")
         seconds = float(match.group(1)) * _SECONDS[(match.group(2) or "s")[0]]
     if seconds <= 0:
-        raise UsageError(f"{flag} must be more than 0 seconds, got {text!r}")
+        raise UsageError(f"{flag} must be more than 0, got {text!r}")
     return seconds
 
 
@@ -60,9 +60,13 @@ class Budget:
     @classmethod
     def parse(cls, text: str, flag: str = "--budget") -> Budget:
         match = _BUDGET.match(str(text).strip().lower())
-        unit = (match.group(3) or "s") if match else ""
         if match is None:
             raise UsageError(f"{flag} {text!r} is not a budget; use {BUDGET_FORMS}")
+        unit = match.group(3)
+        if unit is None:
+            n = match.group(2)
+            raise UsageError(f"{flag} {text!r} needs a unit: {n}s, {n}m, {n}h (wall time), {n}ep (epochs) or "
+                             f"{n}gpuh (GPU-hours)")  # fmt: skip
         amount, extra = float(match.group(2)), bool(match.group(1))
         if unit in _EPOCH_UNITS:
             if amount != int(amount):
@@ -76,7 +80,7 @@ class Budget:
             amount = parse_duration(f"{match.group(2)}{unit}", flag)
             kind = WALL
         if amount <= 0:
-            raise UsageError(f"{flag} must be more than nothing, got {text!r}")
+            raise UsageError(f"{flag} must be more than 0, got {text!r}")
         return cls(kind, amount, extra)
 
     def describe(self, amount: float | None = None) -> str:
@@ -87,6 +91,29 @@ class Budget:
         if self.kind == GPU_HOURS:
             return f"{value:.3g} GPU-hours"
         return f"{format_seconds(value)} of wall time"
+
+    @property
+    def counted(self) -> str:
+        """How the plan says it is counted."""
+        if self.kind == EPOCHS:
+            return "counted as the epochs of all trials together"
+        if self.kind == GPU_HOURS:
+            return "counted over the GPUs that running trials hold, from the first trial's start"
+        return "counted from the first trial's start"
+
+    def example_more(self) -> str:
+        """A ``+AMOUNT`` in this budget's own unit, for messages."""
+        return {EPOCHS: "+100ep", GPU_HOURS: "+1gpuh"}.get(self.kind, "+30m")
+
+    def text_for(self, total: float) -> str:
+        """A budget of ``total`` in this unit, as it is saved (whole seconds for wall time)."""
+        import math
+
+        if self.kind == EPOCHS:
+            return f"{total:.0f}ep"
+        if self.kind == GPU_HOURS:
+            return f"{total:.4g}gpuh"
+        return f"{math.ceil(total)}s"
 
     def spent_of(self, spent: dict[str, float]) -> float:
         """This budget's unit out of everything a sweep has spent."""

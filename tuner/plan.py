@@ -247,6 +247,6 @@ def limit_lines(cfg: SweepConfig) -> list[str]:
     else:
         budget = Budget.parse(cfg.budget)
         cap = f", at most {cfg.num_samples} trial(s)" if cfg.num_samples is not None else ""
-        lines = [f"budget: {budget.describe()}, counted from the first trial's start{cap}; when it is spent, "
-                 "running trials stop with their last checkpoint"]  # fmt: skip
+        lines = [f"budget: {budget.describe()}, {budget.counted}{cap}; when it is spent, running trials "
+                 "stop with their last checkpoint"]  # fmt: skip
     return [*lines, TrialTimeout.parse(cfg.trial_timeout).describe()]

@@ -18,7 +18,9 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
    off; tuner keeps it on, so the line (an invitation to weaken security) is dropped. Each failed trial's
    traceback is logged whole, Ray's frames first, once per trial; tuner reports the user's own frames
    once at the end, with the error file inside the experiment folder. On a stop signal Ray advises
-   ``Tuner.restore(...)``; tuner prints its own ``tuner resume`` command instead.
+   ``Tuner.restore(...)``; tuner prints its own ``tuner resume`` command instead. A trial that a budget or a
+   signal ended before its first report makes Ray warn at the end that it found no results for it; that
+   warning is dropped (any other trial it lists keeps it).
 5. The tutorial's API (Ray 2.60): "Hyperparameter tuning with Ray Tune" writes its trainable with
    ``ray.train.report``, ``ray.train.get_checkpoint`` and ``ray.train.Checkpoint``, which Ray 2.60
    refuses inside a Tune function, and older code reports with keywords (``tune.report(loss=...)``).
@@ -201,6 +203,11 @@ SWEEP_LOGGER = "ray.tune.tune"
 SWEEP_FAILURES = "Trials did not complete"
 # Ray's words on a stop signal, which tuner says itself (tuner/signals.py) with the tuner resume command.
 INTERRUPT_NOTICES = ("Stop signal received", "Experiment has been interrupted")
+# At the end of fit Ray reads every trial's results again; a trial that a budget or a stop signal ended
+# before its first report has none, and Ray warns about it. tuner reads results itself (tuner/experiment.py).
+ANALYSIS_LOGGER = "ray.tune.analysis.experiment_analysis"
+NO_METRICS = "Failed to fetch metrics for"
+NEVER_REPORTED = "both result.json and progress.csv were not found"
 
 
 class _DropMessage(logging.Filter):
@@ -232,13 +239,24 @@ class _DropInterruptNotices(_DropMessage):
         super().__init__(INTERRUPT_NOTICES)  # type: ignore[arg-type]
 
 
+class _DropNeverReported(logging.Filter):
+    """Ray's warning about trials with no results, when every one it lists simply never reported."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        lines = record.getMessage().splitlines()
+        if not lines or not lines[0].startswith(NO_METRICS):
+            return True
+        return not all(NEVER_REPORTED in line for line in lines[1:])
+
+
 def quiet_terminal() -> None:
-    """Drop Ray's token-auth opt-out advice, its per-trial failure tracebacks and its own stop-signal notices
-    (all logged in the driver)."""
+    """Drop Ray's token-auth opt-out advice, its per-trial failure tracebacks, its own stop-signal notices
+    and its warning about trials that never reported (all logged in the driver)."""
     _install(TOKEN_LOGGER, _DropTokenWarning())
     _install(TRIAL_LOGGER, _DropTrialTracebacks())
     _install(SWEEP_LOGGER, _DropFailureList())
     _install(SWEEP_LOGGER, _DropInterruptNotices())
+    _install(ANALYSIS_LOGGER, _DropNeverReported())
 
 
 # --- 5. the tutorial's API ------------------------------------------------------------------------------

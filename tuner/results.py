@@ -80,8 +80,10 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
             import signal
 
             how = f"stopped by {signal.Signals(summary['signal']).name}"
-        lines.append(f"{how}: {summary['unfinished']} trial(s) unfinished; continue with: tuner resume "
-                     f"{summary['experiment']}")  # fmt: skip
+        waiting = summary.get("not_started") or 0
+        started = summary["unfinished"] - waiting
+        count = f"{started} trial(s) unfinished" + (f" and {waiting} not started yet" if waiting else "")
+        lines.append(f"{how}: {count}; continue with: tuner resume {summary['experiment']}")
     return lines
 
 

@@ -171,7 +171,7 @@ def guards(cfg: SweepConfig, folder: str, fate_log: Any) -> list[Any]:
     from tuner.limits import TrialTimeout
     from tuner.watchdog import HungTrialWatch
 
-    return [HungTrialWatch(TrialTimeout.parse(cfg.trial_timeout), fate_log),
+    return [HungTrialWatch(TrialTimeout.parse(cfg.trial_timeout), fate_log, folder=folder),
             CrashNamer(storage.local_path(folder), fate_log), BudgetWatch(folder, cfg.budget, fate_log)]  # fmt: skip
 
 
@@ -225,7 +225,8 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any
     spent = budget.persist_spent(folder)
     summary = summarize(experiment.load(folder))
     summary["spent"] = budget.describe_spent(spent, cfg.budget)
-    summary["unfinished"] = 0 if spent["ended_by_budget"] else _unfinished_trials(cfg, folder, statuses)
+    unfinished, not_started = (0, 0) if spent["ended_by_budget"] else _unfinished_trials(cfg, folder, statuses)
+    summary["unfinished"], summary["not_started"] = unfinished + not_started, not_started
     stalled = stall_reason(folder)
     if stalled:
         summary["stalled"] = stalled
@@ -236,9 +237,10 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any
     return summary
 
 
-def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] | None) -> int:
-    """Trials not yet run to their end: non-zero after Ctrl-C (Ray turns it into an orderly stop) or a
-    stall. ``statuses`` are the sweep's own last-step statuses; without them the saved state is read."""
+def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] | None) -> tuple[int, int]:
+    """Trials not yet run to their end, and trials not yet started: non-zero after a stop signal (Ray turns
+    it into an orderly stop) or a stall. ``statuses`` are the sweep's own last-step statuses; without them
+    the saved state is read."""
     from tuner.ray_compat import UNFINISHED
     from tuner.ray_state import saved_trial_states
 
@@ -246,24 +248,24 @@ def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] |
         try:
             statuses = {trial_id: state["status"] for trial_id, state in saved_trial_states(folder).items()}
         except UsageError:
-            return 0
+            return 0, 0
     open_trials = sum(status in UNFINISHED for status in statuses.values())
     never_started = max((cfg.trials_cap or 0) - len(statuses), 0)  # a searcher creates trials as slots free up
-    return open_trials + never_started
+    return open_trials, never_started
 
 
 ERRORED_CHOICES = ("resume", "restart", "skip")
 
 
 def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_samples: int | None = None,
-                 budget: str | None = None) -> dict[str, Any]:  # fmt: skip
+                 budget: str | None = None, trial_timeout: str | None = None) -> dict[str, Any]:  # fmt: skip
     """Continue a stopped sweep from its folder: unfinished trials go on from their last checkpoint.
 
     Settings come from the saved ``tuner_config.yaml``; everything is read and checked before Ray
     touches the folder, so a bad experiment is reported and left exactly as it was. The experiment is
     claimed first: a second process on it is refused. ``num_samples`` (more than before) grows the sweep,
     and ``budget`` (a new total, or ``+1h`` for that much more) extends it: the searcher, with all it
-    learnt, proposes the extra trials.
+    learnt, proposes the extra trials. ``trial_timeout`` replaces the saved one.
     """
     from tuner import experiment
     from tuner.claim import claimed
@@ -273,11 +275,11 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_sample
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
     folder = experiment.locate(ref)
     with claimed(folder, "tuner resume"), OrderlyStop(f"continue with: tuner resume {folder}") as stop:
-        return _resume_claimed(folder, errored, out, num_samples, budget, stop)
+        return _resume_claimed(folder, errored, out, num_samples, budget, trial_timeout, stop)
 
 
 def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | None, budget: str | None,
-                    stop: Any) -> dict[str, Any]:  # fmt: skip
+                    trial_timeout: str | None, stop: Any) -> dict[str, Any]:  # fmt: skip
     from tuner import budget as budgets
     from tuner import cluster, experiment
     from tuner.ray_state import latest_state_name, saved_trial_states
@@ -293,6 +295,8 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
     else:
         _check_budget_left(folder, config)
     grows = num_samples is not None or budget is not None
+    if trial_timeout is not None:
+        config = dataclasses.replace(config, trial_timeout=trial_timeout)  # checked here, saved before the run
     plan = prepare(config, out, resuming=True)
     started = cluster.connect(config.address)
     stop.reinstall()  # Ray's core put its own SIGTERM handler in place
@@ -302,6 +306,12 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
         plan = place(plan)
         done = sum(status == "TERMINATED" for status in statuses.values())
         out(f"resuming {folder}: {done} of {len(statuses)} trial(s) finished; errored trials: {errored}")
+        if trial_timeout is not None:
+            from tuner.config import save_config
+            from tuner.limits import TrialTimeout
+
+            save_config(config, folder)
+            out(TrialTimeout.parse(trial_timeout).describe())
         if grows:
             from tuner.config import save_config
             from tuner.ray_compat import can_grow, extend_saved_search
@@ -332,16 +342,19 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
 def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:
     """The saved settings with a larger budget: ``text`` is a new total, or ``+AMOUNT`` more than spent."""
     from tuner.budget import load_spent
-    from tuner.limits import EPOCHS, GPU_HOURS, Budget
+    from tuner.limits import Budget
 
     wanted = Budget.parse(text)
+    if config.budget is not None and Budget.parse(config.budget).kind != wanted.kind:
+        saved = Budget.parse(config.budget)
+        raise UsageError(f"--budget {text}: this sweep's budget is {saved.describe()}; extend it in the same unit, "
+                         f"e.g. --budget {saved.example_more()}")  # fmt: skip
     spent = load_spent(folder)[wanted.kind]
     total = spent + wanted.amount if wanted.extra else wanted.amount
     if total <= spent:
         raise UsageError(f"--budget {text}: the sweep has already spent {wanted.describe(spent)}; pass a larger "
                          f"total, or +{text.lstrip('+')} for that much more")  # fmt: skip
-    canonical = {EPOCHS: f"{total:.0f}ep", GPU_HOURS: f"{total:.6g}gpuh"}.get(wanted.kind, f"{total:.6g}s")
-    return dataclasses.replace(config, budget=canonical)
+    return dataclasses.replace(config, budget=wanted.text_for(total))
 
 
 def _check_budget_left(folder: str, config: SweepConfig) -> None:
@@ -354,7 +367,7 @@ def _check_budget_left(folder: str, config: SweepConfig) -> None:
     limit = Budget.parse(config.budget)
     if limit.spent_of(load_spent(folder)) >= limit.amount:
         raise UsageError(f"{folder} has spent its budget ({limit.describe()}); extend it with --budget "
-                         "+AMOUNT (e.g. --budget +30m) or a larger total")  # fmt: skip
+                         f"+AMOUNT (e.g. --budget {limit.example_more()}) or a larger total")  # fmt: skip
 
 
 def _grown(folder: str, config: SweepConfig, num_samples: int) -> SweepConfig:

@@ -28,10 +28,12 @@ HUNG = "hung"
 class HungTrialWatch(Callback):
     """Times each running trial's silence and stops the ones past the limit."""
 
-    def __init__(self, timeout: TrialTimeout, fate_log: Any = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, timeout: TrialTimeout, fate_log: Any = None, clock: Callable[[], float] = time.monotonic,
+                 folder: str | None = None) -> None:  # fmt: skip
         self.timeout = timeout
         self.fate_log = fate_log
         self.clock = clock
+        self.folder = folder  # where the saved settings say the timeout (``tuner resume --trial-timeout``)
         self._reset()
 
     def _reset(self) -> None:
@@ -42,13 +44,21 @@ class HungTrialWatch(Callback):
 
     def __getstate__(self) -> dict[str, Any]:
         # Ray pickles callbacks with the sweep; a resumed sweep starts its clocks afresh.
-        return {"timeout": self.timeout, "fate_log": self.fate_log, "clock": self.clock}
+        return {"timeout": self.timeout, "fate_log": self.fate_log, "clock": self.clock, "folder": self.folder}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._reset()
 
     def setup(self, **info: Any) -> None:
+        """At the start of every run: the timeout as saved now (``tuner resume --trial-timeout`` changes it)."""
+        from tuner.config import load_saved_config
+
+        if self.folder is not None:
+            try:
+                self.timeout = TrialTimeout.parse(load_saved_config(self.folder).trial_timeout)
+            except Exception:  # noqa: BLE001 - the timeout given at construction stands
+                log.debug("trial timeout: saved settings unreadable", exc_info=True)
         self._reset()
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:

@@ -50,13 +50,13 @@ def test_an_epoch_budget_holds_and_resume_extends_it(sweep, run_cli, tmp_path):
     space = instant_space(tmp_path)
     result = sweep("--space", space, *FIFO, "--budget", "10ep", "--max-epochs", "4")
     assert result.code == 0, result.out[-2000:] + result.err[-2000:]
-    assert "budget: 10 epochs, counted from the first trial's start" in result.out
+    assert "budget: 10 epochs, counted as the epochs of all trials together" in result.out
     spent = sum(len(e) for e in _epochs(result.folder).values())
     assert 10 <= spent <= 10 + 2, spent  # at most one epoch more per trial running at once
     assert "the sweep ended on it" in result.out and "ended by the budget" in result.out
 
     refused = run_cli("resume", result.folder)
-    assert refused.code == 2 and "has spent its budget (10 epochs); extend it with --budget +AMOUNT" in refused.err
+    assert refused.code == 2 and "has spent its budget (10 epochs); extend it with --budget +AMOUNT (e.g. --budget +100ep)" in refused.err
 
     extended = run_cli("resume", result.folder, "--budget", "+6ep")
     assert extended.code == 0, extended.out[-2000:] + extended.err[-2000:]
@@ -71,7 +71,10 @@ def test_a_wall_time_budget_ends_the_sweep_on_time(sweep, tmp_path):
     assert result.code == 0, result.out[-2000:] + result.err[-2000:]
     spent = json.loads((result.folder / "spent.json").read_text())
     assert spent["ended_by_budget"] and 8 <= spent["wall"] < 11, spent
-    assert all(t.fate.startswith("ended by the budget at epoch") for t in experiment.load(str(result.folder)).trials)
+    fates = [t.fate for t in experiment.load(str(result.folder)).trials]
+    # A trial the searcher proposed just before the end may not have reported yet.
+    assert all(f.startswith(("ended by the budget at epoch", "ended by the budget before its first")) for f in fates)
+    assert "Failed to fetch metrics" not in result.err  # Ray's warning about such a trial is not the user's concern
 
 
 def test_a_trial_killed_by_a_signal_is_named(sweep, tmp_path):

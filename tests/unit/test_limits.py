@@ -11,7 +11,7 @@ from tuner.limits import EPOCHS, GPU_HOURS, WALL, Budget, TrialTimeout, format_s
 
 @pytest.mark.parametrize(
     "text, kind, amount",
-    [("30s", WALL, 30), ("90m", WALL, 5400), ("2h", WALL, 7200), ("1.5h", WALL, 5400), ("45", WALL, 45),
+    [("30s", WALL, 30), ("90m", WALL, 5400), ("2h", WALL, 7200), ("1.5h", WALL, 5400), ("45 sec", WALL, 45),
      ("500ep", EPOCHS, 500), ("500epochs", EPOCHS, 500), ("4gpuh", GPU_HOURS, 4), ("0.5 gpuh", GPU_HOURS, 0.5)],
 )  # fmt: skip
 def test_budgets_in_every_unit_the_issue_names(text, kind, amount):
@@ -24,7 +24,8 @@ def test_a_plus_budget_is_that_much_more():
 
 
 @pytest.mark.parametrize("text, fragment", [("soon", "not a budget"), ("3 parsecs", "unknown unit 'parsecs'"),
-                                            ("0s", "more than"), ("2.5ep", "whole numbers"), ("-1h", "not a budget")])  # fmt: skip
+                                            ("0s", "more than 0"), ("2.5ep", "whole numbers"), ("-1h", "not a budget"),
+                                            ("10", "needs a unit: 10s, 10m, 10h (wall time), 10ep")])  # fmt: skip
 def test_bad_budgets_say_what_is_valid(text, fragment):
     with pytest.raises(UsageError) as caught:
         Budget.parse(text)

@@ -43,7 +43,7 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help=f"How configs are proposed. [default: the scheduler's own if it brings one, else {searchers.DEFAULT}]"),
         click.option("--num-samples", type=int,
                      help=f"Trials to run (with --budget: at most). [default: {DEFAULT_NUM_SAMPLES}; no cap with --budget]"),
-        click.option("--budget", help=f"End the sweep when this is spent, counted from the first trial's start: "
+        click.option("--budget", help=f"End the sweep when this is spent (time counted from the first trial's start): "
                      f"{BUDGET_FORMS}. Trials keep coming until then."),
         click.option("--max-epochs", type=int, help=f"Epochs per trial at most (the schedulers' max_t). [default: {d.max_epochs}]"),
         click.option("--cpus-per-trial", type=float, help=f"CPUs reserved per trial. [default: {d.cpus_per_trial:g}]"),
@@ -155,13 +155,15 @@ def spaces() -> None:
               help="Grow a sweep to this many trials; the searcher keeps all it learnt. [default: as saved]")  # fmt: skip
 @click.option("--budget", help="Extend the sweep's budget: a new total (2h, 500ep, 4gpuh) or +AMOUNT for that much "
               "more (+30m). [default: as saved; what is left of it]")  # fmt: skip
-def resume(experiment: str, errored: str, num_samples: int | None, budget: str | None) -> None:
+@click.option("--trial-timeout", help="Stop a trial silent this long as hung (90s, 15m). [default: as saved]")
+def resume(experiment: str, errored: str, num_samples: int | None, budget: str | None, trial_timeout: str | None) -> None:
     """Continue a sweep stopped by Ctrl-C, a signal, a crash, a kill or a stall, with its saved settings and
     what is left of its budget; or grow a finished one with --num-samples or --budget. Every other setting
     stays as saved."""
     from tuner.runner import resume_sweep
 
-    print_outcome(resume_sweep(experiment, errored, out=click.echo, num_samples=num_samples, budget=budget))
+    print_outcome(resume_sweep(experiment, errored, out=click.echo, num_samples=num_samples, budget=budget,
+                               trial_timeout=trial_timeout))  # fmt: skip
 
 
 COMMANDS = (sweep, resume, spaces)
