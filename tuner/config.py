@@ -40,6 +40,8 @@ class SweepConfig:
     searcher: str | None = None  # the scheduler's own searcher if it brings one, else searchers.DEFAULT
     num_samples: int | None = None  # DEFAULT_NUM_SAMPLES, or no cap under a budget
     max_epochs: int = 10
+    grace_period: int = 1  # epochs before ASHA's first rung and the median rule's first comparison
+    reduction_factor: int = 2  # ASHA, HyperBand and BOHB keep the best 1/reduction_factor at each rung
     cpus_per_trial: float = 1.0
     gpus_per_trial: float | None = None  # or "auto": packed by measured memory (tuner/packing.py)
     metric: str | None = None
@@ -77,6 +79,8 @@ class SweepConfig:
                              f"sweep takes the amount itself ({self.budget.strip().lstrip('+')})")  # fmt: skip
         TrialTimeout.parse(self.trial_timeout)
         _check_at_least("max-epochs", self.max_epochs, 1)
+        _check_at_least("grace-period", self.grace_period, 1)
+        _check_at_least("reduction-factor", self.reduction_factor, 2)
         _check_at_least("synthetic-size", self.synthetic_size, 10)
         _check_at_least("max-failures", self.max_failures, 0)
         if self.max_concurrent is not None:

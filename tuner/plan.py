@@ -82,7 +82,8 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     trainable = resolve_trainable(space.trainable)
     scheduler = schedulers.entry(config.scheduler)
     context = schedulers.SchedulerContext(config.max_epochs, config.metric, config.mode, space.params,
-                                          config.planned_trials, config.seed)  # fmt: skip
+                                          config.planned_trials, config.seed, grace_period=config.grace_period,
+                                          reduction_factor=config.reduction_factor)  # fmt: skip
     search_plan = searchers.plan_search(space.params, config.searcher, config.seed)
     if scheduler.needs_checkpoints and not keeps_checkpoints(trainable):
         why = ("continues trials from other trials' checkpoints" if config.scheduler == "pbt"

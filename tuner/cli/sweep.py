@@ -46,6 +46,10 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--budget", help=f"End the sweep when this is spent (time counted from the first trial's start): "
                      f"{BUDGET_FORMS}. Trials keep coming until then."),
         click.option("--max-epochs", type=int, help=f"Epochs per trial at most (the schedulers' max_t). [default: {d.max_epochs}]"),
+        click.option("--grace-period", type=int, help=f"Epochs every trial gets before ASHA's first rung or the median "
+                     f"rule's first comparison. [default: {d.grace_period}]"),
+        click.option("--reduction-factor", type=int, help=f"ASHA, HyperBand and BOHB keep the best 1/N of the trials "
+                     f"at each rung. [default: {d.reduction_factor}]"),
         click.option("--cpus-per-trial", type=float, help=f"CPUs reserved per trial. [default: {d.cpus_per_trial:g}]"),
         click.option(
             "--gpus-per-trial", type=GpuShare(),

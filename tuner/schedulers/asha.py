@@ -24,24 +24,25 @@ class Asha(SchedulerEntry):
         from tuner.schedulers.recording import RecordingASHA
 
         return RecordingASHA(time_attr="training_iteration", max_t=ctx.max_epochs, fate_log=ctx.fate_log,
-                             grace_period=min(GRACE_PERIOD, ctx.max_epochs), reduction_factor=REDUCTION_FACTOR)  # fmt: skip
+                             grace_period=min(ctx.grace_period, ctx.max_epochs),
+                             reduction_factor=ctx.reduction_factor)  # fmt: skip
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
-        at = rungs(ctx.max_epochs)
+        at = rungs(ctx.max_epochs, ctx.grace_period, ctx.reduction_factor)
         if not at:
             return [f"ASHA: no rung below {ctx.max_epochs} epoch(s), so every trial runs to the end"]
-        expected = expected_epochs(ctx.num_samples, ctx.max_epochs)
+        expected = expected_epochs(ctx.num_samples, ctx.max_epochs, ctx.grace_period, ctx.reduction_factor)
         return [
             f"ASHA: rungs at epoch {', '.join(map(str, at))} (max {ctx.max_epochs}); at each, a trial goes on only "
-            f"if it is in the best 1/{REDUCTION_FACTOR} of results reported there so far",
+            f"if it is in the best 1/{ctx.reduction_factor} of results reported there so far",
             f"  about {expected} epochs in all if results arrive in no particular order",
         ]
 
 
-def expected_epochs(num_samples: int, max_epochs: int) -> int:
+def expected_epochs(num_samples: int, max_epochs: int, grace: int = GRACE_PERIOD, eta: int = REDUCTION_FACTOR) -> int:
     """Epochs when each rung passes 1/eta of the trials that reach it."""
     total, alive, start = 0.0, float(num_samples), 0
-    for stop in [*rungs(max_epochs), max_epochs]:
+    for stop in [*rungs(max_epochs, grace, eta), max_epochs]:
         total += alive * (stop - start)
-        alive, start = alive / REDUCTION_FACTOR, stop
+        alive, start = alive / eta, stop
     return int(round(total))

@@ -25,11 +25,11 @@ def brackets(max_epochs: int, eta: int = REDUCTION_FACTOR) -> list[tuple[int, li
     return out
 
 
-def fill(num_samples: int, max_epochs: int) -> list[tuple[int, int, list[int]]]:
+def fill(num_samples: int, max_epochs: int, eta: int = REDUCTION_FACTOR) -> list[tuple[int, int, list[int]]]:
     """The brackets ``num_samples`` trials fill, as (trials, bracket size, rounds); bands repeat."""
     out, left = [], num_samples
     while left > 0:
-        for n0, rounds in brackets(max_epochs):
+        for n0, rounds in brackets(max_epochs, eta):
             take = min(n0, left)
             out.append((take, n0, rounds))
             left -= take
@@ -38,12 +38,12 @@ def fill(num_samples: int, max_epochs: int) -> list[tuple[int, int, list[int]]]:
     return out
 
 
-def bracket_epochs(n: int, n0: int, rounds: list[int]) -> int:
+def bracket_epochs(n: int, n0: int, rounds: list[int], eta: int = REDUCTION_FACTOR) -> int:
     """Epochs a bracket trains: each round keeps ceil(size / eta) of its size, as Ray's halving does."""
     total, alive, keep, start = 0, n, n0, 0
     for r in rounds:
         total += alive * (r - start)
-        keep = int(math.ceil(keep / REDUCTION_FACTOR))
+        keep = int(math.ceil(keep / eta))
         start, alive = r, min(alive, keep)
     return total
 
@@ -55,14 +55,16 @@ class _Brackets(SchedulerEntry):
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         lines = [f"{self.label}: synchronous brackets up to {ctx.max_epochs} epochs, reduction factor "
-                 f"{REDUCTION_FACTOR}; trials wait (PAUSED) until their bracket reaches each budget"]  # fmt: skip
-        for i, (n, n0, rounds) in enumerate(fill(ctx.num_samples, ctx.max_epochs), 1):
+                 f"{ctx.reduction_factor}; trials wait (PAUSED) until their bracket reaches each budget"]  # fmt: skip
+        eta = ctx.reduction_factor
+        for i, (n, n0, rounds) in enumerate(fill(ctx.num_samples, ctx.max_epochs, eta), 1):
             steps = " -> ".join(f"epoch {r}" for r in rounds)
-            lines.append(f"  bracket {i}: {n} trial(s), {steps}; {bracket_epochs(n, n0, rounds)} epochs")
+            lines.append(f"  bracket {i}: {n} trial(s), {steps}; {bracket_epochs(n, n0, rounds, eta)} epochs")
         return lines
 
     def worst_case_epochs(self, ctx: SchedulerContext) -> int:
-        return sum(bracket_epochs(n, n0, r) for n, n0, r in fill(ctx.num_samples, ctx.max_epochs))
+        eta = ctx.reduction_factor
+        return sum(bracket_epochs(n, n0, r, eta) for n, n0, r in fill(ctx.num_samples, ctx.max_epochs, eta))
 
 
 class HyperBand(_Brackets):
@@ -74,7 +76,7 @@ class HyperBand(_Brackets):
         from tuner.schedulers.recording import RecordingHyperBand
 
         return RecordingHyperBand(time_attr="training_iteration", max_t=ctx.max_epochs,
-                                  reduction_factor=REDUCTION_FACTOR, fate_log=ctx.fate_log)  # fmt: skip
+                                  reduction_factor=ctx.reduction_factor, fate_log=ctx.fate_log)  # fmt: skip
 
 
 class Bohb(_Brackets):
@@ -87,4 +89,4 @@ class Bohb(_Brackets):
         from tuner.schedulers.recording import RecordingBOHB
 
         return RecordingBOHB(time_attr="training_iteration", max_t=ctx.max_epochs,
-                             reduction_factor=REDUCTION_FACTOR, fate_log=ctx.fate_log)  # fmt: skip
+                             reduction_factor=ctx.reduction_factor, fate_log=ctx.fate_log)  # fmt: skip

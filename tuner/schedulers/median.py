@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tuner.schedulers.base import GRACE_PERIOD, SchedulerContext, SchedulerEntry
+from tuner.schedulers.base import SchedulerContext, SchedulerEntry
 
 MIN_SAMPLES = 3
 NEVER_PAUSE = 10**9
@@ -19,10 +19,10 @@ class Median(SchedulerEntry):
 
         # Never pause a trial while too few others have reported (Ray's default "yields time"): a trainable
         # without checkpoints would start over, and the epochs it reports would run backwards.
-        return RecordingMedian(time_attr="training_iteration", grace_period=GRACE_PERIOD, fate_log=ctx.fate_log,
+        return RecordingMedian(time_attr="training_iteration", grace_period=ctx.grace_period, fate_log=ctx.fate_log,
                                min_samples_required=MIN_SAMPLES, min_time_slice=NEVER_PAUSE)  # fmt: skip
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
-        return [f"median stopping: from epoch {GRACE_PERIOD + 1} on, a trial whose best {ctx.metric} so far is worse "
+        return [f"median stopping: from epoch {ctx.grace_period + 1} on, a trial whose best {ctx.metric} so far is worse "
                 f"than the median of the other trials' running means at that epoch stops (once {MIN_SAMPLES} "
                 f"trials have reported); the rest run to {ctx.max_epochs} epochs"]  # fmt: skip
