@@ -54,9 +54,7 @@ def _name(folder: str) -> str:
 
 
 def _busy(folder: str, holder: dict[str, Any]) -> UsageError:
-    return UsageError(f"{_name(folder)} is being run by pid {holder.get('pid', '?')} on {holder.get('host', '?')} "
-                      f"since {_since(holder.get('started'))} ({holder.get('command', 'tuner')}); wait for it, or "
-                      "stop it first")  # fmt: skip
+    return UsageError(f"{_name(folder)} is being run by {describe_holder(holder)}; wait for it, or stop it first")
 
 
 def _left_behind(folder: str, holder: dict[str, Any], why: str) -> None:
@@ -186,14 +184,25 @@ def _delete(folder: str, name: str) -> None:
 def held_elsewhere(folder: str) -> bool:
     """Whether another live process holds the experiment now (a review's question: are its RUNNING trials
     running?). Reads the claim and never takes it; a holder on another host is trusted while its claim stands."""
+    return holder_elsewhere(folder) is not None
+
+
+def holder_elsewhere(folder: str) -> dict[str, Any] | None:
+    """The live process, other than this one, that holds the experiment now; None when none does."""
     holder = _parse(storage.read_text(folder, CLAIM_FILE)) if storage.exists(folder, CLAIM_FILE) else None
     if not holder:
-        return False
+        return None
     if holder.get("host") == socket.gethostname() and holder.get("pid") == os.getpid():
-        return False
+        return None
     if "lease_s" in holder and time.time() - float(holder.get("renewed") or 0) > float(holder["lease_s"]):
-        return False
-    return not _gone_from_this_host(holder)
+        return None
+    return None if _gone_from_this_host(holder) else holder
+
+
+def describe_holder(holder: dict[str, Any]) -> str:
+    """``pid 4242 on host-a since 10:02 (tuner resume)``: who holds an experiment, for messages."""
+    return (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')} since {_since(holder.get('started'))} "
+            f"({holder.get('command', 'tuner')})")
 
 
 @contextlib.contextmanager

@@ -232,4 +232,6 @@ def load(ref: str) -> Experiment:
         record.fate = fates.fate(status, record.epochs, config.max_epochs, error, decision,
                                  record.nonfinite(config.metric or "loss"), live)  # fmt: skip
         trials.append(record)
+    created = {trial_id: i for i, trial_id in enumerate(states)}  # Ray saves trials in the order it made them
+    trials.sort(key=lambda t: created.get(t.trial_id, len(created)))
     return Experiment(folder, config, trials)

@@ -32,6 +32,9 @@ def build(experiment: Experiment) -> str:
         ("importance", "Parameter importance", _importance_section(experiment)),
         ("fates", "Every trial, best first", _fates_table(experiment)),
     ]
+    replays = _replays_section(experiment)
+    if replays:
+        parts.append(("replays", "Under other schedulers (tuner replay)", replays))
     body = "\n".join(f'<section id="{key}"><h2>{html.escape(title)}</h2>\n{content}</section>' for key, title, content in parts)
     order = "lowest" if mode == "min" else "highest"
     title = f"{experiment.config.name}: {len(experiment.trials)} trials, {metric} ({order} is best)"
@@ -233,6 +236,30 @@ def _fates_table(experiment: Experiment) -> str:
         for row in rows
     )
     return f"<table class=fates><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _replays_section(experiment: Experiment) -> str:
+    """What ``tuner replay`` found for this sweep: one row per saved replay, its whole answer beneath."""
+    from tuner.limits import format_seconds
+    from tuner.replay.whatif import describe, saved
+
+    replays = saved(experiment)
+    if not replays:
+        return ""
+    head = "<tr><th>replayed under</th><th>epochs</th><th>wall time</th><th>best trial</th><th>stopped earlier</th></tr>"
+    rows, details = [], []
+    for w in replays:
+        name = w.title
+        share = f" ({w.epochs / w.used_epochs:.0%})" if w.used_epochs else ""
+        rows.append(f"<tr><td>{html.escape(name)}</td><td>{w.epochs} of {w.used_epochs}{share}</td>"
+                    f"<td>{format_seconds(w.seconds)} of {format_seconds(w.used_seconds)}</td>"
+                    f"<td>{'kept' if w.best_kept else 'lost'}</td><td>{len(w.stopped)}</td></tr>")  # fmt: skip
+        lines = "\n".join(describe(w, experiment.config.scheduler))
+        details.append(f"<details><summary>{html.escape(name)}</summary><pre>{html.escape(lines)}</pre></details>")
+    note = ("<p class=note>Each row replays this sweep's own learning curves and epoch times through another "
+            "scheduler on a simulated clock; the sweep's figures are replayed the same way, so both sides compare "
+            "like for like.</p>")  # fmt: skip
+    return f"<table class=replays>{head}{''.join(rows)}</table>{note}{''.join(details)}"
 
 
 def _number(value: Any) -> float | None:

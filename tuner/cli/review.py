@@ -157,4 +157,33 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
         click.echo(f"wrote {path}")
 
 
-COMMANDS = (results, export, plot, report, compare, tensorboard)
+@click.command()
+@click.argument("experiment")
+@click.option("--scheduler", required=True, type=click.Choice(["asha", "hyperband", "median", "fifo", "bohb"]),
+              help="The scheduler to replay the sweep under.")  # fmt: skip
+@click.option("--grace-period", type=click.IntRange(min=1), help="Its grace period. [default: the sweep's]")
+@click.option("--reduction-factor", type=click.IntRange(min=2), help="Its reduction factor. [default: the sweep's]")
+@click.option("--workers", type=click.IntRange(min=1),
+              help="Trials at once in the replay. [default: as many as the sweep ran at once]")  # fmt: skip
+@click.option("--searcher", help="Propose configs with this searcher instead of the sweep's own order (only where "
+              "the sweep ran every config of its space).")  # fmt: skip
+def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_factor: int | None,
+           workers: int | None, searcher: str | None) -> None:  # fmt: skip
+    """What another scheduler would have done with EXPERIMENT: its recorded curves replayed in seconds (epochs and
+    time saved, whether the best trial survives, which trials it stops where). Saved for `tuner report`."""
+    from tuner import experiment as experiments
+    from tuner.replay.whatif import describe, replay_experiment
+
+    if searcher is not None:
+        from tuner import searchers
+
+        searchers.entry(searcher)  # an unknown name is one line, before anything is read
+    record = experiments.load(experiment)
+    whatif = replay_experiment(record, scheduler, searcher=searcher, workers=workers, grace_period=grace_period,
+                               reduction_factor=reduction_factor)  # fmt: skip
+    for line in describe(whatif, record.config.scheduler):
+        click.echo(line)
+    click.echo(f"saved {whatif.save()} (tuner report shows it)")
+
+
+COMMANDS = (results, export, plot, report, compare, tensorboard, replay)

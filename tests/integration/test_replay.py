@@ -1,0 +1,113 @@
+"""``tuner replay``: a finished sweep's own curves under another scheduler, printed, saved and reported."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.instant import instant_space
+
+FIFO = ("--scheduler", "fifo", "--searcher", "random", "--num-samples", "6", "--max-epochs", "4", "--seed", "2")
+
+
+@pytest.fixture(scope="module")
+def fifo_sweep(tmp_path_factory):
+    """One FIFO sweep of instant trials, run once for the module."""
+    from tuner.cli import main
+
+    folder = tmp_path_factory.mktemp("replay")
+    space = instant_space(folder)
+    try:
+        main(["sweep", "--space", str(space), *FIFO, "--storage-path", str(folder), "--name", "fifo",
+              "--dataset", "synthetic"])  # fmt: skip
+    except SystemExit as exc:
+        assert exc.code == 0
+    return folder / "fifo"
+
+
+def test_a_fifo_sweep_replayed_under_asha_says_what_it_saves_and_is_reported(run_cli, fifo_sweep):
+    result = run_cli("replay", fifo_sweep, "--scheduler", "asha")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].startswith("replayed under asha, ") and "on the sweep's own curves and epoch times" in lines[0]
+    epochs = int(lines[1].split()[1])
+    assert lines[1].startswith(f"  epochs: {epochs} against the sweep's 24 under fifo") and epochs < 24
+    assert "best trial: kept" in result.out or "best trial: lost" in result.out
+    assert "stopped early by ASHA at epoch" in result.out
+    saved = json.loads((fifo_sweep / "replays" / "asha.json").read_text())
+    assert saved["epochs"] == epochs and saved["used_epochs"] == 24
+    assert run_cli("report", fifo_sweep).code == 0
+    page = (fifo_sweep / "report.html").read_text()
+    assert "Under other schedulers (tuner replay)" in page and f"{epochs} of 24" in page
+
+
+def test_a_replay_under_the_sweeps_own_scheduler_changes_nothing(run_cli, fifo_sweep):
+    result = run_cli("replay", fifo_sweep, "--scheduler", "fifo")
+    assert result.code == 0, result.err
+    assert "epochs: 24 against the sweep's 24 under fifo (100%)" in result.out
+    assert "best trial: kept" in result.out and "would have stopped earlier" not in result.out
+
+
+def test_trials_the_sweep_stopped_early_are_named_as_what_the_answer_rests_on(run_cli, tmp_path):
+    space = instant_space(tmp_path)
+    swept = run_cli("sweep", "--space", space, "--scheduler", "asha", "--searcher", "random", "--num-samples", "6",
+                    "--max-epochs", "4", "--seed", "2", "--storage-path", tmp_path, "--name", "asha")  # fmt: skip
+    assert swept.code == 0, swept.err
+    result = run_cli("replay", tmp_path / "asha", "--scheduler", "fifo")
+    assert result.code == 0, result.err
+    assert "would have gone on past where the sweep stopped them; their later epochs are unknown" in result.out
+
+
+def _listing(folder):
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    "args, fragment",
+    [(("--scheduler", "pbt"), "Invalid value for '--scheduler'"),
+     (("--scheduler", "asha", "--searcher", "optuna"), "parameter width is not a choice"),
+     (("--scheduler", "asha", "--searcher", "nope"), "unknown searcher 'nope'"),
+     (("--scheduler", "asha", "--reduction-factor", "1"), "Invalid value for '--reduction-factor'")],
+)  # fmt: skip
+def test_bad_replays_are_one_line_and_change_nothing(run_cli, fifo_sweep, args, fragment):
+    before = _listing(fifo_sweep)
+    result = run_cli("replay", fifo_sweep, *args)
+    assert result.code == 2 and fragment in result.err and len(result.err.strip().splitlines()) == 1, result.err
+    assert _listing(fifo_sweep) == before
+
+
+def test_a_running_sweep_is_not_replayed(run_cli, fifo_sweep):
+    hold = ("import sys, time\nfrom tuner.claim import claimed\nwith claimed(sys.argv[1], 'tuner resume'):\n"
+            "    print('held', flush=True)\n    time.sleep(60)\n")  # fmt: skip
+    proc = subprocess.Popen([sys.executable, "-c", hold, str(fifo_sweep)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "held"
+        result = run_cli("replay", fifo_sweep, "--scheduler", "asha")
+    finally:
+        proc.kill()
+        proc.wait()
+    assert result.code == 2 and f"is being run by pid {proc.pid}" in result.err
+    assert "replay it once the sweep has ended" in result.err
+
+
+def test_a_sweep_without_per_epoch_results_or_checkpoints_says_so(run_cli, tmp_path, fifo_sweep):
+    space = instant_space(tmp_path)
+    once = run_cli("sweep", "--space", space, *FIFO[:-4], "--max-epochs", "1", "--storage-path", tmp_path,
+                   "--name", "once")  # fmt: skip
+    assert once.code == 0, once.err
+    result = run_cli("replay", tmp_path / "once", "--scheduler", "asha")
+    assert result.code == 2 and "one result per trial, not one per epoch" in result.err
+
+    copy = tmp_path / "no-checkpoints"
+    shutil.copytree(fifo_sweep, copy)
+    for trial in copy.iterdir():
+        for checkpoint in trial.glob("checkpoint_*") if trial.is_dir() else []:
+            shutil.rmtree(checkpoint)
+    result = run_cli("replay", copy, "--scheduler", "hyperband")
+    assert result.code == 2 and "pauses trials and continues them from their checkpoints" in result.err
+    assert os.path.isdir(copy)

@@ -1,0 +1,76 @@
+"""Tables of learning curves: config -> per-epoch metrics and seconds, from a file or a finished sweep.
+
+A table is what a replay looks epochs up in. It is keyed by the values of the parameters it names, so a
+config proposed by a searcher finds the recorded run of the same values (floats compared to 12
+significant digits, as JSON round-trips them).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tuner.errors import UsageError
+from tuner.replay.engine import Curve
+from tuner.values import plain
+
+BOOKKEEPING = {"training_iteration", "time_this_iter_s", "time_total_s", "timestamp", "time_since_restore",
+               "iterations_since_restore", "done", "pid", "date", "hostname", "node_ip", "checkpoint_dir_name",
+               "should_checkpoint", "trial_id", "experiment_tag", "config"}  # fmt: skip
+
+
+def key(config: Mapping[str, Any], params: Sequence[str]) -> str:
+    """One config's place in a table: its values for ``params``, floats to 12 significant digits."""
+
+    def one(value: Any) -> Any:
+        value = plain(value)
+        if isinstance(value, float) and math.isfinite(value):
+            return float(f"{value:.12g}")
+        return value
+
+    return json.dumps([one(config.get(name)) for name in params])
+
+
+class CurveTable:
+    """Recorded curves keyed by their configs' values; ``curve(config)`` finds the run of those values."""
+
+    def __init__(self, curves: Iterable[Curve], params: Sequence[str]) -> None:
+        self.params = list(params)
+        self.curves = list(curves)
+        self._by_key = {key(c.config, self.params): c for c in self.curves}
+
+    def curve(self, config: Mapping[str, Any]) -> Curve | None:
+        return self._by_key.get(key(config, self.params))
+
+    def __len__(self) -> int:
+        return len(self.curves)
+
+    def save(self, path: str | Path) -> None:
+        data = {"params": self.params,
+                "curves": [{"config": c.config, "rows": c.rows, "seconds": c.seconds} for c in self.curves]}  # fmt: skip
+        Path(path).write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> CurveTable:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            curves = [Curve(c["config"], c["rows"], c.get("seconds") or []) for c in data["curves"]]
+            return cls(curves, data["params"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path} is not a table of learning curves ({exc})") from None
+
+
+def metrics_only(row: Mapping[str, Any]) -> dict[str, Any]:
+    """What a trial reported in one epoch, without Tune's bookkeeping; numbers as numbers."""
+    out: dict[str, Any] = {}
+    for name, value in row.items():
+        if name in BOOKKEEPING or name.startswith("config/"):
+            continue
+        try:
+            out[name] = float(value)
+        except (TypeError, ValueError):
+            continue
+    return out

@@ -1,0 +1,344 @@
+"""The replay engine: learning curves played through a sweep's own scheduler and searcher on a simulated clock.
+
+A sweep spends real epochs to learn what a scheduler decides; a replay looks the epochs up instead. The
+scheduler and searcher are the very objects a sweep builds (tuner's registry entries, Ray's classes), and
+``Controller`` stands where Ray's TuneController stands for them: it creates trials from the searcher (at
+most ``max_pending`` waiting, as Tune does), starts the one the scheduler chooses and then pending ones in
+order while a worker is free, hands each result to the scheduler and then the searcher, and carries out
+CONTINUE, PAUSE and STOP, including the stops a scheduler orders for other trials. Results arrive in
+simulated-time order: an epoch ends ``seconds`` after it began, one epoch per worker at a time. No Ray
+cluster, no process; a thousand trials take seconds.
+
+A curve can be shorter than the epochs the scheduler would grant (a finished sweep's trial that its own
+scheduler stopped): the replay then ends that trial where its curve ends and marks it ``cut_short``, so
+an answer can say how many trials it rests on.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+CONTINUE, PAUSE, STOP = "CONTINUE", "PAUSE", "STOP"
+
+
+@dataclass
+class Curve:
+    """One config's run: per-epoch metrics (epoch k at index k-1) and the seconds each epoch took."""
+
+    config: dict[str, Any]
+    rows: list[dict[str, Any]]
+    seconds: list[float]
+
+    def __post_init__(self) -> None:
+        if len(self.seconds) < len(self.rows):
+            self.seconds = [*self.seconds, *[1.0] * (len(self.rows) - len(self.seconds))]
+
+
+class CurveSource(Protocol):
+    """Where a replay finds a config's curve: a table of recorded runs, or a function of the config."""
+
+    def curve(self, config: dict[str, Any]) -> Curve | None: ...
+
+
+@dataclass
+class ReplayedTrial:
+    """What the replay did with one trial."""
+
+    trial_id: str
+    config: dict[str, Any]
+    epochs: int = 0  # epochs it trained in the replay
+    available: int = 0  # epochs its curve holds
+    decisions: list[tuple[int, str]] = field(default_factory=list)  # (epoch, CONTINUE/PAUSE/STOP) per result
+    fate: str = ""  # the scheduler's words when it stopped the trial, else how it ended
+    started: float | None = None  # simulated seconds
+    ended: float | None = None
+    cut_short: bool = False  # the scheduler would have gone on; the curve had no more epochs
+    missing: bool = False  # the source had no curve for its config
+    values: list[float] = field(default_factory=list)  # the metric, per epoch trained
+    timeline: list[tuple[float, float]] = field(default_factory=list)  # (simulated seconds, value) per epoch
+
+    def best(self, mode: str) -> float | None:
+        finite = [v for v in self.values if math.isfinite(v)]
+        if not finite:
+            return None
+        return min(finite) if mode == "min" else max(finite)
+
+
+@dataclass
+class ReplayOutcome:
+    """A whole replay: its trials in creation order, the epochs and simulated seconds it took."""
+
+    trials: list[ReplayedTrial]
+    metric: str
+    mode: str
+    workers: int
+    wall: float
+    stalled: bool = False  # trials waited that nothing would ever start (a scheduler holding them for ever)
+
+    @property
+    def epochs(self) -> int:
+        return sum(t.epochs for t in self.trials)
+
+    def best_trial(self) -> ReplayedTrial | None:
+        scored = [t for t in self.trials if t.best(self.mode) is not None]
+        if not scored:
+            return None
+        sign = 1 if self.mode == "min" else -1
+        return min(scored, key=lambda t: sign * t.best(self.mode))  # type: ignore[operator]
+
+    def best_so_far(self) -> list[tuple[int, float, float]]:
+        """(epochs spent, simulated seconds, best value) each time the best improves, in time order."""
+        events = sorted((point for t in self.trials for point in t.timeline), key=lambda e: e[0])
+        out: list[tuple[int, float, float]] = []
+        best = None
+        for spent, (at, value) in enumerate(events, 1):
+            if not math.isfinite(value):
+                continue
+            if best is None or (value < best if self.mode == "min" else value > best):
+                best = value
+                out.append((spent, at, value))
+        return out
+
+
+class _Fates:
+    """An in-memory fate log: the recording schedulers write why they stop a trial here, as in a sweep."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+
+    def record(self, trial_id: str, kind: str, text: str) -> None:
+        self.texts[trial_id] = text
+
+
+class _SearchAlg:
+    """What schedulers reach through ``tune_controller.search_alg`` (BOHB tells its searcher of pauses)."""
+
+    def __init__(self, searcher: Any) -> None:
+        self.searcher = searcher
+
+
+class Controller:
+    """Ray's TuneController as schedulers see it, driving trials on a simulated clock."""
+
+    def __init__(self, source: CurveSource, scheduler: Any, searcher: Any, *, workers: int, metric: str,
+                 mode: str, num_samples: int | None = None, max_pending: int = 1, max_epochs: int | None = None,
+                 epoch_budget: int | None = None, fate_log: _Fates | None = None) -> None:  # fmt: skip
+        from ray.tune.experiment import Trial
+
+        self._Trial = Trial
+        self.source, self.scheduler, self.searcher = source, scheduler, searcher
+        self.search_alg = _SearchAlg(searcher)
+        self.workers, self.metric, self.mode = max(1, workers), metric, mode
+        self.num_samples, self.max_pending, self.max_epochs = num_samples, max(1, max_pending), max_epochs
+        self.epoch_budget = epoch_budget
+        self.fates = fate_log or _Fates()
+        self.clock = 0.0
+        self._trials: list[Any] = []
+        self._records: dict[str, ReplayedTrial] = {}
+        self._curves: dict[str, Curve] = {}
+        self._queue: list[tuple[float, int, Any]] = []  # (time an epoch ends, order, trial)
+        self._order = itertools.count()
+        self._ids = itertools.count(1)
+        self._search_finished = False
+        self._spent = 0
+
+    # --- what schedulers call -------------------------------------------------------------------------
+    def get_trials(self) -> list[Any]:
+        return self._trials
+
+    def get_live_trials(self) -> list[Any]:
+        return [t for t in self._trials if t.status not in (self._Trial.TERMINATED, self._Trial.ERROR)]
+
+    def stop_trial(self, trial: Any) -> None:
+        """Ray's canonical stop: a waiting trial leaves the scheduler; a running one completes in it."""
+        Trial = self._Trial
+        if trial.status in (Trial.ERROR, Trial.TERMINATED):
+            return
+        if trial.status in (Trial.PENDING, Trial.PAUSED):
+            self.scheduler.on_trial_remove(self, trial)
+            self.searcher.on_trial_complete(trial.trial_id)
+        else:
+            self.scheduler.on_trial_complete(self, trial, dict(trial.last_result))
+            self.searcher.on_trial_complete(trial.trial_id, result=dict(trial.last_result))
+        self._end(trial)
+
+    def pause_trial(self, trial: Any, should_checkpoint: bool = True) -> None:
+        self._set(trial, self._Trial.PAUSED)
+        self._drop_from_queue(trial)
+
+    # --- the loop ---------------------------------------------------------------------------------------
+    def run(self) -> ReplayOutcome:
+        while True:
+            self._create_trials()
+            self._start_trials()
+            if not self._queue:
+                break
+            at, _, trial = heapq.heappop(self._queue)
+            self.clock = at
+            self._result(trial)
+            if self.epoch_budget is not None and self._spent >= self.epoch_budget:
+                self._search_finished = True
+                for t in list(self._trials):
+                    self.stop_trial(t)
+        waiting = [t for t in self._trials if t.status in (self._Trial.PENDING, self._Trial.PAUSED)]
+        for trial in waiting:
+            self.stop_trial(trial)
+        records = [self._records[t.trial_id] for t in self._trials]
+        return ReplayOutcome(records, self.metric, self.mode, self.workers, self.clock, stalled=bool(waiting))
+
+    def _create_trials(self) -> None:
+        Trial = self._Trial
+        while not self._search_finished and self._count(Trial.PENDING) < self.max_pending:
+            if self.num_samples is not None and len(self._trials) >= self.num_samples:
+                self._search_finished = True
+                return
+            trial_id = f"{next(self._ids):05d}"
+            config = self.searcher.suggest(trial_id)
+            if config is None:
+                return
+            if config == "FINISHED":  # ray.tune.search.Searcher.FINISHED
+                self._search_finished = True
+                return
+            trial = Trial("replay", config=dict(config), trial_id=trial_id, stub=True)
+            record = ReplayedTrial(trial_id, dict(config))
+            curve = self.source.curve(record.config)
+            if curve is None:
+                record.missing = True
+                curve = Curve(record.config, [], [])
+            record.available = len(curve.rows)
+            self._curves[trial_id], self._records[trial_id] = curve, record
+            self._trials.append(trial)
+            self.scheduler.on_trial_add(self, trial)
+
+    def _start_trials(self) -> None:
+        Trial = self._Trial
+        while self._count(Trial.RUNNING) < self.workers:
+            trial = self.scheduler.choose_trial_to_run(self)
+            if trial is None:
+                trial = next((t for t in self._trials if t.status == Trial.PENDING), None)
+            if trial is None:
+                return
+            self._start(trial)
+
+    def _start(self, trial: Any) -> None:
+        record = self._records[trial.trial_id]
+        if record.started is None:
+            record.started = self.clock
+        if record.epochs >= record.available:  # nothing more to train: it ends as a trial that returned at once
+            self._set(trial, self._Trial.RUNNING)
+            record.cut_short = not record.missing and self.max_epochs is not None and record.epochs < self.max_epochs
+            self.stop_trial(trial)
+            return
+        self._set(trial, self._Trial.RUNNING)
+        self._next_epoch(trial)
+
+    def _next_epoch(self, trial: Any) -> None:
+        record = self._records[trial.trial_id]
+        took = float(self._curves[trial.trial_id].seconds[record.epochs])
+        heapq.heappush(self._queue, (self.clock + max(took, 0.0), next(self._order), trial))
+
+    def _result(self, trial: Any) -> None:
+        record, curve = self._records[trial.trial_id], self._curves[trial.trial_id]
+        record.epochs += 1
+        self._spent += 1
+        epoch = record.epochs
+        result = {**curve.rows[epoch - 1], "training_iteration": epoch, "trial_id": trial.trial_id,
+                  "time_this_iter_s": curve.seconds[epoch - 1], "time_total_s": sum(curve.seconds[:epoch]),
+                  "done": False}  # fmt: skip
+        value = result.get(self.metric)
+        record.values.append(float(value) if isinstance(value, (int, float)) else math.nan)
+        record.timeline.append((self.clock, record.values[-1]))
+        decision = self.scheduler.on_trial_result(self, trial, result)
+        record.decisions.append((epoch, decision))
+        if decision != STOP:
+            self.searcher.on_trial_result(trial.trial_id, result)
+        trial.update_last_result(result)
+        if trial.status != self._Trial.RUNNING:
+            return  # the scheduler already ended it while deciding
+        if decision == STOP:
+            self.stop_trial(trial)
+        elif decision == PAUSE:
+            self.pause_trial(trial)
+        elif epoch >= len(curve.rows):
+            # The function returned after its last report: Tune completes the trial.
+            record.cut_short = self.max_epochs is not None and epoch < self.max_epochs
+            self.stop_trial(trial)
+        else:
+            self._next_epoch(trial)
+
+    def _end(self, trial: Any) -> None:
+        self._set(trial, self._Trial.TERMINATED)
+        self._drop_from_queue(trial)
+        record = self._records[trial.trial_id]
+        record.ended = self.clock
+        record.fate = self.fates.texts.get(trial.trial_id, "")
+
+    def _set(self, trial: Any, status: str) -> None:
+        trial.set_status(status)
+
+    def _drop_from_queue(self, trial: Any) -> None:
+        if any(t is trial for _, _, t in self._queue):
+            self._queue = [e for e in self._queue if e[2] is not trial]
+            heapq.heapify(self._queue)
+
+    def _count(self, status: str) -> int:
+        return sum(t.status == status for t in self._trials)
+
+
+class FixedOrder:
+    """A searcher that proposes recorded configs in the order given, then says the search is over: a
+    finished sweep's own trials, replayed in the order they started."""
+
+    FINISHED = "FINISHED"
+
+    def __init__(self, configs: Iterable[dict[str, Any]]) -> None:
+        self._configs = list(configs)
+        self._next = 0
+
+    def suggest(self, trial_id: str) -> dict[str, Any] | str:
+        if self._next >= len(self._configs):
+            return self.FINISHED
+        self._next += 1
+        return dict(self._configs[self._next - 1])
+
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        pass
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+        pass
+
+
+def replay(source: CurveSource, algorithms: Any, *, workers: int, metric: str, mode: str,
+           num_samples: int | None = None, max_epochs: int | None = None,
+           epoch_budget: int | None = None) -> ReplayOutcome:  # fmt: skip
+    """Play ``source``'s curves through ``algorithms`` (tuner/replay/setup.py) with ``workers`` trials at once.
+
+    A searcher with a concurrency limit (model-based ones, as a sweep runs them) is wrapped in Ray's
+    ConcurrencyLimiter with as many trials waiting; any other searcher has one trial waiting at a time, as
+    Tune does; a recorded order queues up a trial per worker, as a sweep's variant generator does.
+    """
+    import logging
+
+    searcher, pending = algorithms.searcher, 1
+    if algorithms.max_concurrent:
+        from ray.tune.search import ConcurrencyLimiter
+
+        searcher = ConcurrencyLimiter(searcher, max_concurrent=algorithms.max_concurrent)
+        pending = algorithms.max_concurrent
+    if isinstance(searcher, FixedOrder):
+        pending = max(pending, workers)
+    controller = Controller(source, algorithms.scheduler, searcher, workers=workers, metric=metric, mode=mode,
+                            num_samples=num_samples, max_pending=pending, max_epochs=max_epochs,
+                            epoch_budget=epoch_budget, fate_log=algorithms.fate_log)  # fmt: skip
+    chatty = logging.getLogger("ray.tune.schedulers")  # "Bracket too small - Retrying..." at every new band
+    level = chatty.level
+    chatty.setLevel(logging.WARNING)
+    try:
+        return controller.run()
+    finally:
+        chatty.setLevel(level)

@@ -1,0 +1,54 @@
+"""A replay's scheduler and searcher, built by the same registry entries and rules a sweep uses."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from tuner.errors import UsageError
+
+
+@dataclass
+class Algorithms:
+    """What a replay runs: Ray's scheduler and searcher objects, and how many trials the searcher may run."""
+
+    scheduler: Any
+    searcher: Any
+    fate_log: Any
+    max_concurrent: int | None
+
+
+def build(params: Mapping[str, Any], scheduler: str, searcher: str | None, *, metric: str, mode: str,
+          max_epochs: int, num_samples: int, seed: int, workers: int, grace_period: int = 1,
+          reduction_factor: int = 2) -> Algorithms:  # fmt: skip
+    """The scheduler ``scheduler`` and searcher ``searcher`` (None: a recorded order, set by the caller) for
+    a space of Tune domains, as ``tuner sweep`` would build them with ``workers`` trials at once."""
+    from tuner import schedulers, searchers
+    from tuner.replay.engine import _Fates
+
+    sched = schedulers.entry(scheduler)
+    if sched.takes_no_searcher:
+        raise UsageError(f"--scheduler {scheduler}: {sched.name} changes configs while trials train, so recorded "
+                         "curves cannot stand in for its trials; replay takes asha, hyperband, median, fifo or bohb")  # fmt: skip
+    if sched.requires_searcher and searcher not in (None, sched.requires_searcher):
+        raise UsageError(f"--scheduler {scheduler} brings its own searcher ({sched.requires_searcher}); "
+                         f"--searcher {searcher} cannot run with it")  # fmt: skip
+    fate_log = _Fates()
+    ctx = schedulers.SchedulerContext(max_epochs=max_epochs, metric=metric, mode=mode, params=dict(params),
+                                      num_samples=num_samples, seed=seed, fate_log=fate_log,
+                                      grace_period=grace_period, reduction_factor=reduction_factor)  # fmt: skip
+    built_scheduler = sched.build(ctx)
+    if getattr(built_scheduler, "_metric", "unset") is None or hasattr(built_scheduler, "set_search_properties"):
+        built_scheduler.set_search_properties(metric, mode)  # Tune hands these to schedulers built without them
+    if searcher is None:
+        return Algorithms(built_scheduler, None, fate_log, None)
+    chosen = searchers.entry(sched.requires_searcher or searcher)
+    plan = searchers.plan_search(params, chosen.name, seed)
+    max_concurrent = workers if chosen.model_based and not sched.pauses_trials else None
+    built = searchers.build_searcher(plan, metric, mode, num_samples, seed, max_concurrent,
+                                     never_wait=sched.pauses_trials, full_epochs=max_epochs)  # fmt: skip
+    if not hasattr(built, "suggest"):
+        raise UsageError("replay draws configs one at a time; a space with grid_search parameters is crossed by "
+                         "Tune's variant generator instead: write the grid as tune.choice to replay it")  # fmt: skip
+    return Algorithms(built_scheduler, built, fate_log, max_concurrent)

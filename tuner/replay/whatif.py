@@ -1,0 +1,295 @@
+"""``tuner replay``: a finished sweep's own curves replayed under another scheduler, and what that would change.
+
+The sweep's trials are proposed again in the order Tune created them, each with the per-epoch results and
+epoch times it recorded, on as many workers as the sweep ran trials at once. The answer: the epochs and
+(simulated) time the other scheduler would have used against what the sweep used, whether the sweep's
+best trial survives it, and which trials it would have stopped where. A trial the sweep itself ended
+early has no later epochs to look up; where the other scheduler would have let it go on, the replay ends
+it where its curve ends, and the answer says how many trials that concerns.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from tuner import storage
+from tuner.errors import UsageError
+from tuner.experiment import Experiment, TrialRecord
+from tuner.replay.curves import CurveTable, metrics_only
+from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
+
+REPLAYS = "replays"
+
+
+class RecordedOrder:
+    """A finished sweep as a curve source: the i-th trial the replay creates gets the i-th recorded curve
+    (configs may repeat in a sweep, so they cannot be the key)."""
+
+    def __init__(self, curves: Sequence[Curve]) -> None:
+        self._curves, self._next = list(curves), 0
+
+    def curve(self, config: dict[str, Any]) -> Curve | None:
+        self._next += 1
+        return self._curves[self._next - 1] if self._next <= len(self._curves) else None
+
+
+@dataclass
+class WhatIf:
+    """One replay of a finished sweep, and the sweep it replays, in the figures the answer gives."""
+
+    experiment: str
+    scheduler: str
+    searcher: str | None
+    options: dict[str, Any]
+    workers: int
+    metric: str
+    mode: str
+    used_epochs: int
+    used_seconds: float  # the sweep's own trial time replayed under its own scheduler (like for like)
+    epochs: int
+    seconds: float
+    best_before: dict[str, Any] | None  # the sweep's best trial: id, value, epoch
+    best_after: dict[str, Any] | None  # the replay's best trial: id, value, epoch
+    stopped: list[dict[str, Any]] = field(default_factory=list)  # trials ended earlier than in the sweep
+    cut_short: list[str] = field(default_factory=list)  # trials the replay would have run past their curve
+    unfinished: int = 0  # trials the sweep had not finished when it stopped
+
+    @property
+    def title(self) -> str:
+        """``asha, reduction factor 3, 2 trial(s) at once``: what was replayed."""
+        words = {"grace": "grace period", "rf": "reduction factor"}
+        options = "".join(f", {words[k]} {v}" for k, v in self.options.items())
+        searcher = f" and searcher {self.searcher}" if self.searcher else ""
+        return f"{self.scheduler}{options}{searcher}, {self.workers} trial(s) at once"
+
+    @property
+    def best_kept(self) -> bool:
+        if self.best_before is None or self.best_after is None:
+            return False
+        return self.best_after["trial"] == self.best_before["trial"]
+
+    def save(self) -> str:
+        name = "-".join([self.scheduler, *(f"{k}{v}" for k, v in sorted(self.options.items()))])
+        if self.searcher:
+            name += f"-{self.searcher}"
+        folder = storage.join(self.experiment, REPLAYS)
+        storage.prepare(folder)
+        storage.write_text(folder, f"{name}.json", json.dumps(asdict(self), indent=1) + "\n")
+        return storage.join(folder, f"{name}.json")
+
+
+def saved(experiment: Experiment) -> list[WhatIf]:
+    """The replays written into an experiment by ``tuner replay``, for the report."""
+    folder = storage.join(experiment.path, REPLAYS)
+    out = []
+    for name in storage.list_names(folder, "") if storage.is_dir(folder) else []:
+        if not name.endswith(".json"):
+            continue
+        try:
+            out.append(WhatIf(**json.loads(storage.read_text(folder, name) or "")))
+        except (TypeError, ValueError):
+            continue  # a replay from another version only loses its section
+    return out
+
+
+def _curve(trial: TrialRecord) -> Curve:
+    rows: dict[int, dict[str, Any]] = {}
+    for row in trial.rows:  # a restored trial may repeat an epoch: the later report stands
+        try:
+            rows[int(float(row.get("training_iteration") or 0))] = row
+        except ValueError:
+            continue
+    ordered = [rows[e] for e in sorted(rows) if e > 0]
+    seconds = []
+    for row in ordered:
+        try:
+            seconds.append(max(float(row.get("time_this_iter_s") or 0.0), 0.0))
+        except ValueError:
+            seconds.append(0.0)
+    return Curve(dict(trial.config), [metrics_only(r) for r in ordered], seconds)
+
+
+def trials_at_once(trials: Sequence[TrialRecord]) -> int:
+    """How many trials the sweep ran at once at most, from when each trial's epochs ended."""
+    spans = []
+    for trial in trials:
+        stamps = [(float(r["timestamp"]), float(r.get("time_this_iter_s") or 0)) for r in trial.rows
+                  if _is_number(r.get("timestamp"))]  # fmt: skip
+        if stamps:
+            spans.append((stamps[0][0] - stamps[0][1], stamps[-1][0]))
+    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans], key=lambda e: (e[0], e[1]))
+    most = running = 0
+    for _, step in edges:
+        running += step
+        most = max(most, running)
+    return max(1, most)
+
+
+def _is_number(value: Any) -> bool:
+    try:
+        return math.isfinite(float(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def check_replayable(experiment: Experiment, scheduler: str) -> list[TrialRecord]:
+    """The trials to replay, or a one-line error: a running sweep, no per-epoch results, a scheduler that
+    needs checkpoints the trainable never saved."""
+    from tuner import schedulers
+    from tuner.claim import describe_holder, holder_elsewhere
+
+    holder = holder_elsewhere(experiment.path)
+    if holder is not None:
+        raise UsageError(f"{experiment.path} is being run by {describe_holder(holder)}; replay it once the "
+                         "sweep has ended")  # fmt: skip
+    reported = [t for t in experiment.trials if t.rows]
+    if not reported:
+        raise UsageError(f"{experiment.path} has no results yet: there is nothing to replay")
+    if max(t.epochs for t in reported) < 2:
+        raise UsageError(f"{experiment.path} has one result per trial, not one per epoch: a scheduler has "
+                         "nothing to decide on (report once per epoch to replay a sweep)")  # fmt: skip
+    entry = schedulers.entry(scheduler)
+    if entry.needs_checkpoints and not entry.takes_no_searcher:
+        if not any(d.startswith("checkpoint_") for t in reported for d in storage.list_dirs(t.path)):
+            raise UsageError(f"--scheduler {scheduler} pauses trials and continues them from their checkpoints, "
+                             f"and {experiment.config.space}'s trainable saved none; replay it under asha, "
+                             "median or fifo")  # fmt: skip
+    return reported
+
+
+def replay_experiment(experiment: Experiment, scheduler: str, *, searcher: str | None = None,
+                      workers: int | None = None, grace_period: int | None = None,
+                      reduction_factor: int | None = None) -> WhatIf:  # fmt: skip
+    """Replay ``experiment``'s curves under ``scheduler`` (with another ``searcher`` only where every config
+    it could propose was run), and under the sweep's own scheduler for a like-for-like time."""
+    trials = check_replayable(experiment, scheduler)
+    config = experiment.config
+    workers = workers or trials_at_once(trials)
+    options = {k: v for k, v in (("grace", grace_period), ("rf", reduction_factor)) if v is not None}
+    curves = [_curve(t) for t in trials]
+    table = _table_for(experiment, curves, searcher)
+    ours = _run(experiment, curves, table, scheduler, searcher, workers, grace_period, reduction_factor)
+    theirs = _run(experiment, curves, None, config.scheduler, None, workers, config.grace_period,
+                  config.reduction_factor)  # fmt: skip
+    used = sum(len(c.rows) for c in curves)
+    stopped, cut_short = [], []
+    # With the sweep's own configs, the replay's i-th trial is the sweep's i-th: compare them one by one.
+    pairs = zip(trials, curves, ours.trials, strict=True) if searcher is None else iter(())
+    for trial, curve, done in pairs:
+        if done.cut_short:
+            cut_short.append(trial.trial_id)
+        elif done.epochs < len(curve.rows):
+            stopped.append({"trial": trial.trial_id, "epochs": trial.epochs, "at": done.epochs,
+                            "why": done.fate or f"stopped at epoch {done.epochs}"})  # fmt: skip
+    unfinished = sum(t.status in ("RUNNING", "PENDING", "PAUSED") for t in experiment.trials)
+    return WhatIf(experiment.path, scheduler, searcher, options, workers, experiment.metric, experiment.mode,
+                  used, theirs.wall, ours.epochs, ours.wall, _best(experiment, trials),
+                  _replayed_best(ours, trials, searcher), stopped, cut_short, unfinished)  # fmt: skip
+
+
+def _table_for(experiment: Experiment, curves: list[Curve], searcher: str | None) -> CurveTable | None:
+    """With another searcher, the sweep must have run every config the space holds."""
+    if searcher is None:
+        return None
+    from ray.tune.search.sample import Categorical
+
+    from tuner.registry import load_space
+
+    params = dict(load_space(experiment.config.space).params)
+    size = 1
+    for name, value in params.items():
+        if not isinstance(value, Categorical):
+            raise UsageError(f"--searcher {searcher}: a replay can look up only configs the sweep ran, and "
+                             f"parameter {name} is not a choice; without --searcher the replay keeps the sweep's "
+                             "own configs")  # fmt: skip
+        size *= len(value.categories)
+    table = CurveTable(curves, list(params))
+    ran = len({json.dumps([c.config.get(p) for p in params], default=str) for c in curves})
+    if ran < size:
+        raise UsageError(f"--searcher {searcher}: a replay can look up only configs the sweep ran, and it ran "
+                         f"{ran} of the space's {size}; without --searcher the replay keeps the sweep's own configs")  # fmt: skip
+    return table
+
+
+def _run(experiment: Experiment, curves: list[Curve], table: CurveTable | None, scheduler: str,
+         searcher: str | None, workers: int, grace: int | None, rf: int | None) -> ReplayOutcome:  # fmt: skip
+    from tuner.replay.setup import build
+
+    config = experiment.config
+    params: dict[str, Any] = {}
+    if table is not None:
+        from tuner.registry import load_space
+
+        params = dict(load_space(config.space).params)
+    algorithms = build(params, scheduler, searcher, metric=experiment.metric, mode=experiment.mode,
+                       max_epochs=config.max_epochs, num_samples=len(curves), seed=config.seed, workers=workers,
+                       grace_period=grace or config.grace_period,
+                       reduction_factor=rf or config.reduction_factor)  # fmt: skip
+    if searcher is None:
+        algorithms.searcher = FixedOrder(c.config for c in curves)
+        source: Any = RecordedOrder(curves)
+    else:
+        source = table
+    return replay(source, algorithms, workers=workers, metric=experiment.metric, mode=experiment.mode,
+                  num_samples=len(curves), max_epochs=config.max_epochs)  # fmt: skip
+
+
+def _best(experiment: Experiment, trials: list[TrialRecord]) -> dict[str, Any] | None:
+    best = experiment.best_trial()
+    if best is None:
+        return None
+    row = best.best_row(experiment.metric, experiment.mode) or {}
+    return {"trial": best.trial_id, "value": best.best(experiment.metric, experiment.mode),
+            "epoch": int(float(row.get("training_iteration") or 0))}  # fmt: skip
+
+
+def _replayed_best(outcome: ReplayOutcome, trials: list[TrialRecord], searcher: str | None) -> dict[str, Any] | None:
+    best = outcome.best_trial()
+    if best is None:
+        return None
+    value = best.best(outcome.mode)
+    epoch = best.values.index(value) + 1
+    trial = trials[outcome.trials.index(best)].trial_id if searcher is None else best.trial_id
+    return {"trial": trial, "value": value, "epoch": epoch, "config": best.config}
+
+
+def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
+    """The answer, in the lines ``tuner replay`` prints and the report shows."""
+    from tuner.limits import format_seconds
+
+    w = whatif
+    share = f"{w.epochs / w.used_epochs:.0%}" if w.used_epochs else "-"
+    lines = [
+        f"replayed under {w.title}, on the sweep's own curves and epoch times",
+        f"  epochs: {w.epochs} against the sweep's {w.used_epochs} under {sweep_scheduler} ({share})",
+        f"  wall time: about {format_seconds(w.seconds)} against {format_seconds(w.used_seconds)} (both replayed with "
+        f"{w.workers} at once)",
+    ]
+    if w.best_before is None or w.best_after is None:
+        lines.append("  best trial: no trial reported a finite value")
+    elif w.best_kept:
+        lines.append(f"  best trial: kept ({w.best_before['trial']}, {w.metric} {w.best_before['value']:.4g} at epoch "
+                     f"{w.best_before['epoch']})")  # fmt: skip
+    else:
+        before, after = w.best_before, w.best_after
+        lost = next((s for s in w.stopped if s["trial"] == before["trial"]), None)
+        why = f" ({lost['why']})" if lost else ""
+        lines.append(f"  best trial: lost — the sweep's best, {before['trial']} ({w.metric} {before['value']:.4g} at "
+                     f"epoch {before['epoch']}), would have ended at epoch {lost['at'] if lost else '?'}{why}; the "
+                     f"best would have been {after['trial']} ({w.metric} {after['value']:.4g})")  # fmt: skip
+    if w.stopped:
+        lines.append(f"  {len(w.stopped)} trial(s) would have stopped earlier:")
+        for s in w.stopped:
+            lines.append(f"    {s['trial']}: {s['epochs']} -> {s['at']} epochs; {s['why']}")
+    if w.cut_short:
+        lines.append(f"  {len(w.cut_short)} trial(s) ({', '.join(w.cut_short)}) would have gone on past where the sweep "
+                     "stopped them; their later epochs are unknown, so the replay ends them there and the answer "
+                     "rests on that")  # fmt: skip
+    if w.unfinished:
+        lines.append(f"  {w.unfinished} trial(s) were unfinished when the sweep stopped; the replay has only the "
+                     "epochs they reached")  # fmt: skip
+    return lines
