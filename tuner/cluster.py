@@ -29,11 +29,12 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
     """
     import ray
 
-    from tuner.ray_compat import quiet_terminal
+    from tuner.ray_compat import quiet_terminal, quiet_worker_crashes
 
     prepare_environment()
     quiet_terminal()
     if ray.is_initialized():
+        quiet_worker_crashes()
         return False
     # Workers log warnings and errors (a trial's traceback, an OOM fallback), not Ray's per-checkpoint chatter.
     kwargs = {
@@ -49,6 +50,7 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
             dashboard_host="127.0.0.1",
             **kwargs,
         )
+        quiet_worker_crashes()
         if dashboard and context.dashboard_url:
             log.info("Ray dashboard: http://%s", context.dashboard_url)
         return True
@@ -64,6 +66,7 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
                 f"cannot join the Ray cluster at {address}: {exc}; if it uses token auth, {TOKEN_HELP}"
             ) from exc
         raise UsageError(f"cannot reach a Ray cluster at {address}: {exc}") from exc
+    quiet_worker_crashes()
     return False
 
 

@@ -185,8 +185,15 @@ def last_line(text: str) -> str:
 
 
 def _read_rows(trial_path: str) -> list[dict[str, Any]]:
+    """One row per epoch. A trial stopped by a signal can have reported an epoch whose checkpoint was not
+    saved yet; resumed from the checkpoint before it, it reports that epoch again. The later report is the
+    one the trial went on from, so it stands."""
     text = storage.read_text(trial_path, "progress.csv")
-    return list(csv.DictReader(io.StringIO(text))) if text else []
+    rows = list(csv.DictReader(io.StringIO(text))) if text else []
+    latest: dict[str, int] = {}
+    for i, row in enumerate(rows):
+        latest[row.get("training_iteration") or f"row {i}"] = i
+    return [row for i, row in enumerate(rows) if latest[row.get("training_iteration") or f"row {i}"] == i]
 
 
 def _trial_id(dir_name: str, rows: list[dict[str, Any]], known: dict[str, str]) -> str:

@@ -22,6 +22,7 @@ LOG_NAME = ".tuner-fates.jsonl"
 STOPPED, PERTURBED = "stopped", "perturbed"
 HUNG, DIED, BUDGET = "hung", "died", "budget"
 UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
+NEVER_STARTED = "never started: the budget was spent first"
 FAILURES = (HUNG, DIED)  # failures the sweep explains better than Ray's error does
 
 
@@ -108,8 +109,9 @@ def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[s
     if decision.get("stopped"):
         return decision["stopped"] + note
     if decision.get("budget") and epochs < max_epochs:
-        where = f"at epoch {epochs} of {max_epochs}" if epochs else "before its first epoch"
-        return f"{decision['budget']} {where}" + note
+        if not epochs:  # created as the budget ran out: proposed, never trained
+            return NEVER_STARTED + note
+        return f"{decision['budget']} at epoch {epochs} of {max_epochs}" + note
     if epochs >= max_epochs:
         return f"ran to max epochs ({max_epochs})" + note
     return f"ended at epoch {epochs} of {max_epochs}" + note
@@ -124,7 +126,7 @@ def kind(text: str) -> str:
     """A fate's family, for colouring and counting: completed, stopped early, errored, running."""
     if text.startswith(("errored", "hung", "died")):
         return "errored"
-    if text.startswith(("stopped early", "ended by the budget")):
+    if text.startswith(("stopped early", "ended by the budget", "never started")):
         return "stopped early"
     if text.startswith(("running", "pending", "paused", "unfinished")):
         return "running"

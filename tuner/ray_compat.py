@@ -48,6 +48,15 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
    run uses that copy, not the run config's, so a stopper holding the callback that decides (a stall, a
    spent budget) would consult a dead copy. Such callbacks register the live instance with
    ``register_live``; stoppers look it up with ``live``, by the experiment they belong to.
+11. A worker's crash, forwarded (Ray 2.60): a trial process killed by a signal prints the C++ core's crash
+   report (``*** SIGSEGV received at time=…``, ``PC: @ 0x…``, its stack addresses, and the same again through
+   ``logging.cc``), the raylet adds a paragraph that "a worker died or was killed" (guessing at OOM), and a
+   worker stopped at shutdown can print Python's "Exception ignored in" traceback of Ray's own
+   ``sigterm_handler``. The driver's log forwarder (the "ray_print_logs" handler of
+   ``global_worker_stdstream_dispatcher``) and the raylet's error listener (through ``print_to_stdstream``)
+   print them all. tuner names each death itself (tuner/crashes.py,
+   with the trial's Python stack in its crash.txt), so ``quiet_worker_crashes`` drops those lines from the
+   forwarder and passes every other line on.
 """
 
 from __future__ import annotations
@@ -472,3 +481,63 @@ def register_live(key: str, callback: Any) -> None:
 def live(key: str, fallback: Any) -> Any:
     """The instance registered for ``key`` in this process, else ``fallback``."""
     return _LIVE.get(key, fallback)
+
+
+# --- 11. a worker's crash, forwarded --------------------------------------------------------------------------
+
+FORWARDER = "ray_print_logs"
+_CRASH_LINE = re.compile(
+    r"(\*\*\* SIG[A-Z]+ received at time=|PC: @ +0x[0-9a-f]+|(^|logging\.cc:\d+:)\s*@ +0x[0-9a-f]+ |"
+    r"A worker died or was killed while executing a task by an unexpected system error)"
+)
+
+
+def crash_noise(lines: list[str]) -> list[str]:
+    """``lines`` without the crash report of a signal-killed worker, the raylet's guess about it, and the
+    traceback of Ray's SIGTERM handler in a worker stopped at shutdown."""
+    kept, skipping = [], False
+    for line in lines:
+        if line.startswith("Exception ignored in"):
+            skipping = True  # held until we know whose traceback it is
+            held = [line]
+            continue
+        if skipping:
+            held.append(line)
+            if line.startswith(("SystemExit", "KeyboardInterrupt")) or not line.startswith((" ", "Traceback")):
+                skipping = False
+                if not any("sigterm_handler" in h for h in held):
+                    kept.extend(held)
+            continue
+        if not _CRASH_LINE.search(line):
+            kept.append(line)
+    if skipping and not any("sigterm_handler" in h for h in held):
+        kept.extend(held)
+    return kept
+
+
+def _filtering(printer: Callable[..., Any]) -> Callable[..., Any]:
+    def filtered(data: dict, *args: Any, **kwargs: Any) -> None:
+        lines = crash_noise(list(data.get("lines") or []))
+        if lines:
+            printer({**data, "lines": lines}, *args, **kwargs)
+
+    filtered._tuner_filtered = True  # type: ignore[attr-defined]
+    return filtered
+
+
+def quiet_worker_crashes() -> bool:
+    """Filter the driver's log forwarder and its printer of the raylet's error messages (after ``ray.init``);
+    False when Ray forwards no logs here."""
+    import ray._private.worker as worker
+    from ray._private.ray_logging import global_worker_stdstream_dispatcher as dispatcher
+
+    if not getattr(worker.print_to_stdstream, "_tuner_filtered", False):
+        worker.print_to_stdstream = _filtering(worker.print_to_stdstream)  # the raylet's messages go through it
+    with dispatcher._lock:
+        for i, (name, handler) in enumerate(dispatcher.handlers):
+            if name != FORWARDER or getattr(handler, "_tuner_filtered", False):
+                continue
+
+            dispatcher.handlers[i] = (name, _filtering(handler))
+            return True
+    return False

@@ -61,7 +61,8 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
     else:
         lines.append(f"no trial reported {summary['metric']!r}; no best config")
     for failure in summary["failed"]:
-        where = f" ({failure['error_file']})" if failure.get("error_file") else ""
+        # A hung or signal-killed trial's error file holds only Ray's account of its end; the fate says more.
+        where = f" ({failure['error_file']})" if failure.get("error_file") and not failure.get("explained") else ""
         lines.append(f"failed: {failure['trial_id']}: {failure['error']}{where}")
     for text in summary.get("nonfinite", []):
         lines.append(f"non-finite: trial {text} (such values are never ranked)")

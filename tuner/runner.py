@@ -223,9 +223,12 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any
         ray_compat.repair_saved_statuses(folder, statuses)
     fates.persist(folder)
     spent = budget.persist_spent(folder)
-    summary = summarize(experiment.load(folder))
+    record = experiment.load(folder)
+    summary = summarize(record)
     summary["spent"] = budget.describe_spent(spent, cfg.budget)
-    unfinished, not_started = (0, 0) if spent["ended_by_budget"] else _unfinished_trials(cfg, folder, statuses)
+    never_ran = {t.trial_id for t in record.trials if not t.rows}
+    unfinished, not_started = ((0, 0) if spent["ended_by_budget"]
+                               else _unfinished_trials(cfg, folder, statuses, never_ran))  # fmt: skip
     summary["unfinished"], summary["not_started"] = unfinished + not_started, not_started
     stalled = stall_reason(folder)
     if stalled:
@@ -237,10 +240,11 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any
     return summary
 
 
-def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] | None) -> tuple[int, int]:
-    """Trials not yet run to their end, and trials not yet started: non-zero after a stop signal (Ray turns
-    it into an orderly stop) or a stall. ``statuses`` are the sweep's own last-step statuses; without them
-    the saved state is read."""
+def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] | None,
+                       never_ran: set[str] = frozenset()) -> tuple[int, int]:  # type: ignore[assignment]  # fmt: skip
+    """Trials started but not run to their end, and trials not started yet (``never_ran``: created, no
+    result; or not created yet): non-zero after a stop signal (Ray turns it into an orderly stop) or a
+    stall. ``statuses`` are the sweep's own last-step statuses; without them the saved state is read."""
     from tuner.ray_compat import UNFINISHED
     from tuner.ray_state import saved_trial_states
 
@@ -249,9 +253,10 @@ def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] |
             statuses = {trial_id: state["status"] for trial_id, state in saved_trial_states(folder).items()}
         except UsageError:
             return 0, 0
-    open_trials = sum(status in UNFINISHED for status in statuses.values())
-    never_started = max((cfg.trials_cap or 0) - len(statuses), 0)  # a searcher creates trials as slots free up
-    return open_trials, never_started
+    waiting = sum(status in UNFINISHED and tid in never_ran for tid, status in statuses.items())
+    open_trials = sum(status in UNFINISHED for status in statuses.values()) - waiting
+    never_created = max((cfg.trials_cap or 0) - len(statuses), 0)  # a searcher creates trials as slots free up
+    return open_trials, waiting + never_created
 
 
 ERRORED_CHOICES = ("resume", "restart", "skip")
@@ -287,7 +292,10 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
     config = experiment.load_saved_config(folder)
     statuses = {tid: state["status"] for tid, state in saved_trial_states(folder).items()}
     if latest_state_name(folder) is None or not storage.exists(folder, "tuner.pkl"):
-        raise UsageError(f"{folder} has no saved sweep state to resume (it stopped before its first trial)")
+        if any(storage.exists(storage.join(folder, d), "params.json") for d in storage.list_dirs(folder)):
+            raise UsageError(f"{folder} has trials but no saved sweep state (Ray's experiment_state and tuner.pkl "
+                             "are missing), so it cannot be resumed; start a new sweep")  # fmt: skip
+        return _start_afresh(folder, config, out, stop, num_samples, budget, trial_timeout)
     if num_samples is not None:
         config = _grown(folder, config, num_samples)
     if budget is not None:
@@ -335,6 +343,28 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
             restart_errored=errored == "restart",
         )
         return _fit(tuner, plan.config, folder, stop)
+    finally:
+        cluster.disconnect(started)
+
+
+def _start_afresh(folder: str, config: SweepConfig, out: Print, stop: Any, num_samples: int | None,
+                  budget: str | None, trial_timeout: str | None) -> dict[str, Any]:  # fmt: skip
+    """A sweep stopped before its first trial has nothing to continue: run it from its saved settings."""
+    from tuner import cluster
+
+    changes = {k: v for k, v in (("num_samples", num_samples), ("trial_timeout", trial_timeout)) if v is not None}
+    if budget is not None:
+        changes["budget"] = budget.lstrip("+")  # nothing was spent: +AMOUNT is the amount
+    config = dataclasses.replace(config, **changes)
+    out(f"{folder} stopped before its first trial: starting it afresh with its saved settings")
+    plan = prepare(config, out, resuming=True)
+    started = cluster.connect(config.address, dashboard=config.dashboard)
+    stop.reinstall()  # Ray's core put its own SIGTERM handler in place
+    try:
+        plan = place(plan)
+        for line in describe(plan):
+            out(line)
+        return launch(plan, out, stop)
     finally:
         cluster.disconnect(started)
 

@@ -73,7 +73,7 @@ def test_a_wall_time_budget_ends_the_sweep_on_time(sweep, tmp_path):
     assert spent["ended_by_budget"] and 8 <= spent["wall"] < 11, spent
     fates = [t.fate for t in experiment.load(str(result.folder)).trials]
     # A trial the searcher proposed just before the end may not have reported yet.
-    assert all(f.startswith(("ended by the budget at epoch", "ended by the budget before its first")) for f in fates)
+    assert all(f.startswith(("ended by the budget at epoch", "never started: the budget was spent first")) for f in fates)
     assert "Failed to fetch metrics" not in result.err  # Ray's warning about such a trial is not the user's concern
 
 
@@ -86,6 +86,7 @@ def test_a_trial_killed_by_a_signal_is_named(sweep, tmp_path):
         died = [t for t in experiment.load(str(result.folder)).trials if t.status == "ERROR"]
         assert len(died) == 1 and died[0].fate.startswith(expected), died[0].fate
         assert f"failed: {died[0].trial_id}: {expected}" in result.out
+        assert "received at time=" not in result.err and "A worker died or was killed" not in result.out + result.err
     assert "Fatal Python error: Segmentation fault" in next(Path(tmp_path, "segv").glob("*/crash.txt")).read_text()
 
 
@@ -152,3 +153,18 @@ def test_sigterm_stops_resumably_and_a_second_writer_is_refused(run_cli, tmp_pat
     assert first.returncode == 0, out[-2000:] + err[-2000:]
     epochs = _epochs(folder)
     assert len(epochs) == 4 and all(e == [1, 2, 3, 4, 5] for e in epochs.values()), epochs
+
+
+def test_a_sweep_stopped_before_its_first_trial_resumes_afresh(run_cli, tmp_path):
+    """A signal before any trial leaves only the saved settings; the resume command it printed still works."""
+    from tuner.config import resolve, save_config
+
+    space = instant_space(tmp_path)
+    config = resolve({"space": str(space), "scheduler": "fifo", "searcher": "random", "num_samples": 2,
+                      "max_epochs": 2, "storage_path": str(tmp_path), "name": "early"})  # fmt: skip
+    (tmp_path / "early").mkdir()
+    save_config(config, tmp_path / "early")  # what a sweep stopped at once, before its first trial, leaves
+    result = run_cli("resume", tmp_path / "early")
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    assert "stopped before its first trial: starting it afresh with its saved settings" in result.out
+    assert sorted(map(len, _epochs(tmp_path / "early").values())) == [2, 2]

@@ -176,3 +176,62 @@ def test_ray_still_warns_about_trials_without_results_that_way():
     words = f"both {constants.EXPR_RESULT_FILE} and {constants.EXPR_PROGRESS_FILE} were not found"
     assert words == NEVER_REPORTED
     assert "both {EXPR_RESULT_FILE} and" in inspect.getsource(ExperimentAnalysis._fetch_trial_dataframe)
+
+
+SEGV_REPORT = [
+    "*** SIGSEGV received at time=1795454683 on cpu 1 ***",
+    "PC: @     0x7f52b6585ad8  (unknown)  (unknown)",
+    "    @     0x7f52b6585ad8       3120  (unknown)",
+    "[2026-11-23 17:29:31,437 E 30143 30181] logging.cc:474:     @     0x7fcd19c5a050  (unknown)  (unknown)",
+    "[2026-11-23 17:24:43,123 E 4242 4242] logging.cc:474: *** SIGSEGV received at time=1795454683 on cpu 1 ***",
+    "[2026-11-23 17:24:43,123 E 4242 4242] logging.cc:474: PC: @     0x7f52b6585ad8  (unknown)  (unknown)",
+]
+SIGTERM_TRACEBACK = [
+    "Exception ignored in: <function WeakSet.__init__.<locals>._remove at 0x7f>",
+    "Traceback (most recent call last):",
+    '  File "/x/ray/_private/worker.py", line 1063, in sigterm_handler',
+    "    raise_sys_exit_with_custom_error_message(",
+    "SystemExit: 1",
+]
+
+
+def test_a_worker_crash_report_and_rays_sigterm_traceback_are_dropped():
+    from tuner.ray_compat import crash_noise
+
+    died = ("A worker died or was killed while executing a task by an unexpected system error. To troubleshoot "
+            "the problem, check the logs for the dead worker.")  # fmt: skip
+    assert crash_noise([*SEGV_REPORT, died, *SIGTERM_TRACEBACK]) == []
+
+
+def test_the_users_own_lines_and_tracebacks_pass():
+    from tuner.ray_compat import crash_noise
+
+    own = ["(trial 1f15) WARNING: loss is high", "Exception ignored in: <generator object x>",
+           "Traceback (most recent call last):", '  File "train.py", line 3, in x', "ValueError: bad"]  # fmt: skip
+    assert crash_noise([SEGV_REPORT[0], *own]) == own
+
+
+def test_ray_still_forwards_worker_logs_through_that_dispatcher():
+    """If this fails, Ray moved its log forwarder: re-check ray_compat part 11 against the new Ray."""
+    import inspect
+
+    import ray._private.worker as worker
+    from ray._private.ray_logging import global_worker_stdstream_dispatcher as dispatcher
+
+    from tuner.ray_compat import FORWARDER
+
+    assert hasattr(dispatcher, "_lock") and isinstance(dispatcher.handlers, list)
+    assert f'"{FORWARDER}"' in inspect.getsource(worker.connect)
+    assert '"The process receives a SIGTERM."' in inspect.getsource(worker.Worker.main_loop)
+    assert "print_to_stdstream(" in inspect.getsource(worker.listen_error_messages)
+
+
+def test_an_epoch_reported_again_after_a_resume_is_read_once(tmp_path):
+    """A trial stopped by a signal after reporting epoch 5 but before its checkpoint was saved reports epoch 5
+    again when resumed from epoch 4: the reader keeps the later report, so nothing looks duplicated."""
+    from tuner.experiment import _read_rows
+
+    rows = ["training_iteration,loss,timestamp", "4,1.0,10", "5,0.9,11", "5,0.8,20", "6,0.7,21"]
+    (tmp_path / "progress.csv").write_text("\n".join(rows) + "\n")
+    read = _read_rows(str(tmp_path))
+    assert [(r["training_iteration"], r["loss"]) for r in read] == [("4", "1.0"), ("5", "0.8"), ("6", "0.7")]

@@ -37,9 +37,10 @@ def key(config: Mapping[str, Any], params: Sequence[str]) -> str:
 class CurveTable:
     """Recorded curves keyed by their configs' values; ``curve(config)`` finds the run of those values."""
 
-    def __init__(self, curves: Iterable[Curve], params: Sequence[str]) -> None:
+    def __init__(self, curves: Iterable[Curve], params: Sequence[str], meta: Mapping[str, Any] | None = None) -> None:
         self.params = list(params)
         self.curves = list(curves)
+        self.meta = dict(meta or {})  # what the table holds: metric, mode, epochs, source
         self._by_key = {key(c.config, self.params): c for c in self.curves}
 
     def curve(self, config: Mapping[str, Any]) -> Curve | None:
@@ -49,17 +50,29 @@ class CurveTable:
         return len(self.curves)
 
     def save(self, path: str | Path) -> None:
-        data = {"params": self.params,
+        """JSON, gzipped when the name ends in ``.gz``."""
+        data = {**self.meta, "params": self.params,
                 "curves": [{"config": c.config, "rows": c.rows, "seconds": c.seconds} for c in self.curves]}  # fmt: skip
-        Path(path).write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+        text = json.dumps(data, separators=(",", ":"))
+        if str(path).endswith(".gz"):
+            import gzip
+
+            Path(path).write_bytes(gzip.compress(text.encode("utf-8")))
+        else:
+            Path(path).write_text(text, encoding="utf-8")
 
     @classmethod
     def load(cls, path: str | Path) -> CurveTable:
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-            curves = [Curve(c["config"], c["rows"], c.get("seconds") or []) for c in data["curves"]]
-            return cls(curves, data["params"])
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raw = Path(path).read_bytes()
+            if str(path).endswith(".gz"):
+                import gzip
+
+                raw = gzip.decompress(raw)
+            data = json.loads(raw.decode("utf-8"))
+            curves = [Curve(c["config"], c["rows"], c.get("seconds") or []) for c in data.pop("curves")]
+            return cls(curves, data.pop("params"), data)
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
             raise UsageError(f"{path} is not a table of learning curves ({exc})") from None
 
 

@@ -1,0 +1,127 @@
+"""Real learning curves for the search benchmarks: small PyTorch nets on scikit-learn's bundled datasets.
+
+Every config of a grid (learning rate, width, depth, batch size, weight decay, dropout) trains an MLP with
+SGD and momentum for 27 epochs on a fixed train/validation split, and each epoch's validation loss,
+validation accuracy and seconds are recorded. The result is one compact table per dataset in
+``benchmarks/curves/`` (gzipped JSON read by ``tuner.replay.curves.CurveTable``), generated once and
+committed, so multi-fidelity benchmarks rest on real curves that cross, plateau and diverge as real
+training does, and replay them in seconds.
+
+    python benchmarks/make_curves.py                    # every dataset (about 25 min on 2 cores)
+    python benchmarks/make_curves.py --datasets wine --jobs 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import math
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+OUT = ROOT / "benchmarks" / "curves"
+EPOCHS = 27
+GRID = {
+    "lr": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3],
+    "width": [16, 64, 256],
+    "depth": [1, 2],
+    "batch_size": [16, 64],
+    "weight_decay": [0.0, 0.0001, 0.01],
+    "dropout": [0.0, 0.3],
+}
+DATASETS = ("digits", "breast_cancer", "wine")
+
+
+def load(dataset: str):
+    """Standardised features and labels, split 80/20 once (seeded): the same split for every config."""
+    import numpy as np
+    from sklearn import datasets
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = getattr(datasets, f"load_{dataset}")(return_X_y=True)
+    x_train, x_val, y_train, y_val = train_test_split(x, y, test_size=0.2, random_state=0, stratify=y)
+    scaler = StandardScaler().fit(x_train)
+    return (scaler.transform(x_train).astype(np.float32), y_train.astype(np.int64),
+            scaler.transform(x_val).astype(np.float32), y_val.astype(np.int64))  # fmt: skip
+
+
+def train(dataset: str, config: dict) -> dict:
+    """One config's 27 epochs: validation loss and accuracy per epoch, and the seconds each took."""
+    import torch
+    from torch import nn
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    x_train, y_train, x_val, y_val = (torch.from_numpy(a) for a in load(dataset))
+    classes = int(y_train.max()) + 1
+    layers: list[nn.Module] = []
+    width_in = x_train.shape[1]
+    for _ in range(config["depth"]):
+        layers += [nn.Linear(width_in, config["width"]), nn.ReLU(), nn.Dropout(config["dropout"])]
+        width_in = config["width"]
+    model = nn.Sequential(*layers, nn.Linear(width_in, classes))
+    optimiser = torch.optim.SGD(model.parameters(), lr=config["lr"], momentum=0.9,
+                                weight_decay=config["weight_decay"])  # fmt: skip
+    loss_fn = nn.CrossEntropyLoss()
+    generator = torch.Generator().manual_seed(1)
+    rows, seconds = [], []
+    for _ in range(EPOCHS):
+        started = time.perf_counter()
+        model.train()
+        order = torch.randperm(len(x_train), generator=generator)
+        for i in range(0, len(order), config["batch_size"]):
+            batch = order[i : i + config["batch_size"]]
+            optimiser.zero_grad(set_to_none=True)
+            loss_fn(model(x_train[batch]), y_train[batch]).backward()
+            optimiser.step()
+        model.eval()
+        with torch.no_grad():
+            logits = model(x_val)
+            loss = loss_fn(logits, y_val).item()
+            accuracy = (logits.argmax(1) == y_val).float().mean().item()
+        seconds.append(round(time.perf_counter() - started, 4))
+        loss = loss if math.isfinite(loss) else 1e3  # a diverged net: a large loss, as a sweep would see it
+        rows.append({"val_loss": float(f"{min(loss, 1e3):.5g}"), "val_accuracy": float(f"{accuracy:.5g}")})
+    return {"config": config, "rows": rows, "seconds": seconds}
+
+
+def _one(job: tuple[str, dict]) -> dict:
+    return train(*job)
+
+
+def make(dataset: str, jobs: int) -> Path:
+    import gzip
+    import json
+
+    configs = [dict(zip(GRID, values)) for values in itertools.product(*GRID.values())]
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        curves = list(pool.map(_one, [(dataset, c) for c in configs], chunksize=4))
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / f"{dataset}.json.gz"
+    data = {"params": list(GRID), "metric": "val_loss", "mode": "min", "epochs": EPOCHS,
+            "source": f"sklearn {dataset}: MLP, SGD momentum 0.9, 80/20 split, {len(configs)} configs",
+            "curves": curves}  # fmt: skip
+    with gzip.open(path, "wt", encoding="utf-8") as f:
+        json.dump(data, f, separators=(",", ":"))
+    print(f"{dataset}: {len(configs)} configs x {EPOCHS} epochs in {time.perf_counter() - started:.0f} s -> {path} "
+          f"({path.stat().st_size // 1024} KiB)")  # fmt: skip
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DATASETS), choices=DATASETS)
+    parser.add_argument("--jobs", type=int, default=2, help="processes training configs at once")
+    args = parser.parse_args()
+    for dataset in args.datasets:
+        make(dataset, args.jobs)
+
+
+if __name__ == "__main__":
+    main()
