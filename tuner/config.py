@@ -64,6 +64,7 @@ class SweepConfig:
     stall_timeout: float = 60.0  # seconds with nothing running or pending before a sweep is ended
     budget: str | None = None  # wall time, epochs or GPU-hours (tuner/limits.py); None: num_samples decides
     trial_timeout: str | None = None  # seconds a trial may stay silent; None: from the epoch times seen
+    warm_start: list[str] | None = None  # earlier experiments whose trials seed the searcher
 
     def __post_init__(self) -> None:
         _check_choice("scheduler", self.scheduler, SCHEDULERS)
@@ -197,6 +198,9 @@ def coerce(name: str, value: Any, where: str) -> Any:
             if isinstance(value, bool):
                 raise ValueError
             return float(value)
+        if base.startswith("list"):
+            items = value if isinstance(value, (list, tuple)) else str(value).split(",")
+            return [str(v).strip() for v in items if str(v).strip()] or None
         if isinstance(value, (dict, list)):
             raise ValueError
         return str(value)

@@ -41,6 +41,7 @@ class SweepPlan:
     data_note: str = ""
     slots: int = 0  # trials that fit at once on the cluster
     packing: Any = None  # --gpus-per-trial auto's decision
+    warm_start: Any = None  # tuner.warm_start.WarmStart: earlier trials that seed the searcher
 
     @property
     def searcher(self) -> Any:
@@ -97,8 +98,24 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
 
         if not mutations(dict(space.params)):
             raise UsageError("pbt has nothing to perturb: the space has no continuous or choice parameter")
+    warm = None if resuming or not config.warm_start else _warm_start(config, space, search_plan)
     kwargs, note = trainable_kwargs(trainable, config)
-    return SweepPlan(config, space, trainable, search_plan, scheduler, context, kwargs, note)
+    return SweepPlan(config, space, trainable, search_plan, scheduler, context, kwargs, note, warm_start=warm)
+
+
+def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: Any) -> Any:
+    """Earlier sweeps' trials, encoded for this sweep's searcher; a searcher that cannot take them is a
+    one-line error."""
+    from tuner import warm_start
+
+    entry = searchers.entry(search_plan.searcher)
+    if not entry.takes_earlier_results:
+        able = [e.name for e in searchers.ENTRIES if e.takes_earlier_results]
+        raise UsageError(f"--warm-start: searcher {entry.name} cannot take earlier results; use one that can: "
+                         f"{', '.join(able)}")  # fmt: skip
+    warm = warm_start.gather(config.warm_start or [], space.params, config.metric or space.metric,
+                             config.mode or space.mode)  # fmt: skip
+    return warm_start.encode(warm, search_plan)
 
 
 def keeps_checkpoints(trainable: Callable[..., Any]) -> bool:
@@ -217,6 +234,8 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     lines += plan.scheduler.describe(plan.context)[1:]
     lines.append(plan.searcher.intro(cfg.planned_trials))
     lines += plan.search_plan.lines()
+    if plan.warm_start is not None:
+        lines.append(plan.warm_start.describe())
     if plan.packing is not None:
         lines += plan.packing.describe()
     at_once = min(plan.slots, plan.max_concurrent or plan.slots)

@@ -69,3 +69,20 @@ def test_a_table_round_trips_through_its_file(tmp_path):
     table.save(tmp_path / "t.json")
     again = CurveTable.load(tmp_path / "t.json")
     assert again.curve({"a": 0.1}).rows == [{"loss": 1.5}] and key({"a": 0.1}, ["a"]) == "[0.1]"
+
+
+def test_every_hyperband_bracket_reaches_max_epochs_whatever_the_reduction_factor():
+    """Ray's brackets stop short of max_t unless it is a power of eta (27 epochs, eta 2: 26, 24, 16)."""
+    from tuner.schedulers.hyperband import brackets
+
+    for eta in (2, 3):
+        planned = {r for _, rounds in brackets(27, eta) for r in rounds}
+        algorithms = build({}, "hyperband", None, metric="loss", mode="min", max_epochs=27, num_samples=60, seed=0,
+                           workers=2, reduction_factor=eta)  # fmt: skip
+        curves = [Curve({"i": i}, [{"loss": 1.0 + (i * 7919) % 13 / e} for e in range(1, 28)], [1.0] * 27)
+                  for i in range(60)]  # fmt: skip
+        algorithms.searcher = FixedOrder(c.config for c in curves)
+        out = replay(RecordedOrder(curves), algorithms, workers=2, metric="loss", mode="min", num_samples=60,
+                     max_epochs=27)  # fmt: skip
+        reached = {t.epochs for t in out.trials}
+        assert 27 in reached and reached <= planned, (eta, sorted(reached), sorted(planned))

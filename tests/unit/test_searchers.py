@@ -189,3 +189,20 @@ def test_without_the_sweeps_epochs_or_for_other_models_every_completion_is_a_fin
     assert built.inner._ot_study.get_trials()[0].state.name == "COMPLETE"
     hyperopt = build_searcher(plan_search({"lr": tune.uniform(0, 1)}, "hyperopt"), "loss", "min", 8, 0, full_epochs=3)
     assert hyperopt.pruned_below is None
+
+
+def test_an_earlier_config_is_encoded_as_each_model_sees_it_and_one_outside_the_space_is_left_out():
+    from ray import tune
+
+    from tuner.searchers import plan_search
+    from tuner.warm_start import Observation, WarmStart, encode
+
+    params = {"lr": tune.loguniform(1e-4, 1e-1), "batch": tune.choice([8, 16, 32]), "act": tune.choice(["relu", "tanh"])}
+    warm = WarmStart(["a"], [Observation({"lr": 0.01, "batch": 16, "act": "tanh"}, 1.0),
+                             Observation({"lr": 0.5, "batch": 16, "act": "relu"}, 2.0),
+                             Observation({"lr": 0.01, "batch": 12, "act": "relu"}, 3.0)], [], 0)  # fmt: skip
+    optuna_points = [p for p, _ in encode(warm, plan_search(params, "optuna")).points]
+    assert optuna_points == [{"lr": 0.01, "batch": 1, "act": 1}] and warm.outside == 2
+    bayes = [p for p, _ in encode(warm, plan_search(params, "bayesopt")).points]
+    assert len(bayes) == 1 and bayes[0]["batch"] == 1.5 and bayes[0]["act"] == 1.5
+    assert abs(bayes[0]["lr"] - math.log(0.01)) < 1e-12

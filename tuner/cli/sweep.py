@@ -45,6 +45,8 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
                      help=f"Trials to run (with --budget: at most). [default: {DEFAULT_NUM_SAMPLES}; no cap with --budget]"),
         click.option("--budget", help=f"End the sweep when this is spent (time counted from the first trial's start): "
                      f"{BUDGET_FORMS}. Trials keep coming until then."),
+        click.option("--warm-start", multiple=True, metavar="EXP",
+                     help="Seed the searcher with an earlier sweep's trials (repeatable; matching parameters)."),
         click.option("--max-epochs", type=int, help=f"Epochs per trial at most (the schedulers' max_t). [default: {d.max_epochs}]"),
         click.option("--grace-period", type=int, help=f"Epochs every trial gets before ASHA's first rung or the median "
                      f"rule's first comparison. [default: {d.grace_period}]"),
@@ -94,7 +96,8 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def given_flags(flags: dict[str, Any]) -> dict[str, Any]:
     """The sweep flags the user typed (``None`` is "not given")."""
-    return {k: v for k, v in flags.items() if v is not None and k != "config_file"}
+    given = {k: v for k, v in flags.items() if v is not None and v != () and k != "config_file"}
+    return {k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}
 
 
 def print_outcome(summary: dict[str, Any]) -> None:

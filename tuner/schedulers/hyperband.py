@@ -8,20 +8,31 @@ from typing import Any
 from tuner.schedulers.base import REDUCTION_FACTOR, SchedulerContext, SchedulerEntry
 
 
+def rounds(max_epochs: int, eta: float, s: int) -> list[int]:
+    """The epochs at which a bracket with ``s`` halvings compares its trials, the last one ``max_epochs``.
+
+    Ray's brackets start at ``int(max_t / eta**s)`` and multiply by eta, so unless max_t is a power of eta
+    they stop short of it (27 epochs, eta 2: 16, 24 and 26); here each round is max_t / eta**k rounded
+    (27, eta 2: 2, 3, 7, 14, 27), so every bracket's survivors train all their epochs.
+    """
+    out: list[int] = []
+    for k in range(s, -1, -1):
+        r = max(1, int(round(max_epochs / eta**k)))
+        out.append(max(r, out[-1] + 1) if out else r)
+    out[-1] = max_epochs
+    return out
+
+
 def brackets(max_epochs: int, eta: int = REDUCTION_FACTOR) -> list[tuple[int, list[int]]]:
-    """Ray's HyperBand brackets in the order trials fill them: (trials, epochs at each round)."""
+    """HyperBand's brackets in the order trials fill them: (trials, epochs at each round); Ray's sizes and
+    bracket count, with ``rounds`` that reach ``max_epochs``."""
     s_max_1 = int(round(math.log(max_epochs) / math.log(eta))) + 1 if max_epochs > 1 else 1
     out = []
     for s in range(s_max_1):
-        r0 = int(max_epochs * eta ** (-s))
-        if r0 == 0:
+        if int(max_epochs * eta ** (-s)) == 0:  # Ray leaves out a bracket too small to start
             continue
         n0 = int(math.ceil(s_max_1 / (s + 1) * eta**s))
-        rounds, r = [r0], r0
-        for _ in range(s):
-            r = int(min(r * eta, max_epochs))
-            rounds.append(r)
-        out.append((n0, rounds))
+        out.append((n0, rounds(max_epochs, eta, s)))
     return out
 
 

@@ -77,14 +77,18 @@ class RecordingMedian(MedianStoppingRule):
 
 
 class _RecordingBracket(_Bracket):
-    """A HyperBand bracket that writes down the trials it drops at each halving."""
+    """A HyperBand bracket that writes down the trials it drops at each halving, and whose rounds end at
+    max epochs (tuner/schedulers/hyperband.py, ``rounds``)."""
 
     fate_log: FateLog | None = None
     label = "HyperBand"
     metric = "loss"
+    planned: list[int] = []  # the epochs of each round, the first one this bracket's start
 
     def successive_halving(self, metric: str, metric_op: float) -> tuple[list, list]:
         good, bad = super().successive_halving(metric, metric_op)
+        if self.planned:  # Ray multiplied by eta; the next round is the planned one
+            self._r = self._cumul_r = self.planned[len(self.planned) - 1 - self._halves]
         if self.fate_log:
             for trial in bad:
                 result = self._live_trials.get(trial) or {}
@@ -100,10 +104,14 @@ class _RecordingBrackets:
     label = "HyperBand"
 
     def _create_bracket(self, s: int) -> _Bracket:
+        from tuner.schedulers.hyperband import rounds
+
         bracket = super()._create_bracket(s)  # type: ignore[misc]
         bracket.__class__ = _RecordingBracket
         bracket.fate_log = self.fate_log  # type: ignore[attr-defined]
         bracket.label = self.label
+        bracket.planned = rounds(self._max_t_attr, self._eta, s)  # type: ignore[attr-defined]
+        bracket._r = bracket._r0 = bracket._cumul_r = bracket.planned[0]
         return bracket
 
 

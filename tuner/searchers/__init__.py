@@ -14,11 +14,12 @@ from tuner.searchers.base import SearcherEntry
 from tuner.searchers.bayesopt_gp import BayesOpt
 from tuner.searchers.bohb_kde import BohbKde
 from tuner.searchers.hyperopt_tpe import HyperOpt
+from tuner.searchers.optuna_gp import OptunaGP
 from tuner.searchers.optuna_tpe import OptunaTPE
 from tuner.searchers.plan import CannotSearch, ParamPlan, SearchPlan, describe_domain, initial_random_points
 from tuner.searchers.random_search import RandomSearch
 
-ENTRIES: tuple[type[SearcherEntry], ...] = (OptunaTPE, HyperOpt, BayesOpt, RandomSearch, BohbKde)
+ENTRIES: tuple[type[SearcherEntry], ...] = (OptunaTPE, OptunaGP, HyperOpt, BayesOpt, RandomSearch, BohbKde)
 REGISTRY: dict[str, type[SearcherEntry]] = {e.name: e for e in ENTRIES}
 NAMES: tuple[str, ...] = tuple(REGISTRY)
 DEFAULT = "optuna"

@@ -24,9 +24,11 @@ class SearcherEntry:
     # all its epochs, then by how far it got (Optuna's own treatment of pruned trials), instead of as if
     # its early loss were a final one.
     stopped_as_pruned: ClassVar[bool] = False
+    takes_earlier_results: ClassVar[bool] = False  # --warm-start: the model accepts evaluated points
 
-    def ordered(self, n: int) -> tuple[Any, Any]:
-        """How this model sees a choice among ``n`` ordered values: a domain and the index it decodes to.
+    def ordered(self, n: int) -> tuple[Any, Any, Any]:
+        """How this model sees a choice among ``n`` ordered values: a domain, the index a point decodes to,
+        and the point an index encodes to.
 
         By default an integer index: Optuna, HyperOpt and BOHB keep integer domains discrete and ordered,
         so no trial goes to a position that decodes to a value already tried (on HPOLib, multivariate TPE

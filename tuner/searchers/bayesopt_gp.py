@@ -18,8 +18,9 @@ class BayesOpt(SearcherEntry):
     name = "bayesopt"
     summary = "a Gaussian process over bounded floats (bayesian-optimization)"
     model = "a Gaussian process"
+    takes_earlier_results = True
 
-    def ordered(self, n: int) -> tuple[Any, Any]:
+    def ordered(self, n: int) -> tuple[Any, Any, Any]:
         """A position in [0, n) floored to an index: a Gaussian process models bounded floats only."""
         from tuner.searchers.plan import floor_index
 
@@ -36,8 +37,13 @@ class BayesOpt(SearcherEntry):
             def pick(x: float, categories: list = categories) -> Any:
                 return copy.deepcopy(categories[min(int(math.floor(x)), n - 1)])
 
+            def place(value: Any, categories: list = categories) -> float:
+                from tuner.searchers.plan import index_of
+
+                return index_of(categories, value) + 0.5
+
             how = f"searched by bayesopt through an index over its {n} choices"
-            return ParamPlan(name, text, how, ENCODED, tune.uniform(0, n), pick)
+            return ParamPlan(name, text, how, ENCODED, tune.uniform(0, n), pick, place)
         sampler = value.get_sampler()
         q = None
         if isinstance(sampler, Quantized):
@@ -67,7 +73,14 @@ class BayesOpt(SearcherEntry):
             how += f", rounded to multiples of {q:g}"
         if not (log_scale or integer or q is not None):
             return ParamPlan(name, text, how, NATIVE, value)
-        return ParamPlan(name, text, how, ENCODED, tune.uniform(*bounds), decode)
+
+        def encode(v: Any) -> float:
+            if not value.lower <= v <= top:
+                raise ValueError(f"{v!r} is outside [{value.lower}, {top}]")
+            x = float(v) + (0.5 if integer and q is None else 0.0)  # the middle of the integer's floor range
+            return math.log(x) if log_scale else x
+
+        return ParamPlan(name, text, how, ENCODED, tune.uniform(*bounds), decode, encode)
 
     def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
         from ray.tune.search.bayesopt import BayesOptSearch

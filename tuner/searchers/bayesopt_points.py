@@ -13,6 +13,7 @@ from ray.tune.search.bayesopt import BayesOptSearch
 
 
 class BayesOptTakingPoints(BayesOptSearch):
-    def add_evaluated_point(self, parameters: dict, value: float, error: bool = False, **kwargs: Any) -> None:
-        if not error and math.isfinite(value):
+    def add_evaluated_point(self, parameters: dict, value: float, error: bool = False, pruned: bool = False,
+                            **kwargs: Any) -> None:  # fmt: skip
+        if not error and not pruned and math.isfinite(value):  # a stopped trial's early loss is no final value
             self.optimizer.register(params=parameters, target=self._metric_op * value)

@@ -20,6 +20,7 @@ class OptunaTPE(SearcherEntry):
     summary = "Optuna's multivariate TPE with a constant liar for trials running at once"
     model = "multivariate TPE"
     stopped_as_pruned = True
+    takes_earlier_results = True
 
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
         from ray.tune.search.sample import Categorical, LogUniform, Normal, Quantized
@@ -29,11 +30,11 @@ class OptunaTPE(SearcherEntry):
         if isinstance(sampler, Normal):
             raise unsupported(name, value, self.name, [])
         if isinstance(value, Categorical):
-            how = "searched by optuna as a categorical"
+            how = f"searched by {self.name} as a categorical"
         elif isinstance(sampler, LogUniform):
-            how = "searched by optuna in log space"
+            how = f"searched by {self.name} in log space"
         else:
-            how = "searched by optuna"
+            how = f"searched by {self.name}"
         return ParamPlan(name, text, how, NATIVE, value)
 
     def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:

@@ -43,6 +43,7 @@ class ParamPlan:
     treatment: str
     encoded: Any = None
     decode: Callable[[Any], Any] | None = None
+    encode: Callable[[Any], Any] | None = None  # a value the space allows -> what the model sees (warm starts)
 
 
 @dataclass(frozen=True)
@@ -159,33 +160,47 @@ def values_text(values: list[Any]) -> str:
     return f"{len(values)} values"
 
 
-def ordered_index(values: list[Any], planner: Planner) -> tuple[Any, Callable[[Any], Any]]:
+def ordered_index(values: list[Any], planner: Planner) -> tuple[Any, Callable[[Any], Any], Callable[[Any], Any]]:
     """An ordered encoding of a sorted value list: one number the model sees, decoded to the value.
 
     Every searcher models it as one ordered number (neighbouring values are neighbours), and each value
     keeps an equal share of the range, as an equally likely draw had. Which number (an integer index, a
     position in [0, n)) is the model's choice (``Planner.ordered``).
     """
-    domain, to_index = planner.ordered(len(values))
+    domain, to_index, from_index = planner.ordered(len(values))
 
     def decode(x: Any, values: list[Any] = values) -> Any:
         return values[to_index(x)]
 
-    return domain, decode
+    def encode(value: Any, values: list[Any] = values) -> Any:
+        return from_index(index_of(values, value))
+
+    return domain, decode, encode
 
 
-def floor_index(n: int) -> tuple[Any, Callable[[Any], int]]:
-    """A uniform position in [0, n), floored: an index for models of bounded floats."""
+def index_of(values: list[Any], value: Any) -> int:
+    """Where ``value`` sits in ``values`` (numbers compared as numbers); ValueError when it is not there."""
+    from tuner.values import plain
+
+    value = plain(value)
+    for i, v in enumerate(values):
+        if v == value or (_is_number(v) and _is_number(value) and math.isclose(v, value, rel_tol=1e-9)):
+            return i
+    raise ValueError(f"{value!r} is not one of {values!r}")
+
+
+def floor_index(n: int) -> tuple[Any, Callable[[Any], int], Callable[[int], float]]:
+    """A uniform position in [0, n), floored: an index for models of bounded floats (index i is i + 0.5)."""
     from ray import tune
 
-    return tune.uniform(0, n), lambda x: min(max(int(math.floor(float(x))), 0), n - 1)
+    return tune.uniform(0, n), lambda x: min(max(int(math.floor(float(x))), 0), n - 1), lambda i: i + 0.5
 
 
-def integer_index(n: int) -> tuple[Any, Callable[[Any], int]]:
+def integer_index(n: int) -> tuple[Any, Callable[[Any], int], Callable[[int], int]]:
     """An integer in [0, n): an index for models with discrete, ordered integer domains."""
     from ray import tune
 
-    return tune.randint(0, n), lambda x: min(max(int(x), 0), n - 1)
+    return tune.randint(0, n), lambda x: min(max(int(x), 0), n - 1), lambda i: i
 
 
 def categorical(values: list[Any]) -> Any:
@@ -217,8 +232,9 @@ def plan_search(params: Mapping[str, Any], entry: Planner, seed: int = 0) -> Sea
             plans.append(_probed_plan(name, value, text, entry, seed))
         elif (indexed := _choice_as_index(value)) is not None:
             values, how = indexed
-            encoded, decode = ordered_index(values, entry)
-            plans.append(ParamPlan(name, text, f"searched by {entry.name} as {how}", ENCODED, encoded, decode))
+            encoded, decode, encode = ordered_index(values, entry)
+            plans.append(ParamPlan(name, text, f"searched by {entry.name} as {how}", ENCODED, encoded, decode,
+                                   encode))  # fmt: skip
         else:
             plans.append(entry.plan_domain(name, value, text))
     if entry.model_based and not any(p.treatment in (NATIVE, ENCODED) for p in plans):
@@ -265,11 +281,11 @@ def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int) ->
         return ParamPlan(name, text, f"probed: always {values[0]!r}, a constant", CONSTANT, values[0])
     probed = f"probed: {values_text(values)}"
     if all(_is_number(v) for v in values):
-        encoded, decode = ordered_index(values, entry)
+        encoded, decode, encode = ordered_index(values, entry)
         return ParamPlan(name, text, f"{probed}, searched by {entry.name} as an ordered choice", ENCODED,
-                         encoded, decode)  # fmt: skip
+                         encoded, decode, encode)  # fmt: skip
     plan = entry.plan_domain(name, categorical(values), text)
-    return ParamPlan(name, text, f"{probed}, {plan.how}", plan.treatment, plan.encoded, plan.decode)
+    return ParamPlan(name, text, f"{probed}, {plan.how}", plan.treatment, plan.encoded, plan.decode, plan.encode)
 
 
 def initial_random_points(num_samples: int) -> int:

@@ -101,6 +101,13 @@ class PlannedSearcher(LastResultOnCompletion, Searcher):
         except NotImplementedError:  # a model that cannot take outside points just does without this one
             pass
 
+    def add_observations(self, points: list[tuple[dict[str, Any], Any]]) -> None:
+        """Seed the model with earlier sweeps' trials, already encoded (tuner/warm_start.py ``encode``)."""
+        for point, obs in points:
+            # Optuna numbers the values it is given from 0; epochs count from 1, as live trials report them.
+            steps = [obs.values[0], *obs.values] if obs.pruned and obs.values else None
+            self.inner.add_evaluated_point(point, obs.value, pruned=obs.pruned, intermediate_values=steps)
+
     # BOHB's scheduler tells its searcher which trials wait at a budget.
     def on_pause(self, trial_id: str) -> None:
         if hasattr(self.inner, "on_pause"):

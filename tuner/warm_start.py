@@ -1,0 +1,114 @@
+"""Warm starts: a new sweep's searcher begins with what earlier sweeps observed.
+
+Re-tuning after a code change usually searches the same space again; an earlier sweep's trials tell the
+model where the good region was. ``gather`` reads the earlier experiments (through the one experiment
+reader) and keeps each trial that reported the same metric: its values for this sweep's parameters, its
+last value, and, for a trial stopped before its last epoch, that it was stopped (a model that ranks
+pruned trials sees how far it got). Parameters the earlier sweep had and this one lacks are dropped; a
+trial missing one of this sweep's parameters, or with a value outside this space, is left out. The
+searcher's wrapper encodes each kept config as the model sees it and adds it as an evaluated point.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tuner.errors import UsageError
+
+
+@dataclass
+class Observation:
+    config: dict[str, Any]
+    value: float
+    pruned: bool = False  # stopped before its last epoch (by a scheduler or a budget)
+    values: list[float] = field(default_factory=list)  # per epoch, for a pruned trial
+
+
+@dataclass
+class WarmStart:
+    """What earlier sweeps give a new one, and the plan's account of it."""
+
+    sources: list[str]
+    observations: list[Observation]
+    dropped: list[str]  # parameters the earlier sweeps had that this one does not
+    left_out: int  # trials without a usable value, or missing one of this sweep's parameters
+    outside: int = 0  # trials with a value outside this space (counted by ``encode``)
+    points: list[tuple[dict[str, Any], Observation]] = field(default_factory=list)  # as the model sees them
+
+    def describe(self) -> str:
+        used = len(self.points)
+        names = ", ".join(self.sources)
+        line = f"warm start: {used} earlier trial(s) from {names} seed the searcher"
+        skipped = self.left_out + self.outside
+        if skipped:
+            line += f"; {skipped} left out (no finite result, a parameter missing, or a value outside this space)"
+        if self.dropped:
+            line += f"; parameters this sweep lacks, dropped: {', '.join(self.dropped)}"
+        return line
+
+
+def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: str) -> WarmStart:
+    """The observations of experiments ``refs`` for a sweep over ``params`` optimising ``metric`` (``mode``)."""
+    from tuner import experiment
+
+    observations: list[Observation] = []
+    dropped: set[str] = set()
+    left_out = 0
+    sources = []
+    for ref in refs:
+        earlier = experiment.load(ref)
+        if earlier.metric != metric or earlier.mode != mode:
+            raise UsageError(f"--warm-start {ref}: it optimised {earlier.metric} ({earlier.mode}), this sweep "
+                             f"optimises {metric} ({mode}); its results cannot seed this search")  # fmt: skip
+        sources.append(earlier.config.name or ref)
+        for trial in earlier.trials:
+            dropped |= set(trial.config) - set(params)
+            curve = [v for _, v in trial.curve(metric)]
+            if trial.status == "ERROR" or not curve or any(name not in trial.config for name in params):
+                left_out += 1
+                continue
+            pruned = trial.epochs < earlier.config.max_epochs
+            config = {name: trial.config[name] for name in params}
+            observations.append(Observation(config, curve[-1], pruned, curve if pruned else []))
+    return WarmStart(sources, observations, sorted(dropped), left_out)
+
+
+def encode(warm: WarmStart, plan: Any) -> WarmStart:
+    """Each observation as the model sees it (``plan``: the sweep's SearchPlan); those with a value outside
+    this space are counted and left out."""
+    from tuner.searchers.plan import ENCODED, NATIVE
+
+    warm.points, warm.outside = [], 0
+    for obs in warm.observations:
+        point: dict[str, Any] = {}
+        try:
+            for p in plan.params:
+                value = obs.config[p.name]
+                if p.treatment == NATIVE:
+                    if not inside(p.encoded, value):
+                        raise ValueError(f"{value!r} is outside {p.domain_text}")
+                    point[p.name] = value
+                elif p.treatment == ENCODED:
+                    point[p.name] = p.encode(value) if p.encode else value
+        except (ValueError, KeyError):
+            warm.outside += 1
+            continue
+        warm.points.append((point, obs))
+    return warm
+
+
+def inside(domain: Any, value: Any) -> bool:
+    """Whether a Tune domain could have drawn ``value`` (bounds, integers, listed choices)."""
+    from ray.tune.search.sample import Categorical, Float, Integer
+
+    if isinstance(domain, Categorical):
+        return any(value == c for c in domain.categories)
+    if isinstance(domain, (Float, Integer)):
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            return False
+        upper_ok = value < domain.upper if isinstance(domain, Integer) else value <= domain.upper
+        return domain.lower <= value and upper_ok and (not isinstance(domain, Integer) or value == int(value))
+    return True
