@@ -218,6 +218,70 @@ def print_multi_fidelity(results: dict, fifo_trials: int, workers: int) -> None:
                   f"[{trials:.0f} trials, {statistics.median(r['seconds'] for r in runs):.1f} s a replay]")  # fmt: skip
 
 
+# --- warm starts ----------------------------------------------------------------------------------------
+
+
+def warm_job(job: tuple[str, int, str, int]) -> dict:
+    """A first sweep, then a second one with another seed, cold and warm-started from the first's trials:
+    the trials each second sweep needed to reach the first one's best."""
+    import logging
+    import warnings
+
+    from curve_sources import hpolib
+
+    from tuner.replay.engine import replay
+    from tuner.replay.setup import build
+    from tuner.searchers import plan_search
+    from tuner.warm_start import Observation, WarmStart, encode
+
+    warnings.simplefilter("ignore")
+    logging.getLogger("ray").setLevel(logging.ERROR)
+    dataset, trials, searcher, seed = job
+    src = hpolib(dataset, seed)
+
+    def sweep(run_seed: int, warm: WarmStart | None = None):
+        algorithms = build(src.params, "fifo", searcher, metric=src.metric, mode=src.mode, max_epochs=1,
+                           num_samples=trials, seed=run_seed, workers=1)  # fmt: skip
+        if warm is not None:
+            algorithms.searcher.add_observations(encode(warm, plan_search(src.params, searcher, run_seed)).points)
+        return replay(src.curves, algorithms, workers=1, metric=src.metric, mode=src.mode, num_samples=trials,
+                      max_epochs=1)  # fmt: skip
+
+    first = sweep(seed)
+    target = first.best_trial().best(src.mode)
+    seen = WarmStart(["first"], [Observation(t.config, t.values[-1]) for t in first.trials if t.values], [], 0)
+    out = {"dataset": dataset, "trials": trials, "seed": seed, "target": target}
+    for label, warm in (("cold", None), ("warm", seen)):
+        second = sweep(seed + 1000, warm)
+        out[label] = next((i for i, t in enumerate(second.trials, 1) if t.best(src.mode) <= target), None)
+    return out
+
+
+def warm_starts(args: argparse.Namespace) -> list[dict]:
+    from concurrent.futures import ProcessPoolExecutor
+
+    jobs = [(dataset, trials, "optuna", seed) for dataset in args.datasets for trials in args.trials
+            for seed in range(args.seeds)]  # fmt: skip
+    with ProcessPoolExecutor(max_workers=args.jobs, initializer=_quiet_worker) as pool:
+        return list(pool.map(warm_job, jobs, chunksize=1))
+
+
+def print_warm(runs: list[dict]) -> None:
+    print("\nWarm start (optuna, one trial at a time): trials a second sweep (another seed) needed to reach the first "
+          "sweep's best, cold and warm-started from the first's trials; median over seeds, '-' = not within its "
+          "trials (counted as trials + 1), and the seeds where warm needed at most half of cold's")  # fmt: skip
+    cases: dict = {}
+    for run in runs:
+        cases.setdefault((run["dataset"], run["trials"]), []).append(run)
+    for (dataset, trials), group in cases.items():
+        def med(key: str, group: list = group, trials: int = trials) -> float:
+            return statistics.median(r[key] if r[key] is not None else trials + 1 for r in group)
+
+        halved = sum((r["warm"] or trials + 1) <= (r["cold"] or trials + 1) / 2 for r in group)
+        print(f"  {dataset:<26} {trials:>3} trials   cold {med('cold'):5.1f}   warm {med('warm'):5.1f}   "
+              f"warm <= half of cold in {halved}/{len(group)} seeds")  # fmt: skip
+
+
 def print_saved(runs: list[dict]) -> None:
     """The tables of earlier runs' JSON files (e.g. the final-value part and the multi-fidelity part run apart)."""
     for run in runs:
@@ -226,13 +290,16 @@ def print_saved(runs: list[dict]) -> None:
         if "multi_fidelity" in run:
             settings = run.get("settings", {})
             print_multi_fidelity(run["multi_fidelity"], settings.get("fifo_trials", 32), settings.get("workers", 2))
+        if "warm" in run:
+            print_warm(run["warm"])
 
 
 def main() -> None:
     from tuner import searchers
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--part", choices=["final", "mf", "both"], default="both")
+    parser.add_argument("--part", choices=["final", "mf", "warm", "both"], default="both",
+                        help="both: final values and multi-fidelity; warm: warm starts on the HPOLib tables")  # fmt: skip
     parser.add_argument("--datasets", nargs="+", default=["naval_propulsion", "parkinsons_telemonitoring",
                                                           "protein_structure", "slice_localization"])  # fmt: skip
     parser.add_argument("--trials", type=int, nargs="+", default=[32, 64])
@@ -260,11 +327,15 @@ def main() -> None:
         everything["final"] = final_values(args)
     if args.part in ("mf", "both"):
         everything["multi_fidelity"] = multi_fidelity(args)
+    if args.part == "warm":
+        everything["warm"] = warm_starts(args)
     if "final" in everything:
         print_final(everything["final"])
     if "multi_fidelity" in everything:
         everything["settings"] = {"fifo_trials": args.fifo_trials, "workers": args.workers}
         print_multi_fidelity(everything["multi_fidelity"], args.fifo_trials, args.workers)
+    if "warm" in everything:
+        print_warm(everything["warm"])
     if args.json:
         Path(args.json).write_text(json.dumps(everything, indent=1))
 

@@ -65,6 +65,8 @@ def space_path(ref: str) -> Path:
 
 def space_label(ref: str) -> str:
     """A short name for a space reference, used in experiment names."""
+    if ref.startswith("python:"):  # a SearchSpace object given to tuner.sweep: its trainable's name
+        return ref.removeprefix("python:").rsplit("-", 1)[0]
     if is_module_ref(ref):
         return ref.rsplit(".", 1)[-1]
     return Path(ref).stem if is_space_path(ref) else ref
@@ -77,8 +79,13 @@ def load_space(ref: str) -> SearchSpace:
     """Import a space module and return its ``SPACE``; user files may define their trainable inline.
 
     A space is imported once per process, whichever of its names is used again (a space file that
-    prints or logs on import does so once per sweep); a file edited since is imported afresh.
+    prints or logs on import does so once per sweep); a file edited since is imported afresh. A
+    ``python:`` reference is a SearchSpace object given to ``tuner.sweep`` in this process.
     """
+    from tuner import api
+
+    if api.is_in_memory(ref):
+        return api.space_in_memory(ref)
     if is_module_ref(ref):
         key = ref
     else:

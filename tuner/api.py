@@ -1,0 +1,225 @@
+"""The Python API: ``tuner.sweep`` and ``tuner.load`` for notebooks, with the CLI's settings and errors.
+
+``sweep`` takes the same settings as ``tuner sweep`` (keyword arguments named like its flags, resolved the
+same way: arguments > TUNER_* environment > ``config`` file > the space's defaults), runs the sweep, and
+returns an ``Experiment``. ``load`` opens a finished or running one. Errors are the CLI's ``UsageError``s.
+An ``Experiment`` reads its folder each time it is asked (a running sweep shows its progress):
+``trials`` (a DataFrame, one row a trial, best first), ``history`` (one row an epoch), ``best``, and
+``report()`` for the HTML page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from tuner.errors import UsageError
+
+_IN_MEMORY_PREFIX = "python:"
+_SPACES: dict[str, Any] = {}  # spaces given as objects, by the name their sweep saves
+
+
+@dataclass(frozen=True)
+class Best:
+    """The best trial: its config, its best value of the metric and the epoch it came at, its checkpoint."""
+
+    trial_id: str
+    config: dict[str, Any]
+    metric: str
+    value: float
+    epoch: int
+    checkpoint: str | None
+
+
+class Experiment:
+    """A sweep's folder, read afresh on every question (so a running sweep shows its progress)."""
+
+    def __init__(self, ref: str) -> None:
+        from tuner import experiment
+
+        self.path = experiment.locate(ref)
+        self._record = experiment.load(self.path)  # read once now, so a bad folder fails here
+
+    def _read(self) -> Any:
+        from tuner import experiment
+
+        self._record = experiment.load(self.path)
+        return self._record
+
+    def __repr__(self) -> str:
+        record = self._record
+        return f"<tuner.Experiment {self.path}: {len(record.trials)} trials, {record.metric} ({record.mode})>"
+
+    @property
+    def metric(self) -> str:
+        return self._record.metric
+
+    @property
+    def mode(self) -> str:
+        return self._record.mode
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Every resolved setting the sweep ran with (its ``tuner_config.yaml``)."""
+        return self._record.config.to_dict()
+
+    @property
+    def trials(self) -> Any:
+        """A DataFrame, one row a trial, best first: its id, config, best and last metric, best epoch,
+        epochs run, status and fate."""
+        import pandas as pd
+
+        record = self._read()
+        metric, mode = record.metric, record.mode
+        params = sorted({k for t in record.trials for k in t.config})
+        rows = []
+        for trial in record.ranked():
+            best_row = trial.best_row(metric, mode) or {}
+            rows.append({"trial_id": trial.trial_id, **{p: trial.config.get(p) for p in params},
+                         f"best_{metric}": trial.best(metric, mode), f"last_{metric}": trial.last_reported(metric),
+                         "best_epoch": _int(best_row.get("training_iteration")), "epochs": trial.epochs,
+                         "status": trial.status, "fate": trial.fate})  # fmt: skip
+        frame = pd.DataFrame(rows)
+        return frame.astype({"best_epoch": "Int64"}) if not frame.empty else frame
+
+    @property
+    def history(self) -> Any:
+        """A DataFrame, one row an epoch of a trial: trial id, epoch, seconds since the sweep's first result
+        (whole seconds, as Ray stamps results), the trial's own training seconds, and every metric the
+        trainable reported."""
+        import pandas as pd
+
+        from tuner.ray_state import bookkeeping
+
+        record = self._read()
+        stamps = [_float(r.get("timestamp")) for t in record.trials for r in t.rows]
+        start = min((s for s in stamps if s is not None), default=0.0)
+        rows = []
+        for trial in record.trials:
+            for row in trial.rows:
+                values = {k: _number_or_text(v) for k, v in row.items() if not bookkeeping(k)}
+                stamp = _float(row.get("timestamp"))
+                rows.append({**values, "trial_id": trial.trial_id, "epoch": _int(row.get("training_iteration")),
+                             "seconds": None if stamp is None else stamp - start,
+                             "trial_seconds": _float(row.get("time_total_s"))})  # fmt: skip
+        frame = pd.DataFrame(rows)
+        if frame.empty:
+            return frame
+        first = ["trial_id", "epoch", "seconds", "trial_seconds"]
+        frame = frame[first + [c for c in frame.columns if c not in first]]
+        return frame.astype({"epoch": "Int64"})
+
+    @property
+    def best(self) -> Best | None:
+        """The best trial by its best value of the metric (the ranking every review uses); None before any
+        trial reported it."""
+        from tuner.results import best_export
+
+        record = self._read()
+        if record.best_trial() is None:
+            return None
+        best = best_export(record)
+        return Best(best["trial_id"], best["config"], best["metric"], best["value"], best["epoch"], best["checkpoint"])
+
+    def report(self, path: str | None = None) -> str:
+        """Write the HTML report (default: EXP/report.html) and return its path."""
+        from pathlib import Path
+
+        from tuner import storage
+        from tuner.report import build
+
+        record = self._read()
+        if path is None:
+            local = storage.local_path(record.path)
+            path = str(Path(local) / "report.html") if local else f"{Path(record.path).name}-report.html"
+        Path(path).write_text(build(record), encoding="utf-8")
+        return path
+
+
+def load(ref: str) -> Experiment:
+    """A finished or running experiment: a folder, a storage URI, or a name under the storage path."""
+    return Experiment(ref)
+
+
+def sweep(space: Any, *, config: str | None = None, dry_run: bool = False, **settings: Any) -> Experiment | None:
+    """Run a sweep as ``tuner sweep`` does and return its experiment (None for ``dry_run``).
+
+    ``space`` is a built-in space name, a path to a space file, a module, or a ``SearchSpace`` object;
+    ``settings`` are ``tuner sweep``'s flags as keyword arguments (``scheduler="asha"``, ``num_samples=20``,
+    ``max_epochs=10``, ``budget="30m"``...). Ctrl-C (interrupting the kernel) stops the sweep in order; the
+    experiment returned holds what ran, and ``tuner resume`` continues it.
+    """
+    from tuner.config import FIELD_NAMES, resolve
+    from tuner.runner import run_sweep
+
+    unknown = sorted(set(settings) - set(FIELD_NAMES))
+    if unknown:
+        import difflib
+
+        near = difflib.get_close_matches(unknown[0], FIELD_NAMES, n=1)
+        hint = f"did you mean {near[0]}? " if near else ""
+        raise UsageError(f"tuner.sweep() got an unknown setting {unknown[0]!r}; {hint}valid: {', '.join(FIELD_NAMES)}")
+    given = {k: v for k, v in settings.items() if v is not None}
+    given["space"] = _space_ref(space)
+    resolved = resolve(given, config)
+    summary = run_sweep(resolved, out=_say, dry_run=dry_run)
+    if summary is None:
+        return None
+    from tuner.results import format_summary
+
+    for line in format_summary(summary):
+        _say(line)
+    return Experiment(summary["experiment"])
+
+
+def _say(line: str) -> None:
+    """What the sweep prints (a module function: Ray pickles the callbacks that hold it)."""
+    print(line, flush=True)
+
+
+def _space_ref(space: Any) -> str:
+    """What the settings save for ``space``: its own reference, or, for an object, a name this process
+    keeps it under (``tuner resume`` in another process then needs the space as a file)."""
+    from tuner.spec import SearchSpace
+
+    if isinstance(space, str):
+        return space
+    if isinstance(space, SearchSpace):
+        name = f"{_IN_MEMORY_PREFIX}{space.trainable_name}-{id(space):x}"
+        _SPACES[name] = space
+        return name
+    raise UsageError(f"tuner.sweep(space=...) takes a space name, a .py path, a module or a SearchSpace, "
+                     f"not {type(space).__name__}")  # fmt: skip
+
+
+def space_in_memory(ref: str) -> Any:
+    """The SearchSpace object a ``python:`` reference names, or a one-line error outside the process that
+    made it."""
+    if ref in _SPACES:
+        return _SPACES[ref]
+    raise UsageError(f"space {ref} was a Python object in the process that started the sweep; pass the space as "
+                     "a file or module to use it here")  # fmt: skip
+
+
+def is_in_memory(ref: str) -> bool:
+    return ref.startswith(_IN_MEMORY_PREFIX)
+
+
+def _int(value: Any) -> int | None:
+    number = _float(value)
+    return None if number is None else int(number)
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _number_or_text(value: Any) -> Any:
+    number = _float(value)
+    return value if number is None else number
+
+
+__all__ = ["Best", "Experiment", "load", "sweep"]
