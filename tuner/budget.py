@@ -32,6 +32,7 @@ SPENT_FILE = "spent.json"
 SIDECAR = ".tuner-spent.json"
 OPEN = ("RUNNING", "PENDING", "PAUSED")
 SAVE_EVERY_S = 2.0
+AT_ONCE = "at_once"  # the most trials seen running at once (what a replay of the sweep runs with)
 
 
 def load_spent(folder: str) -> dict[str, Any]:
@@ -49,6 +50,7 @@ def load_spent(folder: str) -> dict[str, Any]:
         for key in (WALL, EPOCHS, GPU_HOURS):
             spent[key] = max(spent[key], saved.get(key) or 0)
         spent["ended_by_budget"] = spent["ended_by_budget"] or bool(saved.get("ended_by_budget"))
+        spent[AT_ONCE] = max(spent.get(AT_ONCE, 0), int(saved.get(AT_ONCE) or 0))
     spent[EPOCHS] = max(spent[EPOCHS], _epochs_reported(folder))  # the results hold every epoch, a kill or not
     return spent
 
@@ -107,6 +109,7 @@ class BudgetWatch(Callback):
         self.before = load_spent(self.folder) if self.folder else {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
         self.now_spent = {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
         self.ended = False
+        self.most_at_once = int(self.before.get(AT_ONCE, 0))
         self._started = False
         self._last_step: float | None = None
         self._last_save = 0.0
@@ -150,6 +153,7 @@ class BudgetWatch(Callback):
             gpus = sum(_gpus(t) for t in trials if t.status == "RUNNING")
             self.now_spent[GPU_HOURS] += step * gpus / 3600.0
         self._last_step = now
+        self.most_at_once = max(self.most_at_once, sum(t.status == "RUNNING" for t in trials))
         self._check(trials)
         if now - self._last_save >= SAVE_EVERY_S:
             self._save()
@@ -177,7 +181,8 @@ class BudgetWatch(Callback):
         self._last_save = self.clock()
         side = storage.sidecar(self.folder, SIDECAR)
         side.parent.mkdir(parents=True, exist_ok=True)
-        record = {**self.spent(), "budget": self.budget_text, "ended_by_budget": self.ended}
+        record = {**self.spent(), "budget": self.budget_text, "ended_by_budget": self.ended,
+                  AT_ONCE: self.most_at_once}  # fmt: skip
         scratch = side.with_name(side.name + ".partial")
         scratch.write_text(json.dumps(record), encoding="utf-8")
         Path(scratch).replace(side)

@@ -13,6 +13,7 @@ from typing import Any
 
 from tuner.errors import UsageError
 from tuner.fates import family
+from tuner.vocabulary import number as _number
 
 
 def check_comparable(experiments: list[Any]) -> None:
@@ -91,10 +92,3 @@ def plot(experiments: list[Any], out: Path) -> Path:
     plt.close(fig)
     return out
 
-
-def _number(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None

@@ -21,6 +21,7 @@ from tuner import storage
 from tuner.config import CONFIG_FILE, DEFAULT_STORAGE, SweepConfig, load_saved_config
 from tuner.errors import UsageError
 from tuner.ray_state import replaced_trial_dirs, saved_trial_states
+from tuner.vocabulary import number as _number
 
 
 @dataclass
@@ -35,6 +36,7 @@ class TrialRecord:
     error: str = ""  # the last line of its error
     error_file: str | None = None  # the whole error, inside the experiment folder
     fate: str = ""  # why it ended where it did (tuner/fates.py)
+    rungs: list[dict[str, Any]] = field(default_factory=list)  # each comparison at a rung, as decided
 
     @property
     def epochs(self) -> int:
@@ -126,16 +128,17 @@ class Experiment:
         kept = [d for d in storage.list_dirs(trial.path) if d.startswith("checkpoint_")]
         return storage.join(trial.path, kept[-1]) if kept else None
 
+    def at_once(self) -> int | None:
+        """The most trials the sweep ran at once (its ``spent.json``), None where it was not recorded."""
+        text = storage.read_text(self.path, "spent.json")
+        try:
+            return int(json.loads(text).get("at_once") or 0) or None if text else None
+        except (ValueError, AttributeError):
+            return None
+
     def failed(self) -> list[TrialRecord]:
         return [t for t in self.trials if t.status == "ERROR"]
 
-
-def _number(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 # --- finding an experiment ---------------------------------------------------------------------------
@@ -236,6 +239,7 @@ def load(ref: str) -> Experiment:
             error = fates.failure(decision) or last_line(storage.read_text(trial_path, name) or "")
             error_file = storage.join(trial_path, name) if storage.exists(trial_path, name) else None
         record = TrialRecord(trial_id, trial_path, status, trial_config, rows, error, error_file)
+        record.rungs = [r for r in (decision or {}).get("rungs", []) if isinstance(r, dict)]
         record.fate = fates.fate(status, record.epochs, config.max_epochs, error, decision,
                                  record.nonfinite(config.metric or "loss"), live)  # fmt: skip
         trials.append(record)

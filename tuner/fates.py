@@ -20,6 +20,7 @@ from tuner import storage
 FATES_FILE = "fates.json"
 LOG_NAME = ".tuner-fates.jsonl"
 STOPPED, PERTURBED = "stopped", "perturbed"
+RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the cutoff, what was decided
 HUNG, DIED, BUDGET = "hung", "died", "budget"
 UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
 NEVER_STARTED = "never started: the budget was spent first"
@@ -32,10 +33,13 @@ class FateLog:
     def __init__(self, folder: str) -> None:
         self.path = str(storage.sidecar(folder, LOG_NAME))
 
-    def record(self, trial_id: str, kind: str, text: str) -> None:
+    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Any] | None = None) -> None:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        entry: dict[str, Any] = {"trial_id": trial_id, "kind": kind, "text": text}
+        if data is not None:
+            entry["data"] = data
         with open(self.path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"trial_id": trial_id, "kind": kind, "text": text}) + "\n")
+            f.write(json.dumps(entry) + "\n")
 
 
 def recorded(folder: str) -> dict[str, dict[str, Any]]:
@@ -59,6 +63,11 @@ def recorded(folder: str) -> dict[str, dict[str, Any]]:
 
 
 def _merge(decision: dict[str, Any], entry: dict[str, Any]) -> None:
+    if entry["kind"] == RUNG:
+        rungs = decision.setdefault("rungs", [])
+        if entry.get("data") not in rungs:
+            rungs.append(entry.get("data"))
+        return
     if entry["kind"] in (PERTURBED, *FAILURES):
         events = decision.setdefault("perturbed" if entry["kind"] == PERTURBED else "failures", [])
         if entry["text"] not in events:

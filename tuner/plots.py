@@ -13,19 +13,25 @@ from typing import Any
 
 from tuner.fates import kind
 from tuner.ray_state import bookkeeping
+from tuner.vocabulary import BEST_COLOUR, FATE_COLOURS
+from tuner.vocabulary import number as _number
 
 LOG_SPAN = 16  # positive values spanning this factor or more read better on a log axis
-FATE_COLOURS = {"completed": "#1f77b4", "stopped early": "#9a9a9a", "errored": "#d62728", "running": "#2ca02c"}
-BEST = "#ff7f0e"
+BEST = BEST_COLOUR
 
 
-def reported_metrics(experiment: Any) -> list[str]:
-    """Numbers the trainable reported (the sweep's metric first), not Ray's bookkeeping."""
+def reported_metrics(experiment: Any, diagnostics: bool = False) -> list[str]:
+    """Numbers the trainable reported (the sweep's metric first), not Ray's bookkeeping, and not the run's
+    diagnostics (tuner/spec.py ``DIAGNOSTICS``) unless ``diagnostics``."""
+    from tuner.spec import DIAGNOSTICS
+
     names: dict[str, None] = {experiment.metric: None}
     for trial in experiment.trials:
         for row in trial.rows:
             for key, value in row.items():
-                if key and key != "epoch" and not bookkeeping(key) and _number(value) is not None:
+                if not key or key == "epoch" or bookkeeping(key) or _number(value) is None:
+                    continue
+                if diagnostics or key not in DIAGNOSTICS:
                     names.setdefault(key, None)
     return list(names)
 
@@ -150,10 +156,3 @@ def _scale_axis(ax: Any, xs: list[float]) -> None:
         ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.xaxis.set_minor_locator(NullLocator())
 
-
-def _number(value: Any) -> float | None:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None

@@ -12,6 +12,7 @@ from typing import Any
 from tuner.fates import explained, family
 from tuner.storage import write_text
 from tuner.values import jsonable
+from tuner.vocabulary import show
 
 BEST_FILE = "best_config.json"
 
@@ -134,14 +135,6 @@ def trial_rows(experiment: Any, top: int | None = None) -> list[dict[str, Any]]:
     return rows
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
 def render(rows: list[dict[str, Any]], fmt: str, empty: str = "(no trials yet)") -> str:
     """Rows as an aligned text table, CSV or JSON."""
     columns = list(dict.fromkeys(k for row in rows for k in row))
@@ -158,7 +151,7 @@ def render(rows: list[dict[str, Any]], fmt: str, empty: str = "(no trials yet)")
         return buffer.getvalue().rstrip("\n")
     if not rows:
         return empty
-    cells = [[_cell(row.get(c)) for c in columns] for row in rows]
+    cells = [[show(row.get(c)) for c in columns] for row in rows]
     widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]

@@ -97,6 +97,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     from ray import tune
     from ray.tune.search import BasicVariantGenerator
 
+    from tuner import live_report
     from tuner import packing as packings
     from tuner.budget import BudgetWatch, forget_spent
     from tuner.fates import FateLog
@@ -126,6 +127,11 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     fate_log = FateLog(folder)
     forget_spent(folder)
     callbacks: list[Any] = [guard, watch, StatusRecorder(folder), OomNotice(out), *guards(cfg, folder, fate_log)]
+    live_page = live_report.report_path(folder)
+    if live_page is not None:
+        callbacks.append(live_report.LiveReport(folder))
+        out(f"live report: {live_page} (from {live_report.EVERY_S / 3:.0f} s into the sweep, rewritten every "
+            f"{live_report.EVERY_S:.0f} s while it runs)")  # fmt: skip
     budget = next(c for c in callbacks if isinstance(c, BudgetWatch))
     packing_key = None
     if plan.packing is not None and plan.packing.trials_per_gpu > 1:
@@ -225,6 +231,7 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any
         ray_compat.repair_saved_statuses(folder, statuses)
     fates.persist(folder)
     spent = budget.persist_spent(folder)
+    _final_report(folder)
     record = experiment.load(folder)
     summary = summarize(record)
     summary["spent"] = budget.describe_spent(spent, cfg.budget)
@@ -240,6 +247,20 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any
     ray_compat.forget_last_step(folder)
     forget_stall(folder)
     return summary
+
+
+def _final_report(folder: str) -> None:
+    """The report as the sweep left it, without the live page's reload, where a live page was written (a
+    sweep over in seconds has none: ``tuner report`` writes it)."""
+    from tuner import live_report
+
+    page = live_report.report_path(folder)
+    if page is None or not page.is_file():
+        return
+    try:
+        live_report.write(folder)
+    except Exception:  # noqa: BLE001 - the sweep's outcome stands without its page
+        log.warning("the report could not be written; 'tuner report %s' tries again", folder, exc_info=log.isEnabledFor(10))
 
 
 def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] | None,

@@ -12,6 +12,10 @@ from typing import Any
 from tuner.errors import UsageError
 
 MODES = ("min", "max")
+# What a trainable may report beside its learning metrics about the run itself (the out-of-memory fallback's
+# batch size and retries, GPU memory and use): the live table and TensorBoard show them; plots and the
+# report's learning views leave them out unless asked.
+DIAGNOSTICS = ("batch_size_effective", "oom_retries", "gpu_memory_peak_mb", "gpu_utilization")
 
 
 @dataclass(frozen=True)

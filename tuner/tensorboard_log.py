@@ -3,9 +3,10 @@
 Ray's own TensorBoard logger writes every key of every result (a dozen of Ray's bookkeeping values among
 them) with the step counter as x axis, and HParams with every value a float and every trial a success.
 This one writes, per trial folder: each metric the trainable reported, at its epoch; at the end of the
-trial the HParams session with only the space's parameters (integers and choices kept as they are), the
-metrics' last and best values, and the trial's fate (why it ended where it did) as an HParam and a text;
-its session status is success only for a trial that ran all its epochs.
+trial the HParams session with only the space's parameters, each with its type and domain (a float's or an
+integer's interval, a choice's or a probed ``sample_from``'s values), so they sort as numbers; the metric's
+best value first, then the last values; and the trial's fate (why it ended where it did) as an HParam and a
+text. Its session status is success only for a trial that ran all its epochs.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class TensorBoardLogger(TBXLoggerCallback):
     def __init__(self, folder: str, params: dict[str, Any], metric: str, mode: str, max_epochs: int) -> None:
         super().__init__()
         self.folder, self.metric, self.mode, self.max_epochs = folder, metric, mode, max_epochs
-        self.domains = _discrete_domains(params)
+        self.domains = _domains(params)
         self.params = list(params)
         self._writers: dict[Any, Any] = {}
         self._last: dict[Any, dict[str, float]] = {}
@@ -77,10 +78,10 @@ class TensorBoardLogger(TBXLoggerCallback):
         values["fate"] = kind(text)
         metrics = list(last)
         if best is not None:
-            metrics.append(f"best_{self.metric}")
+            metrics.insert(0, f"best_{self.metric}")
             epoch = int((trial.last_result or {}).get("training_iteration") or 0)
             writer.add_scalar(f"best_{self.metric}", best, global_step=epoch)
-        domains = {**self.domains, "fate": FATE_KINDS}
+        domains = {**self.domains, "fate": ("discrete", FATE_KINDS)}
         try:
             for summary in hparams_summaries(values, domains, metrics, trial.trial_id, values["fate"]):
                 writer.file_writer.add_summary(summary)
@@ -100,7 +101,15 @@ def hparams_summaries(values: dict, domains: dict, metrics: list[str], trial_id:
     from tensorboard.plugins.hparams import summary_v2 as hp
     from tensorboardX.proto.summary_pb2 import Summary
 
-    hparams = [hp.HParam(name, hp.Discrete(domains[name]) if name in domains else None) for name in values]
+    def domain(spec: tuple[str, Any] | None) -> Any:
+        if spec is None:
+            return None
+        how, what = spec
+        if how == "discrete":
+            return hp.Discrete(what)
+        return hp.IntInterval(*what) if how == "int" else hp.RealInterval(*what)
+
+    hparams = [hp.HParam(name, domain(domains.get(name))) for name in values]
     experiment = hp.hparams_config_pb(hparams=hparams, metrics=[hp.Metric(tag) for tag in metrics])
     start = hp.hparams_pb({h: values[h.name] for h in hparams}, trial_id=trial_id)
     # HParams knows success, failure, running and unknown: a trial a scheduler stopped early is no success,
@@ -136,22 +145,38 @@ def own_metrics(result: dict) -> dict[str, float]:
 
 
 def _hparam(value: Any) -> Any:
-    """HParams take numbers, strings and booleans; integers stay integers."""
+    """HParams take numbers, strings and booleans; integers stay integers, floats show 4 significant digits
+    (the exact value is in the trial's params.json)."""
     if hasattr(value, "item"):
         value = value.item()
-    if isinstance(value, (bool, int, float, str)):
+    if isinstance(value, float):
+        return float(f"{value:.4g}")
+    if isinstance(value, (bool, int, str)):
         return value
     return None if value is None else str(value)
 
 
-def _discrete_domains(params: dict[str, Any]) -> dict[str, list]:
-    """Choices are discrete in HParams (filterable), as declared in the space."""
-    from ray.tune.search.sample import Categorical
+def _domains(params: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+    """Each parameter's HParams domain, so it has a type and sorts as one: a choice's values (filterable), a
+    float's or an integer's interval, a ``sample_from`` that keeps returning a few values (probed as the
+    search plan probes it) as those values."""
+    from ray.tune.search.sample import Categorical, Float, Function, Integer
 
-    out = {}
+    from tuner.searchers.plan import probe_function
+
+    out: dict[str, tuple[str, Any]] = {}
     for name, value in params.items():
+        values = None
         if isinstance(value, Categorical):
-            categories = [_hparam(v) for v in value.categories]
-            if all(c is not None for c in categories) and len({type(c) for c in categories}) == 1:
-                out[name] = categories
+            values = list(value.categories)
+        elif isinstance(value, Function):
+            values, _ = probe_function(value, 0)
+        elif isinstance(value, Integer):
+            out[name] = ("int", (int(value.lower), int(value.upper) - 1))
+        elif isinstance(value, Float):
+            out[name] = ("real", (float(value.lower), float(value.upper)))
+        if values:
+            shown = [_hparam(v) for v in values]
+            if all(v is not None for v in shown) and len({type(v) for v in shown}) == 1:
+                out[name] = ("discrete", shown)
     return out

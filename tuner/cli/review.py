@@ -67,7 +67,8 @@ def export(experiment: str, out_file: str | None) -> None:
     type=click.Path(file_okay=False),
     help="Folder for the PNGs. [default: EXPERIMENT/plots, or NAME-plots here for remote storage]",
 )
-@click.option("--metric", "metrics", multiple=True, help="Plot this reported metric (repeatable). [default: every one]")
+@click.option("--metric", "metrics", multiple=True,
+              help="Plot this reported metric (repeatable). [default: the trainable's learning metrics]")  # fmt: skip
 def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None:
     """PNG figures: each metric per epoch for every trial, the best so far, each parameter against the best."""
     from pathlib import Path
@@ -80,7 +81,7 @@ def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None
     if out_dir is None:
         local = storage.local_path(record.path)
         out_dir = str(Path(local) / "plots") if local else f"{Path(record.path).name}-plots"
-    known = set(reported_metrics(record))
+    known = set(reported_metrics(record, diagnostics=True))
     unknown = [m for m in metrics if m not in known]
     if unknown:
         raise UsageError(f"--metric {unknown[0]}: no trial reported it; reported: {', '.join(sorted(known))}")

@@ -110,9 +110,13 @@ class _Fates:
 
     def __init__(self) -> None:
         self.texts: dict[str, str] = {}
+        self.rungs: dict[str, list[dict[str, Any]]] = {}  # each comparison at a rung, as the scheduler made it
 
-    def record(self, trial_id: str, kind: str, text: str) -> None:
-        self.texts[trial_id] = text
+    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Any] | None = None) -> None:
+        if kind == "rung":
+            self.rungs.setdefault(trial_id, []).append(dict(data or {}))
+        else:
+            self.texts[trial_id] = text
 
 
 class _SearchAlg:

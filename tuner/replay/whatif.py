@@ -114,7 +114,8 @@ def _curve(trial: TrialRecord) -> Curve:
 
 
 def trials_at_once(trials: Sequence[TrialRecord]) -> int:
-    """How many trials the sweep ran at once at most, from when each trial's epochs ended."""
+    """How many trials the sweep ran at once at most, estimated from when each trial's epochs ended (whole
+    seconds, as Ray stamps results), for sweeps made before the count was recorded in spent.json."""
     spans = []
     for trial in trials:
         stamps = [(float(r["timestamp"]), float(r.get("time_this_iter_s") or 0)) for r in trial.rows
@@ -168,7 +169,7 @@ def replay_experiment(experiment: Experiment, scheduler: str, *, searcher: str |
     it could propose was run), and under the sweep's own scheduler for a like-for-like time."""
     trials = check_replayable(experiment, scheduler)
     config = experiment.config
-    workers = workers or trials_at_once(trials)
+    workers = workers or experiment.at_once() or trials_at_once(trials)
     options = {k: v for k, v in (("grace", grace_period), ("rf", reduction_factor)) if v is not None}
     curves = [_curve(t) for t in trials]
     table = _table_for(experiment, curves, searcher)

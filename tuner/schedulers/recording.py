@@ -21,7 +21,7 @@ from ray.tune.schedulers import (
 )
 from ray.tune.schedulers.hyperband import _Bracket
 
-from tuner.fates import PERTURBED, STOPPED, FateLog
+from tuner.fates import PERTURBED, RUNG, STOPPED, FateLog
 
 
 def _less_is_better(scheduler: Any) -> bool:
@@ -34,8 +34,15 @@ class RecordingASHA(ASHAScheduler):
         self.fate_log = fate_log
 
     def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+        rung = self._rung_for(trial, result)
         action = super().on_trial_result(tune_controller, trial, result)
         epoch = result.get(self._time_attr)
+        if rung is not None and self.fate_log:
+            milestone, before = rung
+            value = float(result[self._metric])
+            self.fate_log.record(trial.trial_id, RUNG, "", {
+                "rung": milestone, "epoch": epoch, "value": value, "cutoff": before[0], "arrived": before[1],
+                "kept": action != TrialScheduler.STOP})  # fmt: skip
         if action == TrialScheduler.STOP and self.fate_log and epoch is not None and epoch < self._max_t:
             value = result[self._metric]
             cutoff = self._cutoff(trial, epoch)
@@ -43,6 +50,20 @@ class RecordingASHA(ASHAScheduler):
             reason = f"{self._metric} {value:.4g} {worse} rung cutoff {cutoff:.4g}" if cutoff is not None else ""
             self.fate_log.record(trial.trial_id, STOPPED, f"stopped early by ASHA at epoch {epoch}: {reason}")
         return action
+
+    def _rung_for(self, trial: Any, result: dict) -> tuple[int, tuple[float | None, int]] | None:
+        """The rung this result will be compared at (Ray's own search: the highest milestone reached that the
+        trial has no value at yet), with that rung's cutoff before it and how many values arrived before."""
+        epoch = result.get(self._time_attr)
+        bracket = self._trial_info.get(trial.trial_id)
+        if bracket is None or epoch is None or self._metric not in result or epoch >= self._max_t:
+            return None
+        for milestone, recorded in bracket._rungs:
+            if epoch < milestone or trial.trial_id in recorded:
+                continue
+            cutoff = bracket.cutoff(recorded)
+            return milestone, (None if cutoff is None else float(cutoff) * self._metric_op, len(recorded))
+        return None
 
     def _cutoff(self, trial: Any, epoch: int) -> float | None:
         """The cutoff of the rung this result was compared at, in the metric's own sign."""
@@ -84,12 +105,21 @@ class _RecordingBracket(_Bracket):
     label = "HyperBand"
     metric = "loss"
     planned: list[int] = []  # the epochs of each round, the first one this bracket's start
+    number = 0  # brackets in the order the scheduler made them, from 1
 
     def successive_halving(self, metric: str, metric_op: float) -> tuple[list, list]:
+        compared_at = self._cumul_r
         good, bad = super().successive_halving(metric, metric_op)
         if self.planned:  # Ray multiplied by eta; the next round is the planned one
             self._r = self._cumul_r = self.planned[len(self.planned) - 1 - self._halves]
         if self.fate_log:
+            for trial in [*good, *bad]:
+                result = self._live_trials.get(trial) or {}
+                value = result.get(metric)
+                self.fate_log.record(trial.trial_id, RUNG, "", {
+                    "rung": compared_at, "epoch": result.get(self._time_attr), "bracket": self.number,
+                    "value": float(value) if isinstance(value, (int, float)) else None, "kept": trial in good,
+                    "keep": len(good), "of": len(good) + len(bad)})  # fmt: skip
             for trial in bad:
                 result = self._live_trials.get(trial) or {}
                 epoch, value = result.get(self._time_attr), result.get(metric)
@@ -102,6 +132,7 @@ class _RecordingBracket(_Bracket):
 
 class _RecordingBrackets:
     label = "HyperBand"
+    made = 0
 
     def _create_bracket(self, s: int) -> _Bracket:
         from tuner.schedulers.hyperband import rounds
@@ -111,6 +142,8 @@ class _RecordingBrackets:
         bracket.fate_log = self.fate_log  # type: ignore[attr-defined]
         bracket.label = self.label
         bracket.planned = rounds(self._max_t_attr, self._eta, s)  # type: ignore[attr-defined]
+        self.made += 1
+        bracket.number = self.made  # type: ignore[attr-defined]
         bracket._r = bracket._r0 = bracket._cumul_r = bracket.planned[0]
         return bracket
 

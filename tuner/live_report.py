@@ -1,0 +1,71 @@
+"""The report while the sweep runs: rewritten every so often, the page reloading itself until the sweep ends.
+
+``LiveReport`` is a Tune callback in the driver. Every ``every_s`` seconds it rebuilds ``EXP/report.html``
+from the folder (the same page ``tuner report`` writes) with a refresh tag, so a browser left open on it
+follows the sweep; building never takes more than a fifth of the sweep's time (a slow build stretches the
+interval). When the sweep ends, however it ends, the runner writes the final page over a live one, without the tag
+(a sweep over before the first live page has none; ``tuner report`` writes it). Only
+local folders get a live page (a bucket has no browser-openable path).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+from ray.tune import Callback
+
+from tuner import storage
+
+log = logging.getLogger(__name__)
+EVERY_S = 30.0
+REPORT_FILE = "report.html"
+
+
+def report_path(folder: str) -> Path | None:
+    local = storage.local_path(folder)
+    return Path(local) / REPORT_FILE if local else None
+
+
+def write(folder: str, refresh_s: float | None = None) -> Path | None:
+    """Build the page from the folder and replace ``report.html`` in one step; None for a bucket."""
+    from tuner import experiment
+    from tuner.report import build
+
+    path = report_path(folder)
+    if path is None:
+        return None
+    page = build(experiment.load(folder), refresh_s=refresh_s)
+    scratch = path.with_name(path.name + ".partial")
+    scratch.write_text(page, encoding="utf-8")
+    scratch.replace(path)
+    return path
+
+
+class LiveReport(Callback):
+    """Rewrites the report while trials run."""
+
+    def __init__(self, folder: str, every_s: float = EVERY_S) -> None:
+        self.folder, self.every_s = folder, every_s
+        self._next = time.monotonic() + every_s / 3  # a first page soon after the first results
+        self._interval = every_s
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"folder": self.folder, "every_s": self.every_s}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["folder"], state["every_s"])  # type: ignore[misc]
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        now = time.monotonic()
+        if now < self._next or not any(t.last_result for t in trials):
+            return
+        try:
+            write(self.folder, refresh_s=self.every_s)
+        except Exception:  # noqa: BLE001 - a page that fails to build must never stop the sweep
+            log.debug("live report not written", exc_info=True)
+        took = time.monotonic() - now
+        self._interval = max(self.every_s, 5 * took)
+        self._next = time.monotonic() + self._interval

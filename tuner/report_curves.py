@@ -1,0 +1,129 @@
+"""The report's time figures: the best value so far (against trials, against wall time) and every learning curve.
+
+Learning curves are coloured by fate with one legend entry per fate; a trial stopped early ends in an ×
+(its points nudged sideways a little, so the many trials stopped at the first rung do not hide each other),
+and ASHA's rungs are marked with the cutoff each ended on.
+"""
+
+from __future__ import annotations
+
+import zlib
+from typing import Any
+
+from tuner.experiment import Experiment, TrialRecord
+from tuner.fates import kind
+from tuner.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS, number
+
+
+def result_times(trial: TrialRecord) -> list[tuple[float, dict[str, Any]]]:
+    """(seconds since the epoch, row) for each result, as exact as the trial's own clock allows: Ray stamps
+    results in whole seconds, so the trial's start is read once and its own training time added."""
+    out = []
+    starts = [s - t for r in trial.rows if (s := number(r.get("timestamp"))) is not None
+              and (t := number(r.get("time_total_s"))) is not None]  # fmt: skip
+    start = min(starts) if starts else None
+    for row in trial.rows:
+        total, stamp = number(row.get("time_total_s")), number(row.get("timestamp"))
+        when = start + total if start is not None and total is not None else stamp
+        if when is not None:
+            out.append((when, row))
+    return out
+
+
+def history(experiment: Experiment, scored: list[TrialRecord]) -> Any:
+    """Each trial's best with the best so far, against trials (in the order they were made) and wall time."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    metric, mode = experiment.metric, experiment.mode
+    order = {t.trial_id: i for i, t in enumerate(experiment.trials)}
+    trials = sorted(scored, key=lambda t: order[t.trial_id])
+    if not trials:
+        return None
+    better = min if mode == "min" else max
+    bests = [t.best(metric, mode) for t in trials]
+    so_far = [better(bests[: i + 1]) for i in range(len(bests))]
+    events = sorted((when, v) for t in trials for when, row in result_times(t) if (v := number(row.get(metric))) is not None)
+    start = events[0][0]
+    scale, unit = (60.0, "minutes") if events[-1][0] - start >= 120 else (1.0, "seconds")
+    by_time, best = [], None
+    for when, value in events:
+        best = value if best is None else better(best, value)
+        by_time.append(((when - start) / scale, best))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("against trials", "against wall time"))
+    xs = list(range(1, len(trials) + 1))
+    fig.add_trace(go.Scatter(x=xs, y=bests, mode="markers", name="each trial's best", marker={"color": "#9a9a9a"},
+                             hovertext=[t.trial_id for t in trials], hoverinfo="text+y"), row=1, col=1)  # fmt: skip
+    fig.add_trace(go.Scatter(x=xs, y=so_far, mode="lines+markers", line_shape="hv", name="best so far",
+                             legendgroup="best", line={"color": BEST_COLOUR}), row=1, col=1)  # fmt: skip
+    fig.add_trace(go.Scatter(x=[x for x, _ in by_time], y=[y for _, y in by_time], mode="lines+markers",
+                             line_shape="hv", name="best so far", legendgroup="best", showlegend=False,
+                             line={"color": BEST_COLOUR}, marker={"size": 4}), row=1, col=2)  # fmt: skip
+    fig.update_xaxes(title_text="trials, in the order they were made", row=1, col=1)
+    fig.update_xaxes(title_text=f"{unit} since the first result", row=1, col=2)
+    for col in (1, 2):
+        fig.update_yaxes(title_text=f"best {metric} so far", row=1, col=col)
+    fig.update_layout(height=380, margin={"t": 40})
+    return fig
+
+
+def _nudge(trial_id: str) -> float:
+    """A small sideways offset, the same for a trial every time (stopped trials pile up at a rung)."""
+    return ((zlib.crc32(trial_id.encode()) % 9) - 4) * 0.03
+
+
+def curves(experiment: Experiment) -> Any:
+    import plotly.graph_objects as go
+
+    metric = experiment.metric
+    fig = go.Figure()
+    shown: set[str] = set()
+    best = experiment.best_trial()
+    for trial in experiment.trials:
+        points = trial.curve(metric)
+        if not points:
+            continue
+        family = kind(trial.fate)
+        is_best = best is not None and trial.trial_id == best.trial_id
+        label = "best trial" if is_best else family
+        stopped = family == "stopped early"
+        shift = _nudge(trial.trial_id) if stopped else 0.0
+        symbols = ["circle"] * (len(points) - 1) + ["x" if stopped else "circle"]
+        fig.add_trace(go.Scatter(
+            x=[p[0] + shift for p in points], y=[p[1] for p in points], mode="lines+markers", name=label,
+            legendgroup=label, showlegend=label not in shown,
+            line={"color": BEST_COLOUR if is_best else FATE_COLOURS[family], "width": 4 if is_best else 1.5},
+            marker={"symbol": symbols, "size": [6] * (len(points) - 1) + [10 if stopped else 6]},
+            hovertext=f"{trial.trial_id}: {trial.fate}", hoverinfo="text+y",
+        ))  # fmt: skip
+        shown.add(label)
+    if not fig.data:
+        return None
+    _mark_rungs(fig, experiment)
+    max_epoch = max(t.epochs for t in experiment.trials)
+    fig.update_layout(height=420, xaxis_title="epoch", yaxis_title=metric, margin={"t": 20})
+    if max_epoch <= 30:
+        fig.update_xaxes(dtick=1)
+    return fig
+
+
+def _mark_rungs(fig: Any, experiment: Experiment) -> None:
+    """ASHA's rungs: the cutoff each ended on (the last one a trial met there)."""
+    import plotly.graph_objects as go
+
+    last: dict[int, tuple[int, float]] = {}
+    for trial in experiment.trials:
+        for event in trial.rungs:
+            if "keep" in event or event.get("cutoff") is None:
+                continue
+            arrived = int(event.get("arrived", 0))
+            if event["rung"] not in last or arrived > last[event["rung"]][0]:
+                last[event["rung"]] = (arrived, float(event["cutoff"]))
+    if not last:
+        return
+    rungs = sorted(last)
+    fig.add_trace(go.Scatter(x=rungs, y=[last[r][1] for r in rungs], mode="markers", name="rung cutoff (last)",
+                             marker={"symbol": "line-ew-open", "size": 28, "color": CUTOFF_COLOUR,
+                                     "line": {"width": 3, "color": CUTOFF_COLOUR}},
+                             hovertext=[f"rung at epoch {r}: the last cutoff met there, {last[r][1]:.4g}" for r in rungs],
+                             hoverinfo="text"))  # fmt: skip

@@ -1,0 +1,140 @@
+"""The report's scheduler panel: what the scheduler was set to, what each rung decided and why, what it saved.
+
+ASHA and HyperBand write down every comparison as they make it (tuner/schedulers/recording.py): the rung,
+the trial's value, the cutoff it met (ASHA: the 1/eta quantile of the values that reached the rung before
+it), or the bracket round it was ranked in (HyperBand). Drawn in arrival order, each rung shows why a trial
+with a poor value went on (it came first, before any cutoff) while a better one later did not.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from tuner.experiment import Experiment
+
+SHARE = {2: "half", 3: "third", 4: "quarter"}
+
+
+def section(experiment: Experiment) -> str:
+    """The panel's HTML: settings, savings, one figure of the rungs, and the reasons table."""
+    parts = [f"<p>{html.escape(line)}</p>" for line in settings_lines(experiment)]
+    parts.append(f"<p><b>{html.escape(savings_line(experiment))}</b></p>")
+    events = _events(experiment)
+    if events:
+        from tuner.report import _figure
+
+        parts.append(_figure(rung_figure(experiment, events)))
+        parts.append(_reasons_table(experiment, events))
+    elif experiment.config.scheduler in ("asha", "hyperband", "bohb"):
+        parts.append("<p class=note>No rung comparisons were recorded (a sweep made before tuner recorded them, or "
+                     "no trial reached the first rung).</p>")  # fmt: skip
+    return "\n".join(parts)
+
+
+def settings_lines(experiment: Experiment) -> list[str]:
+    """The scheduler as the plan described it before the sweep, and how many trials ran at once."""
+    from tuner import schedulers
+    from tuner.replay.whatif import trials_at_once
+
+    c = experiment.config
+    ctx = schedulers.SchedulerContext(c.max_epochs, experiment.metric, experiment.mode, {}, len(experiment.trials),
+                                      c.seed, grace_period=c.grace_period, reduction_factor=c.reduction_factor)  # fmt: skip
+    try:
+        lines = schedulers.entry(c.scheduler).describe(ctx)
+    except Exception:  # noqa: BLE001 - a scheduler that needs the space to describe itself (PBT)
+        lines = [f"{c.scheduler}, up to {c.max_epochs} epochs a trial"]
+    reported = [t for t in experiment.trials if t.rows]
+    at_once = experiment.at_once() or (trials_at_once(reported) if reported else 0)
+    return [*lines, f"{len(experiment.trials)} trials, up to {at_once} at once"]
+
+
+def savings_line(experiment: Experiment) -> str:
+    """Epochs and trial time the scheduler saved against every trial running to max epochs."""
+    from tuner.limits import format_seconds
+
+    max_epochs = experiment.config.max_epochs
+    trials = [t for t in experiment.trials if t.rows]
+    if not trials:
+        return "No trial has reported yet."
+    ran = sum(t.epochs for t in trials)
+    full = len(trials) * max_epochs
+    seconds = [float(r["time_this_iter_s"]) for t in trials for r in t.rows if _number(r.get("time_this_iter_s"))]
+    per_epoch = sum(seconds) / len(seconds) if seconds else 0.0
+    saved = max(full - ran, 0)
+    line = (f"Trials ran {ran} epochs; every trial to max epochs would have been {full}: early stopping saved {saved} "
+            f"epochs ({saved / full:.0%})")  # fmt: skip
+    if per_epoch:
+        line += f", about {format_seconds(saved * per_epoch)} of trial time at {format_seconds(per_epoch)} an epoch"
+    return line + "."
+
+
+def _events(experiment: Experiment) -> list[dict[str, Any]]:
+    return [{**r, "trial": t.trial_id} for t in experiment.trials for r in t.rungs if r.get("value") is not None]
+
+
+def reason(event: dict[str, Any], experiment: Experiment) -> str:
+    """Why a trial went on, or did not, at one rung, in the metric's own terms."""
+    rf = experiment.config.reduction_factor
+    share = SHARE.get(rf, f"1/{rf}")
+    value = event["value"]
+    if "keep" in event:  # a HyperBand or BOHB round
+        verdict = "kept" if event["kept"] else "stopped"
+        return (f"{verdict}: {value:.4g} {'among' if event['kept'] else 'not among'} the best {event['keep']} of "
+                f"{event['of']} in bracket {event.get('bracket', '?')} at epoch {event['rung']}")  # fmt: skip
+    cutoff = event.get("cutoff")
+    if cutoff is None:
+        return f"first at rung {event['rung']}: no cutoff yet"
+    better, worse = ("≤", ">") if experiment.mode == "min" else ("≥", "<")
+    if event["kept"]:
+        return f"in the best {share}: {value:.4g} {better} {cutoff:.4g}"
+    return f"stopped: {value:.4g} {worse} {cutoff:.4g}"
+
+
+def rung_figure(experiment: Experiment, events: list[dict[str, Any]]) -> Any:
+    """One panel per rung: each value in the order it arrived there, kept or stopped, and the cutoff it met."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    rungs = sorted({e["rung"] for e in events})
+    fig = make_subplots(rows=1, cols=len(rungs), subplot_titles=[f"rung at epoch {r}" for r in rungs],
+                        shared_yaxes=True)  # fmt: skip
+    for col, rung in enumerate(rungs, 1):
+        at = sorted((e for e in events if e["rung"] == rung), key=lambda e: (e.get("arrived", 0), e["trial"]))
+        xs = list(range(1, len(at) + 1))
+        for kept, name, symbol, colour in ((True, "went on", "circle", "#1f77b4"),
+                                           (False, "stopped here", "x", "#888888")):  # fmt: skip
+            idx = [i for i, e in enumerate(at) if bool(e["kept"]) == kept]
+            fig.add_trace(go.Scatter(x=[xs[i] for i in idx], y=[at[i]["value"] for i in idx], mode="markers",
+                                     name=name, legendgroup=name, showlegend=col == 1,
+                                     marker={"symbol": symbol, "size": 9, "color": colour},
+                                     hovertext=[f"{at[i]['trial']}: {reason(at[i], experiment)}" for i in idx],
+                                     hoverinfo="text"), row=1, col=col)  # fmt: skip
+        cut = [(x, e.get("cutoff")) for x, e in zip(xs, at, strict=True) if e.get("cutoff") is not None]
+        if cut:
+            fig.add_trace(go.Scatter(x=[x for x, _ in cut], y=[c for _, c in cut], mode="lines", line_shape="hv",
+                                     name="cutoff it met", legendgroup="cutoff", showlegend=col == 1,
+                                     line={"color": "#d62728", "dash": "dot"}), row=1, col=col)  # fmt: skip
+        fig.update_xaxes(title_text="arrival order at this rung", row=1, col=col)
+    fig.update_yaxes(title_text=f"{experiment.metric} at the rung", row=1, col=1)
+    fig.update_layout(height=380, margin={"t": 50})
+    return fig
+
+
+def _reasons_table(experiment: Experiment, events: list[dict[str, Any]]) -> str:
+    rows = sorted(events, key=lambda e: (e["rung"], e.get("arrived", 0), e["trial"]))
+    body = "".join(
+        f"<tr class=\"{'kept' if e['kept'] else 'stopped-early'}\"><td>{e['rung']}</td><td>{html.escape(e['trial'])}"
+        f"</td><td>{e['value']:.4g}</td><td>{html.escape(reason(e, experiment))}</td></tr>"
+        for e in rows
+    )
+    head = f"<tr><th>rung (epoch)</th><th>trial</th><th>{html.escape(experiment.metric)}</th><th>why</th></tr>"
+    return f"<details><summary>Every comparison, with its reason</summary><table class=rungs>{head}{body}</table></details>"
+
+
+def _number(value: Any) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True

@@ -1,0 +1,34 @@
+"""The review's shared vocabulary: how numbers are read and shown, and the colour of each fate, defined once.
+
+Every view (the terminal tables, the HTML report, the PNG plots, ``tuner compare``) reads values and paints
+fates through here, so a trial looks the same wherever it appears.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# A trial's fate family (tuner/fates.py ``kind``) -> its colour; the best trial has its own.
+FATE_COLOURS = {"completed": "#1f77b4", "stopped early": "#9a9a9a", "errored": "#d62728", "running": "#2ca02c"}
+BEST_COLOUR = "#ff7f0e"
+CUTOFF_COLOUR = "#d62728"
+
+
+def number(value: Any) -> float | None:
+    """A finite number from a result cell (CSV text, JSON, numpy), else None: NaN and infinities are never
+    ranked or plotted as values."""
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        return None
+    return result if math.isfinite(result) else None
+
+
+def show(value: Any) -> str:
+    """A value as every table shows it: floats to 4 significant digits, nothing as '-'."""
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
