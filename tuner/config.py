@@ -23,7 +23,7 @@ from tuner.limits import Budget, TrialTimeout
 from tuner.spec import MODES
 
 SCHEDULERS = schedulers.NAMES
-SEARCHERS = searchers.NAMES
+SEARCHERS = searchers.CHOICES
 ENV_PREFIX = "TUNER_"
 DEFAULT_STORAGE = "~/tuner_results"
 CONFIG_FILE = "tuner_config.yaml"
@@ -37,7 +37,7 @@ class SweepConfig:
 
     space: str
     scheduler: str = schedulers.DEFAULT
-    searcher: str | None = None  # the scheduler's own searcher if it brings one, else searchers.DEFAULT
+    searcher: str | None = None  # the scheduler's own searcher if it brings one, else what "auto" chooses
     num_samples: int | None = None  # DEFAULT_NUM_SAMPLES, or no cap under a budget
     max_epochs: int = 10
     grace_period: int = 1  # epochs before ASHA's first rung and the median rule's first comparison
@@ -65,12 +65,14 @@ class SweepConfig:
     budget: str | None = None  # wall time, epochs or GPU-hours (tuner/limits.py); None: num_samples decides
     trial_timeout: str | None = None  # seconds a trial may stay silent; None: from the epoch times seen
     warm_start: list[str] | None = None  # earlier experiments whose trials seed the searcher
+    searcher_chosen: str | None = None  # why "auto" chose the searcher (the plan prints it)
 
     def __post_init__(self) -> None:
         _check_choice("scheduler", self.scheduler, SCHEDULERS)
         if self.searcher is not None:
             _check_choice("searcher", self.searcher, SEARCHERS)
-            _check_pair(self.scheduler, self.searcher)
+            if self.searcher != searchers.AUTO:
+                _check_pair(self.scheduler, self.searcher)
         if self.mode is not None:
             _check_choice("mode", self.mode, MODES)
         if self.num_samples is not None:
@@ -293,25 +295,13 @@ def resolve(
     return complete(config, space)
 
 
-def _default_searcher(space: Any) -> str:
-    """The default model-based searcher, or random search for a space with nothing a model can search
-    (only constants, grids, or functions with too many values)."""
-    try:
-        searchers.plan_search(space.params, searchers.DEFAULT)
-    except UsageError:
-        return "random"
-    return searchers.DEFAULT
-
-
 def complete(config: SweepConfig, space: Any) -> SweepConfig:
     """Fill what the space and the names decide, leaving only the cluster's facts open."""
     from tuner.registry import is_space_path, space_label
 
-    searcher = config.searcher or schedulers.REGISTRY[config.scheduler].requires_searcher or _default_searcher(space)
     updates: dict[str, Any] = {
         "metric": config.metric or space.metric,
         "mode": config.mode or space.mode,
-        "searcher": searcher,
         "data_dir": str(Path(config.data_dir).expanduser().resolve()),
         "num_samples": config.trials_cap,
     }
@@ -320,15 +310,29 @@ def complete(config: SweepConfig, space: Any) -> SweepConfig:
     if not storage.is_uri(config.storage_path):
         updates["storage_path"] = str(Path(config.storage_path).expanduser().resolve())
     config = dataclasses.replace(config, **updates)
+    config = _choose_searcher(config, space)
     if config.name is None:
         config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
     return config
 
 
+def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
+    """A searcher for every sweep: the one given, the scheduler's own, or what ``auto`` chooses (and why)."""
+    from tuner.searchers.auto import choose
+
+    brings = schedulers.REGISTRY[config.scheduler].requires_searcher
+    if config.searcher not in (None, searchers.AUTO):
+        return config
+    if brings and config.searcher is None:
+        return dataclasses.replace(config, searcher=brings)
+    name, why = choose(space.params, config.scheduler, config.planned_trials, budgeted=config.num_samples is None)
+    return dataclasses.replace(config, searcher=name, searcher_chosen=f"auto chose {name}: {why}")
+
+
 def _free_name(config: SweepConfig, label: str) -> str:
     """A generated experiment name no experiment under the storage path has yet (two sweeps started in the
     same second get -2, -3, ...)."""
-    base = default_name(label, config.scheduler, config.searcher or searchers.DEFAULT)
+    base = default_name(label, config.scheduler, config.searcher or searchers.AUTO)
     name, n = base, 1
     while _taken(config.storage_path, name):
         n += 1

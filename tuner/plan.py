@@ -232,6 +232,8 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         lines.append(notice)
     lines.append(f"scheduler: {plan.scheduler.describe(plan.context)[0]}")
     lines += plan.scheduler.describe(plan.context)[1:]
+    if cfg.searcher_chosen:
+        lines.append(f"searcher: {cfg.searcher_chosen}")
     lines.append(plan.searcher.intro(cfg.planned_trials))
     lines += plan.search_plan.lines()
     if plan.warm_start is not None:

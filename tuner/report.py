@@ -62,7 +62,7 @@ def _scheduler_section(experiment: Experiment) -> str:
 def _figure(fig: Any) -> str:
     if fig is None:
         return "<p class=note>Not enough results yet.</p>"
-    return fig.to_html(include_plotlyjs=False, full_html=False, config={"displaylogo": False})
+    return fig.to_html(include_plotlyjs=False, full_html=False, config={"displaylogo": False, "displayModeBar": False})
 
 
 def _settings_line(experiment: Experiment) -> str:
@@ -93,7 +93,7 @@ def _best_section(experiment: Experiment) -> str:
 def _importance_section(experiment: Experiment) -> str:
     import plotly.graph_objects as go
 
-    from tuner.report_params import direction, importance
+    from tuner.report_params import direction, importance, value_at
 
     trials = _scored(experiment)
     found = importance(experiment, trials)
@@ -111,31 +111,39 @@ def _importance_section(experiment: Experiment) -> str:
                       xaxis_title=f"share of the variance of {experiment.metric} at epoch {epoch} explained")  # fmt: skip
     fig.update_yaxes(automargin=True)
     metric = html.escape(experiment.metric)
-    note = (f"<p class=note>Every trial is compared at epoch {epoch}, the last epoch at least half of them reached "
-            f"({reached} of {len(trials)} trials): under early stopping a trial's best is often an early value, which is "
-            f"no rival to a late one. fANOVA (Optuna's FanovaImportanceEvaluator): a random forest fitted to each "
-            f"trial's config and {metric} at that epoch, the variance of its prediction split by parameter; beside "
-            f"each parameter, which way it helps. With few trials, read it as a hint.</p>")  # fmt: skip
+    values = [value_at(t, experiment.metric, epoch) for t in compared]
+    left_out = len(trials) - reached
+    which = (f"The {reached} trials that reached epoch {epoch} are compared there"
+             + (f"; {left_out} stopped earlier are left out (their early values are no rival to later ones)"
+                if left_out else "") + ".")  # fmt: skip
+    note = (f"<p class=note>{which} Epoch {epoch} is the last epoch at least half the trials reached; {metric} "
+            f"there ranged {min(values):.4g} to {max(values):.4g}. fANOVA (Optuna's FanovaImportanceEvaluator): a random "
+            f"forest fitted to each trial's config and {metric} at that epoch, the variance of its prediction split by "
+            "parameter; beside each, which way it helps where the trials show it. With few trials, read it as a "
+            "hint.</p>")  # fmt: skip
     return _figure(fig) + note
 
 
 def fate_rows(experiment: Experiment) -> list[dict[str, Any]]:
-    """One row a trial, best first: its config, best value and the epoch it came at, epochs run, the other
-    metrics it reported at that epoch, and its fate."""
+    """One row a trial, best first: the order it was made in (as the best-so-far chart counts trials), its
+    config, best value and the epoch it came at, epochs run, the other metrics it reported at that epoch, and
+    its fate."""
     from tuner.plots import reported_metrics
 
     metric, mode = experiment.metric, experiment.mode
     params = sorted({k for t in experiment.trials for k in t.config})
     others = [m for m in reported_metrics(experiment) if m != metric]
+    made = {t.trial_id: i for i, t in enumerate(experiment.trials, 1)}
     rows = []
     for trial in experiment.ranked():
         best_row = trial.best_row(metric, mode) or {}
-        row: dict[str, Any] = {"trial": trial.trial_id, **{p: trial.config.get(p) for p in params},
+        row: dict[str, Any] = {"#": made[trial.trial_id], "trial": trial.trial_id,
+                               **{p: trial.config.get(p) for p in params},
                                f"best {metric}": trial.best(metric, mode),
                                "at epoch": int(float(best_row["training_iteration"])) if best_row else None,
                                "epochs": trial.epochs}  # fmt: skip
         for name in others:
-            row[f"{name} (then)"] = _number_cell(best_row.get(name))
+            row[f"{name} at best epoch"] = _number_cell(best_row.get(name))
         row["fate"] = trial.fate
         rows.append(row)
     return rows
@@ -165,7 +173,7 @@ def _fates_table(experiment: Experiment) -> str:
 def _replays_section(experiment: Experiment) -> str:
     """What ``tuner replay`` found for this sweep: one row per saved replay, its whole answer beneath."""
     from tuner.limits import format_seconds
-    from tuner.replay.whatif import describe, saved
+    from tuner.replay.whatif import describe, saved, saving
 
     replays = saved(experiment)
     if not replays:
@@ -174,15 +182,15 @@ def _replays_section(experiment: Experiment) -> str:
     rows, details = [], []
     for w in replays:
         name = w.title
-        share = f" ({w.epochs / w.used_epochs:.0%})" if w.used_epochs else ""
-        rows.append(f"<tr><td>{html.escape(name)}</td><td>{w.epochs} of {w.used_epochs}{share}</td>"
-                    f"<td>{format_seconds(w.seconds)} of {format_seconds(w.used_seconds)}</td>"
+        rows.append(f"<tr><td>{html.escape(name)}</td><td>{w.epochs} of {w.used_epochs}{saving(w.epochs, w.used_epochs)}"
+                    f"</td><td>{format_seconds(w.seconds)} of {format_seconds(w.used_seconds)}"
+                    f"{saving(w.seconds, w.used_seconds)}</td>"
                     f"<td>{'kept' if w.best_kept else 'lost'}</td><td>{len(w.stopped)}</td></tr>")  # fmt: skip
         lines = "\n".join(describe(w, experiment.config.scheduler))
         details.append(f"<details><summary>{html.escape(name)}</summary><pre>{html.escape(lines)}</pre></details>")
-    note = ("<p class=note>Each row replays this sweep's own learning curves and epoch times through another "
-            "scheduler on a simulated clock; the sweep's figures are replayed the same way, so both sides compare "
-            "like for like.</p>")  # fmt: skip
+    note = ("<p class=note>Each row plays this sweep's own learning curves, with the time each epoch took, through "
+            "another scheduler on a simulated clock. The sweep's own time is simulated the same way (its scheduler, "
+            "the same trials at once), not read off the clock, so both columns compare like for like.</p>")  # fmt: skip
     return f"<table class=replays>{head}{''.join(rows)}</table>{note}{''.join(details)}"
 
 

@@ -1,8 +1,8 @@
 """The report's time figures: the best value so far (against trials, against wall time) and every learning curve.
 
 Learning curves are coloured by fate with one legend entry per fate; a trial stopped early ends in an ×
-(its points nudged sideways a little, so the many trials stopped at the first rung do not hide each other),
-and ASHA's rungs are marked with the cutoff each ended on.
+(nudged sideways a little, so the many trials stopped at the first rung do not hide each other) beside the
+cutoff that stopped it.
 """
 
 from __future__ import annotations
@@ -61,8 +61,10 @@ def history(experiment: Experiment, scored: list[TrialRecord]) -> Any:
                              line={"color": BEST_COLOUR}, marker={"size": 4}), row=1, col=2)  # fmt: skip
     fig.update_xaxes(title_text="trials, in the order they were made", row=1, col=1)
     fig.update_xaxes(title_text=f"{unit} since the first result", row=1, col=2)
-    for col in (1, 2):
-        fig.update_yaxes(title_text=f"best {metric} so far", row=1, col=col)
+    fig.update_yaxes(title_text=f"best {metric} so far (trials' bests)", row=1, col=1)
+    fig.update_yaxes(title_text=f"best {metric} reported so far", row=1, col=2)
+    if events[-1][0] - start < 2:  # Ray stamps results to the second: within one, only the order is sure
+        fig.update_xaxes(title_text="seconds since the first result (all within about a second)", row=1, col=2)
     fig.update_layout(height=380, margin={"t": 40})
     return fig
 
@@ -87,19 +89,22 @@ def curves(experiment: Experiment) -> Any:
         is_best = best is not None and trial.trial_id == best.trial_id
         label = "best trial" if is_best else family
         stopped = family == "stopped early"
-        shift = _nudge(trial.trial_id) if stopped else 0.0
+        xs = [float(p[0]) for p in points]
+        if stopped:  # its × nudged sideways, so the many trials stopped at one rung do not hide each other
+            xs[-1] += _nudge(trial.trial_id)
         symbols = ["circle"] * (len(points) - 1) + ["x" if stopped else "circle"]
         fig.add_trace(go.Scatter(
-            x=[p[0] + shift for p in points], y=[p[1] for p in points], mode="lines+markers", name=label,
+            x=xs, y=[p[1] for p in points], mode="lines+markers", name=label,
             legendgroup=label, showlegend=label not in shown,
             line={"color": BEST_COLOUR if is_best else FATE_COLOURS[family], "width": 4 if is_best else 1.5},
             marker={"symbol": symbols, "size": [6] * (len(points) - 1) + [10 if stopped else 6]},
-            hovertext=f"{trial.trial_id}: {trial.fate}", hoverinfo="text+y",
+            customdata=[p[0] for p in points], hovertext=f"{trial.trial_id}: {trial.fate}",
+            hovertemplate="%{hovertext}<br>epoch %{customdata}: %{y:.4g}<extra></extra>",
         ))  # fmt: skip
         shown.add(label)
     if not fig.data:
         return None
-    _mark_rungs(fig, experiment)
+    _mark_cutoffs(fig, experiment)
     max_epoch = max(t.epochs for t in experiment.trials)
     fig.update_layout(height=420, xaxis_title="epoch", yaxis_title=metric, margin={"t": 20})
     if max_epoch <= 30:
@@ -107,23 +112,21 @@ def curves(experiment: Experiment) -> Any:
     return fig
 
 
-def _mark_rungs(fig: Any, experiment: Experiment) -> None:
-    """ASHA's rungs: the cutoff each ended on (the last one a trial met there)."""
+def _mark_cutoffs(fig: Any, experiment: Experiment) -> None:
+    """For each trial ASHA stopped, the cutoff that stopped it, beside its × (the cutoff a trial meets depends
+    on what reached the rung before it, so trials that arrived early went on against looser ones)."""
     import plotly.graph_objects as go
 
-    last: dict[int, tuple[int, float]] = {}
+    marks = []
     for trial in experiment.trials:
-        for event in trial.rungs:
-            if "keep" in event or event.get("cutoff") is None:
-                continue
-            arrived = int(event.get("arrived", 0))
-            if event["rung"] not in last or arrived > last[event["rung"]][0]:
-                last[event["rung"]] = (arrived, float(event["cutoff"]))
-    if not last:
+        stop = next((e for e in trial.rungs if "keep" not in e and not e.get("kept") and e.get("cutoff") is not None),
+                    None)  # fmt: skip
+        if stop is not None:
+            marks.append((stop["epoch"] + _nudge(trial.trial_id), float(stop["cutoff"]), trial.trial_id, stop))
+    if not marks:
         return
-    rungs = sorted(last)
-    fig.add_trace(go.Scatter(x=rungs, y=[last[r][1] for r in rungs], mode="markers", name="rung cutoff (last)",
-                             marker={"symbol": "line-ew-open", "size": 28, "color": CUTOFF_COLOUR,
-                                     "line": {"width": 3, "color": CUTOFF_COLOUR}},
-                             hovertext=[f"rung at epoch {r}: the last cutoff met there, {last[r][1]:.4g}" for r in rungs],
-                             hoverinfo="text"))  # fmt: skip
+    fig.add_trace(go.Scatter(x=[m[0] for m in marks], y=[m[1] for m in marks], mode="markers",
+                             name="cutoff that stopped it", marker={"symbol": "line-ew-open", "size": 16,
+                                                                    "line": {"width": 2, "color": CUTOFF_COLOUR}},
+                             hovertext=[f"{m[2]} stopped at rung {m[3]['rung']}: {m[3]['value']:.4g} against cutoff "
+                                        f"{m[1]:.4g}" for m in marks], hoverinfo="text"))  # fmt: skip

@@ -30,24 +30,39 @@ class Axis:
     ticks: list[tuple[float, str]]
 
 
-def axis_for(label: str, values: list[Any]) -> Axis:
+def axis_for(label: str, values: list[Any], choices: bool = True) -> Axis:
+    """An axis in the values' own units: whole numbers with few values (batch sizes, widths) as those values;
+    other numbers on a linear axis, or a log one where they span a factor of 16 or more; text as categories.
+    ``choices=False`` (a metric) keeps numbers continuous."""
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    distinct = sorted({show(v) for v in values}, key=lambda t: _sort_key(t, values))
     if len(numbers) == len(values) and numbers:
         low, high = min(numbers), max(numbers)
         unique = sorted(set(numbers))
-        if (len(unique) <= MAX_CATEGORIES and all(float(v).is_integer() for v in unique)) or len(unique) <= 4:
+        if choices and len(unique) <= MAX_CATEGORIES and all(float(v).is_integer() for v in unique):
             return _categories(label, [show(v) for v in values], [show(v) for v in unique])
         if low > 0 and high / low >= LOG_SPAN:
             lo, hi = math.log10(low), math.log10(high)
             place = [(math.log10(v) - lo) / (hi - lo) for v in numbers]
-            marks = [10.0**e for e in range(math.floor(lo), math.ceil(hi) + 1) if lo <= e <= hi]
-            marks = marks if len(marks) >= 2 else [low, high]
-            return Axis(f"{label} (log)", place, [((math.log10(m) - lo) / (hi - lo), f"{m:g}") for m in marks])
+            decades = [e for e in range(math.ceil(lo), math.floor(hi) + 1)]
+            marks = [(0.0, f"{low:.3g}"), *(((e - lo) / (hi - lo), f"{10.0**e:g}") for e in decades), (1.0, f"{high:.3g}")]
+            return Axis(f"{label} (log)", place, _apart(marks))
         span = (high - low) or 1.0
         place = [(v - low) / span for v in numbers]
-        return Axis(label, place, [(i / 4, f"{low + span * i / 4:.3g}") for i in range(5)])
+        return Axis(label, place, [(i / 4, f"{low + span * i / 4:.4g}") for i in range(5)])
+    distinct = sorted({show(v) for v in values}, key=_sort_key)
     return _categories(label, [show(v) for v in values], distinct)
+
+
+def _apart(marks: list[tuple[float, str]]) -> list[tuple[float, str]]:
+    """Ticks far enough apart to read (a range end next to a decade gives way to the decade)."""
+    kept: list[tuple[float, str]] = []
+    for place, text in sorted(marks):
+        if kept and place - kept[-1][0] < 0.06:
+            if text != kept[-1][1] and place < 1.0:
+                kept[-1] = (place, text)
+            continue
+        kept.append((place, text))
+    return kept
 
 
 def _categories(label: str, shown: list[str], order: list[str]) -> Axis:
@@ -56,7 +71,7 @@ def _categories(label: str, shown: list[str], order: list[str]) -> Axis:
     return Axis(label, [where[s] for s in shown], [(where[name], name) for name in order])
 
 
-def _sort_key(text: str, values: list[Any]) -> tuple[int, Any]:
+def _sort_key(text: str) -> tuple[int, Any]:
     try:
         return 0, float(text)
     except ValueError:
@@ -76,9 +91,15 @@ def parallel(experiment: Experiment, trials: list[TrialRecord]) -> Any:
         values = [t.config.get(name) for t in trials]
         if len({show(v) for v in values}) > 1:
             axes.append(axis_for(name, values))
-    axes.append(_categories("fate", [kind(t.fate) for t in trials], sorted({kind(t.fate) for t in trials})))
     scores = [t.best(metric, mode) for t in trials]
-    axes.append(axis_for(f"best {metric}", scores))
+    fates = [kind(t.fate) for t in trials]
+    if len(set(fates)) > 1:  # each fate a band, its trials spread inside it by their score, so lines stay apart
+        fate_axis = _categories("fate", fates, sorted(set(fates)))
+        rank = {i: r for r, i in enumerate(sorted(range(len(trials)), key=lambda i: scores[i]))}
+        band = 0.6 / max(len(set(fates)), 2)
+        fate_axis.positions = [p + band * (rank[i] / max(len(trials) - 1, 1) - 0.5) for i, p in enumerate(fate_axis.positions)]
+        axes.append(fate_axis)
+    axes.append(axis_for(f"best {metric} (any epoch)", scores, choices=False))
     low, high = min(scores), max(scores)
     best = experiment.best_trial()
     fig = go.Figure()
@@ -91,10 +112,15 @@ def parallel(experiment: Experiment, trials: list[TrialRecord]) -> Any:
                                  opacity=1.0 if is_best else 0.7, showlegend=False, hoverinfo="text",
                                  hovertext=f"{trial.trial_id}: best {metric} {scores[i]:.4g}; {trial.fate}"))  # fmt: skip
     for x, axis in enumerate(axes):
-        fig.add_shape(type="line", x0=x, x1=x, y0=0, y1=1, line={"color": "#555", "width": 1})
+        fig.add_shape(type="line", x0=x, x1=x, y0=0, y1=1, line={"color": "#555", "width": 1}, layer="above")
         fig.add_annotation(x=x, y=1.08, text=f"<b>{axis.label}</b>", showarrow=False)
         for y, text in axis.ticks:
-            fig.add_annotation(x=x, y=y, text=text, showarrow=False, xanchor="left", xshift=4, font={"size": 10})
+            fig.add_annotation(x=x, y=y, text=text, showarrow=False, xanchor="left", xshift=4, font={"size": 10},
+                               bgcolor="rgba(255,255,255,0.85)")  # fmt: skip
+    key = "Viridis_r" if mode == "min" else "Viridis"  # the best end of the scale is yellow either way
+    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
+                             marker={"colorscale": key, "cmin": low, "cmax": high, "color": [low], "showscale": True,
+                                     "colorbar": {"title": f"best {metric}", "thickness": 12}}))  # fmt: skip
     fig.update_xaxes(visible=False, range=[-0.3, len(axes) - 0.5])
     fig.update_yaxes(visible=False, range=[-0.05, 1.15])
     fig.update_layout(height=440, margin={"t": 30, "l": 20, "r": 20}, plot_bgcolor="white")
@@ -148,15 +174,16 @@ def importance(experiment: Experiment, trials: list[TrialRecord]) -> tuple[dict[
 
 
 def direction(experiment: Experiment, trials: list[TrialRecord], name: str, epoch: int) -> str:
-    """Which way a parameter helps at the comparison epoch: for a number, the sign of its rank correlation
-    with the metric; for a choice, the option with the best mean."""
+    """Which way a parameter helps at the comparison epoch, where the trials show it: for a number, the sign
+    of its rank correlation with the metric when that is unlikely to be chance (p < 0.1); for a choice, the
+    option with the best mean."""
     metric, mode = experiment.metric, experiment.mode
     pairs = [(t.config.get(name), value_at(t, metric, epoch)) for t in trials]
     numbers = [(v, m) for v, m in pairs if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(numbers) == len(pairs) and len({v for v, _ in numbers}) > 1:
-        rho = _spearman([v for v, _ in numbers], [m for _, m in numbers])
-        if abs(rho) < 0.2:
-            return "no clear direction"
+        rho, p = _spearman([v for v, _ in numbers], [m for _, m in numbers])
+        if p >= 0.1:
+            return f"direction unclear ({len(numbers)} trials)"
         better = (rho < 0) == (mode == "min")
         return f"higher is {'better' if better else 'worse'} (rank correlation {rho:+.2f})"
     means: dict[str, list[float]] = {}
@@ -167,8 +194,10 @@ def direction(experiment: Experiment, trials: list[TrialRecord], name: str, epoc
     return f"best with {top}"
 
 
-def _spearman(xs: list[float], ys: list[float]) -> float:
+def _spearman(xs: list[float], ys: list[float]) -> tuple[float, float]:
+    """Spearman's rank correlation and its p-value (0 and 1 when one side does not vary)."""
     from scipy.stats import spearmanr
 
-    rho = spearmanr(xs, ys).statistic
-    return 0.0 if rho != rho else float(rho)  # NaN when one side is constant
+    found = spearmanr(xs, ys)
+    rho, p = float(found.statistic), float(found.pvalue)
+    return (0.0, 1.0) if rho != rho else (rho, p)

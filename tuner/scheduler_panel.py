@@ -12,6 +12,7 @@ import html
 from typing import Any
 
 from tuner.experiment import Experiment
+from tuner.vocabulary import CUTOFF_COLOUR
 
 SHARE = {2: "half", 3: "third", 4: "quarter"}
 
@@ -20,6 +21,12 @@ def section(experiment: Experiment) -> str:
     """The panel's HTML: settings, savings, one figure of the rungs, and the reasons table."""
     parts = [f"<p>{html.escape(line)}</p>" for line in settings_lines(experiment)]
     parts.append(f"<p><b>{html.escape(savings_line(experiment))}</b></p>")
+    if experiment.config.scheduler == "fifo":
+        from tuner.replay.whatif import saved
+
+        where = ("the replays at the end of this page" if saved(experiment)
+                 else f"'tuner replay {experiment.path} --scheduler asha'")  # fmt: skip
+        parts.append(f"<p class=note>What early stopping would have saved here: see {html.escape(where)}.</p>")
     events = _events(experiment)
     if events:
         from tuner.report import _figure
@@ -41,12 +48,12 @@ def settings_lines(experiment: Experiment) -> list[str]:
     ctx = schedulers.SchedulerContext(c.max_epochs, experiment.metric, experiment.mode, {}, len(experiment.trials),
                                       c.seed, grace_period=c.grace_period, reduction_factor=c.reduction_factor)  # fmt: skip
     try:
-        lines = schedulers.entry(c.scheduler).describe(ctx)
+        lines = schedulers.entry(c.scheduler).describe(ctx)[:1]  # the rungs or brackets, not the plan's estimate
     except Exception:  # noqa: BLE001 - a scheduler that needs the space to describe itself (PBT)
         lines = [f"{c.scheduler}, up to {c.max_epochs} epochs a trial"]
     reported = [t for t in experiment.trials if t.rows]
     at_once = experiment.at_once() or (trials_at_once(reported) if reported else 0)
-    return [*lines, f"{len(experiment.trials)} trials, up to {at_once} at once"]
+    return [*lines, f"{len(experiment.trials)} trials, at most {at_once} running at once"]
 
 
 def savings_line(experiment: Experiment) -> str:
@@ -62,11 +69,17 @@ def savings_line(experiment: Experiment) -> str:
     seconds = [float(r["time_this_iter_s"]) for t in trials for r in t.rows if _number(r.get("time_this_iter_s"))]
     per_epoch = sum(seconds) / len(seconds) if seconds else 0.0
     saved = max(full - ran, 0)
+    if experiment.config.scheduler == "fifo":
+        return f"No early stopping: FIFO runs every trial to max epochs ({ran} epochs in all)."
     line = (f"Trials ran {ran} epochs; every trial to max epochs would have been {full}: early stopping saved {saved} "
             f"epochs ({saved / full:.0%})")  # fmt: skip
     if per_epoch:
         line += f", about {format_seconds(saved * per_epoch)} of trial time at {format_seconds(per_epoch)} an epoch"
-    return line + "."
+    line += "."
+    if experiment.config.scheduler == "asha":
+        line += (" ASHA runs more than ideal halving would: the first trials to reach a rung go on before it has a "
+                 "cutoff, and a trial that arrives while few have goes on against few.")  # fmt: skip
+    return line
 
 
 def _events(experiment: Experiment) -> list[dict[str, Any]]:
@@ -111,10 +124,13 @@ def rung_figure(experiment: Experiment, events: list[dict[str, Any]]) -> Any:
                                      hovertext=[f"{at[i]['trial']}: {reason(at[i], experiment)}" for i in idx],
                                      hoverinfo="text"), row=1, col=col)  # fmt: skip
         cut = [(x, e.get("cutoff")) for x, e in zip(xs, at, strict=True) if e.get("cutoff") is not None]
-        if cut:
-            fig.add_trace(go.Scatter(x=[x for x, _ in cut], y=[c for _, c in cut], mode="lines", line_shape="hv",
+        if cut:  # each arrival's own cutoff, a tick on its marker
+            fig.add_trace(go.Scatter(x=[x for x, _ in cut], y=[c for _, c in cut], mode="markers",
                                      name="cutoff it met", legendgroup="cutoff", showlegend=col == 1,
-                                     line={"color": "#d62728", "dash": "dot"}), row=1, col=col)  # fmt: skip
+                                     marker={"symbol": "line-ew-open", "size": 18, "color": CUTOFF_COLOUR,
+                                             "line": {"width": 2, "color": CUTOFF_COLOUR}},
+                                     hovertext=[f"cutoff {c:.4g}" for _, c in cut], hoverinfo="text"),
+                          row=1, col=col)  # fmt: skip
         fig.update_xaxes(title_text="arrival order at this rung", row=1, col=col)
     fig.update_yaxes(title_text=f"{experiment.metric} at the rung", row=1, col=1)
     fig.update_layout(height=380, margin={"t": 50})

@@ -35,8 +35,10 @@ def test_a_fifo_sweep_replayed_under_asha_says_what_it_saves_and_is_reported(run
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     assert lines[0].startswith("replayed under asha, ") and "on the sweep's own curves and epoch times" in lines[0]
-    epochs = int(lines[1].split()[1])
-    assert lines[1].startswith(f"  epochs: {epochs} against the sweep's 24 under fifo") and epochs < 24
+    assert lines[1].startswith("  ASHA: rungs at epoch 1, 2 (max 4)")
+    spent = next(line for line in lines if line.startswith("  epochs: "))
+    epochs = int(spent.split()[1])
+    assert spent.startswith(f"  epochs: {epochs} against the sweep's 24 under fifo (saves ") and epochs < 24
     assert "best trial: kept" in result.out or "best trial: lost" in result.out
     assert "stopped early by ASHA at epoch" in result.out
     saved = json.loads((fifo_sweep / "replays" / "asha.json").read_text())
@@ -49,7 +51,7 @@ def test_a_fifo_sweep_replayed_under_asha_says_what_it_saves_and_is_reported(run
 def test_a_replay_under_the_sweeps_own_scheduler_changes_nothing(run_cli, fifo_sweep):
     result = run_cli("replay", fifo_sweep, "--scheduler", "fifo")
     assert result.code == 0, result.err
-    assert "epochs: 24 against the sweep's 24 under fifo (100%)" in result.out
+    assert "epochs: 24 against the sweep's 24 under fifo (the same)" in result.out
     assert "best trial: kept" in result.out and "would have stopped earlier" not in result.out
 
 

@@ -98,12 +98,12 @@ def test_tensorboard_holds_the_space_and_the_trainables_metrics_only(swept):
         assert "fate/text_summary" in acc.Tags()["tensors"]
 
 
-def test_the_report_is_one_html_file_with_all_six_parts(run_cli, swept, tmp_path):
+def test_the_report_is_one_html_file_with_all_its_parts(run_cli, swept, tmp_path):
     out = tmp_path / "report.html"
     result = run_cli("report", swept / "asha", "--out", out)
     assert result.code == 0, result.err
     page = out.read_text()
-    for part in ("best", "history", "curves", "parallel", "importance", "fates"):
+    for part in ("best", "scheduler", "history", "curves", "parallel", "importance", "fates"):
         assert f'<section id="{part}">' in page
     assert "fANOVA" in page and "stopped early by ASHA" in page
     assert "<script src=" not in page and "https://" not in page.split("</script>")[-1], "nothing to fetch"
@@ -131,7 +131,10 @@ def test_the_report_renders_in_a_real_browser_without_errors(run_cli, swept, tmp
     assert len(set(image.getdata())) > 50, "the screenshot is not blank"
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", "--virtual-time-budget=5000", f"file://{page}"],
                          capture_output=True, text=True, timeout=120).stdout  # fmt: skip
-    assert dom.count('class="main-svg"') >= 4, "every chart was drawn"
+    assert dom.count('class="main-svg"') >= 6, "every chart was drawn"
+    for legend in ("completed", "stopped early", "best trial", "went on", "stopped here", "cutoff it met"):
+        assert f">{legend}<" in dom, legend
+    assert "<p>WebGL is not supported" not in dom, "no chart needs WebGL (headless Chromium has none)"
 
 
 def test_plots_are_titled_per_metric_with_the_best_marked(run_cli, swept, tmp_path):
@@ -193,3 +196,70 @@ def test_a_finished_sweep_grows_with_the_model_keeping_its_observations(run_cli,
     assert len(set(configs)) == 9
     smaller = run_cli("resume", folder, "--num-samples", "5")
     assert smaller.code == 2 and "already has 9" in smaller.err
+
+
+def test_asha_writes_down_every_rung_comparison_and_the_panel_explains_them(swept):
+    from tuner.scheduler_panel import reason, savings_line, settings_lines
+
+    asha = experiment.load(str(swept / "asha"))
+    events = [(t, e) for t in asha.trials for e in t.rungs]
+    assert events and all(e["rung"] in (1, 2, 4) for _, e in events)
+    for trial, event in events:
+        text = reason(event, asha)
+        if event["cutoff"] is None:
+            assert event["arrived"] == 0 and text == f"first at rung {event['rung']}: no cutoff yet"
+        elif event["kept"]:
+            assert event["value"] <= event["cutoff"] and text.startswith("in the best half: ")
+        else:
+            assert event["value"] > event["cutoff"] and text.startswith("stopped: ")
+            assert trial.fate.startswith(f"stopped early by ASHA at epoch {event['epoch']}")
+    ran = sum(t.epochs for t in asha.trials)
+    assert savings_line(asha).startswith(f"Trials ran {ran} epochs; every trial to max epochs would have been 48: "
+                                         f"early stopping saved {48 - ran} epochs")  # fmt: skip
+    assert settings_lines(asha)[0].startswith("ASHA: rungs at epoch 1, 2, 4 (max 6)")
+    hyperband = experiment.load(str(swept / "hyperband"))
+    rounds = [e for t in hyperband.trials for e in t.rungs]
+    assert rounds and all({"bracket", "keep", "of"} <= set(e) for e in rounds)
+
+
+def test_the_reports_figures_speak_in_real_units(swept):
+    from tuner.report import fate_rows
+    from tuner.report_curves import curves
+    from tuner.report_params import parallel
+
+    asha = experiment.load(str(swept / "asha"))
+    legend = [t.name for t in curves(asha).data if t.showlegend is not False]
+    assert {"best trial", "completed", "stopped early", "cutoff that stopped it"} <= set(legend)
+    assert len(legend) == len(set(legend)), "one legend entry per fate"
+    scored = [t for t in asha.ranked() if t.best("loss", "min") is not None]
+    fig = parallel(asha, scored)
+    labels = [a.text for a in fig.layout.annotations]
+    assert "<b>fate</b>" in labels and "<b>best loss (any epoch)</b>" in labels and "<b>lr (log)</b>" in labels
+    widths = {str(t.config["width"]) for t in scored}
+    assert widths <= set(labels), "a choice's ticks are its values"
+    rows = fate_rows(asha)
+    assert "status" not in rows[0] and {"#", "at epoch", "accuracy at best epoch", "fate"} <= set(rows[0])
+
+
+def test_hparams_have_types_and_the_best_metric_first(swept):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.plugins.hparams import metadata
+
+    run = next(p for p in (swept / "asha").iterdir() if p.is_dir() and list(p.glob("events.out.tfevents.*")))
+    content = EventAccumulator(str(run)).Reload().PluginTagToContent("hparams")
+    info = metadata.parse_experiment_plugin_data(content[metadata.EXPERIMENT_TAG])
+    domains = {h.name: h for h in info.hparam_infos}
+    assert domains["lr"].HasField("domain_interval") and domains["lr"].domain_interval.min_value == pytest.approx(1e-4)
+    assert [v.number_value for v in domains["width"].domain_discrete.values] == [4, 8, 16, 32]
+    assert info.metric_infos[0].name.tag == "best_loss"
+
+
+def test_a_live_page_reloads_itself_and_the_final_one_does_not(swept, tmp_path):
+    from tuner import live_report
+
+    copy = tmp_path / "asha"
+    shutil.copytree(swept / "asha", copy)
+    live = live_report.write(str(copy), refresh_s=30).read_text()
+    assert '<meta http-equiv="refresh" content="30">' in live and "Live: the sweep is running" in live
+    final = live_report.write(str(copy)).read_text()
+    assert "http-equiv" not in final and "Live:" not in final

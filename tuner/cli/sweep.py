@@ -39,8 +39,9 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--space", help="Built-in space name (see 'tuner spaces'), a path to a .py space file, or a module."),
         click.option("--scheduler", type=click.Choice(schedulers.NAMES), help=f"Early stopping. [default: {d.scheduler}]"),
-        click.option("--searcher", type=click.Choice(searchers.NAMES),
-                     help=f"How configs are proposed. [default: the scheduler's own if it brings one, else {searchers.DEFAULT}]"),
+        click.option("--searcher", type=click.Choice(searchers.CHOICES),
+                     help="How configs are proposed; auto picks for the space, budget and scheduler (the plan says which and why). "
+                          "[default: the scheduler's own if it brings one, else auto]"),
         click.option("--num-samples", type=int,
                      help=f"Trials to run (with --budget: at most). [default: {DEFAULT_NUM_SAMPLES}; no cap with --budget]"),
         click.option("--budget", help=f"End the sweep when this is spent (time counted from the first trial's start): "

@@ -57,6 +57,7 @@ class WhatIf:
     stopped: list[dict[str, Any]] = field(default_factory=list)  # trials ended earlier than in the sweep
     cut_short: list[str] = field(default_factory=list)  # trials the replay would have run past their curve
     unfinished: int = 0  # trials the sweep had not finished when it stopped
+    rungs: list[str] = field(default_factory=list)  # the replayed scheduler's rungs or brackets, as a plan says them
 
     @property
     def title(self) -> str:
@@ -189,7 +190,18 @@ def replay_experiment(experiment: Experiment, scheduler: str, *, searcher: str |
     unfinished = sum(t.status in ("RUNNING", "PENDING", "PAUSED") for t in experiment.trials)
     return WhatIf(experiment.path, scheduler, searcher, options, workers, experiment.metric, experiment.mode,
                   used, theirs.wall, ours.epochs, ours.wall, _best(experiment, trials),
-                  _replayed_best(ours, trials, searcher), stopped, cut_short, unfinished)  # fmt: skip
+                  _replayed_best(ours, trials, searcher), stopped, cut_short, unfinished,
+                  _rungs(experiment, scheduler, len(trials), grace_period, reduction_factor))  # fmt: skip
+
+
+def _rungs(experiment: Experiment, scheduler: str, trials: int, grace: int | None, rf: int | None) -> list[str]:
+    from tuner import schedulers
+
+    c = experiment.config
+    ctx = schedulers.SchedulerContext(c.max_epochs, experiment.metric, experiment.mode, {}, trials, c.seed,
+                                      grace_period=grace or c.grace_period,
+                                      reduction_factor=rf or c.reduction_factor)  # fmt: skip
+    return schedulers.entry(scheduler).describe(ctx)[:1]
 
 
 def _table_for(experiment: Experiment, curves: list[Curve], searcher: str | None) -> CurveTable | None:
@@ -258,17 +270,25 @@ def _replayed_best(outcome: ReplayOutcome, trials: list[TrialRecord], searcher: 
     return {"trial": trial, "value": value, "epoch": epoch, "config": best.config}
 
 
+def saving(new: float, old: float) -> str:
+    if not old:
+        return ""
+    if new < old:
+        return f" (saves {(old - new) / old:.0%})"
+    return " (the same)" if new == old else f" ({(new - old) / old:.0%} more)"
+
+
 def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
     """The answer, in the lines ``tuner replay`` prints and the report shows."""
     from tuner.limits import format_seconds
 
     w = whatif
-    share = f"{w.epochs / w.used_epochs:.0%}" if w.used_epochs else "-"
     lines = [
         f"replayed under {w.title}, on the sweep's own curves and epoch times",
-        f"  epochs: {w.epochs} against the sweep's {w.used_epochs} under {sweep_scheduler} ({share})",
-        f"  wall time: about {format_seconds(w.seconds)} against {format_seconds(w.used_seconds)} (both replayed with "
-        f"{w.workers} at once)",
+        *(f"  {line}" for line in w.rungs),
+        f"  epochs: {w.epochs} against the sweep's {w.used_epochs} under {sweep_scheduler}{saving(w.epochs, w.used_epochs)}",
+        f"  wall time: about {format_seconds(w.seconds)} against {format_seconds(w.used_seconds)}"
+        f"{saving(w.seconds, w.used_seconds)}; both simulated with {w.workers} at once from the recorded epoch times",
     ]
     if w.best_before is None or w.best_after is None:
         lines.append("  best trial: no trial reported a finite value")

@@ -22,9 +22,11 @@ from tuner.searchers.random_search import RandomSearch
 ENTRIES: tuple[type[SearcherEntry], ...] = (OptunaTPE, OptunaGP, HyperOpt, BayesOpt, RandomSearch, BohbKde)
 REGISTRY: dict[str, type[SearcherEntry]] = {e.name: e for e in ENTRIES}
 NAMES: tuple[str, ...] = tuple(REGISTRY)
-DEFAULT = "optuna"
+AUTO = "auto"  # not an algorithm: the choice among them for a space and budget (tuner/searchers/auto.py)
+CHOICES: tuple[str, ...] = (AUTO, *NAMES)
+DEFAULT = AUTO
 
-__all__ = ["DEFAULT", "NAMES", "REGISTRY", "ParamPlan", "SearchPlan", "SearcherEntry", "build_searcher",
+__all__ = ["AUTO", "CHOICES", "DEFAULT", "NAMES", "REGISTRY", "ParamPlan", "SearchPlan", "SearcherEntry", "build_searcher",
            "describe_domain", "entry", "initial_random_points", "plan_search"]  # fmt: skip
 
 

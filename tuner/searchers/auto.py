@@ -1,0 +1,59 @@
+"""``auto``: the searcher chosen for the space, the budget and the scheduler, with the reason in the plan.
+
+Measured on replay (BENCHMARKS.md, "Search quality"): a Gaussian process (``gp``) places few trials best
+on a few numeric parameters, and on HPOLib's 9-parameter tables multivariate TPE (``optuna``) beat it on six
+of eight; under a scheduler that stops trials early TPE learns from the stopped ones as pruned, which a GP
+leaves out. So: ``gp`` for at most ``GP_MAX_PARAMS`` numeric parameters, at most ``GP_MAX_TRIALS`` trials
+and trials that run all their epochs; ``optuna`` otherwise (choices without an order, more parameters,
+larger budgets, early stopping). A space with nothing to model gets ``random``; a scheduler that brings its
+own searcher keeps it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+GP_MAX_PARAMS = 6
+GP_MAX_TRIALS = 100
+STOPS_EARLY = ("asha", "hyperband", "median")
+
+
+def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budgeted: bool = False) -> tuple[str, str]:
+    """The searcher ``auto`` stands for here, and why (the plan prints it)."""
+    from tuner import schedulers, searchers
+    from tuner.errors import UsageError
+    from tuner.searchers.plan import ENCODED, NATIVE
+
+    brings = schedulers.REGISTRY[scheduler].requires_searcher
+    if brings:
+        return brings, f"--scheduler {scheduler} brings its own"
+    if schedulers.REGISTRY[scheduler].takes_no_searcher:
+        return "random", f"{scheduler} explores by perturbing trials, over random draws"
+    try:
+        plan = searchers.plan_search(params, "optuna")
+    except UsageError:
+        return "random", "nothing in the space for a model to search"
+    searched = [p for p in plan.params if p.treatment in (NATIVE, ENCODED)]
+    numeric = [p for p in searched if _numeric(p)]
+    if scheduler in STOPS_EARLY:
+        return "optuna", f"{scheduler} stops trials early and TPE learns from them as pruned"
+    if budgeted and planned_trials > GP_MAX_TRIALS:
+        return "optuna", "a budget without a trial cap may run many trials, where TPE scales"
+    if len(numeric) == len(searched) and len(searched) <= GP_MAX_PARAMS and planned_trials <= GP_MAX_TRIALS:
+        return "gp", (f"{len(searched)} numeric parameter(s) and {planned_trials} trials that run all their epochs: "
+                      "a Gaussian process places few trials best")  # fmt: skip
+    if len(numeric) < len(searched):
+        why = f"{len(searched) - len(numeric)} parameter(s) without an order"
+    elif len(searched) > GP_MAX_PARAMS:
+        why = f"{len(searched)} parameters"
+    else:
+        why = f"{planned_trials} trials"
+    return "optuna", f"{why}: multivariate TPE"
+
+
+def _numeric(p: Any) -> bool:
+    """A parameter a GP sees as a number: a float, an integer, or a choice searched through its order."""
+    from ray.tune.search.sample import Categorical
+
+    return not isinstance(p.encoded, Categorical)
