@@ -42,6 +42,7 @@ lint: venv
 bench: venv
 	$(BIN)/python benchmarks/bench_trainable.py
 	$(BIN)/python benchmarks/bench_overhead.py
+	$(BIN)/python benchmarks/bench_replay.py
 	$(BIN)/python benchmarks/bench_search.py
 
 # On a machine with a CUDA GPU: the gpu-marked tests and the GPU benchmarks, logs in gpu-logs/.

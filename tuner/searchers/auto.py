@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 GP_MAX_PARAMS = 6
+GP_MIN_TRIALS = 20  # fewer, and the GP has too few results past its random start to beat TPE (Hartmann, 16 trials)
 GP_MAX_TRIALS = 100
 STOPS_EARLY = ("asha", "hyperband", "median")
 
@@ -25,11 +26,11 @@ def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budge
     from tuner.errors import UsageError
     from tuner.searchers.plan import ENCODED, NATIVE
 
-    brings = schedulers.REGISTRY[scheduler].requires_searcher
-    if brings:
-        return brings, f"--scheduler {scheduler} brings its own"
-    if schedulers.REGISTRY[scheduler].takes_no_searcher:
+    entry = schedulers.REGISTRY[scheduler]
+    if entry.takes_no_searcher:
         return "random", f"{scheduler} explores by perturbing trials, over random draws"
+    if entry.requires_searcher:
+        return entry.requires_searcher, f"--scheduler {scheduler} brings its own"
     try:
         plan = searchers.plan_search(params, "optuna")
     except UsageError:
@@ -40,13 +41,16 @@ def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budge
         return "optuna", f"{scheduler} stops trials early and TPE learns from them as pruned"
     if budgeted and planned_trials > GP_MAX_TRIALS:
         return "optuna", "a budget without a trial cap may run many trials, where TPE scales"
-    if len(numeric) == len(searched) and len(searched) <= GP_MAX_PARAMS and planned_trials <= GP_MAX_TRIALS:
+    small = len(numeric) == len(searched) and len(searched) <= GP_MAX_PARAMS
+    if small and GP_MIN_TRIALS <= planned_trials <= GP_MAX_TRIALS:
         return "gp", (f"{len(searched)} numeric parameter(s) and {planned_trials} trials that run all their epochs: "
                       "a Gaussian process places few trials best")  # fmt: skip
     if len(numeric) < len(searched):
         why = f"{len(searched) - len(numeric)} parameter(s) without an order"
     elif len(searched) > GP_MAX_PARAMS:
         why = f"{len(searched)} parameters"
+    elif planned_trials < GP_MIN_TRIALS:
+        why = f"only {planned_trials} trials, too few for a Gaussian process past its random start"
     else:
         why = f"{planned_trials} trials"
     return "optuna", f"{why}: multivariate TPE"
