@@ -113,6 +113,10 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: Any) -> An
         able = [e.name for e in searchers.ENTRIES if e.takes_earlier_results]
         raise UsageError(f"--warm-start: searcher {entry.name} cannot take earlier results; use one that can: "
                          f"{', '.join(able)}")  # fmt: skip
+    if search_plan.conditionals:
+        names = ", ".join(p.name for p in search_plan.conditionals)
+        raise UsageError(f"--warm-start: this space has conditional parameters ({names}), whose searcher is defined "
+                         "as it runs and cannot take earlier results; start without --warm-start")  # fmt: skip
     warm = warm_start.gather(config.warm_start or [], space.params, config.metric or space.metric,
                              config.mode or space.mode)  # fmt: skip
     return warm_start.encode(warm, search_plan)

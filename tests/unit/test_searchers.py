@@ -228,3 +228,53 @@ def test_auto_picks_by_space_budget_and_scheduler_and_says_why(params, scheduler
                "labels": tune.choice(["relu", "tanh", "gelu"])}  # fmt: skip
     name, reason = choose({k: domains[v] for k, v in params.items()}, scheduler, trials)
     assert name == expected and why in reason, (name, reason)
+
+
+def _conditional_space():
+    from ray import tune
+
+    def momentum(spec):
+        return np.random.choice([0.5, 0.9, 0.99]) if spec.config.optimizer == "sgd" else 0.0
+
+    return {"lr": tune.loguniform(1e-4, 1e-1), "momentum": tune.sample_from(momentum),
+            "optimizer": tune.choice(["sgd", "adam"])}  # fmt: skip
+
+
+def test_a_parameter_that_reads_another_is_searched_where_it_varies():
+    from tuner.searchers.plan import CONDITIONAL, RANDOM
+
+    plan = plan_search(_conditional_space(), "optuna")
+    momentum = next(p for p in plan.params if p.name == "momentum")
+    assert momentum.treatment == CONDITIONAL and momentum.branches.parent == "optimizer"
+    assert momentum.branches.values == {"'sgd'": [0.5, 0.9, 0.99]} and momentum.branches.constants == {"'adam'": 0.0}
+    assert momentum.how.startswith("conditional on optimizer: searched by optuna where optimizer=sgd (3 values")
+    other = next(p for p in plan_search(_conditional_space(), "hyperopt").params if p.name == "momentum")
+    assert other.treatment == RANDOM and "conditional on optimizer, which hyperopt cannot model" in other.how
+
+
+def test_optunas_define_by_run_asks_for_the_child_only_under_its_branch():
+    from tuner.searchers import build_searcher
+
+    searcher = build_searcher(plan_search(_conditional_space(), "optuna"), "loss", "min", 20, 0)
+    seen = {"sgd": set(), "adam": set()}
+    for i in range(30):
+        config = searcher.suggest(f"t{i}")
+        seen[config["optimizer"]].add(config["momentum"])
+        searcher.on_trial_complete(f"t{i}", {"loss": config["lr"] + config["momentum"], "training_iteration": 1})
+    assert seen["adam"] == {0.0} and seen["sgd"] <= {0.5, 0.9, 0.99} and len(seen["sgd"]) > 1
+    params = {k for t in searcher.inner._ot_study.trials for k in t.params}
+    assert params == {"lr", "optimizer", "momentum|optimizer=sgd"}
+
+
+def test_a_conditional_search_survives_save_and_restore(tmp_path):
+    from tuner.searchers import build_searcher
+
+    plan = plan_search(_conditional_space(), "optuna")
+    first = build_searcher(plan, "loss", "min", 20, 0)
+    for i in range(12):
+        config = first.suggest(f"t{i}")
+        first.on_trial_complete(f"t{i}", {"loss": config["lr"], "training_iteration": 1})
+    first.save(str(tmp_path / "searcher.pkl"))
+    again = build_searcher(plan, "loss", "min", 20, 0)
+    again.restore(str(tmp_path / "searcher.pkl"))
+    assert len(again.inner._ot_study.trials) == 12 and set(again.suggest("t12")) == {"lr", "momentum", "optimizer"}

@@ -25,6 +25,7 @@ class SearcherEntry:
     # its early loss were a final one.
     stopped_as_pruned: ClassVar[bool] = False
     takes_earlier_results: ClassVar[bool] = False  # --warm-start: the model accepts evaluated points
+    models_conditionals: ClassVar[bool] = False  # searches a parameter only where its parent makes it vary
 
     def ordered(self, n: int) -> tuple[Any, Any, Any]:
         """How this model sees a choice among ``n`` ordered values: a domain, the index a point decodes to,
@@ -62,9 +63,13 @@ class SearcherEntry:
         from tuner.searchers.planned import PlannedSearcher
 
         warmup = initial_random_points(num_samples)
-        inner = self.build_inner(plan.searched_space, metric, mode, warmup, seed)
+        inner = self.build_inner(self.space_for(plan), metric, mode, warmup, seed)
         pruned_below = full_epochs if self.stopped_as_pruned else None
         return PlannedSearcher(inner, plan, seed, never_wait=never_wait, pruned_below=pruned_below)
+
+    def space_for(self, plan: SearchPlan) -> Any:
+        """What ``build_inner`` models: the plan's searched domains (a searcher with conditionals: more)."""
+        return plan.searched_space
 
     def intro(self, num_samples: int) -> str:
         return f"search plan ({self.name}: {initial_random_points(num_samples)} random configs first, then {self.model}):"

@@ -19,7 +19,7 @@ class OptunaGP(OptunaTPE):
     summary = "Optuna's Gaussian process (log EI; fantasised outcomes for trials running at once)"
     model = "a Gaussian process"
 
-    def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
+    def build_inner(self, space: Any, metric: str, mode: str, warmup: int, seed: int) -> Any:
         import warnings
 
         import optuna
@@ -28,5 +28,5 @@ class OptunaGP(OptunaTPE):
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
         sampler = optuna.samplers.GPSampler(n_startup_trials=warmup, seed=seed)
-        return OptunaSearch(space=OptunaSearch.convert_search_space(space), metric=metric, mode=mode,
-                            sampler=sampler)  # fmt: skip
+        return OptunaSearch(space=space if callable(space) else OptunaSearch.convert_search_space(space), metric=metric,
+                            mode=mode, sampler=sampler)  # fmt: skip

@@ -21,6 +21,7 @@ class OptunaTPE(SearcherEntry):
     model = "multivariate TPE"
     stopped_as_pruned = True
     takes_earlier_results = True
+    models_conditionals = True  # Optuna's define-by-run: a conditional parameter is asked for where it applies
 
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
         from ray.tune.search.sample import Categorical, LogUniform, Normal, Quantized
@@ -37,7 +38,20 @@ class OptunaTPE(SearcherEntry):
             how = f"searched by {self.name}"
         return ParamPlan(name, text, how, NATIVE, value)
 
-    def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
+    def space_for(self, plan: Any) -> Any:
+        """The searched domains; with conditional parameters, a define-by-run space that asks for each only in
+        the branches where it varies."""
+        if not plan.conditionals:
+            return plan.searched_space
+        from ray.tune.search.optuna import OptunaSearch
+
+        from tuner.searchers.conditional import DefineByRun
+
+        distributions = OptunaSearch.convert_search_space(plan.searched_space)
+        conditionals = [(p.name, p.branches, plan.parent_values(p.branches.parent)) for p in plan.conditionals]
+        return DefineByRun(distributions, conditionals)
+
+    def build_inner(self, space: Any, metric: str, mode: str, warmup: int, seed: int) -> Any:
         import warnings
 
         import optuna
@@ -48,5 +62,5 @@ class OptunaTPE(SearcherEntry):
         sampler = optuna.samplers.TPESampler(
             n_startup_trials=warmup, multivariate=True, group=True, constant_liar=True, seed=seed
         )
-        return OptunaSearch(space=OptunaSearch.convert_search_space(space), metric=metric, mode=mode,
-                            sampler=sampler)  # fmt: skip
+        return OptunaSearch(space=space if callable(space) else OptunaSearch.convert_search_space(space), metric=metric,
+                            mode=mode, sampler=sampler)  # fmt: skip

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from tuner.errors import UsageError
 
 NATIVE, ENCODED, RANDOM, CONSTANT = "native", "encoded", "random", "constant"
+CONDITIONAL = "conditional"  # searched only where its parent makes it vary (tuner/searchers/conditional.py)
 PROBE_DRAWS = 1000
 PROBE_MAX_VALUES = 64
 
@@ -44,6 +45,7 @@ class ParamPlan:
     encoded: Any = None
     decode: Callable[[Any], Any] | None = None
     encode: Callable[[Any], Any] | None = None  # a value the space allows -> what the model sees (warm starts)
+    branches: Any = None  # a CONDITIONAL parameter's parent and branches (conditional.Branches)
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,17 @@ class SearchPlan:
         width = max(len(p.name) for p in self.params)
         dwidth = max(len(p.domain_text) for p in self.params)
         return [f"  {p.name:<{width}}  {p.domain_text:<{dwidth}}  {p.how}" for p in self.params]
+
+    @property
+    def conditionals(self) -> list[ParamPlan]:
+        return [p for p in self.params if p.treatment == CONDITIONAL]
+
+    def parent_values(self, name: str) -> list[Any] | None:
+        """A parent's values in index order where the model sees it through an index, else None."""
+        plan = next(p for p in self.params if p.name == name)
+        if plan.treatment != ENCODED or not plan.decode:
+            return None
+        return [plan.decode(i) for i in range(int(plan.encoded.upper))]
 
     @property
     def searched_space(self) -> dict[str, Any]:
@@ -118,7 +131,7 @@ def unsupported(name: str, value: Any, searcher: str, capable: list[str] | None 
 # --- sample_from: probe the function, search what it can return -----------------------------------
 
 
-def probe_function(domain: Any, seed: int) -> tuple[list[Any] | None, str]:
+def probe_function(domain: Any, seed: int, config: dict[str, Any] | None = None) -> tuple[list[Any] | None, str]:
     """Draw a ``sample_from`` function many times (seeded, the global generator restored after).
 
     Returns its values, sorted where numeric, when it keeps returning the same small set (no new value
@@ -129,7 +142,7 @@ def probe_function(domain: Any, seed: int) -> tuple[list[Any] | None, str]:
     state = np.random.get_state()
     np.random.seed(seed)
     try:
-        draws = [_hashable(domain.sample(config={})) for _ in range(PROBE_DRAWS)]
+        draws = [_hashable(domain.sample(config=dict(config or {}))) for _ in range(PROBE_DRAWS)]
     except Exception as exc:  # it reads other parameters, or fails on an empty config
         return None, f"its function cannot run alone ({type(exc).__name__})"
     finally:
@@ -229,7 +242,7 @@ def plan_search(params: Mapping[str, Any], entry: Planner, seed: int = 0) -> Sea
         elif is_grid(value):
             raise unsupported(name, value, entry.name, ["random"])
         elif isinstance(value, Function):
-            plans.append(_probed_plan(name, value, text, entry, seed))
+            plans.append(_probed_plan(name, value, text, entry, seed, params))
         elif (indexed := _choice_as_index(value)) is not None:
             values, how = indexed
             encoded, decode, encode = ordered_index(values, entry)
@@ -273,8 +286,16 @@ def _choice_as_index(value: Any) -> tuple[list, str] | None:
     return None
 
 
-def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int) -> ParamPlan:
+def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int, params: Mapping[str, Any]) -> ParamPlan:
     values, why = probe_function(value, seed)
+    if values is None and why.startswith("its function cannot run alone"):
+        from tuner.searchers.conditional import find_branches
+
+        branches = find_branches(name, value, params, seed)
+        if branches is not None and getattr(entry, "models_conditionals", False):
+            return ParamPlan(name, text, branches.describe(entry.name), CONDITIONAL, value, branches=branches)
+        if branches is not None:
+            why = f"conditional on {branches.parent}, which {entry.name} cannot model; optuna and gp can"
     if values is None:
         return ParamPlan(name, text, f"drawn at random, not searched by {entry.name} ({why})", RANDOM, value)
     if len(values) == 1:

@@ -8,7 +8,7 @@ from typing import Any
 from ray.tune.search import Searcher
 
 from tuner.ray_compat import LastResultOnCompletion
-from tuner.searchers.plan import ENCODED, NATIVE, RANDOM, SearchPlan
+from tuner.searchers.plan import CONDITIONAL, ENCODED, NATIVE, RANDOM, SearchPlan
 from tuner.values import plain
 
 
@@ -65,9 +65,13 @@ class PlannedSearcher(LastResultOnCompletion, Searcher):
             elif p.treatment in (NATIVE, ENCODED):
                 raw = suggestion[p.name]
                 config[p.name] = plain(p.decode(raw) if p.decode else raw)
-            else:
+            elif p.treatment != CONDITIONAL:
                 config[p.name] = p.encoded
-        return config
+        for p in self.plan.conditionals:  # after their parents, whatever order the space lists them in
+            from tuner.searchers.conditional import decode
+
+            config[p.name] = plain(decode(p.name, p.branches, config[p.branches.parent], suggestion))
+        return {name: config[name] for name in (q.name for q in self.plan.params)}
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         if self.inner.metric not in result:  # the sweep's metric guard names what was reported instead
