@@ -95,6 +95,9 @@ def sweep_entrypoint(flags: Mapping[str, Any], python: str = "python") -> str:
         flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):
             args.append(flag if value else "--no-" + name.replace("_", "-"))
+        elif isinstance(value, (list, tuple)):  # a repeatable flag: once per value, not at all when empty
+            for item in value:
+                args += [flag, str(item)]
         else:
             args += [flag, str(value)]
     args += ["--address", "auto"]

@@ -12,9 +12,10 @@ from tuner.errors import UsageError
 
 def test_entrypoint_runs_tuner_sweep_against_the_cluster_it_lands_on():
     command = jobs.sweep_entrypoint({"space": "cifar_small", "num_samples": 4, "download": True, "wandb": False,
-                                     "metric": None, "address": "http://head:8265"})  # fmt: skip
+                                     "metric": None, "address": "http://head:8265", "warm_start": (),
+                                     "tags": ("a", "b")})  # fmt: skip
     assert shlex.split(command) == ["python", "-m", "tuner", "sweep", "--space", "cifar_small", "--num-samples", "4",
-                                    "--download", "--no-wandb", "--address", "auto"]  # fmt: skip
+                                    "--download", "--no-wandb", "--tags", "a", "--tags", "b", "--address", "auto"]  # fmt: skip
 
 
 def test_address_from_flag_or_environment(monkeypatch):
