@@ -371,6 +371,3 @@ def load_saved_config(folder: str | Path) -> SweepConfig:
     known = {k: coerce(k, v, where) for k, v in raw.items() if k in _FIELD_TYPES}
     return build_config(known)
 
-
-def env_layer() -> dict[str, Any]:
-    return env_settings(os.environ)

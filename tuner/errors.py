@@ -1,13 +1,35 @@
-"""Errors the CLI knows how to print: one line, a fixed exit code, no traceback."""
+"""Errors the CLI knows how to print (one line, no traceback), and every exit code, in one table.
+
+0 the sweep is done (every trial ran, or its budget was spent); 1 it failed; 2 bad input; 3 it stalled;
+128 + the signal's number when a signal stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+"""
+
+import signal
+
+EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_STALLED = 0, 1, 2, 3
+
+
+def signal_exit(signum: int | None) -> int:
+    """The exit code of a sweep a signal stopped (Ctrl-C when none is named)."""
+    return 128 + (signum or signal.SIGINT)
 
 
 class TunerError(Exception):
     """Something went wrong that the user should read about in one sentence."""
 
-    exit_code = 1
+    exit_code = EXIT_FAILED
 
 
 class UsageError(TunerError):
     """Bad input: a flag, a file or a name the user gave. Exits 2, before any trial runs where possible."""
 
-    exit_code = 2
+    exit_code = EXIT_USAGE
+
+
+class SweepEnded(TunerError):
+    """A sweep that ended other than done (stalled, stopped by a signal) after saying so in its summary: only
+    its exit code is left to give."""
+
+    def __init__(self, exit_code: int) -> None:
+        super().__init__("")
+        self.exit_code = exit_code

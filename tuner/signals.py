@@ -32,10 +32,6 @@ class Stopped(KeyboardInterrupt):
         self.exit_code = 128 + signum
 
 
-def exit_code(signum: int | None) -> int:
-    return 128 + (signum or signal.SIGINT)
-
-
 class OrderlyStop:
     """Within ``with``: SIGTERM/SIGHUP act as Ctrl-C; a second signal, or one outside ``fit``, ends at once.
 

@@ -38,28 +38,3 @@ def test_a_real_deadlock_is_ended_with_what_it_has(tmp_path):
     assert stall_reason(folder) == watch.reason, "the driver reads it back even from a restored copy"
 
 
-class _Clock:
-    def __init__(self):
-        self.now = 0.0
-
-    def __call__(self):
-        return self.now
-
-
-def test_the_watch_waits_its_timeout_and_forgives_any_activity():
-    clock = _Clock()
-    watch = StallWatch(timeout=10, clock=clock)
-    watch.observe(["PAUSED", "TERMINATED"])
-    clock.now = 9
-    watch.observe(["PAUSED", "TERMINATED"])
-    assert watch.reason is None and not StallStopper(watch).stop_all()
-    watch.observe(["PAUSED", "PENDING"])  # something waits to run: not a stall, the clock restarts
-    clock.now = 15
-    watch.observe(["PAUSED", "TERMINATED"])
-    clock.now = 24
-    watch.observe(["PAUSED", "TERMINATED"])
-    assert watch.reason is None
-    clock.now = 25
-    watch.observe(["PAUSED", "TERMINATED"])
-    assert watch.reason.startswith("for 10 s no trial ran or waited to run (1 PAUSED, 1 TERMINATED)")
-    assert StallStopper(watch).stop_all()

@@ -1,4 +1,4 @@
-"""The hung-trial watch and the budget watch decide from a controller's steps (a fake clock, trials as Tune
+"""The stall, hung-trial and budget watches decide from a controller's steps (a fake clock, trials as Tune
 shows them to callbacks); the sweeps that prove them end to end are in tests/integration/test_unattended.py."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from types import SimpleNamespace
 from tuner.budget import BudgetStopper, BudgetWatch, load_spent
 from tuner.fates import FateLog, recorded
 from tuner.limits import TrialTimeout
+from tuner.stall import StallStopper, StallWatch
 from tuner.watchdog import HungTrialWatch
 
 
@@ -99,3 +100,22 @@ def test_a_resumed_run_counts_on_from_what_was_saved(tmp_path):
     assert not watch.ended
     watch.on_trial_result(0, [t], t, {"training_iteration": 2})
     assert watch.ended and watch.spent()["epochs"] == 9
+
+
+def test_the_watch_waits_its_timeout_and_forgives_any_activity():
+    clock = Clock()
+    watch = StallWatch(timeout=10, clock=clock)
+    watch.observe(["PAUSED", "TERMINATED"])
+    clock.now = 9
+    watch.observe(["PAUSED", "TERMINATED"])
+    assert watch.reason is None and not StallStopper(watch).stop_all()
+    watch.observe(["PAUSED", "PENDING"])  # something waits to run: not a stall, the clock restarts
+    clock.now = 15
+    watch.observe(["PAUSED", "TERMINATED"])
+    clock.now = 24
+    watch.observe(["PAUSED", "TERMINATED"])
+    assert watch.reason is None
+    clock.now = 25
+    watch.observe(["PAUSED", "TERMINATED"])
+    assert watch.reason.startswith("for 10 s no trial ran or waited to run (1 PAUSED, 1 TERMINATED)")
+    assert StallStopper(watch).stop_all()

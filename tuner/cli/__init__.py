@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from tuner.errors import TunerError
+from tuner.errors import EXIT_USAGE, TunerError, signal_exit
 
 log = logging.getLogger("tuner")
 _debug = False
@@ -116,15 +116,16 @@ def main(argv: Sequence[str] | None = None) -> None:
         # Click turns a KeyboardInterrupt into Abort, keeping it as the cause.
         stop = exc.__cause__ or exc.__context__ if isinstance(exc, click.exceptions.Abort) else exc
         click.echo(f"tuner: {stop}" if stop is not None and str(stop) else "tuner: interrupted", err=True)
-        sys.exit(getattr(stop, "exit_code", 130))
+        sys.exit(getattr(stop, "exit_code", signal_exit(None)))
     except click.ClickException as exc:
         if _debug:
             raise
         click.echo(f"tuner: error: {exc.format_message()}", err=True)
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
     except TunerError as exc:
-        if _debug:
+        if _debug and str(exc):
             raise
-        click.echo(f"tuner: error: {exc}", err=True)
+        if str(exc):  # a sweep that ended early has said why in its summary
+            click.echo(f"tuner: error: {exc}", err=True)
         sys.exit(exc.exit_code)
     sys.exit(code if isinstance(code, int) else 0)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -14,7 +13,6 @@ from tuner.errors import TunerError
 from tuner.limits import BUDGET_FORMS
 
 _DEFAULTS = SweepConfig(space="-")
-EXIT_STALLED = 3
 
 
 class GpuShare(click.ParamType):
@@ -104,8 +102,8 @@ def given_flags(flags: dict[str, Any]) -> dict[str, Any]:
 def print_outcome(summary: dict[str, Any]) -> None:
     """The end-of-sweep lines, and the exit code that says how it ended."""
     from tuner import storage
+    from tuner.errors import EXIT_STALLED, SweepEnded, signal_exit
     from tuner.results import format_summary, user_traceback
-    from tuner.signals import exit_code
 
     failed = summary["failed"]
     first = next((f for f in failed if f.get("error_file") and not f.get("explained")), None)
@@ -118,11 +116,11 @@ def print_outcome(summary: dict[str, Any]) -> None:
     for line in format_summary(summary):
         click.echo(line)
     if summary.get("stalled"):
-        sys.exit(EXIT_STALLED)
+        raise SweepEnded(EXIT_STALLED)
     if summary.get("signal"):
-        sys.exit(exit_code(summary["signal"]))
+        raise SweepEnded(signal_exit(summary["signal"]))
     if summary.get("unfinished"):
-        sys.exit(exit_code(None))
+        raise SweepEnded(signal_exit(None))
     if "config" not in summary:
         raise TunerError("the sweep produced no result for its metric")
 

@@ -43,19 +43,22 @@ def plan_search(params: Mapping[str, Any], name: str, seed: int = 0) -> SearchPl
     try:
         return plan(params, entry(name), seed)
     except CannotSearch as exc:
-        if "searchers that can" in str(exc):
+        if exc.capable is not None:  # already says which searchers can
             raise
         capable = [n for n in NAMES if n != name and _can_search(n, exc.param, exc.value, seed)]
         raise CannotSearch(exc.param, exc.value, name, capable) from None
 
 
 def _can_search(name: str, param: str, value: Any, seed: int) -> bool:
+    from tuner.searchers.plan import NothingToSearch
     from tuner.searchers.plan import plan_search as plan
 
     try:
         plan({param: value}, REGISTRY[name](), seed)
-    except UsageError as exc:
-        return "nothing to search" in str(exc)  # the parameter itself was fine
+    except NothingToSearch:
+        return True  # the parameter itself was fine; alone, it left the model nothing to do
+    except UsageError:
+        return False
     return True
 
 
@@ -77,5 +80,3 @@ def build_searcher(
     return chosen.build(plan, metric, mode, num_samples, seed, max_concurrent, never_wait, full_epochs)
 
 
-def searcher_intro(plan: SearchPlan, num_samples: int) -> str:
-    return entry(plan.searcher).intro(num_samples)

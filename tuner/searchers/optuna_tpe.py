@@ -29,7 +29,7 @@ class OptunaTPE(SearcherEntry):
         sampler = value.get_sampler()
         sampler = sampler.get_sampler() if isinstance(sampler, Quantized) else sampler
         if isinstance(sampler, Normal):
-            raise unsupported(name, value, self.name, [])
+            raise unsupported(name, value, self.name)
         if isinstance(value, Categorical):
             how = f"searched by {self.name} as a categorical"
         elif isinstance(sampler, LogUniform):

@@ -119,9 +119,13 @@ class CannotSearch(UsageError):
     """A parameter this searcher cannot model; the registry adds which searchers can."""
 
     def __init__(self, name: str, value: Any, searcher: str, capable: list[str] | None = None) -> None:
-        self.param, self.value, self.searcher = name, value, searcher
+        self.param, self.value, self.searcher, self.capable = name, value, searcher, capable
         tail = f"; searchers that can: {', '.join(capable)}" if capable else ""
         super().__init__(f"parameter {name!r} ({describe_domain(value)}) cannot be searched by {searcher}{tail}")
+
+
+class NothingToSearch(UsageError):
+    """A model-based searcher given a space of constants and unsearchable functions only."""
 
 
 def unsupported(name: str, value: Any, searcher: str, capable: list[str] | None = None) -> CannotSearch:
@@ -251,7 +255,7 @@ def plan_search(params: Mapping[str, Any], entry: Planner, seed: int = 0) -> Sea
         else:
             plans.append(entry.plan_domain(name, value, text))
     if entry.model_based and not any(p.treatment in (NATIVE, ENCODED) for p in plans):
-        raise UsageError(
+        raise NothingToSearch(
             f"{entry.name} has nothing to search in this space: every parameter is a constant or a "
             "sample_from with too many values; use --searcher random"
         )
