@@ -157,7 +157,9 @@ MeasureFn = Callable[[Mapping[str, Any]], MemoryProbe]
 
 
 def memory_probe_of(trainable: Callable[..., Any]) -> Callable[..., Any] | None:
-    return getattr(trainable, "memory_probe", None)
+    from tuner.spec import contract
+
+    return contract(trainable).memory_probe
 
 
 def measure_on_gpu(

@@ -18,7 +18,7 @@ from tuner import schedulers, searchers
 from tuner.config import GPUS_AUTO, SweepConfig
 from tuner.errors import UsageError
 from tuner.registry import declared_keywords, load_space, resolve_trainable
-from tuner.spec import SearchSpace
+from tuner.spec import SearchSpace, contract
 
 # Settings a trainable (or its data loader) may declare as keyword arguments; ``data`` is what the
 # trainable's ``data_loader`` returns, loaded once per sweep and shared with every trial.
@@ -81,6 +81,7 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
             f"{config.experiment_path}', or pass another --name (a sweep never writes into an existing one)"
         )
     trainable = resolve_trainable(space.trainable)
+    contract(trainable)  # a misnamed or mistyped declaration is one line now, before anything starts
     scheduler = schedulers.entry(config.scheduler)
     context = schedulers.SchedulerContext(config.max_epochs, config.metric, config.mode, space.params,
                                           config.planned_trials, config.seed, grace_period=config.grace_period,
@@ -125,7 +126,7 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: Any) -> An
 def keeps_checkpoints(trainable: Callable[..., Any]) -> bool:
     """Whether a trainable continues from a checkpoint: it says so (``train.checkpoints``), or its source
     asks Tune for one."""
-    declared = getattr(trainable, "checkpoints", None)
+    declared = contract(trainable).checkpoints
     if declared is not None:
         return bool(declared)
     try:
@@ -143,7 +144,7 @@ def trainable_kwargs(trainable: Callable[..., Any], config: SweepConfig) -> tupl
     kwargs = {k: v for k, v in settings.items() if k in declared}
     if "data" not in declared:
         return kwargs, ""
-    loader = getattr(trainable, "data_loader", None)
+    loader = contract(trainable).data_loader
     if loader is None:
         name = getattr(trainable, "__qualname__", "the trainable")
         raise UsageError(f"{name} takes `data` but declares no data_loader to load it (set {name}.data_loader)")

@@ -144,3 +144,20 @@ def test_coerce_optional_none():
     assert coerce("max_concurrent", "none", "x") is None
     with pytest.raises(UsageError):
         coerce("max_epochs", None, "x")
+
+
+def test_the_trainable_contract_is_read_once_and_a_wrong_declaration_is_named():
+    from tuner.spec import contract
+
+    def train(config, *, data=None):
+        pass
+
+    train.checkpoints = True
+    assert contract(train).checkpoints is True and contract(train).data_loader is None
+    train.dataloader = print  # a near miss of data_loader
+    with pytest.raises(UsageError, match="sets 'dataloader', which tuner does not read; did you mean 'data_loader'"):
+        contract(train)
+    del train.dataloader
+    train.checkpoints = "yes"
+    with pytest.raises(UsageError, match="checkpoints must be True or False, not 'yes'"):
+        contract(train)
