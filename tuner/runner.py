@@ -103,7 +103,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     from tuner.fates import FateLog
     from tuner.ray_compat import StatusRecorder
     from tuner.reporting import MetricGuard, OomNotice, build_reporter, logger_callbacks
-    from tuner.searchers import build_searcher
+    from tuner.searchers import SearcherContext, build_searcher
     from tuner.stall import StallAwareSearcher, StallWatch
     from tuner.tensorboard_log import TensorBoardLogger
 
@@ -114,10 +114,9 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
     max_concurrent = plan.max_concurrent
-    search_alg = build_searcher(plan.search_plan, cfg.metric, cfg.mode, cfg.planned_trials, cfg.seed, max_concurrent,
-                                never_wait=plan.scheduler.pauses_trials,
-                                generator_only=plan.scheduler.takes_no_searcher,
-                                full_epochs=cfg.max_epochs)  # fmt: skip
+    search_alg = build_searcher(plan.search_plan, SearcherContext(
+        cfg.metric, cfg.mode, cfg.planned_trials, cfg.seed, max_concurrent, never_wait=plan.scheduler.pauses_trials,
+        generator_only=plan.scheduler.takes_no_searcher, full_epochs=cfg.max_epochs))  # fmt: skip
     if plan.warm_start is not None:
         search_alg.add_observations(plan.warm_start.points)
     guard, watch = MetricGuard(cfg.metric), StallWatch(cfg.stall_timeout, folder)

@@ -21,6 +21,8 @@ from typing import Any
 from ray.tune import Callback, Stopper
 from ray.tune.search import Searcher
 
+from tuner.searchers.wrapping import WrappingSearcher
+
 ACTIVE = ("RUNNING", "PENDING")
 STALL_FILE = ".tuner-stalled.json"
 
@@ -94,44 +96,18 @@ class StallStopper(Stopper):
         return watch.reason is not None  # tuner/ray_compat.py, part 10
 
 
-class StallAwareSearcher(Searcher):
+class StallAwareSearcher(WrappingSearcher):
     """Wraps a searcher: when it has nothing to propose and the sweep has stalled, the search is over."""
 
     def __init__(self, inner: Searcher, watch: StallWatch) -> None:
-        super().__init__(metric=inner.metric, mode=inner.mode)
-        self.inner, self.watch = inner, watch
-
-    def set_search_properties(self, metric: str | None, mode: str | None, config: dict, **spec: Any) -> bool:
-        return self.inner.set_search_properties(metric, mode, config, **spec)
-
-    def set_max_concurrency(self, max_concurrent: int) -> bool:
-        return self.inner.set_max_concurrency(max_concurrent)
+        super().__init__(inner)
+        self.watch = watch
 
     def suggest(self, trial_id: str) -> dict | None:
         suggestion = self.inner.suggest(trial_id)
         if suggestion is None and self.watch.stalled_now():
             return Searcher.FINISHED
         return suggestion
-
-    def on_trial_result(self, trial_id: str, result: dict) -> None:
-        self.inner.on_trial_result(trial_id, result)
-
-    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
-        self.inner.on_trial_complete(trial_id, result=result, error=error)
-
-    def on_pause(self, trial_id: str) -> None:
-        if hasattr(self.inner, "on_pause"):
-            self.inner.on_pause(trial_id)
-
-    def on_unpause(self, trial_id: str) -> None:
-        if hasattr(self.inner, "on_unpause"):
-            self.inner.on_unpause(trial_id)
-
-    def save(self, checkpoint_path: str) -> None:
-        self.inner.save(checkpoint_path)
-
-    def restore(self, checkpoint_path: str) -> None:
-        self.inner.restore(checkpoint_path)
 
 
 def forget_stall(folder: str) -> None:

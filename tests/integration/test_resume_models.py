@@ -43,11 +43,11 @@ def _kill_9_when(args: list[str], folder: Path, reported: int) -> None:
 def _observations(searcher: str, folder: Path) -> int:
     """How many finished trials the saved model knows, read from the searcher state Ray saved last."""
     from tuner.registry import load_space
-    from tuner.searchers import build_searcher, plan_search
+    from tuner.searchers import SearcherContext, build_searcher, plan_search
 
     config = experiment.load(str(folder)).config
     plan = plan_search(load_space(config.space).params, searcher, config.seed)
-    restored = build_searcher(plan, "loss", "min", config.num_samples, config.seed)
+    restored = build_searcher(plan, SearcherContext("loss", "min", config.num_samples, config.seed))
     restored.restore(str(sorted(folder.glob("searcher-state-*.pkl"))[-1]))
     inner = restored.inner
     if searcher == "optuna":

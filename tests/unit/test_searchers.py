@@ -10,7 +10,7 @@ from ray import tune
 
 from tuner import searchers
 from tuner.errors import UsageError
-from tuner.searchers import build_searcher, plan_search
+from tuner.searchers import SearcherContext, build_searcher, plan_search
 
 SEED_SPACE = {
     "l1": tune.sample_from(lambda _: 2 ** np.random.randint(2, 9)),
@@ -86,7 +86,7 @@ def test_bayesopt_searches_log_scale_in_log_space_and_labels_through_an_index():
 @pytest.mark.parametrize("searcher", MODEL_BASED)
 def test_suggestions_are_decoded_into_the_real_domain(searcher):
     plan = plan_search(SEED_SPACE, searcher)
-    built = build_searcher(plan, "loss", "min", num_samples=400, seed=3)
+    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=400, seed=3))
     configs = [built.suggest(f"t{i}") for i in range(6)]
     for config in configs:
         assert config is not None
@@ -97,7 +97,7 @@ def test_suggestions_are_decoded_into_the_real_domain(searcher):
 
 def test_bayesopt_random_phase_searches_lr_in_log_space():
     plan = plan_search(SEED_SPACE, "bayesopt")
-    built = build_searcher(plan, "loss", "min", num_samples=400, seed=3)
+    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=400, seed=3))
     configs = [built.suggest(f"t{i}") for i in range(10)]
     below = sum(c["lr"] < 10**-2.5 for c in configs)  # about half below the geometric midpoint
     assert 2 <= below <= 8
@@ -133,7 +133,7 @@ def test_bayesopt_integer_domains_keep_their_bounds():
 def test_a_trial_stopped_while_paused_still_teaches_the_searcher():
     """Tune completes a HyperBand-paused trial without a result; the searcher must get the last one."""
     plan = plan_search({"lr": tune.uniform(0, 1)}, "bayesopt")
-    built = build_searcher(plan, "loss", "min", num_samples=8, seed=0)
+    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
     first, second = built.suggest("a"), built.suggest("b")
     assert first and second and built.suggest("c") is None  # waiting for the random phase
     for trial in ("a", "b"):
@@ -144,7 +144,7 @@ def test_a_trial_stopped_while_paused_still_teaches_the_searcher():
 
 def test_under_a_scheduler_that_holds_trials_the_searcher_never_waits_and_still_learns():
     plan = plan_search({"lr": tune.uniform(0, 1)}, "bayesopt")
-    built = build_searcher(plan, "loss", "min", num_samples=8, seed=0, never_wait=True)
+    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0, never_wait=True))
     configs = [built.suggest(t) for t in "abcd"]  # the random phase is 2 configs; c and d come anyway
     assert all(c is not None and 0 <= c["lr"] <= 1 for c in configs)
     for trial, loss in zip("abcd", (0.4, 0.3, 0.2, 0.1), strict=True):
@@ -165,7 +165,7 @@ def test_optuna_takes_a_trial_the_scheduler_stopped_as_pruned_and_one_that_ran_t
     import optuna
 
     plan = plan_search({"lr": tune.uniform(0, 1)}, "optuna")
-    built = build_searcher(plan, "loss", "min", num_samples=8, seed=0, full_epochs=3)
+    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0, full_epochs=3))
     assert built.suggest("stopped") and built.suggest("full") and built.suggest("crashed")
     built.on_trial_result("stopped", {"loss": 0.1, "training_iteration": 1})  # low, but only at epoch 1
     built.on_trial_complete("stopped", {"loss": 0.1, "training_iteration": 1})
@@ -182,12 +182,13 @@ def test_optuna_takes_a_trial_the_scheduler_stopped_as_pruned_and_one_that_ran_t
 
 def test_without_the_sweeps_epochs_or_for_other_models_every_completion_is_a_final_value():
     plan = plan_search({"lr": tune.uniform(0, 1)}, "optuna")
-    built = build_searcher(plan, "loss", "min", num_samples=8, seed=0)
+    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
     built.suggest("a")
     built.on_trial_result("a", {"loss": 0.1, "training_iteration": 1})
     built.on_trial_complete("a", {"loss": 0.1, "training_iteration": 1})
     assert built.inner._ot_study.get_trials()[0].state.name == "COMPLETE"
-    hyperopt = build_searcher(plan_search({"lr": tune.uniform(0, 1)}, "hyperopt"), "loss", "min", 8, 0, full_epochs=3)
+    hyperopt = build_searcher(plan_search({"lr": tune.uniform(0, 1)}, "hyperopt"),
+                              SearcherContext("loss", "min", 8, 0, full_epochs=3))
     assert hyperopt.pruned_below is None
 
 
@@ -253,9 +254,8 @@ def test_a_parameter_that_reads_another_is_searched_where_it_varies():
 
 
 def test_optunas_define_by_run_asks_for_the_child_only_under_its_branch():
-    from tuner.searchers import build_searcher
 
-    searcher = build_searcher(plan_search(_conditional_space(), "optuna"), "loss", "min", 20, 0)
+    searcher = build_searcher(plan_search(_conditional_space(), "optuna"), SearcherContext("loss", "min", 20, 0))
     seen = {"sgd": set(), "adam": set()}
     for i in range(30):
         config = searcher.suggest(f"t{i}")
@@ -267,14 +267,13 @@ def test_optunas_define_by_run_asks_for_the_child_only_under_its_branch():
 
 
 def test_a_conditional_search_survives_save_and_restore(tmp_path):
-    from tuner.searchers import build_searcher
 
     plan = plan_search(_conditional_space(), "optuna")
-    first = build_searcher(plan, "loss", "min", 20, 0)
+    first = build_searcher(plan, SearcherContext("loss", "min", 20, 0))
     for i in range(12):
         config = first.suggest(f"t{i}")
         first.on_trial_complete(f"t{i}", {"loss": config["lr"], "training_iteration": 1})
     first.save(str(tmp_path / "searcher.pkl"))
-    again = build_searcher(plan, "loss", "min", 20, 0)
+    again = build_searcher(plan, SearcherContext("loss", "min", 20, 0))
     again.restore(str(tmp_path / "searcher.pkl"))
     assert len(again.inner._ot_study.trials) == 12 and set(again.suggest("t12")) == {"lr", "momentum", "optimizer"}

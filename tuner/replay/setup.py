@@ -46,8 +46,9 @@ def build(params: Mapping[str, Any], scheduler: str, searcher: str | None, *, me
     chosen = searchers.entry(sched.requires_searcher or searcher)
     plan = searchers.plan_search(params, chosen.name, seed)
     max_concurrent = workers if chosen.model_based and not sched.pauses_trials else None
-    built = searchers.build_searcher(plan, metric, mode, num_samples, seed, max_concurrent,
-                                     never_wait=sched.pauses_trials, full_epochs=max_epochs)  # fmt: skip
+    ctx = searchers.SearcherContext(metric, mode, num_samples, seed, max_concurrent, never_wait=sched.pauses_trials,
+                                    full_epochs=max_epochs)  # fmt: skip
+    built = searchers.build_searcher(plan, ctx)
     if not hasattr(built, "suggest"):
         raise UsageError("replay draws configs one at a time; a space with grid_search parameters is crossed by "
                          "Tune's variant generator instead: write the grid as tune.choice to replay it")  # fmt: skip

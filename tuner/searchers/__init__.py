@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from tuner.errors import UsageError
-from tuner.searchers.base import SearcherEntry
+from tuner.searchers.base import SearcherContext, SearcherEntry
 from tuner.searchers.bayesopt_gp import BayesOpt
 from tuner.searchers.bohb_kde import BohbKde
 from tuner.searchers.hyperopt_tpe import HyperOpt
@@ -26,7 +26,7 @@ AUTO = "auto"  # not an algorithm: the choice among them for a space and budget 
 CHOICES: tuple[str, ...] = (AUTO, *NAMES)
 DEFAULT = AUTO
 
-__all__ = ["AUTO", "CHOICES", "DEFAULT", "NAMES", "REGISTRY", "ParamPlan", "SearchPlan", "SearcherEntry", "build_searcher",
+__all__ = ["AUTO", "CHOICES", "DEFAULT", "NAMES", "REGISTRY", "ParamPlan", "SearchPlan", "SearcherContext", "SearcherEntry", "build_searcher",
            "describe_domain", "entry", "initial_random_points", "plan_search"]  # fmt: skip
 
 
@@ -62,21 +62,8 @@ def _can_search(name: str, param: str, value: Any, seed: int) -> bool:
     return True
 
 
-def build_searcher(
-    plan: SearchPlan,
-    metric: str,
-    mode: str,
-    num_samples: int,
-    seed: int,
-    max_concurrent: int | None = None,
-    never_wait: bool = False,
-    generator_only: bool = False,
-    full_epochs: int | None = None,
-) -> Any:
+def build_searcher(plan: SearchPlan, ctx: SearcherContext) -> Any:
     """The Ray searcher for a plan (see ``SearcherEntry.build``)."""
-    chosen = entry(plan.searcher)
-    if generator_only:
-        chosen.needs_generator = True
-    return chosen.build(plan, metric, mode, num_samples, seed, max_concurrent, never_wait, full_epochs)
+    return entry(plan.searcher).build(plan, ctx)
 
 

@@ -7,9 +7,26 @@ the plan printed before a sweep and the README table all read the registry in ``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tuner.searchers.plan import ParamPlan, SearchPlan, initial_random_points
+from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points, unsupported
+
+REFUSE = "refuse"  # plan_native: this model cannot take an unbounded normal
+
+
+@dataclass(frozen=True)
+class SearcherContext:
+    """What a searcher is built from, as a scheduler is built from its SchedulerContext."""
+
+    metric: str
+    mode: str
+    num_samples: int  # trials the sweep plans (the random start is sized from it)
+    seed: int = 0
+    max_concurrent: int | None = None
+    never_wait: bool = False  # a scheduler holds trials until more join (sync brackets): never block on a model
+    generator_only: bool = False  # the scheduler runs over Tune's variant generator only (PBT)
+    full_epochs: int | None = None  # a trial that ends before them without an error was stopped early
 
 
 class SearcherEntry:
@@ -43,29 +60,38 @@ class SearcherEntry:
         """How a real Tune domain (float, integer, choice) is searched; raise ``plan.unsupported`` if not."""
         raise NotImplementedError
 
+    def plan_native(self, name: str, value: Any, text: str, normal: str | None = None) -> ParamPlan:
+        """The ladder the models that take Tune's domains as they are share: a choice as a categorical, a
+        log-scale domain in log space, an unbounded normal as ``normal`` says (``REFUSE``: not at all), the
+        rest as it is."""
+        from ray.tune.search.sample import Categorical, LogUniform, Normal, Quantized
+
+        sampler = value.get_sampler()
+        sampler = sampler.get_sampler() if isinstance(sampler, Quantized) else sampler
+        if isinstance(sampler, Normal) and normal == REFUSE:
+            raise unsupported(name, value, self.name)
+        if isinstance(value, Categorical):
+            how = f"searched by {self.name} as a categorical"
+        elif isinstance(sampler, LogUniform):
+            how = f"searched by {self.name} in log space"
+        elif isinstance(sampler, Normal) and normal:
+            how = f"searched by {self.name} {normal}"
+        else:
+            how = f"searched by {self.name}"
+        return ParamPlan(name, text, how, NATIVE, value)
+
     def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
         """Ray's searcher over the plan's (encoded) domains."""
         raise NotImplementedError
 
-    def build(
-        self,
-        plan: SearchPlan,
-        metric: str,
-        mode: str,
-        num_samples: int,
-        seed: int,
-        max_concurrent: int | None,
-        never_wait: bool = False,
-        full_epochs: int | None = None,
-    ) -> Any:
-        """The searcher Tune runs; ``never_wait`` when a scheduler holds trials until more trials join;
-        ``full_epochs``: a trial that ends before them without an error was stopped by the scheduler."""
+    def build(self, plan: SearchPlan, ctx: SearcherContext) -> Any:
+        """The searcher Tune runs: the model seen through the plan (tuner/searchers/planned.py)."""
         from tuner.searchers.planned import PlannedSearcher
 
-        warmup = initial_random_points(num_samples)
-        inner = self.build_inner(self.space_for(plan), metric, mode, warmup, seed)
-        pruned_below = full_epochs if self.stopped_as_pruned else None
-        return PlannedSearcher(inner, plan, seed, never_wait=never_wait, pruned_below=pruned_below)
+        warmup = initial_random_points(ctx.num_samples)
+        inner = self.build_inner(self.space_for(plan), ctx.metric, ctx.mode, warmup, ctx.seed)
+        pruned_below = ctx.full_epochs if self.stopped_as_pruned else None
+        return PlannedSearcher(inner, plan, ctx.seed, never_wait=ctx.never_wait, pruned_below=pruned_below)
 
     def space_for(self, plan: SearchPlan) -> Any:
         """What ``build_inner`` models: the plan's searched domains (a searcher with conditionals: more)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tuner.searchers.base import SearcherEntry
-from tuner.searchers.plan import NATIVE, ParamPlan
+from tuner.searchers.plan import ParamPlan
 
 
 class BohbKde(SearcherEntry):
@@ -19,17 +19,7 @@ class BohbKde(SearcherEntry):
     requires_scheduler = "bohb"
 
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
-        from ray.tune.search.sample import Categorical, LogUniform, Quantized
-
-        sampler = value.get_sampler()
-        sampler = sampler.get_sampler() if isinstance(sampler, Quantized) else sampler
-        if isinstance(value, Categorical):
-            how = "searched by bohb as a categorical"
-        elif isinstance(sampler, LogUniform):
-            how = "searched by bohb in log space"
-        else:
-            how = "searched by bohb"
-        return ParamPlan(name, text, how, NATIVE, value)
+        return self.plan_native(name, value, text)
 
     def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
         from ray.tune.search.bohb import TuneBOHB

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tuner.searchers.base import SearcherEntry
-from tuner.searchers.plan import NATIVE, ParamPlan, unsupported
+from tuner.searchers.base import REFUSE, SearcherEntry
+from tuner.searchers.plan import ParamPlan
 
 
 class OptunaTPE(SearcherEntry):
@@ -24,19 +24,7 @@ class OptunaTPE(SearcherEntry):
     models_conditionals = True  # Optuna's define-by-run: a conditional parameter is asked for where it applies
 
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
-        from ray.tune.search.sample import Categorical, LogUniform, Normal, Quantized
-
-        sampler = value.get_sampler()
-        sampler = sampler.get_sampler() if isinstance(sampler, Quantized) else sampler
-        if isinstance(sampler, Normal):
-            raise unsupported(name, value, self.name)
-        if isinstance(value, Categorical):
-            how = f"searched by {self.name} as a categorical"
-        elif isinstance(sampler, LogUniform):
-            how = f"searched by {self.name} in log space"
-        else:
-            how = f"searched by {self.name}"
-        return ParamPlan(name, text, how, NATIVE, value)
+        return self.plan_native(name, value, text, normal=REFUSE)
 
     def space_for(self, plan: Any) -> Any:
         """The searched domains; with conditional parameters, a define-by-run space that asks for each only in

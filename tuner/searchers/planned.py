@@ -9,10 +9,11 @@ from ray.tune.search import Searcher
 
 from tuner.ray_compat import LastResultOnCompletion
 from tuner.searchers.plan import CONDITIONAL, ENCODED, NATIVE, RANDOM, SearchPlan
+from tuner.searchers.wrapping import WrappingSearcher
 from tuner.values import plain
 
 
-class PlannedSearcher(LastResultOnCompletion, Searcher):
+class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
     """A model-based searcher seen through its plan.
 
     The inner searcher keeps its own encoded values (log lr, a category index, a probed value's position)
@@ -28,21 +29,14 @@ class PlannedSearcher(LastResultOnCompletion, Searcher):
     def __init__(
         self, inner: Searcher, plan: SearchPlan, seed: int, never_wait: bool = False, pruned_below: int | None = None
     ) -> None:
-        Searcher.__init__(self, metric=inner.metric, mode=inner.mode)
+        WrappingSearcher.__init__(self, inner)
         LastResultOnCompletion.__init__(self)
-        self.inner = inner
         self.plan = plan
         self.seed = seed
         self.never_wait = never_wait
         self.pruned_below = pruned_below
         self._draws = 0
         self._drawn_here: dict[str, dict[str, Any]] = {}  # trial id -> encoded values drawn at random
-
-    def set_search_properties(self, metric: str | None, mode: str | None, config: dict, **spec: Any) -> bool:
-        return self.inner.set_search_properties(metric, mode, config, **spec)
-
-    def set_max_concurrency(self, max_concurrent: int) -> bool:
-        return self.inner.set_max_concurrency(max_concurrent)
 
     def suggest(self, trial_id: str) -> dict | None:
         import numpy as np
@@ -111,15 +105,6 @@ class PlannedSearcher(LastResultOnCompletion, Searcher):
             # Optuna numbers the values it is given from 0; epochs count from 1, as live trials report them.
             steps = [obs.values[0], *obs.values] if obs.pruned and obs.values else None
             self.inner.add_evaluated_point(point, obs.value, pruned=obs.pruned, intermediate_values=steps)
-
-    # BOHB's scheduler tells its searcher which trials wait at a budget.
-    def on_pause(self, trial_id: str) -> None:
-        if hasattr(self.inner, "on_pause"):
-            self.inner.on_pause(trial_id)
-
-    def on_unpause(self, trial_id: str) -> None:
-        if hasattr(self.inner, "on_unpause"):
-            self.inner.on_unpause(trial_id)
 
     def save(self, checkpoint_path: str) -> None:
         """One file holding the inner searcher's own save, our draw counter and the last results."""

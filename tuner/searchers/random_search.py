@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tuner.searchers.base import SearcherEntry
+from tuner.searchers.base import SearcherContext, SearcherEntry
 from tuner.searchers.plan import SearchPlan
 
 
@@ -12,19 +12,8 @@ class RandomSearch(SearcherEntry):
     name = "random"
     summary = "independent random draws; grids are crossed (Ray's BasicVariantGenerator)"
     model_based = False
-    needs_generator = False  # set for a scheduler that runs over Tune's variant generator only (PBT)
 
-    def build(
-        self,
-        plan: SearchPlan,
-        metric: str,
-        mode: str,
-        num_samples: int,
-        seed: int,
-        max_concurrent: int | None,
-        never_wait: bool = False,
-        full_epochs: int | None = None,
-    ) -> Any:
+    def build(self, plan: SearchPlan, ctx: SearcherContext) -> Any:
         """Seeded draws as a Searcher (a sweep that can grow later); Tune's own variant generator where the
         space has grids to cross or the scheduler (PBT) takes no searcher, with ``max_concurrent`` creating
         trials only as slots free up (Tune ignores its own limit for that generator)."""
@@ -33,9 +22,9 @@ class RandomSearch(SearcherEntry):
         from tuner.searchers.plan import is_grid
         from tuner.searchers.random_draws import RandomSearcher
 
-        if self.needs_generator or any(is_grid(v) for v in plan.raw_space.values()):
-            return BasicVariantGenerator(random_state=seed, max_concurrent=max_concurrent or 0)
-        return RandomSearcher(plan.raw_space, seed, metric, mode)
+        if ctx.generator_only or any(is_grid(v) for v in plan.raw_space.values()):
+            return BasicVariantGenerator(random_state=ctx.seed, max_concurrent=ctx.max_concurrent or 0)
+        return RandomSearcher(plan.raw_space, ctx.seed, ctx.metric, ctx.mode)
 
     def intro(self, num_samples: int) -> str:
         return "search plan (random):"

@@ -1,0 +1,48 @@
+"""One base for searchers that wrap another: what the wrapper does not change goes to the one inside.
+
+The plan's applier (tuner/searchers/planned.py) decodes a model's suggestions; the stall-aware wrapper
+(tuner/stall.py) ends a search that has stalled. Both pass everything else straight through: Tune's setup
+calls, results and completions, BOHB's pause notices, and saving and restoring the model's state.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ray.tune.search import Searcher
+
+
+class WrappingSearcher(Searcher):
+    def __init__(self, inner: Searcher) -> None:
+        Searcher.__init__(self, metric=inner.metric, mode=inner.mode)
+        self.inner = inner
+
+    def set_search_properties(self, metric: str | None, mode: str | None, config: dict, **spec: Any) -> bool:
+        return self.inner.set_search_properties(metric, mode, config, **spec)
+
+    def set_max_concurrency(self, max_concurrent: int) -> bool:
+        return self.inner.set_max_concurrency(max_concurrent)
+
+    def suggest(self, trial_id: str) -> dict | None:
+        return self.inner.suggest(trial_id)
+
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        self.inner.on_trial_result(trial_id, result)
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+        self.inner.on_trial_complete(trial_id, result=result, error=error)
+
+    # BOHB's scheduler tells its searcher which trials wait at a budget.
+    def on_pause(self, trial_id: str) -> None:
+        if hasattr(self.inner, "on_pause"):
+            self.inner.on_pause(trial_id)
+
+    def on_unpause(self, trial_id: str) -> None:
+        if hasattr(self.inner, "on_unpause"):
+            self.inner.on_unpause(trial_id)
+
+    def save(self, checkpoint_path: str) -> None:
+        self.inner.save(checkpoint_path)
+
+    def restore(self, checkpoint_path: str) -> None:
+        self.inner.restore(checkpoint_path)
