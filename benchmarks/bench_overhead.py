@@ -23,8 +23,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tuner.config import SweepConfig  # noqa: E402
-from tuner.runner import run_sweep  # noqa: E402
+from tuner.launch.runner import run_sweep  # noqa: E402
+from tuner.settings import SweepConfig  # noqa: E402
 
 
 def one_sweep(storage: str, trials: int, cpus: int, reuse: bool) -> dict:

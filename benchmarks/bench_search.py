@@ -229,10 +229,10 @@ def warm_job(job: tuple[str, int, str, int]) -> dict:
 
     from curve_sources import hpolib
 
+    from tuner.launch.warm_start import Observation, WarmStart, encode
     from tuner.replay.engine import replay
     from tuner.replay.setup import build
     from tuner.searchers import plan_search
-    from tuner.warm_start import Observation, WarmStart, encode
 
     warnings.simplefilter("ignore")
     logging.getLogger("ray").setLevel(logging.ERROR)

@@ -35,13 +35,13 @@ class Experiment:
     """A sweep's folder, read afresh on every question (so a running sweep shows its progress)."""
 
     def __init__(self, ref: str) -> None:
-        from tuner import experiment
+        from tuner.review import experiment
 
         self.path = experiment.locate(ref)
         self._record = experiment.load(self.path)  # read once now, so a bad folder fails here
 
     def _read(self) -> Any:
-        from tuner import experiment
+        from tuner.review import experiment
 
         self._record = experiment.load(self.path)
         return self._record
@@ -89,7 +89,7 @@ class Experiment:
         trainable reported."""
         import pandas as pd
 
-        from tuner.ray_state import bookkeeping
+        from tuner.review.ray_state import bookkeeping
 
         record = self._read()
         stamps = [_float(r.get("timestamp")) for t in record.trials for r in t.rows]
@@ -113,7 +113,7 @@ class Experiment:
     def best(self) -> Best | None:
         """The best trial by its best value of the metric (the ranking every review uses); None before any
         trial reported it."""
-        from tuner.results import best_export
+        from tuner.review.results import best_export
 
         record = self._read()
         if record.best_trial() is None:
@@ -126,7 +126,7 @@ class Experiment:
         from pathlib import Path
 
         from tuner import storage
-        from tuner.report import build
+        from tuner.review.report.page import build
 
         record = self._read()
         if path is None:
@@ -149,8 +149,9 @@ def sweep(space: Any, *, config: str | None = None, dry_run: bool = False, **set
     ``max_epochs=10``, ``budget="30m"``...). Ctrl-C (interrupting the kernel) stops the sweep in order; the
     experiment returned holds what ran, and ``tuner resume`` continues it.
     """
-    from tuner.config import FIELD_NAMES, resolve
-    from tuner.runner import run_sweep
+    from tuner.launch.resolve import resolve
+    from tuner.launch.runner import run_sweep
+    from tuner.settings import FIELD_NAMES
 
     unknown = sorted(set(settings) - set(FIELD_NAMES))
     if unknown:
@@ -165,7 +166,7 @@ def sweep(space: Any, *, config: str | None = None, dry_run: bool = False, **set
     summary = run_sweep(resolved, out=_say, dry_run=dry_run)
     if summary is None:
         return None
-    from tuner.results import format_summary
+    from tuner.review.results import format_summary
 
     for line in format_summary(summary):
         _say(line)

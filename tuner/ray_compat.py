@@ -54,7 +54,7 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
    worker stopped at shutdown can print Python's "Exception ignored in" traceback of Ray's own
    ``sigterm_handler``. The driver's log forwarder (the "ray_print_logs" handler of
    ``global_worker_stdstream_dispatcher``) and the raylet's error listener (through ``print_to_stdstream``)
-   print them all. tuner names each death itself (tuner/crashes.py,
+   print them all. tuner names each death itself (tuner/launch/crashes.py,
    with the trial's Python stack in its crash.txt), so ``quiet_worker_crashes`` drops those lines from the
    forwarder and passes every other line on.
 """
@@ -128,7 +128,7 @@ def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[
     in the file is left as it was. ``folder`` may be a storage URI. Returns the ids it changed.
     """
     from tuner import storage
-    from tuner.ray_state import latest_state_name, read_state
+    from tuner.review.ray_state import latest_state_name, read_state
 
     name = latest_state_name(folder)
     if name is None:
@@ -210,10 +210,10 @@ TRIAL_LOGGER = "ray.tune.execution.tune_controller"
 TRIAL_FAILURE = "Trial task failed for trial"
 SWEEP_LOGGER = "ray.tune.tune"
 SWEEP_FAILURES = "Trials did not complete"
-# Ray's words on a stop signal, which tuner says itself (tuner/signals.py) with the tuner resume command.
+# Ray's words on a stop signal, which tuner says itself (tuner/launch/signals.py) with the tuner resume command.
 INTERRUPT_NOTICES = ("Stop signal received", "Experiment has been interrupted")
 # At the end of fit Ray reads every trial's results again; a trial that a budget or a stop signal ended
-# before its first report has none, and Ray warns about it. tuner reads results itself (tuner/experiment.py).
+# before its first report has none, and Ray warns about it. tuner reads results itself (tuner/review/experiment.py).
 ANALYSIS_LOGGER = "ray.tune.analysis.experiment_analysis"
 NO_METRICS = "Failed to fetch metrics for"
 NEVER_REPORTED = "both result.json and progress.csv were not found"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tuner import experiment
+from tuner.review import experiment
 
 SPACE = '''"""Momentum matters only for SGD."""
 import numpy as np

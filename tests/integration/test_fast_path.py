@@ -9,9 +9,9 @@ import pytest
 from benchmarks.reference import tutorial_fit
 from trainables.data import make_synthetic, write_cifar10_batches
 from trainables.loop import fit
-from tuner.config import resolve
-from tuner.plan import place, prepare
-from tuner.runner import launch
+from tuner.launch.plan import place, prepare
+from tuner.launch.resolve import resolve
+from tuner.launch.runner import launch
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from tests.instant import instant_space
-from tuner import experiment, schedulers, searchers
+from tuner import schedulers, searchers
+from tuner.review import experiment
 
 PAIRS = [
     (scheduler, searcher)

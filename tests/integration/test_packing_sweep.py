@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from tuner.config import SweepConfig
-from tuner.packing import MemoryProbe
-from tuner.runner import run_sweep
+from tuner.launch.packing import MemoryProbe
+from tuner.launch.runner import run_sweep
+from tuner.settings import SweepConfig
 
 SPACE = '''"""Instant trials that report their GPU share; the first trial to start reports an OOM retry."""
 import os

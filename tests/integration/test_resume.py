@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from tuner import experiment
+from tuner.review import experiment
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.instant import instant_space
-from tuner import experiment
-from tuner.ray_state import saved_trial_states
+from tuner.review import experiment
+from tuner.review.ray_state import saved_trial_states
 
 pytestmark = pytest.mark.slow
 
@@ -42,7 +42,7 @@ def _kill_9_when(args: list[str], folder: Path, reported: int) -> None:
 
 def _observations(searcher: str, folder: Path) -> int:
     """How many finished trials the saved model knows, read from the searcher state Ray saved last."""
-    from tuner.registry import load_space
+    from tuner.launch.registry import load_space
     from tuner.searchers import SearcherContext, build_searcher, plan_search
 
     config = experiment.load(str(folder)).config

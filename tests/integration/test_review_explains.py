@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.instant import instant_space
-from tuner import experiment
+from tuner.review import experiment
 
 
 @pytest.fixture(scope="module")
@@ -156,7 +156,7 @@ def test_power_of_two_values_get_power_of_two_ticks():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from tuner.plots import _scale_axis
+    from tuner.review.plots import _scale_axis
 
     fig, ax = plt.subplots()
     ax.scatter([4, 16, 256], [1, 2, 3])
@@ -199,7 +199,7 @@ def test_a_finished_sweep_grows_with_the_model_keeping_its_observations(run_cli,
 
 
 def test_asha_writes_down_every_rung_comparison_and_the_panel_explains_them(swept):
-    from tuner.scheduler_panel import reason, savings_line, settings_lines
+    from tuner.review.report.scheduler_panel import reason, savings_line, settings_lines
 
     asha = experiment.load(str(swept / "asha"))
     events = [(t, e) for t in asha.trials for e in t.rungs]
@@ -223,9 +223,9 @@ def test_asha_writes_down_every_rung_comparison_and_the_panel_explains_them(swep
 
 
 def test_the_reports_figures_speak_in_real_units(swept):
-    from tuner.report import fate_rows
-    from tuner.report_curves import curves
-    from tuner.report_params import parallel
+    from tuner.review.report.curves import curves
+    from tuner.review.report.page import fate_rows
+    from tuner.review.report.params import parallel
 
     asha = experiment.load(str(swept / "asha"))
     legend = [t.name for t in curves(asha).data if t.showlegend is not False]
@@ -258,7 +258,7 @@ def test_hparams_have_types_and_the_best_metric_first(swept):
 
 
 def test_a_live_page_reloads_itself_and_the_final_one_does_not(swept, tmp_path):
-    from tuner import live_report
+    from tuner.launch import live_report
 
     copy = tmp_path / "asha"
     shutil.copytree(swept / "asha", copy)

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests.instant import instant_space
-from tuner import experiment
+from tuner.review import experiment
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +61,7 @@ def test_an_existing_name_is_refused_and_the_experiment_left_as_it_was(run_cli, 
 
 
 def test_generated_names_never_collide(tmp_path, monkeypatch):
-    from tuner import config
+    from tuner.launch import resolve as config
 
     monkeypatch.setattr(config, "default_name", lambda *args: "same-second")
     (tmp_path / "same-second").mkdir()

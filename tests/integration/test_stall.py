@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from tuner.stall import StallAwareSearcher, StallStopper, StallWatch, stall_reason
+from tuner.launch.stall import StallAwareSearcher, StallStopper, StallWatch, stall_reason
 
 
 def test_a_real_deadlock_is_ended_with_what_it_has(tmp_path):

@@ -8,7 +8,7 @@ import yaml
 
 from tests.faults import faulty_space
 from tests.integration.conftest import read_best
-from tuner import experiment
+from tuner.review import experiment
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 from tests.instant import instant_space
-from tuner import experiment
 from tuner.claim import CLAIM_FILE
+from tuner.review import experiment
 
 FIFO = ("--scheduler", "fifo", "--searcher", "random")
 
@@ -157,7 +157,8 @@ def test_sigterm_stops_resumably_and_a_second_writer_is_refused(run_cli, tmp_pat
 
 def test_a_sweep_stopped_before_its_first_trial_resumes_afresh(run_cli, tmp_path):
     """A signal before any trial leaves only the saved settings; the resume command it printed still works."""
-    from tuner.config import resolve, save_config
+    from tuner.launch.resolve import resolve
+    from tuner.settings import save_config
 
     space = instant_space(tmp_path)
     config = resolve({"space": str(space), "scheduler": "fifo", "searcher": "random", "num_samples": 2,

@@ -118,3 +118,26 @@ def test_debug_shows_the_traceback_wherever_it_is_typed(where):
     args = ["--debug", "sweep", "--space", "nope"] if where == "before the command" else ["sweep", "--space", "nope", "--debug"]
     proc = subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True)
     assert proc.returncode != 0 and "Traceback" in proc.stderr and "unknown space" in proc.stderr
+
+
+def test_classes_pickled_under_their_old_module_names_still_load():
+    """Experiments saved before modules moved into launch/ and review/ name the old paths in tuner.pkl."""
+    import pickle
+
+    from tuner.launch.stall import StallWatch
+    from tuner.review.fates import FateLog
+
+    assert pickle.loads(b"ctuner.stall\nStallWatch\n.") is StallWatch
+    assert pickle.loads(b"ctuner.fates\nFateLog\n.") is FateLog
+
+
+def test_the_review_package_imports_neither_ray_nor_torch_nor_the_launch_path():
+    import subprocess
+    import sys
+
+    code = ("import importlib, pkgutil, sys, tuner.review as r\n"
+            "for m in pkgutil.walk_packages(r.__path__, 'tuner.review.'): importlib.import_module(m.name)\n"
+            "print(sorted(n for n in sys.modules if n in ('ray', 'torch') or n.startswith(('tuner.launch', "
+            "'tuner.schedulers', 'tuner.searchers'))))")  # fmt: skip
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]", loaded

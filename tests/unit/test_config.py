@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from tuner.config import (
+from tuner.errors import UsageError
+from tuner.launch.resolve import resolve
+from tuner.settings import (
     SweepConfig,
     coerce,
     env_settings,
     load_saved_config,
     read_yaml_settings,
-    resolve,
     save_config,
 )
-from tuner.errors import UsageError
 
 
 def test_builtin_defaults_apply_when_nothing_is_given():
@@ -52,7 +52,7 @@ def test_the_space_file_runs_once_per_process(tmp_path):
         f'open({str(log)!r}, "a").write("imported\\n")\n'
         'SPACE = SearchSpace(trainable="cifar", params={"lr": tune.uniform(0.1, 0.2)})\n'
     )
-    from tuner.plan import prepare
+    from tuner.launch.plan import prepare
 
     config = resolve({"space": str(space), "dataset": "synthetic", "synthetic_size": 20}, environ={})
     prepare(config, out=lambda line: None)

@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from tuner.budget import BudgetStopper, BudgetWatch, load_spent
-from tuner.fates import FateLog, recorded
+from tuner.launch.budget import BudgetStopper, BudgetWatch, load_spent
+from tuner.launch.stall import StallStopper, StallWatch
+from tuner.launch.watchdog import HungTrialWatch
 from tuner.limits import TrialTimeout
-from tuner.stall import StallStopper, StallWatch
-from tuner.watchdog import HungTrialWatch
+from tuner.review.fates import FateLog, recorded
 
 
 class Clock:

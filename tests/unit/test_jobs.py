@@ -6,8 +6,8 @@ import shlex
 
 import pytest
 
-from tuner import jobs
 from tuner.errors import UsageError
+from tuner.launch import jobs
 
 
 def test_entrypoint_runs_tuner_sweep_against_the_cluster_it_lands_on():
@@ -43,7 +43,7 @@ def auth_environment(monkeypatch, tmp_path):
 
 def test_token_detection(auth_environment):
     tmp_path = auth_environment
-    from tuner import auth
+    from tuner.launch import auth
 
     assert not auth.token_available()
     (tmp_path / ".ray").mkdir()
@@ -66,7 +66,7 @@ def test_space_file_inside_the_working_directory_travels_as_a_relative_path(tmp_
 
 
 def test_space_file_elsewhere_travels_as_an_importable_module(tmp_path, monkeypatch):
-    from tuner.registry import load_space
+    from tuner.launch.registry import load_space
 
     outside = tmp_path / "elsewhere" / "far_space.py"
     outside.parent.mkdir()

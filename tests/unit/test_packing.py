@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from ray import tune
 
-from tuner import packing
 from tuner.cli import main
-from tuner.config import SweepConfig, coerce
 from tuner.errors import UsageError
-from tuner.packing import MemoryProbe, demanding_config, gpu_share, plan_packing
+from tuner.launch import packing
+from tuner.launch.packing import MemoryProbe, demanding_config, gpu_share, plan_packing
+from tuner.settings import SweepConfig, coerce
 
 GIB = 2**30
 H100 = 80 * GIB

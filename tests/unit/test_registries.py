@@ -40,3 +40,9 @@ def test_hyperband_brackets_follow_rays_formula():
 
     assert brackets(10) == [(4, [10]), (4, [5, 10]), (6, [2, 5, 10]), (8, [1, 2, 5, 10])]  # every bracket reaches 10
     assert fill(6, 10) == [(4, 4, [10]), (2, 4, [5, 10])]
+
+
+def test_the_settings_default_scheduler_is_the_registrys():
+    from tuner.settings import DEFAULT_SCHEDULER
+
+    assert DEFAULT_SCHEDULER == schedulers.DEFAULT

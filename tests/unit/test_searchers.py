@@ -195,8 +195,8 @@ def test_without_the_sweeps_epochs_or_for_other_models_every_completion_is_a_fin
 def test_an_earlier_config_is_encoded_as_each_model_sees_it_and_one_outside_the_space_is_left_out():
     from ray import tune
 
+    from tuner.launch.warm_start import Observation, WarmStart, encode
     from tuner.searchers import plan_search
-    from tuner.warm_start import Observation, WarmStart, encode
 
     params = {"lr": tune.loguniform(1e-4, 1e-1), "batch": tune.choice([8, 16, 32]), "act": tune.choice(["relu", "tanh"])}
     warm = WarmStart(["a"], [Observation({"lr": 0.01, "batch": 16, "act": "tanh"}, 1.0),

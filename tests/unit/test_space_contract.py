@@ -6,9 +6,8 @@ import pytest
 from ray.tune.search.sample import Domain
 
 from tuner import SearchSpace, searchers
-from tuner.config import SEARCHERS
 from tuner.errors import UsageError
-from tuner.registry import (
+from tuner.launch.registry import (
     SPACES_DIR,
     builtin_space_names,
     declared_keywords,
@@ -16,6 +15,7 @@ from tuner.registry import (
     resolve_trainable,
     summarize_space_file,
 )
+from tuner.searchers import CHOICES as SEARCHERS
 from tuner.searchers import plan_search
 
 SPACES = builtin_space_names()

@@ -19,8 +19,8 @@ from tuner.errors import UsageError
 )
 def results(experiment: str, top: int | None, fmt: str) -> None:
     """Every trial of EXPERIMENT (a path, or a name under the storage path), best first."""
-    from tuner import experiment as experiments
-    from tuner.results import render, trial_rows
+    from tuner.review import experiment as experiments
+    from tuner.review.results import render, trial_rows
 
     record = experiments.load(experiment)
     if fmt == "table":
@@ -41,8 +41,8 @@ def export(experiment: str, out_file: str | None) -> None:
 
     import yaml
 
-    from tuner import experiment as experiments
-    from tuner.results import best_export
+    from tuner.review import experiment as experiments
+    from tuner.review.results import best_export
 
     best = best_export(experiments.load(experiment))
     if out_file is None:
@@ -73,9 +73,9 @@ def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None
     """PNG figures: each metric per epoch for every trial, the best so far, each parameter against the best."""
     from pathlib import Path
 
-    from tuner import experiment as experiments
     from tuner import storage
-    from tuner.plots import plot_experiment, reported_metrics
+    from tuner.review import experiment as experiments
+    from tuner.review.plots import plot_experiment, reported_metrics
 
     record = experiments.load(experiment)
     if out_dir is None:
@@ -100,9 +100,9 @@ def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None
 )
 def tensorboard(experiment: str, port: int, host: str) -> None:
     """Serve TensorBoard on an experiment folder until Ctrl-C."""
-    from tuner import experiment as experiments
     from tuner import storage
-    from tuner.dashboard import serve
+    from tuner.review import experiment as experiments
+    from tuner.review.dashboard import serve
 
     if storage.local_path(experiment) is None:
         raise UsageError(f"TensorBoard reads a local folder and {experiment} is in remote storage: copy it down "
@@ -121,9 +121,9 @@ def report(experiment: str, out_file: str | None) -> None:
     """One self-contained HTML page that explains the sweep (open it in any browser, no server needed)."""
     from pathlib import Path
 
-    from tuner import experiment as experiments
     from tuner import storage
-    from tuner.report import build
+    from tuner.review import experiment as experiments
+    from tuner.review.report.page import build
 
     record = experiments.load(experiment)
     if out_file is None:
@@ -144,9 +144,9 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
     """Several sweeps of one metric side by side (e.g. one space under asha and hyperband)."""
     from pathlib import Path
 
-    from tuner import compare as comparing
-    from tuner import experiment as experiments_
-    from tuner.results import render
+    from tuner.review import compare as comparing
+    from tuner.review import experiment as experiments_
+    from tuner.review.results import render
 
     records = [experiments_.load(ref) for ref in experiments]
     comparing.check_comparable(records)
@@ -172,8 +172,8 @@ def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_
            workers: int | None, searcher: str | None) -> None:  # fmt: skip
     """What another scheduler would have done with EXPERIMENT: its recorded curves replayed in seconds (epochs and
     time saved, whether the best trial survives, which trials it stops where). Saved for `tuner report`."""
-    from tuner import experiment as experiments
     from tuner.replay.whatif import describe, replay_experiment
+    from tuner.review import experiment as experiments
 
     if searcher is not None:
         from tuner import searchers

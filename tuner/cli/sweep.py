@@ -8,9 +8,9 @@ from typing import Any
 import click
 
 from tuner import schedulers, searchers
-from tuner.config import DEFAULT_NUM_SAMPLES, DEFAULT_STORAGE, GPUS_AUTO, SweepConfig
 from tuner.errors import TunerError
 from tuner.limits import BUDGET_FORMS
+from tuner.settings import DEFAULT_NUM_SAMPLES, DEFAULT_STORAGE, GPUS_AUTO, SweepConfig
 
 _DEFAULTS = SweepConfig(space="-")
 
@@ -103,7 +103,7 @@ def print_outcome(summary: dict[str, Any]) -> None:
     """The end-of-sweep lines, and the exit code that says how it ended."""
     from tuner import storage
     from tuner.errors import EXIT_STALLED, SweepEnded, signal_exit
-    from tuner.results import format_summary, user_traceback
+    from tuner.review.results import format_summary, user_traceback
 
     failed = summary["failed"]
     first = next((f for f in failed if f.get("error_file") and not f.get("explained")), None)
@@ -130,8 +130,8 @@ def print_outcome(summary: dict[str, Any]) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the resolved settings, plan and resources, then stop: nothing is written, no trial starts.")
 def sweep(dry_run: bool, config_file: str | None, **flags: Any) -> None:
     """Run a sweep; print the best config and checkpoint."""
-    from tuner.config import resolve
-    from tuner.runner import run_sweep
+    from tuner.launch.resolve import resolve
+    from tuner.launch.runner import run_sweep
 
     config = resolve(given_flags(flags), config_file)
     summary = run_sweep(config, out=click.echo, dry_run=dry_run)
@@ -142,7 +142,7 @@ def sweep(dry_run: bool, config_file: str | None, **flags: Any) -> None:
 @click.command()
 def spaces() -> None:
     """List the built-in search spaces."""
-    from tuner.registry import list_spaces
+    from tuner.launch.registry import list_spaces
 
     rows = [(s.name, s.trainable, f"{s.metric} ({s.mode})", s.description) for s in list_spaces()]
     header = ("SPACE", "TRAINABLE", "METRIC", "DESCRIPTION")
@@ -166,7 +166,7 @@ def resume(experiment: str, errored: str, num_samples: int | None, budget: str |
     """Continue a sweep stopped by Ctrl-C, a signal, a crash, a kill or a stall, with its saved settings and
     what is left of its budget; or grow a finished one with --num-samples or --budget. Every other setting
     stays as saved."""
-    from tuner.runner import resume_sweep
+    from tuner.launch.runner import resume_sweep
 
     print_outcome(resume_sweep(experiment, errored, out=click.echo, num_samples=num_samples, budget=budget,
                                trial_timeout=trial_timeout))  # fmt: skip

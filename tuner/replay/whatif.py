@@ -18,9 +18,9 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
-from tuner.experiment import Experiment, TrialRecord
 from tuner.replay.curves import CurveTable, metrics_only
 from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
+from tuner.review.experiment import Experiment, TrialRecord
 
 REPLAYS = "replays"
 
@@ -210,7 +210,7 @@ def _table_for(experiment: Experiment, curves: list[Curve], searcher: str | None
         return None
     from ray.tune.search.sample import Categorical
 
-    from tuner.registry import load_space
+    from tuner.launch.registry import load_space
 
     params = dict(load_space(experiment.config.space).params)
     size = 1
@@ -235,7 +235,7 @@ def _run(experiment: Experiment, curves: list[Curve], table: CurveTable | None, 
     config = experiment.config
     params: dict[str, Any] = {}
     if table is not None:
-        from tuner.registry import load_space
+        from tuner.launch.registry import load_space
 
         params = dict(load_space(config.space).params)
     algorithms = build(params, scheduler, searcher, metric=experiment.metric, mode=experiment.mode,

@@ -21,7 +21,7 @@ class SchedulerContext:
     params: Mapping[str, Any]
     num_samples: int
     seed: int = 0
-    fate_log: Any = None  # tuner.fates.FateLog: where the scheduler writes why it stops or perturbs trials
+    fate_log: Any = None  # tuner.review.fates.FateLog: where the scheduler writes why it stops or perturbs trials
     grace_period: int = GRACE_PERIOD  # epochs before the first rung (ASHA) or comparison (median)
     reduction_factor: int = REDUCTION_FACTOR  # 1/eta of the trials at a rung go on (ASHA, HyperBand, BOHB)
 

@@ -21,7 +21,7 @@ from ray.tune.schedulers import (
 )
 from ray.tune.schedulers.hyperband import _Bracket
 
-from tuner.fates import PERTURBED, RUNG, STOPPED, FateLog
+from tuner.review.fates import PERTURBED, RUNG, STOPPED, FateLog
 
 
 def _less_is_better(scheduler: Any) -> bool:

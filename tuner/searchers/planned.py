@@ -100,7 +100,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             pass
 
     def add_observations(self, points: list[tuple[dict[str, Any], Any]]) -> None:
-        """Seed the model with earlier sweeps' trials, already encoded (tuner/warm_start.py ``encode``)."""
+        """Seed the model with earlier sweeps' trials, already encoded (tuner/launch/warm_start.py ``encode``)."""
         for point, obs in points:
             # Optuna numbers the values it is given from 0; epochs count from 1, as live trials report them.
             steps = [obs.values[0], *obs.values] if obs.pruned and obs.values else None

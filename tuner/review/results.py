@@ -1,6 +1,6 @@
 """Rendering what a sweep produced: the end-of-sweep summary (``best_config.json``), trial tables, export.
 
-The numbers come from tuner/experiment.py; this module only decides what to show and how.
+The numbers come from tuner/review/experiment.py; this module only decides what to show and how.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from tuner.fates import explained, family
+from tuner.review.fates import explained, family
+from tuner.review.vocabulary import show
 from tuner.storage import write_text
 from tuner.values import jsonable
-from tuner.vocabulary import show
 
 BEST_FILE = "best_config.json"
 

@@ -1,34 +1,31 @@
-"""Sweep settings, resolved once: command-line flags > TUNER_* environment > --config YAML > space defaults.
+"""Sweep settings: every setting of one sweep as a frozen ``SweepConfig``, its values checked, read from and
+written to ``tuner_config.yaml``; values from YAML and the environment turned into their types.
 
-``resolve`` is the one step from what the user gave to a frozen ``SweepConfig`` with nothing left open
-but the cluster's facts (filled when the plan meets the cluster, tuner/plan.py). The runner saves it as
-``tuner_config.yaml`` in the experiment folder, so ``tuner resume`` and a colleague reading the folder
-see exactly what ran.
+Loading a saved experiment's settings needs nothing else of tuner (a review imports neither the launch path
+nor the algorithm registries). Resolving a new sweep's settings (flags > TUNER_* environment > --config
+YAML > space defaults, then what the space and the algorithms decide) is the launch path's first step:
+tuner/launch/resolve.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
-import time
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import InitVar, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from tuner import schedulers, searchers, storage
+from tuner import storage
 from tuner.errors import UsageError
 from tuner.limits import Budget, TrialTimeout
 from tuner.spec import MODES
 
-SCHEDULERS = schedulers.NAMES
-SEARCHERS = searchers.CHOICES
 ENV_PREFIX = "TUNER_"
 DEFAULT_STORAGE = "~/tuner_results"
 CONFIG_FILE = "tuner_config.yaml"
 GPUS_AUTO = "auto"
 DEFAULT_NUM_SAMPLES = 8
+DEFAULT_SCHEDULER = "asha"  # the scheduler registry's DEFAULT; tests/unit/test_registries.py holds them equal
 
 
 @dataclass(frozen=True)
@@ -36,14 +33,14 @@ class SweepConfig:
     """Every setting of one sweep. ``None`` means "decided later" (from the space or the cluster)."""
 
     space: str
-    scheduler: str = schedulers.DEFAULT
+    scheduler: str = DEFAULT_SCHEDULER
     searcher: str | None = None  # the scheduler's own searcher if it brings one, else what "auto" chooses
     num_samples: int | None = None  # DEFAULT_NUM_SAMPLES, or no cap under a budget
     max_epochs: int = 10
     grace_period: int = 1  # epochs before ASHA's first rung and the median rule's first comparison
     reduction_factor: int = 2  # ASHA, HyperBand and BOHB keep the best 1/reduction_factor at each rung
     cpus_per_trial: float = 1.0
-    gpus_per_trial: float | None = None  # or "auto": packed by measured memory (tuner/packing.py)
+    gpus_per_trial: float | None = None  # or "auto": packed by measured memory (tuner/launch/packing.py)
     metric: str | None = None
     mode: str | None = None
     name: str | None = None
@@ -66,13 +63,11 @@ class SweepConfig:
     trial_timeout: str | None = None  # seconds a trial may stay silent; None: from the epoch times seen
     warm_start: list[str] | None = None  # earlier experiments whose trials seed the searcher
     searcher_chosen: str | None = None  # why "auto" chose the searcher (the plan prints it)
+    check_names: InitVar[bool] = True  # scheduler and searcher names against the registries (not for a saved one)
 
-    def __post_init__(self) -> None:
-        _check_choice("scheduler", self.scheduler, SCHEDULERS)
-        if self.searcher is not None:
-            _check_choice("searcher", self.searcher, SEARCHERS)
-            if self.searcher != searchers.AUTO:
-                _check_pair(self.scheduler, self.searcher)
+    def __post_init__(self, check_names: bool) -> None:
+        if check_names:
+            check_algorithm_names(self.scheduler, self.searcher)
         if self.mode is not None:
             _check_choice("mode", self.mode, MODES)
         if self.num_samples is not None:
@@ -133,11 +128,24 @@ class SweepConfig:
         return self.trials_cap or DEFAULT_NUM_SAMPLES
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return dataclasses.asdict(self)  # InitVars (check_names) are not fields: never saved
+
+
+def check_algorithm_names(scheduler: str, searcher: str | None) -> None:
+    """Known names, and a pair that works together (the registries are imported here, when needed)."""
+    from tuner import schedulers, searchers
+
+    _check_choice("scheduler", scheduler, schedulers.NAMES)
+    if searcher is not None:
+        _check_choice("searcher", searcher, searchers.CHOICES)
+        if searcher != searchers.AUTO:
+            _check_pair(scheduler, searcher)
 
 
 def _check_pair(scheduler: str, searcher: str) -> None:
     """Schedulers that bring their own searcher, and searchers that only work under their scheduler."""
+    from tuner import schedulers, searchers
+
     brings = schedulers.REGISTRY[scheduler].requires_searcher
     if brings and searcher != brings:
         raise UsageError(
@@ -257,94 +265,14 @@ def merge_layers(*layers: Mapping[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def default_name(space_label: str, scheduler: str, searcher: str) -> str:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", space_label)
-    return f"{safe}-{scheduler}-{searcher}-{stamp}"
-
-
 NO_SPACE = "no search space given; pass --space NAME or --space path/to/space.py (see 'tuner spaces')"
 
 
-def build_config(settings: Mapping[str, Any]) -> SweepConfig:
+def build_config(settings: Mapping[str, Any], check_names: bool = True) -> SweepConfig:
     """A validated config from merged settings; unknown names are a programming error, not user input."""
     if not settings.get("space"):
         raise UsageError(NO_SPACE)
-    return SweepConfig(**dict(settings))
-
-
-def resolve(
-    given: Mapping[str, Any], config_file: str | None = None, environ: Mapping[str, str] | None = None
-) -> SweepConfig:
-    """The settings of a new sweep, in one step.
-
-    flags (``given``: only what the user typed) > TUNER_* environment > the ``--config`` YAML > the space's
-    ``defaults`` > built-in defaults; then what the space and the names decide (metric, mode, the searcher a
-    scheduler brings, the experiment name, absolute paths). The space is imported once per process.
-    """
-    from tuner.registry import load_space
-
-    env = env_settings(os.environ if environ is None else environ)
-    from_file = read_yaml_settings(config_file) if config_file else {}
-    space_ref = given.get("space") or env.get("space") or from_file.get("space")
-    if not space_ref:
-        raise UsageError(NO_SPACE)
-    space = load_space(space_ref)
-    space_defaults = {k: coerce(k, v, f"space {space_ref} defaults") for k, v in space.defaults.items()}
-    config = build_config(merge_layers(space_defaults, from_file, env, given, {"space": space_ref}))
-    return complete(config, space)
-
-
-def complete(config: SweepConfig, space: Any) -> SweepConfig:
-    """Fill what the space and the names decide, leaving only the cluster's facts open."""
-    from tuner.registry import is_space_path, space_label
-
-    updates: dict[str, Any] = {
-        "metric": config.metric or space.metric,
-        "mode": config.mode or space.mode,
-        "data_dir": str(Path(config.data_dir).expanduser().resolve()),
-        "num_samples": config.trials_cap,
-    }
-    if is_space_path(config.space):
-        updates["space"] = str(Path(config.space).expanduser().resolve())
-    if not storage.is_uri(config.storage_path):
-        updates["storage_path"] = str(Path(config.storage_path).expanduser().resolve())
-    config = dataclasses.replace(config, **updates)
-    config = _choose_searcher(config, space)
-    if config.name is None:
-        config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
-    return config
-
-
-def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
-    """A searcher for every sweep: the one given, the scheduler's own, or what ``auto`` chooses (and why)."""
-    from tuner.searchers.auto import choose
-
-    brings = schedulers.REGISTRY[config.scheduler].requires_searcher
-    if config.searcher not in (None, searchers.AUTO):
-        return config
-    if brings and config.searcher is None:
-        return dataclasses.replace(config, searcher=brings)
-    name, why = choose(space.params, config.scheduler, config.planned_trials, budgeted=config.num_samples is None)
-    return dataclasses.replace(config, searcher=name, searcher_chosen=f"auto chose {name}: {why}")
-
-
-def _free_name(config: SweepConfig, label: str) -> str:
-    """A generated experiment name no experiment under the storage path has yet (two sweeps started in the
-    same second get -2, -3, ...)."""
-    base = default_name(label, config.scheduler, config.searcher or searchers.AUTO)
-    name, n = base, 1
-    while _taken(config.storage_path, name):
-        n += 1
-        name = f"{base}-{n}"
-    return name
-
-
-def _taken(storage_path: str, name: str) -> bool:
-    try:
-        return storage.holds_experiment(storage.join(storage_path, name))
-    except UsageError:
-        return False  # an unusable storage path is reported on its own, with what to do
+    return SweepConfig(**dict(settings), check_names=check_names)
 
 
 def save_config(config: SweepConfig, folder: str | Path) -> str:
@@ -369,5 +297,5 @@ def load_saved_config(folder: str | Path) -> SweepConfig:
     if not isinstance(raw, dict):
         raise UsageError(f"{where} is corrupted: expected a mapping of settings")
     known = {k: coerce(k, v, where) for k, v in raw.items() if k in _FIELD_TYPES}
-    return build_config(known)
+    return build_config(known, check_names=False)  # what ran: a review needs no algorithm registries
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
-from tuner.experiment import Experiment, TrialRecord
-from tuner.fates import kind
-from tuner.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS, number
+from tuner.review.experiment import Experiment, TrialRecord
+from tuner.review.fates import kind
+from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS, number
 
 
 def result_times(trial: TrialRecord) -> list[tuple[float, dict[str, Any]]]:

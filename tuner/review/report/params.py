@@ -13,9 +13,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from tuner.experiment import Experiment, TrialRecord
-from tuner.fates import kind
-from tuner.vocabulary import BEST_COLOUR, show
+from tuner.review.experiment import Experiment, TrialRecord
+from tuner.review.fates import kind
+from tuner.review.vocabulary import BEST_COLOUR, show
 
 LOG_SPAN = 16
 MAX_CATEGORIES = 8

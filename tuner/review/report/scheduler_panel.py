@@ -11,8 +11,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from tuner.experiment import Experiment
-from tuner.vocabulary import CUTOFF_COLOUR
+from tuner.review.experiment import Experiment
+from tuner.review.vocabulary import CUTOFF_COLOUR
 
 SHARE = {2: "half", 3: "third", 4: "quarter"}
 
@@ -29,7 +29,7 @@ def section(experiment: Experiment) -> str:
         parts.append(f"<p class=note>What early stopping would have saved here: see {html.escape(where)}.</p>")
     events = _events(experiment)
     if events:
-        from tuner.report import _figure
+        from tuner.review.report.page import _figure
 
         parts.append(_figure(rung_figure(experiment, events)))
         parts.append(_reasons_table(experiment, events))

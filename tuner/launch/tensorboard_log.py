@@ -16,8 +16,8 @@ from typing import Any
 
 from ray.tune.logger import TBXLoggerCallback
 
-from tuner.fates import fate, kind, recorded
-from tuner.ray_state import bookkeeping
+from tuner.review.fates import fate, kind, recorded
+from tuner.review.ray_state import bookkeeping
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +124,7 @@ def hparams_summaries(values: dict, domains: dict, metrics: list[str], trial_id:
 
 
 def _last_error_line(trial: Any) -> str:
-    from tuner.experiment import last_line
+    from tuner.review.experiment import last_line
 
     try:
         with open(trial.error_file, encoding="utf-8", errors="replace") as f:

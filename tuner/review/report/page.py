@@ -1,11 +1,11 @@
 """``tuner report``: one self-contained HTML page that explains a sweep.
 
 Drawn with plotly and inlined with its JavaScript (no server, no network): the best trial and its config;
-the scheduler panel (tuner/scheduler_panel.py: its settings, each rung's decisions with their reasons, what
+the scheduler panel (tuner/review/report/scheduler_panel.py: its settings, each rung's decisions with their reasons, what
 it saved); the best value so far against trials and wall time and every learning curve
-(tuner/report_curves.py); parallel coordinates and importance in real units (tuner/report_params.py); every
+(tuner/review/report/curves.py); parallel coordinates and importance in real units (tuner/review/report/params.py); every
 trial's fate; and the replays ``tuner replay`` saved. While a sweep runs the page is rewritten every few
-seconds and reloads itself until the sweep ends (tuner/live_report.py).
+seconds and reloads itself until the sweep ends (tuner/launch/live_report.py).
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from tuner.experiment import Experiment, TrialRecord
-from tuner.fates import kind
-from tuner.report_curves import curves, history
-from tuner.report_params import parallel
-from tuner.vocabulary import show as _show
+from tuner.review.experiment import Experiment, TrialRecord
+from tuner.review.fates import kind
+from tuner.review.report.curves import curves, history
+from tuner.review.report.params import parallel
+from tuner.review.vocabulary import show as _show
 
 
 def build(experiment: Experiment, refresh_s: float | None = None) -> str:
@@ -54,7 +54,7 @@ def build(experiment: Experiment, refresh_s: float | None = None) -> str:
 
 
 def _scheduler_section(experiment: Experiment) -> str:
-    from tuner.scheduler_panel import section
+    from tuner.review.report.scheduler_panel import section
 
     return section(experiment)
 
@@ -93,7 +93,7 @@ def _best_section(experiment: Experiment) -> str:
 def _importance_section(experiment: Experiment) -> str:
     import plotly.graph_objects as go
 
-    from tuner.report_params import direction, importance, value_at
+    from tuner.review.report.params import direction, importance, value_at
 
     trials = _scored(experiment)
     found = importance(experiment, trials)
@@ -101,7 +101,7 @@ def _importance_section(experiment: Experiment) -> str:
         return ("<p class=note>Needs at least 4 trials that reached the same epoch and a parameter that varies."
                 "</p>")  # fmt: skip
     scores, epoch, reached = found
-    from tuner.report_params import comparison_epoch
+    from tuner.review.report.params import comparison_epoch
 
     _, compared = comparison_epoch(experiment, trials)
     names = list(scores)[::-1]
@@ -128,7 +128,7 @@ def fate_rows(experiment: Experiment) -> list[dict[str, Any]]:
     """One row a trial, best first: the order it was made in (as the best-so-far chart counts trials), its
     config, best value and the epoch it came at, epochs run, the other metrics it reported at that epoch, and
     its fate."""
-    from tuner.plots import reported_metrics
+    from tuner.review.plots import reported_metrics
 
     metric, mode = experiment.metric, experiment.mode
     params = sorted({k for t in experiment.trials for k in t.config})

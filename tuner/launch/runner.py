@@ -1,6 +1,6 @@
 """The one place that builds ``ray.tune.Tuner``: from a plan to a finished sweep, and resume.
 
-Everything that can be checked without Ray is checked first (tuner/plan.py), so bad input fails in a
+Everything that can be checked without Ray is checked first (tuner/launch/plan.py), so bad input fails in a
 second, before a cluster starts or a trial launches.
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from tuner import storage
-from tuner.config import SweepConfig, save_config
 from tuner.errors import TunerError, UsageError
-from tuner.plan import Print, SweepPlan, describe, place, prepare
+from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
+from tuner.settings import SweepConfig, save_config
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +38,9 @@ def run_sweep(
     comparison in benchmarks. ``memory_probe`` (config -> ``packing.MemoryProbe``) replaces the GPU
     measurement behind ``--gpus-per-trial auto``.
     """
-    from tuner import cluster
     from tuner.claim import claimed
-    from tuner.signals import OrderlyStop
+    from tuner.launch import cluster
+    from tuner.launch.signals import OrderlyStop
 
     plan = prepare(config, out)  # data errors surface before Ray starts
     if dry_run:
@@ -77,8 +77,8 @@ def _wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     the trial is created, so a lowered packing reaches the trials that follow."""
     from ray import tune
 
-    from tuner import packing, resources
-    from tuner.crashes import record_fatal_signals
+    from tuner.launch import packing, resources
+    from tuner.launch.crashes import record_fatal_signals
     from tuner.ray_compat import plain_worker_logs, tutorial_api
 
     cfg = plan.config
@@ -97,15 +97,15 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     from ray import tune
     from ray.tune.search import BasicVariantGenerator
 
-    from tuner import live_report
-    from tuner import packing as packings
-    from tuner.budget import BudgetWatch, forget_spent
-    from tuner.fates import FateLog
+    from tuner.launch import live_report
+    from tuner.launch import packing as packings
+    from tuner.launch.budget import BudgetWatch, forget_spent
+    from tuner.launch.reporting import MetricGuard, OomNotice, build_reporter, logger_callbacks
+    from tuner.launch.stall import StallAwareSearcher, StallWatch
+    from tuner.launch.tensorboard_log import TensorBoardLogger
     from tuner.ray_compat import StatusRecorder
-    from tuner.reporting import MetricGuard, OomNotice, build_reporter, logger_callbacks
+    from tuner.review.fates import FateLog
     from tuner.searchers import SearcherContext, build_searcher
-    from tuner.stall import StallAwareSearcher, StallWatch
-    from tuner.tensorboard_log import TensorBoardLogger
 
     cfg = plan.config
     folder = cfg.experiment_path
@@ -173,10 +173,10 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
 def guards(cfg: SweepConfig, folder: str, fate_log: Any) -> list[Any]:
     """What makes a sweep end on its own and say why trials ended: hung trials stopped, deaths named, the
     budget counted."""
-    from tuner.budget import BudgetWatch
-    from tuner.crashes import CrashNamer
+    from tuner.launch.budget import BudgetWatch
+    from tuner.launch.crashes import CrashNamer
+    from tuner.launch.watchdog import HungTrialWatch
     from tuner.limits import TrialTimeout
-    from tuner.watchdog import HungTrialWatch
 
     return [HungTrialWatch(TrialTimeout.parse(cfg.trial_timeout), fate_log, folder=folder),
             CrashNamer(storage.local_path(folder), fate_log), BudgetWatch(folder, cfg.budget, fate_log)]  # fmt: skip
@@ -186,8 +186,8 @@ def sweep_stopper(stall: Any, budget: Any) -> Any:
     """Ends the whole sweep when it stalls or its budget is spent."""
     from ray.tune.stopper import CombinedStopper
 
-    from tuner.budget import BudgetStopper
-    from tuner.stall import StallStopper
+    from tuner.launch.budget import BudgetStopper
+    from tuner.launch.stall import StallStopper
 
     return CombinedStopper(StallStopper(stall), BudgetStopper(budget))
 
@@ -210,9 +210,11 @@ def trial_folder_name(params: list[str], trial: Any) -> str:
 
 
 def _fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any = None) -> dict[str, Any]:
-    from tuner import budget, experiment, fates, ray_compat
-    from tuner.results import summarize
-    from tuner.stall import forget_stall, stall_reason
+    from tuner import ray_compat
+    from tuner.launch import budget
+    from tuner.launch.stall import forget_stall, stall_reason
+    from tuner.review import experiment, fates
+    from tuner.review.results import summarize
 
     ray_compat.quiet_benign_sync_races()
     ray_compat.forget_last_step(folder)
@@ -251,7 +253,7 @@ def _fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any
 def _final_report(folder: str) -> None:
     """The report as the sweep left it, without the live page's reload, where a live page was written (a
     sweep over in seconds has none: ``tuner report`` writes it)."""
-    from tuner import live_report
+    from tuner.launch import live_report
 
     page = live_report.report_path(folder)
     if page is None or not page.is_file():
@@ -268,7 +270,7 @@ def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] |
     result; or not created yet): non-zero after a stop signal (Ray turns it into an orderly stop) or a
     stall. ``statuses`` are the sweep's own last-step statuses; without them the saved state is read."""
     from tuner.ray_compat import UNFINISHED
-    from tuner.ray_state import saved_trial_states
+    from tuner.review.ray_state import saved_trial_states
 
     if statuses is None:
         try:
@@ -294,9 +296,9 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_sample
     and ``budget`` (a new total, or ``+1h`` for that much more) extends it: the searcher, with all it
     learnt, proposes the extra trials. ``trial_timeout`` replaces the saved one.
     """
-    from tuner import experiment
     from tuner.claim import claimed
-    from tuner.signals import OrderlyStop
+    from tuner.launch.signals import OrderlyStop
+    from tuner.review import experiment
 
     if errored not in ERRORED_CHOICES:
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
@@ -307,9 +309,10 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_sample
 
 def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | None, budget: str | None,
                     trial_timeout: str | None, stop: Any) -> dict[str, Any]:  # fmt: skip
-    from tuner import budget as budgets
-    from tuner import cluster, experiment
-    from tuner.ray_state import latest_state_name, saved_trial_states
+    from tuner.launch import budget as budgets
+    from tuner.launch import cluster
+    from tuner.review import experiment
+    from tuner.review.ray_state import latest_state_name, saved_trial_states
 
     config = experiment.load_saved_config(folder)
     statuses = {tid: state["status"] for tid, state in saved_trial_states(folder).items()}
@@ -337,14 +340,14 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
         done = sum(status == "TERMINATED" for status in statuses.values())
         out(f"resuming {folder}: {done} of {len(statuses)} trial(s) finished; errored trials: {errored}")
         if trial_timeout is not None:
-            from tuner.config import save_config
             from tuner.limits import TrialTimeout
+            from tuner.settings import save_config
 
             save_config(config, folder)
             out(TrialTimeout.parse(trial_timeout).describe())
         if grows:
-            from tuner.config import save_config
             from tuner.ray_compat import can_grow, extend_saved_search
+            from tuner.settings import save_config
 
             if can_grow(folder):
                 finished = {tid for tid, status in statuses.items() if status in ("TERMINATED", "ERROR")}
@@ -372,7 +375,7 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
 def _start_afresh(folder: str, config: SweepConfig, out: Print, stop: Any, num_samples: int | None,
                   budget: str | None, trial_timeout: str | None) -> dict[str, Any]:  # fmt: skip
     """A sweep stopped before its first trial has nothing to continue: run it from its saved settings."""
-    from tuner import cluster
+    from tuner.launch import cluster
 
     changes = {k: v for k, v in (("num_samples", num_samples), ("trial_timeout", trial_timeout)) if v is not None}
     if budget is not None:
@@ -393,7 +396,7 @@ def _start_afresh(folder: str, config: SweepConfig, out: Print, stop: Any, num_s
 
 def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:
     """The saved settings with a larger budget: ``text`` is a new total, or ``+AMOUNT`` more than spent."""
-    from tuner.budget import load_spent
+    from tuner.launch.budget import load_spent
     from tuner.limits import Budget
 
     wanted = Budget.parse(text)
@@ -411,7 +414,7 @@ def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:
 
 def _check_budget_left(folder: str, config: SweepConfig) -> None:
     """A sweep that spent its budget has nothing left to run: say how to extend it."""
-    from tuner.budget import load_spent
+    from tuner.launch.budget import load_spent
     from tuner.limits import Budget
 
     if config.budget is None:

@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from tuner.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
-from tuner.config import NO_SPACE
 from tuner.errors import TunerError, UsageError
+from tuner.launch.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
+from tuner.settings import NO_SPACE
 
 # Never shipped with the working directory: environments, results, data, caches.
 # (.git and .venv Ray leaves out by itself.)
@@ -36,7 +36,7 @@ def client(address: str | None) -> Any:
     import logging
     from urllib.parse import urlsplit
 
-    from tuner.cluster import reach_tcp
+    from tuner.launch.cluster import reach_tcp
 
     url = dashboard_address(address)
     parts = urlsplit(url)
@@ -111,7 +111,7 @@ def ship_space_file(space: str | None, working_dir: Path, staging: Path) -> tupl
     import hashlib
     import shutil
 
-    from tuner.registry import is_space_path
+    from tuner.launch.registry import is_space_path
 
     if not space or not is_space_path(space):
         return space, []

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from tuner import schedulers, searchers
-from tuner.config import GPUS_AUTO, SweepConfig
 from tuner.errors import UsageError
-from tuner.registry import declared_keywords, load_space, resolve_trainable
+from tuner.launch.registry import declared_keywords, load_space, resolve_trainable
+from tuner.settings import GPUS_AUTO, SweepConfig
 from tuner.spec import SearchSpace, contract
 
 # Settings a trainable (or its data loader) may declare as keyword arguments; ``data`` is what the
@@ -41,7 +41,7 @@ class SweepPlan:
     data_note: str = ""
     slots: int = 0  # trials that fit at once on the cluster
     packing: Any = None  # --gpus-per-trial auto's decision
-    warm_start: Any = None  # tuner.warm_start.WarmStart: earlier trials that seed the searcher
+    warm_start: Any = None  # tuner.launch.warm_start.WarmStart: earlier trials that seed the searcher
 
     @property
     def searcher(self) -> Any:
@@ -70,7 +70,7 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     A new sweep never writes into an existing experiment; ``resuming`` is ``tuner resume`` on its own.
     """
     from tuner import storage
-    from tuner.config import complete
+    from tuner.launch.resolve import complete
 
     space = load_space(config.space)
     config = complete(config, space)
@@ -107,7 +107,7 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
 def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: Any) -> Any:
     """Earlier sweeps' trials, encoded for this sweep's searcher; a searcher that cannot take them is a
     one-line error."""
-    from tuner import warm_start
+    from tuner.launch import warm_start
 
     entry = searchers.entry(search_plan.searcher)
     if not entry.takes_earlier_results:
@@ -165,8 +165,8 @@ def place(plan: SweepPlan, memory_probe: Any = None) -> SweepPlan:
 
     A trial no node can hold is refused here, never left PENDING.
     """
-    from tuner import resources
-    from tuner.cluster import check_storage_reachable
+    from tuner.launch import resources
+    from tuner.launch.cluster import check_storage_reachable
 
     cfg = plan.config
     nodes = resources.alive_nodes()
@@ -198,8 +198,8 @@ def _check_budget_unit(cfg: SweepConfig, gpus: float) -> None:
 
 
 def _auto_packing(plan: SweepPlan, nodes: list[Any], memory_probe: Any) -> Any:
-    """Measure the most demanding config on a GPU and pack trials by it (tuner/packing.py)."""
-    from tuner import packing
+    """Measure the most demanding config on a GPU and pack trials by it (tuner/launch/packing.py)."""
+    from tuner.launch import packing
 
     cfg = plan.config
     gpu_nodes = [n for n in nodes if n.gpus > 0]
@@ -249,7 +249,7 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     lines.append(f"resources: {cfg.cpus_per_trial:g} CPU and {cfg.gpus_per_trial:g} GPU per trial; "
                  f"{at_once} trial(s) at once")  # fmt: skip
     if 0 < cfg.gpus_per_trial < 1 and cfg.address is None and plan.packing is None:
-        from tuner.packing import mps_running
+        from tuner.launch.packing import mps_running
 
         if not mps_running():
             lines.append("  trials sharing a GPU take turns on it; with NVIDIA MPS running they train side by "

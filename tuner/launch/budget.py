@@ -56,8 +56,8 @@ def load_spent(folder: str) -> dict[str, Any]:
 
 
 def _epochs_reported(folder: str) -> int:
-    from tuner import experiment
     from tuner.errors import UsageError
+    from tuner.review import experiment
 
     try:
         return sum(len(trial.rows) for trial in experiment.load(folder).trials)
@@ -124,7 +124,7 @@ class BudgetWatch(Callback):
 
     def setup(self, **info: Any) -> None:
         """At the start of every run: the budget as saved now (``tuner resume --budget`` changes it)."""
-        from tuner.config import load_saved_config
+        from tuner.settings import load_saved_config
 
         try:
             self.budget_text = load_saved_config(self.folder).budget
@@ -165,7 +165,7 @@ class BudgetWatch(Callback):
         if self.ended or self.budget is None or self.budget.spent_of(self.spent()) < self.budget.amount:
             return
         self.ended = True
-        from tuner.fates import BUDGET
+        from tuner.review.fates import BUDGET
 
         open_trials = [t for t in trials if t.status in OPEN]
         for trial in open_trials:

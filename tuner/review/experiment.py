@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from tuner import storage
-from tuner.config import CONFIG_FILE, DEFAULT_STORAGE, SweepConfig, load_saved_config
 from tuner.errors import UsageError
-from tuner.ray_state import replaced_trial_dirs, saved_trial_states
-from tuner.vocabulary import number as _number
+from tuner.review.ray_state import replaced_trial_dirs, saved_trial_states
+from tuner.review.vocabulary import number as _number
+from tuner.settings import CONFIG_FILE, DEFAULT_STORAGE, SweepConfig, load_saved_config
 
 
 @dataclass
@@ -35,7 +35,7 @@ class TrialRecord:
     rows: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""  # the last line of its error
     error_file: str | None = None  # the whole error, inside the experiment folder
-    fate: str = ""  # why it ended where it did (tuner/fates.py)
+    fate: str = ""  # why it ended where it did (tuner/review/fates.py)
     rungs: list[dict[str, Any]] = field(default_factory=list)  # each comparison at a rung, as decided
 
     @property
@@ -209,8 +209,8 @@ def _trial_id(dir_name: str, rows: list[dict[str, Any]], known: dict[str, str]) 
 
 
 def load(ref: str) -> Experiment:
-    from tuner import fates
     from tuner.claim import held_elsewhere
+    from tuner.review import fates
 
     folder = locate(ref)
     live = held_elsewhere(folder)

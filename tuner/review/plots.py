@@ -11,10 +11,10 @@ import math
 from pathlib import Path
 from typing import Any
 
-from tuner.fates import kind
-from tuner.ray_state import bookkeeping
-from tuner.vocabulary import BEST_COLOUR, FATE_COLOURS
-from tuner.vocabulary import number as _number
+from tuner.review.fates import kind
+from tuner.review.ray_state import bookkeeping
+from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS
+from tuner.review.vocabulary import number as _number
 
 LOG_SPAN = 16  # positive values spanning this factor or more read better on a log axis
 BEST = BEST_COLOUR

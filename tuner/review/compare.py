@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from tuner.errors import UsageError
-from tuner.fates import family
-from tuner.vocabulary import number as _number
+from tuner.review.fates import family
+from tuner.review.vocabulary import number as _number
 
 
 def check_comparable(experiments: list[Any]) -> None:

@@ -52,7 +52,7 @@ class WarmStart:
 
 def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: str) -> WarmStart:
     """The observations of experiments ``refs`` for a sweep over ``params`` optimising ``metric`` (``mode``)."""
-    from tuner import experiment
+    from tuner.review import experiment
 
     observations: list[Observation] = []
     dropped: set[str] = set()

@@ -31,8 +31,8 @@ def report_path(folder: str) -> Path | None:
 
 def write(folder: str, refresh_s: float | None = None) -> Path | None:
     """Build the page from the folder and replace ``report.html`` in one step; None for a bucket."""
-    from tuner import experiment
-    from tuner.report import build
+    from tuner.review import experiment
+    from tuner.review.report.page import build
 
     path = report_path(folder)
     if path is None:

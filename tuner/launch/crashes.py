@@ -136,7 +136,7 @@ class CrashNamer(Callback):
         self._name(trial)
 
     def _name(self, trial: Any) -> None:
-        from tuner.fates import DIED
+        from tuner.review.fates import DIED
 
         crash_text = crash_file = None
         if self.folder is not None and trial.relative_logdir:

@@ -11,7 +11,7 @@ from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
 from tuner.ray_compat import name_trial_folders
-from tuner.ray_state import bookkeeping
+from tuner.review.ray_state import bookkeeping
 
 # Shown only once some trial reports them (Ray drops empty metric columns): OOM fallbacks and GPU memory.
 ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_memory_peak_mb": "gpu MB"}

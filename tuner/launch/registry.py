@@ -20,8 +20,8 @@ from typing import Any
 from tuner.errors import UsageError
 from tuner.spec import SearchSpace
 
-SPACES_DIR = Path(__file__).resolve().parent.parent / "search_spaces"
-TRAINABLES_DIR = Path(__file__).resolve().parent.parent / "trainables"
+SPACES_DIR = Path(__file__).resolve().parents[2] / "search_spaces"
+TRAINABLES_DIR = Path(__file__).resolve().parents[2] / "trainables"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,1 @@
+"""The launch path: from settings to a running sweep (plan, runner, guards, cluster, logs)."""

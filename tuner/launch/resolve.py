@@ -1,0 +1,109 @@
+"""Resolving a new sweep's settings in one step: flags > TUNER_* environment > --config YAML > space defaults,
+then what the space and the algorithms decide (metric, mode, the searcher, the experiment's name).
+
+The result is a frozen ``SweepConfig`` (tuner/settings.py) with nothing left open but the cluster's facts
+(filled when the plan meets the cluster, tuner/launch/plan.py). The runner saves it as ``tuner_config.yaml``
+in the experiment folder, so ``tuner resume`` and a colleague reading the folder see exactly what ran.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tuner import schedulers, searchers, storage
+from tuner.errors import UsageError
+from tuner.settings import (
+    NO_SPACE,
+    SweepConfig,
+    build_config,
+    coerce,
+    env_settings,
+    merge_layers,
+    read_yaml_settings,
+)
+
+
+def default_name(space_label: str, scheduler: str, searcher: str) -> str:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", space_label)
+    return f"{safe}-{scheduler}-{searcher}-{stamp}"
+
+
+def resolve(
+    given: Mapping[str, Any], config_file: str | None = None, environ: Mapping[str, str] | None = None
+) -> SweepConfig:
+    """The settings of a new sweep, in one step.
+
+    flags (``given``: only what the user typed) > TUNER_* environment > the ``--config`` YAML > the space's
+    ``defaults`` > built-in defaults; then what the space and the names decide (metric, mode, the searcher a
+    scheduler brings, the experiment name, absolute paths). The space is imported once per process.
+    """
+    from tuner.launch.registry import load_space
+
+    env = env_settings(os.environ if environ is None else environ)
+    from_file = read_yaml_settings(config_file) if config_file else {}
+    space_ref = given.get("space") or env.get("space") or from_file.get("space")
+    if not space_ref:
+        raise UsageError(NO_SPACE)
+    space = load_space(space_ref)
+    space_defaults = {k: coerce(k, v, f"space {space_ref} defaults") for k, v in space.defaults.items()}
+    config = build_config(merge_layers(space_defaults, from_file, env, given, {"space": space_ref}))
+    return complete(config, space)
+
+
+def complete(config: SweepConfig, space: Any) -> SweepConfig:
+    """Fill what the space and the names decide, leaving only the cluster's facts open."""
+    from tuner.launch.registry import is_space_path, space_label
+
+    updates: dict[str, Any] = {
+        "metric": config.metric or space.metric,
+        "mode": config.mode or space.mode,
+        "data_dir": str(Path(config.data_dir).expanduser().resolve()),
+        "num_samples": config.trials_cap,
+    }
+    if is_space_path(config.space):
+        updates["space"] = str(Path(config.space).expanduser().resolve())
+    if not storage.is_uri(config.storage_path):
+        updates["storage_path"] = str(Path(config.storage_path).expanduser().resolve())
+    config = dataclasses.replace(config, **updates)
+    config = _choose_searcher(config, space)
+    if config.name is None:
+        config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
+    return config
+
+
+def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
+    """A searcher for every sweep: the one given, the scheduler's own, or what ``auto`` chooses (and why)."""
+    from tuner.searchers.auto import choose
+
+    brings = schedulers.REGISTRY[config.scheduler].requires_searcher
+    if config.searcher not in (None, searchers.AUTO):
+        return config
+    if brings and config.searcher is None:
+        return dataclasses.replace(config, searcher=brings)
+    name, why = choose(space.params, config.scheduler, config.planned_trials, budgeted=config.num_samples is None)
+    return dataclasses.replace(config, searcher=name, searcher_chosen=f"auto chose {name}: {why}")
+
+
+def _free_name(config: SweepConfig, label: str) -> str:
+    """A generated experiment name no experiment under the storage path has yet (two sweeps started in the
+    same second get -2, -3, ...)."""
+    base = default_name(label, config.scheduler, config.searcher or searchers.AUTO)
+    name, n = base, 1
+    while _taken(config.storage_path, name):
+        n += 1
+        name = f"{base}-{n}"
+    return name
+
+
+def _taken(storage_path: str, name: str) -> bool:
+    try:
+        return storage.holds_experiment(storage.join(storage_path, name))
+    except UsageError:
+        return False  # an unusable storage path is reported on its own, with what to do

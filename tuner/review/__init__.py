@@ -1,0 +1,1 @@
+"""The review path: reading an experiment and showing it (tables, report, plots); no Ray, no torch."""

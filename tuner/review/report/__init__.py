@@ -1,0 +1,1 @@
+"""``tuner report``: the HTML page and its parts."""
