@@ -15,9 +15,6 @@ from typing import Any
 
 from tuner.errors import UsageError
 
-_IN_MEMORY_PREFIX = "python:"
-_SPACES: dict[str, Any] = {}  # spaces given as objects, by the name their sweep saves
-
 
 @dataclass(frozen=True)
 class Best:
@@ -181,29 +178,15 @@ def _say(line: str) -> None:
 def _space_ref(space: Any) -> str:
     """What the settings save for ``space``: its own reference, or, for an object, a name this process
     keeps it under (``tuner resume`` in another process then needs the space as a file)."""
+    from tuner.launch.registry import keep_in_memory
     from tuner.spec import SearchSpace
 
     if isinstance(space, str):
         return space
     if isinstance(space, SearchSpace):
-        name = f"{_IN_MEMORY_PREFIX}{space.trainable_name}-{id(space):x}"
-        _SPACES[name] = space
-        return name
+        return keep_in_memory(space)
     raise UsageError(f"tuner.sweep(space=...) takes a space name, a .py path, a module or a SearchSpace, "
                      f"not {type(space).__name__}")  # fmt: skip
-
-
-def space_in_memory(ref: str) -> Any:
-    """The SearchSpace object a ``python:`` reference names, or a one-line error outside the process that
-    made it."""
-    if ref in _SPACES:
-        return _SPACES[ref]
-    raise UsageError(f"space {ref} was a Python object in the process that started the sweep; pass the space as "
-                     "a file or module to use it here")  # fmt: skip
-
-
-def is_in_memory(ref: str) -> bool:
-    return ref.startswith(_IN_MEMORY_PREFIX)
 
 
 def _int(value: Any) -> int | None:

@@ -36,7 +36,7 @@ def test_each_scheduler_describes_its_plan_and_bounds_its_epochs():
 
 
 def test_hyperband_brackets_follow_rays_formula():
-    from tuner.schedulers.hyperband import brackets, fill
+    from tuner.schedulers.brackets import brackets, fill
 
     assert brackets(10) == [(4, [10]), (4, [5, 10]), (6, [2, 5, 10]), (8, [1, 2, 5, 10])]  # every bracket reaches 10
     assert fill(6, 10) == [(4, 4, [10]), (2, 4, [5, 10])]

@@ -73,7 +73,7 @@ def test_a_table_round_trips_through_its_file(tmp_path):
 
 def test_every_hyperband_bracket_reaches_max_epochs_whatever_the_reduction_factor():
     """Ray's brackets stop short of max_t unless it is a power of eta (27 epochs, eta 2: 26, 24, 16)."""
-    from tuner.schedulers.hyperband import brackets
+    from tuner.schedulers.brackets import brackets
 
     for eta in (2, 3):
         planned = {r for _, rounds in brackets(27, eta) for r in rounds}

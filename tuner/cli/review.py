@@ -172,7 +172,8 @@ def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_
            workers: int | None, searcher: str | None) -> None:  # fmt: skip
     """What another scheduler would have done with EXPERIMENT: its recorded curves replayed in seconds (epochs and
     time saved, whether the best trial survives, which trials it stops where). Saved for `tuner report`."""
-    from tuner.replay.whatif import describe, replay_experiment
+    from tuner.replay.answer import describe
+    from tuner.replay.whatif import replay_experiment
     from tuner.review import experiment as experiments
 
     if searcher is not None:

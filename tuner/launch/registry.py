@@ -65,14 +65,31 @@ def space_path(ref: str) -> Path:
 
 def space_label(ref: str) -> str:
     """A short name for a space reference, used in experiment names."""
-    if ref.startswith("python:"):  # a SearchSpace object given to tuner.sweep: its trainable's name
-        return ref.removeprefix("python:").rsplit("-", 1)[0]
+    if ref.startswith(IN_MEMORY):  # a SearchSpace object given to tuner.sweep: its trainable's name
+        return ref.removeprefix(IN_MEMORY).rsplit("-", 1)[0]
     if is_module_ref(ref):
         return ref.rsplit(".", 1)[-1]
     return Path(ref).stem if is_space_path(ref) else ref
 
 
 _LOADED: dict[str, SearchSpace] = {}
+IN_MEMORY = "python:"  # a SearchSpace object given to tuner.sweep, kept in this process
+_KEPT: dict[str, SearchSpace] = {}
+
+
+def keep_in_memory(space: SearchSpace) -> str:
+    """The reference a sweep saves for a space given as an object (``tuner resume`` in another process then
+    needs the space as a file or module)."""
+    ref = f"{IN_MEMORY}{space.trainable_name}-{id(space):x}"
+    _KEPT[ref] = space
+    return ref
+
+
+def _in_memory(ref: str) -> SearchSpace:
+    if ref in _KEPT:
+        return _KEPT[ref]
+    raise UsageError(f"space {ref} was a Python object in the process that started the sweep; pass the space as "
+                     "a file or module to use it here")  # fmt: skip
 
 
 def load_space(ref: str) -> SearchSpace:
@@ -82,10 +99,8 @@ def load_space(ref: str) -> SearchSpace:
     prints or logs on import does so once per sweep); a file edited since is imported afresh. A
     ``python:`` reference is a SearchSpace object given to ``tuner.sweep`` in this process.
     """
-    from tuner import api
-
-    if api.is_in_memory(ref):
-        return api.space_in_memory(ref)
+    if ref.startswith(IN_MEMORY):
+        return _in_memory(ref)
     if is_module_ref(ref):
         key = ref
     else:

@@ -162,7 +162,7 @@ def _domains(params: dict[str, Any]) -> dict[str, tuple[str, Any]]:
     search plan probes it) as those values."""
     from ray.tune.search.sample import Categorical, Float, Function, Integer
 
-    from tuner.searchers.plan import probe_function
+    from tuner.searchers.probe import probe_function
 
     out: dict[str, tuple[str, Any]] = {}
     for name, value in params.items():

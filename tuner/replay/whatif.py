@@ -11,18 +11,15 @@ it where its curve ends, and the answer says how many trials that concerns.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
+from tuner.replay.answer import WhatIf, trials_at_once
 from tuner.replay.curves import CurveTable, metrics_only
 from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
 from tuner.review.experiment import Experiment, TrialRecord
-
-REPLAYS = "replays"
 
 
 class RecordedOrder:
@@ -35,66 +32,6 @@ class RecordedOrder:
     def curve(self, config: dict[str, Any]) -> Curve | None:
         self._next += 1
         return self._curves[self._next - 1] if self._next <= len(self._curves) else None
-
-
-@dataclass
-class WhatIf:
-    """One replay of a finished sweep, and the sweep it replays, in the figures the answer gives."""
-
-    experiment: str
-    scheduler: str
-    searcher: str | None
-    options: dict[str, Any]
-    workers: int
-    metric: str
-    mode: str
-    used_epochs: int
-    used_seconds: float  # the sweep's own trial time replayed under its own scheduler (like for like)
-    epochs: int
-    seconds: float
-    best_before: dict[str, Any] | None  # the sweep's best trial: id, value, epoch
-    best_after: dict[str, Any] | None  # the replay's best trial: id, value, epoch
-    stopped: list[dict[str, Any]] = field(default_factory=list)  # trials ended earlier than in the sweep
-    cut_short: list[str] = field(default_factory=list)  # trials the replay would have run past their curve
-    unfinished: int = 0  # trials the sweep had not finished when it stopped
-    rungs: list[str] = field(default_factory=list)  # the replayed scheduler's rungs or brackets, as a plan says them
-
-    @property
-    def title(self) -> str:
-        """``asha, reduction factor 3, 2 trial(s) at once``: what was replayed."""
-        words = {"grace": "grace period", "rf": "reduction factor"}
-        options = "".join(f", {words[k]} {v}" for k, v in self.options.items())
-        searcher = f" and searcher {self.searcher}" if self.searcher else ""
-        return f"{self.scheduler}{options}{searcher}, {self.workers} trial(s) at once"
-
-    @property
-    def best_kept(self) -> bool:
-        if self.best_before is None or self.best_after is None:
-            return False
-        return self.best_after["trial"] == self.best_before["trial"]
-
-    def save(self) -> str:
-        name = "-".join([self.scheduler, *(f"{k}{v}" for k, v in sorted(self.options.items()))])
-        if self.searcher:
-            name += f"-{self.searcher}"
-        folder = storage.join(self.experiment, REPLAYS)
-        storage.prepare(folder)
-        storage.write_text(folder, f"{name}.json", json.dumps(asdict(self), indent=1) + "\n")
-        return storage.join(folder, f"{name}.json")
-
-
-def saved(experiment: Experiment) -> list[WhatIf]:
-    """The replays written into an experiment by ``tuner replay``, for the report."""
-    folder = storage.join(experiment.path, REPLAYS)
-    out = []
-    for name in storage.list_names(folder, "") if storage.is_dir(folder) else []:
-        if not name.endswith(".json"):
-            continue
-        try:
-            out.append(WhatIf(**json.loads(storage.read_text(folder, name) or "")))
-        except (TypeError, ValueError):
-            continue  # a replay from another version only loses its section
-    return out
 
 
 def _curve(trial: TrialRecord) -> Curve:
@@ -112,30 +49,6 @@ def _curve(trial: TrialRecord) -> Curve:
         except ValueError:
             seconds.append(0.0)
     return Curve(dict(trial.config), [metrics_only(r) for r in ordered], seconds)
-
-
-def trials_at_once(trials: Sequence[TrialRecord]) -> int:
-    """How many trials the sweep ran at once at most, estimated from when each trial's epochs ended (whole
-    seconds, as Ray stamps results), for sweeps made before the count was recorded in spent.json."""
-    spans = []
-    for trial in trials:
-        stamps = [(float(r["timestamp"]), float(r.get("time_this_iter_s") or 0)) for r in trial.rows
-                  if _is_number(r.get("timestamp"))]  # fmt: skip
-        if stamps:
-            spans.append((stamps[0][0] - stamps[0][1], stamps[-1][0]))
-    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans], key=lambda e: (e[0], e[1]))
-    most = running = 0
-    for _, step in edges:
-        running += step
-        most = max(most, running)
-    return max(1, most)
-
-
-def _is_number(value: Any) -> bool:
-    try:
-        return math.isfinite(float(value))
-    except (TypeError, ValueError):
-        return False
 
 
 def check_replayable(experiment: Experiment, scheduler: str) -> list[TrialRecord]:
@@ -270,47 +183,3 @@ def _replayed_best(outcome: ReplayOutcome, trials: list[TrialRecord], searcher: 
     return {"trial": trial, "value": value, "epoch": epoch, "config": best.config}
 
 
-def saving(new: float, old: float) -> str:
-    if not old:
-        return ""
-    if new < old:
-        return f" (saves {(old - new) / old:.0%})"
-    return " (the same)" if new == old else f" ({(new - old) / old:.0%} more)"
-
-
-def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
-    """The answer, in the lines ``tuner replay`` prints and the report shows."""
-    from tuner.limits import format_seconds
-
-    w = whatif
-    lines = [
-        f"replayed under {w.title}, on the sweep's own curves and epoch times",
-        *(f"  {line}" for line in w.rungs),
-        f"  epochs: {w.epochs} against the sweep's {w.used_epochs} under {sweep_scheduler}{saving(w.epochs, w.used_epochs)}",
-        f"  wall time: about {format_seconds(w.seconds)} against {format_seconds(w.used_seconds)}"
-        f"{saving(w.seconds, w.used_seconds)}; both simulated with {w.workers} at once from the recorded epoch times",
-    ]
-    if w.best_before is None or w.best_after is None:
-        lines.append("  best trial: no trial reported a finite value")
-    elif w.best_kept:
-        lines.append(f"  best trial: kept ({w.best_before['trial']}, {w.metric} {w.best_before['value']:.4g} at epoch "
-                     f"{w.best_before['epoch']})")  # fmt: skip
-    else:
-        before, after = w.best_before, w.best_after
-        lost = next((s for s in w.stopped if s["trial"] == before["trial"]), None)
-        why = f" ({lost['why']})" if lost else ""
-        lines.append(f"  best trial: lost — the sweep's best, {before['trial']} ({w.metric} {before['value']:.4g} at "
-                     f"epoch {before['epoch']}), would have ended at epoch {lost['at'] if lost else '?'}{why}; the "
-                     f"best would have been {after['trial']} ({w.metric} {after['value']:.4g})")  # fmt: skip
-    if w.stopped:
-        lines.append(f"  {len(w.stopped)} trial(s) would have stopped earlier:")
-        for s in w.stopped:
-            lines.append(f"    {s['trial']}: {s['epochs']} -> {s['at']} epochs; {s['why']}")
-    if w.cut_short:
-        lines.append(f"  {len(w.cut_short)} trial(s) ({', '.join(w.cut_short)}) would have gone on past where the sweep "
-                     "stopped them; their later epochs are unknown, so the replay ends them there and the answer "
-                     "rests on that")  # fmt: skip
-    if w.unfinished:
-        lines.append(f"  {w.unfinished} trial(s) were unfinished when the sweep stopped; the replay has only the "
-                     "epochs they reached")  # fmt: skip
-    return lines

@@ -135,7 +135,7 @@ class _RecordingBrackets:
     made = 0
 
     def _create_bracket(self, s: int) -> _Bracket:
-        from tuner.schedulers.hyperband import rounds
+        from tuner.schedulers.brackets import rounds
 
         bracket = super()._create_bracket(s)  # type: ignore[misc]
         bracket.__class__ = _RecordingBracket

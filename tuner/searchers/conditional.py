@@ -43,7 +43,7 @@ def find_branches(name: str, value: Any, params: Mapping[str, Any], seed: int) -
     choice makes it run (it reads something else, or several parameters)."""
     from ray.tune.search.sample import Categorical
 
-    from tuner.searchers.plan import probe_function
+    from tuner.searchers.probe import probe_function
 
     for parent, domain in params.items():
         if parent == name or not isinstance(domain, Categorical):
@@ -104,6 +104,6 @@ def decode(child: str, branches: Branches, parent_value: Any, suggestion: Mappin
 
 
 def _values_text(values: list[Any]) -> str:
-    from tuner.searchers.plan import values_text
+    from tuner.searchers.probe import values_text
 
     return values_text(values)

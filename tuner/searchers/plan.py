@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tuner.errors import UsageError
+from tuner.searchers.probe import is_number, probe_function, values_text
 
 NATIVE, ENCODED, RANDOM, CONSTANT = "native", "encoded", "random", "constant"
 CONDITIONAL = "conditional"  # searched only where its parent makes it vary (tuner/searchers/conditional.py)
-PROBE_DRAWS = 1000
-PROBE_MAX_VALUES = 64
 
 
 class Planner(Protocol):
@@ -132,51 +131,6 @@ def unsupported(name: str, value: Any, searcher: str, capable: list[str] | None 
     return CannotSearch(name, value, searcher, capable)
 
 
-# --- sample_from: probe the function, search what it can return -----------------------------------
-
-
-def probe_function(domain: Any, seed: int, config: dict[str, Any] | None = None) -> tuple[list[Any] | None, str]:
-    """Draw a ``sample_from`` function many times (seeded, the global generator restored after).
-
-    Returns its values, sorted where numeric, when it keeps returning the same small set (no new value
-    in the second half of the draws, at most ``PROBE_MAX_VALUES``); otherwise None and why.
-    """
-    import numpy as np
-
-    state = np.random.get_state()
-    np.random.seed(seed)
-    try:
-        draws = [_hashable(domain.sample(config=dict(config or {}))) for _ in range(PROBE_DRAWS)]
-    except Exception as exc:  # it reads other parameters, or fails on an empty config
-        return None, f"its function cannot run alone ({type(exc).__name__})"
-    finally:
-        np.random.set_state(state)
-    seen = list(dict.fromkeys(draws))
-    early = set(draws[: PROBE_DRAWS // 2])
-    if len(seen) > PROBE_MAX_VALUES or len(early) < len(seen):
-        return None, f"more than {PROBE_MAX_VALUES} values in {PROBE_DRAWS} draws"
-    if all(_is_number(v) for v in seen):
-        seen.sort()
-    return seen, ""
-
-
-def _hashable(value: Any) -> Any:
-    from tuner.values import plain
-
-    value = plain(value)
-    return tuple(value) if isinstance(value, list) else value
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def values_text(values: list[Any]) -> str:
-    if len(values) > 1 and all(_is_number(v) for v in values):
-        return f"{len(values)} values {values[0]:g}…{values[-1]:g}"
-    return f"{len(values)} values"
-
-
 def ordered_index(values: list[Any], planner: Planner) -> tuple[Any, Callable[[Any], Any], Callable[[Any], Any]]:
     """An ordered encoding of a sorted value list: one number the model sees, decoded to the value.
 
@@ -201,7 +155,7 @@ def index_of(values: list[Any], value: Any) -> int:
 
     value = plain(value)
     for i, v in enumerate(values):
-        if v == value or (_is_number(v) and _is_number(value) and math.isclose(v, value, rel_tol=1e-9)):
+        if v == value or (is_number(v) and is_number(value) and math.isclose(v, value, rel_tol=1e-9)):
             return i
     raise ValueError(f"{value!r} is not one of {values!r}")
 
@@ -270,7 +224,7 @@ def _numeric_choice(value: Any) -> bool:
     if not isinstance(value, Categorical):
         return False
     categories = list(value.categories)
-    return len(set(categories)) == len(categories) >= 3 and all(_is_number(v) for v in categories)
+    return len(set(categories)) == len(categories) >= 3 and all(is_number(v) for v in categories)
 
 
 def _choice_as_index(value: Any) -> tuple[list, str] | None:
@@ -305,7 +259,7 @@ def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int, pa
     if len(values) == 1:
         return ParamPlan(name, text, f"probed: always {values[0]!r}, a constant", CONSTANT, values[0])
     probed = f"probed: {values_text(values)}"
-    if all(_is_number(v) for v in values):
+    if all(is_number(v) for v in values):
         encoded, decode, encode = ordered_index(values, entry)
         return ParamPlan(name, text, f"{probed}, searched by {entry.name} as an ordered choice", ENCODED,
                          encoded, decode, encode)  # fmt: skip

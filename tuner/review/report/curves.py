@@ -15,6 +15,13 @@ from tuner.review.fates import kind
 from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS, number
 
 
+def figure_html(fig: Any) -> str:
+    """A figure as the page embeds it (plotly's script is inlined once, at the top of the page)."""
+    if fig is None:
+        return "<p class=note>Not enough results yet.</p>"
+    return fig.to_html(include_plotlyjs=False, full_html=False, config={"displaylogo": False, "displayModeBar": False})
+
+
 def result_times(trial: TrialRecord) -> list[tuple[float, dict[str, Any]]]:
     """(seconds since the epoch, row) for each result, as exact as the trial's own clock allows: Ray stamps
     results in whole seconds, so the trial's start is read once and its own training time added."""

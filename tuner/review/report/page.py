@@ -15,7 +15,7 @@ from typing import Any
 
 from tuner.review.experiment import Experiment, TrialRecord
 from tuner.review.fates import kind
-from tuner.review.report.curves import curves, history
+from tuner.review.report.curves import curves, figure_html, history
 from tuner.review.report.params import parallel
 from tuner.review.vocabulary import show as _show
 
@@ -29,9 +29,9 @@ def build(experiment: Experiment, refresh_s: float | None = None) -> str:
         ("best", "The best trial", _best_section(experiment)),
         ("scheduler", f"The scheduler ({experiment.config.scheduler}): what it decided and what it saved",
          _scheduler_section(experiment)),
-        ("history", "Best so far", _figure(history(experiment, _scored(experiment)))),
-        ("curves", f"Learning curves ({metric} per epoch, coloured by fate)", _figure(curves(experiment))),
-        ("parallel", "Parameters, fate and the metric", _figure(parallel(experiment, _scored(experiment)))),
+        ("history", "Best so far", figure_html(history(experiment, _scored(experiment)))),
+        ("curves", f"Learning curves ({metric} per epoch, coloured by fate)", figure_html(curves(experiment))),
+        ("parallel", "Parameters, fate and the metric", figure_html(parallel(experiment, _scored(experiment)))),
         ("importance", "Parameter importance", _importance_section(experiment)),
         ("fates", "Every trial, best first", _fates_table(experiment)),
     ]
@@ -57,12 +57,6 @@ def _scheduler_section(experiment: Experiment) -> str:
     from tuner.review.report.scheduler_panel import section
 
     return section(experiment)
-
-
-def _figure(fig: Any) -> str:
-    if fig is None:
-        return "<p class=note>Not enough results yet.</p>"
-    return fig.to_html(include_plotlyjs=False, full_html=False, config={"displaylogo": False, "displayModeBar": False})
 
 
 def _settings_line(experiment: Experiment) -> str:
@@ -121,7 +115,7 @@ def _importance_section(experiment: Experiment) -> str:
             f"forest fitted to each trial's config and {metric} at that epoch, the variance of its prediction split by "
             "parameter; beside each, which way it helps where the trials show it. With few trials, read it as a "
             "hint.</p>")  # fmt: skip
-    return _figure(fig) + note
+    return figure_html(fig) + note
 
 
 def fate_rows(experiment: Experiment) -> list[dict[str, Any]]:
@@ -173,7 +167,7 @@ def _fates_table(experiment: Experiment) -> str:
 def _replays_section(experiment: Experiment) -> str:
     """What ``tuner replay`` found for this sweep: one row per saved replay, its whole answer beneath."""
     from tuner.limits import format_seconds
-    from tuner.replay.whatif import describe, saved, saving
+    from tuner.replay.answer import describe, saved, saving
 
     replays = saved(experiment)
     if not replays:

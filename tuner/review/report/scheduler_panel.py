@@ -22,16 +22,16 @@ def section(experiment: Experiment) -> str:
     parts = [f"<p>{html.escape(line)}</p>" for line in settings_lines(experiment)]
     parts.append(f"<p><b>{html.escape(savings_line(experiment))}</b></p>")
     if experiment.config.scheduler == "fifo":
-        from tuner.replay.whatif import saved
+        from tuner.replay.answer import saved
 
         where = ("the replays at the end of this page" if saved(experiment)
                  else f"'tuner replay {experiment.path} --scheduler asha'")  # fmt: skip
         parts.append(f"<p class=note>What early stopping would have saved here: see {html.escape(where)}.</p>")
     events = _events(experiment)
     if events:
-        from tuner.review.report.page import _figure
+        from tuner.review.report.curves import figure_html
 
-        parts.append(_figure(rung_figure(experiment, events)))
+        parts.append(figure_html(rung_figure(experiment, events)))
         parts.append(_reasons_table(experiment, events))
     elif experiment.config.scheduler in ("asha", "hyperband", "bohb"):
         parts.append("<p class=note>No rung comparisons were recorded (a sweep made before tuner recorded them, or "
@@ -42,7 +42,7 @@ def section(experiment: Experiment) -> str:
 def settings_lines(experiment: Experiment) -> list[str]:
     """The scheduler as the plan described it before the sweep, and how many trials ran at once."""
     from tuner import schedulers
-    from tuner.replay.whatif import trials_at_once
+    from tuner.replay.answer import trials_at_once
 
     c = experiment.config
     ctx = schedulers.SchedulerContext(c.max_epochs, experiment.metric, experiment.mode, {}, len(experiment.trials),

@@ -1,0 +1,54 @@
+"""Probing a ``sample_from`` function: draw it many times (seeded) and see whether it keeps to a few values.
+
+The search plan (tuner/searchers/plan.py) searches such a function as a choice over exactly those values;
+conditional parameters (tuner/searchers/conditional.py) are probed once per value of their parent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+PROBE_DRAWS = 1000
+PROBE_MAX_VALUES = 64
+
+
+def probe_function(domain: Any, seed: int, config: dict[str, Any] | None = None) -> tuple[list[Any] | None, str]:
+    """Draw a ``sample_from`` function many times (seeded, the global generator restored after).
+
+    Returns its values, sorted where numeric, when it keeps returning the same small set (no new value
+    in the second half of the draws, at most ``PROBE_MAX_VALUES``); otherwise None and why.
+    """
+    import numpy as np
+
+    state = np.random.get_state()
+    np.random.seed(seed)
+    try:
+        draws = [_hashable(domain.sample(config=dict(config or {}))) for _ in range(PROBE_DRAWS)]
+    except Exception as exc:  # it reads other parameters, or fails on an empty config
+        return None, f"its function cannot run alone ({type(exc).__name__})"
+    finally:
+        np.random.set_state(state)
+    seen = list(dict.fromkeys(draws))
+    early = set(draws[: PROBE_DRAWS // 2])
+    if len(seen) > PROBE_MAX_VALUES or len(early) < len(seen):
+        return None, f"more than {PROBE_MAX_VALUES} values in {PROBE_DRAWS} draws"
+    if all(is_number(v) for v in seen):
+        seen.sort()
+    return seen, ""
+
+
+def _hashable(value: Any) -> Any:
+    from tuner.values import plain
+
+    value = plain(value)
+    return tuple(value) if isinstance(value, list) else value
+
+
+def is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def values_text(values: list[Any]) -> str:
+    if len(values) > 1 and all(is_number(v) for v in values):
+        return f"{len(values)} values {values[0]:g}…{values[-1]:g}"
+    return f"{len(values)} values"
