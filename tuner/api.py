@@ -76,34 +76,28 @@ class Experiment:
                          f"best_{metric}": trial.best(metric, mode), f"last_{metric}": trial.last_reported(metric),
                          "best_epoch": _int(best_row.get("training_iteration")), "epochs": trial.epochs,
                          "status": trial.status, "fate": trial.fate})  # fmt: skip
-        frame = pd.DataFrame(rows)
-        return frame.astype({"best_epoch": "Int64"}) if not frame.empty else frame
+        columns = ["trial_id", *params, f"best_{metric}", f"last_{metric}", "best_epoch", "epochs", "status", "fate"]
+        return pd.DataFrame(rows, columns=columns).astype({"best_epoch": "Int64"})
 
     @property
     def history(self) -> Any:
         """A DataFrame, one row an epoch of a trial: trial id, epoch, seconds since the sweep's first result
-        (whole seconds, as Ray stamps results), the trial's own training seconds, and every metric the
-        trainable reported."""
+        (each trial's start to the second, as Ray stamps it, plus its own training time), the trial's own
+        training seconds, and every metric the trainable reported."""
         import pandas as pd
 
         from tuner.review.ray_state import bookkeeping
 
         record = self._read()
-        stamps = [_float(r.get("timestamp")) for t in record.trials for r in t.rows]
-        start = min((s for s in stamps if s is not None), default=0.0)
+        timed = [(trial, when, row) for trial in record.trials for when, row in trial.times()]
+        start = min((when for _, when, _ in timed), default=0.0)
         rows = []
-        for trial in record.trials:
-            for row in trial.rows:
-                values = {k: _number_or_text(v) for k, v in row.items() if not bookkeeping(k)}
-                stamp = _float(row.get("timestamp"))
-                rows.append({**values, "trial_id": trial.trial_id, "epoch": _int(row.get("training_iteration")),
-                             "seconds": None if stamp is None else stamp - start,
-                             "trial_seconds": _float(row.get("time_total_s"))})  # fmt: skip
-        frame = pd.DataFrame(rows)
-        if frame.empty:
-            return frame
+        for trial, when, row in timed:
+            values = {k: _number_or_text(v) for k, v in row.items() if not bookkeeping(k)}
+            rows.append({**values, "trial_id": trial.trial_id, "epoch": _int(row.get("training_iteration")),
+                         "seconds": when - start, "trial_seconds": _float(row.get("time_total_s"))})  # fmt: skip
         first = ["trial_id", "epoch", "seconds", "trial_seconds"]
-        frame = frame[first + [c for c in frame.columns if c not in first]]
+        frame = pd.DataFrame(rows, columns=list(dict.fromkeys([*first, *(k for r in rows for k in r)])))
         return frame.astype({"epoch": "Int64"})
 
     @property
@@ -148,15 +142,15 @@ def sweep(space: Any, *, config: str | None = None, dry_run: bool = False, **set
     """
     from tuner.launch.resolve import resolve
     from tuner.launch.runner import run_sweep
-    from tuner.settings import FIELD_NAMES
+    from tuner.settings import USER_SETTINGS
 
-    unknown = sorted(set(settings) - set(FIELD_NAMES))
+    unknown = sorted(set(settings) - set(USER_SETTINGS))
     if unknown:
         import difflib
 
-        near = difflib.get_close_matches(unknown[0], FIELD_NAMES, n=1)
+        near = difflib.get_close_matches(unknown[0], USER_SETTINGS, n=1)
         hint = f"did you mean {near[0]}? " if near else ""
-        raise UsageError(f"tuner.sweep() got an unknown setting {unknown[0]!r}; {hint}valid: {', '.join(FIELD_NAMES)}")
+        raise UsageError(f"tuner.sweep() got an unknown setting {unknown[0]!r}; {hint}valid: {', '.join(USER_SETTINGS)}")
     given = {k: v for k, v in settings.items() if v is not None}
     given["space"] = _space_ref(space)
     resolved = resolve(given, config)

@@ -57,6 +57,10 @@ changes it), so a Ray upgrade cannot silently break resume, the search plan or t
    print them all. tuner names each death itself (tuner/launch/crashes.py,
    with the trial's Python stack in its crash.txt), so ``quiet_worker_crashes`` drops those lines from the
    forwarder and passes every other line on.
+12. The older ``sample_from(lambda spec: spec.config.x)`` form (Ray 2.60): Ray warns that it is deprecated
+   at every draw. The search plan draws such a function a thousand times per branch to probe it, so
+   ``spec_form_warnings_off`` holds that one logger back while tuner probes (the sweep's own draws still
+   warn, once per trial, as Ray decided).
 """
 
 from __future__ import annotations
@@ -541,3 +545,19 @@ def quiet_worker_crashes() -> bool:
             dispatcher.handlers[i] = (name, _filtering(handler))
             return True
     return False
+
+
+# --- 12. the older sample_from form ----------------------------------------------------------------------
+
+SAMPLE_LOGGER = "ray.tune.search.sample"
+
+
+@contextlib.contextmanager
+def spec_form_warnings_off() -> Iterator[None]:
+    logger = logging.getLogger(SAMPLE_LOGGER)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

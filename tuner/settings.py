@@ -170,6 +170,8 @@ def _check_at_least(flag: str, value: int, low: int) -> None:
 
 _FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig)}
 FIELD_NAMES = tuple(_FIELD_TYPES)
+DECIDED = ("searcher_chosen",)  # settings tuner decides and records, never given
+USER_SETTINGS = tuple(name for name in FIELD_NAMES if name not in DECIDED)
 
 
 def _base_type(annotation: str) -> tuple[str, bool]:
@@ -222,7 +224,7 @@ def coerce(name: str, value: Any, where: str) -> Any:
 def env_settings(environ: Mapping[str, str]) -> dict[str, Any]:
     """Settings from TUNER_* variables (TUNER_NUM_SAMPLES=20 sets num_samples)."""
     out = {}
-    for name in FIELD_NAMES:
+    for name in USER_SETTINGS:
         key = ENV_PREFIX + name.upper()
         if key in environ:
             out[name] = coerce(name, environ[key], f"environment {key}")
@@ -251,8 +253,8 @@ def read_yaml_settings(path: str | Path) -> dict[str, Any]:
     out = {}
     for key, value in loaded.items():
         name = str(key).replace("-", "_")
-        if name not in _FIELD_TYPES:
-            raise UsageError(f"config file {path}: unknown key {key!r}; valid keys: {', '.join(FIELD_NAMES)}")
+        if name not in USER_SETTINGS:
+            raise UsageError(f"config file {path}: unknown key {key!r}; valid keys: {', '.join(USER_SETTINGS)}")
         out[name] = coerce(name, value, f"config file {path}")
     return out
 

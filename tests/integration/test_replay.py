@@ -71,7 +71,8 @@ def _listing(folder):
 
 @pytest.mark.parametrize(
     "args, fragment",
-    [(("--scheduler", "pbt"), "Invalid value for '--scheduler'"),
+    [(("--scheduler", "pbt"), "pbt changes configs while trials train, so recorded curves cannot stand in"),
+     (("--scheduler", "sha"), "unknown scheduler 'sha'"),
      (("--scheduler", "asha", "--searcher", "optuna"), "parameter width is not a choice"),
      (("--scheduler", "asha", "--searcher", "nope"), "unknown searcher 'nope'"),
      (("--scheduler", "asha", "--reduction-factor", "1"), "Invalid value for '--reduction-factor'")],
@@ -113,3 +114,9 @@ def test_a_sweep_without_per_epoch_results_or_checkpoints_says_so(run_cli, tmp_p
     result = run_cli("replay", copy, "--scheduler", "hyperband")
     assert result.code == 2 and "pauses trials and continues them from their checkpoints" in result.err
     assert os.path.isdir(copy)
+
+
+def test_a_replay_under_bohb_runs_on_the_recorded_configs(run_cli, fifo_sweep):
+    result = run_cli("replay", fifo_sweep, "--scheduler", "bohb")
+    assert result.code == 0, result.err
+    assert result.out.startswith("replayed under bohb, ") and "BOHB: synchronous brackets" in result.out

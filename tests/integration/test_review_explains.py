@@ -262,7 +262,16 @@ def test_a_live_page_reloads_itself_and_the_final_one_does_not(swept, tmp_path):
 
     copy = tmp_path / "asha"
     shutil.copytree(swept / "asha", copy)
+    state = sorted(copy.glob("experiment_state-*.json"))[-1]
+    data = json.loads(state.read_text())
+    first = json.loads(data["trial_data"][0][0])
+    data["trial_data"][0][0] = json.dumps({**first, "status": "RUNNING"})  # as the sweep sees it mid-run
+    state.write_text(json.dumps(data))
+    assert experiment.load(str(copy)).trials and any(
+        t.fate.startswith("unfinished") for t in experiment.load(str(copy)).trials), "no process holds it: unfinished"
+    assert any(t.fate.startswith("running") for t in experiment.load(str(copy), running=True).trials)
     live = live_report.write(str(copy), refresh_s=30).read_text()
+    assert "unfinished: the sweep stopped" not in live, "the sweep writing its live page is running"
     assert '<meta http-equiv="refresh" content="30">' in live and "Live: the sweep is running" in live
     final = live_report.write(str(copy)).read_text()
     assert "http-equiv" not in final and "Live:" not in final

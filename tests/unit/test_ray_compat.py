@@ -238,3 +238,19 @@ def test_an_epoch_reported_again_after_a_resume_is_read_once(tmp_path):
     (tmp_path / "progress.csv").write_text("\n".join(rows) + "\n")
     read = _read_rows(str(tmp_path))
     assert [(r["training_iteration"], r["loss"]) for r in read] == [("4", "1.0"), ("5", "0.8"), ("6", "0.7")]
+
+
+def test_probing_the_older_spec_form_does_not_flood_the_terminal(caplog):
+    """If this fails, Ray moved its deprecation warning: re-check ray_compat part 12."""
+    import numpy as np
+    from ray import tune
+
+    from tuner.ray_compat import SAMPLE_LOGGER
+    from tuner.searchers.probe import probe_function
+
+    domain = tune.sample_from(lambda spec: np.random.choice([1, 2]) if spec.config.x == "a" else 0)
+    with caplog.at_level(logging.WARNING, logger=SAMPLE_LOGGER):
+        assert probe_function(domain, 0, config={"x": "a"})[0] == [1, 2]
+        assert not caplog.records
+        domain.sample(config={"x": "a"})  # a draw outside probing still warns, as Ray decided
+    assert "deprecated" in caplog.text and caplog.records[0].name == SAMPLE_LOGGER

@@ -160,8 +160,8 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
 
 @click.command()
 @click.argument("experiment")
-@click.option("--scheduler", required=True, type=click.Choice(["asha", "hyperband", "median", "fifo", "bohb"]),
-              help="The scheduler to replay the sweep under.")  # fmt: skip
+@click.option("--scheduler", required=True, help="The scheduler to replay the sweep under: asha, hyperband, median, "
+              "fifo or bohb.")  # fmt: skip
 @click.option("--grace-period", type=click.IntRange(min=1), help="Its grace period. [default: the sweep's]")
 @click.option("--reduction-factor", type=click.IntRange(min=2), help="Its reduction factor. [default: the sweep's]")
 @click.option("--workers", type=click.IntRange(min=1),
@@ -172,14 +172,16 @@ def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_
            workers: int | None, searcher: str | None) -> None:  # fmt: skip
     """What another scheduler would have done with EXPERIMENT: its recorded curves replayed in seconds (epochs and
     time saved, whether the best trial survives, which trials it stops where). Saved for `tuner report`."""
+    from tuner import schedulers
     from tuner.replay.answer import describe
     from tuner.replay.whatif import replay_experiment
     from tuner.review import experiment as experiments
 
+    schedulers.entry(scheduler)  # an unknown name is one line, before anything is read
     if searcher is not None:
         from tuner import searchers
 
-        searchers.entry(searcher)  # an unknown name is one line, before anything is read
+        searchers.entry(searcher)
     record = experiments.load(experiment)
     whatif = replay_experiment(record, scheduler, searcher=searcher, workers=workers, grace_period=grace_period,
                                reduction_factor=reduction_factor)  # fmt: skip

@@ -26,10 +26,10 @@ from ray.tune import Callback, Stopper
 
 from tuner import storage
 from tuner.limits import EPOCHS, GPU_HOURS, WALL, Budget
+from tuner.review.experiment import SPENT_FILE
+from tuner.review.experiment import SPENT_SIDECAR as SIDECAR
 
 log = logging.getLogger(__name__)
-SPENT_FILE = "spent.json"
-SIDECAR = ".tuner-spent.json"
 OPEN = ("RUNNING", "PENDING", "PAUSED")
 SAVE_EVERY_S = 2.0
 AT_ONCE = "at_once"  # the most trials seen running at once (what a replay of the sweep runs with)

@@ -37,7 +37,7 @@ def write(folder: str, refresh_s: float | None = None) -> Path | None:
     path = report_path(folder)
     if path is None:
         return None
-    page = build(experiment.load(folder), refresh_s=refresh_s)
+    page = build(experiment.load(folder, running=True if refresh_s else None), refresh_s=refresh_s)
     scratch = path.with_name(path.name + ".partial")
     scratch.write_text(page, encoding="utf-8")
     scratch.replace(path)

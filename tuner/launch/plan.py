@@ -78,7 +78,7 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     if not resuming and storage.holds_experiment(config.experiment_path):
         raise UsageError(
             f"experiment {config.name} already exists in {config.storage_path}; continue it with 'tuner resume "
-            f"{config.experiment_path}', or pass another --name (a sweep never writes into an existing one)"
+            f"{config.experiment_path}', or pass another name (--name; a sweep never writes into an existing one)"
         )
     trainable = resolve_trainable(space.trainable)
     contract(trainable)  # a misnamed or mistyped declaration is one line now, before anything starts
@@ -243,6 +243,9 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     lines += plan.search_plan.lines()
     if plan.warm_start is not None:
         lines.append(plan.warm_start.describe())
+        note = plan.warm_start.epochs_note(cfg.max_epochs)
+        if note:
+            lines.append(note)
     if plan.packing is not None:
         lines += plan.packing.describe()
     at_once = min(plan.slots, plan.max_concurrent or plan.slots)

@@ -113,6 +113,8 @@ class SweepReporter(CLIReporter):
         sign = -1 if self._mode == "min" else 1
         cutoffs = []
         for epoch, value in sorted(((int(e), v) for e, v in _RUNG.findall(line))):
+            if epoch >= self._max_epochs:  # Ray keeps a rung at max_t, where trials end rather than compare
+                continue
             cutoffs.append(f"epoch {epoch}: " + ("-" if value == "None" else f"{sign * float(value):.4g}"))
         relation = "at most" if self._mode == "min" else "at least"
         return f"rung cutoffs ({self._metric} {relation} this to go on): {', '.join(cutoffs)}"

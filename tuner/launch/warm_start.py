@@ -36,18 +36,30 @@ class WarmStart:
     dropped: list[str]  # parameters the earlier sweeps had that this one does not
     left_out: int  # trials without a usable value, or missing one of this sweep's parameters
     outside: int = 0  # trials with a value outside this space (counted by ``encode``)
+    no_result: int = 0  # of ``left_out``: trials that errored or never reported
+    epochs: list[int] = field(default_factory=list)  # the earlier sweeps' max epochs
     points: list[tuple[dict[str, Any], Observation]] = field(default_factory=list)  # as the model sees them
 
     def describe(self) -> str:
         used = len(self.points)
         names = ", ".join(self.sources)
         line = f"warm start: {used} earlier trial(s) from {names} seed the searcher"
-        skipped = self.left_out + self.outside
-        if skipped:
-            line += f"; {skipped} left out (no finite result, a parameter missing, or a value outside this space)"
+        reasons = [(self.no_result, "without a result"), (self.left_out - self.no_result, "missing a parameter of this space"),
+                   (self.outside, "with a value outside this space")]  # fmt: skip
+        left = "; ".join(f"{n} {why}" for n, why in reasons if n)
+        if left:
+            line += f"; left out: {left}"
         if self.dropped:
             line += f"; parameters this sweep lacks, dropped: {', '.join(self.dropped)}"
         return line
+
+    def epochs_note(self, max_epochs: int) -> str:
+        """A line when the earlier sweeps trained for another number of epochs than this one."""
+        other = sorted({e for e in self.epochs if e != max_epochs})
+        if not other:
+            return ""
+        return (f"  (the earlier trials ran up to {', '.join(map(str, other))} epochs, this sweep {max_epochs}: their "
+                "values compare at another point of training)")
 
 
 def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: str) -> WarmStart:
@@ -56,24 +68,26 @@ def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: st
 
     observations: list[Observation] = []
     dropped: set[str] = set()
-    left_out = 0
-    sources = []
+    left_out = no_result = 0
+    sources, epochs = [], []
     for ref in refs:
         earlier = experiment.load(ref)
         if earlier.metric != metric or earlier.mode != mode:
             raise UsageError(f"--warm-start {ref}: it optimised {earlier.metric} ({earlier.mode}), this sweep "
                              f"optimises {metric} ({mode}); its results cannot seed this search")  # fmt: skip
         sources.append(earlier.config.name or ref)
+        epochs.append(earlier.config.max_epochs)
         for trial in earlier.trials:
             dropped |= set(trial.config) - set(params)
             curve = [v for _, v in trial.curve(metric)]
             if trial.status == "ERROR" or not curve or any(name not in trial.config for name in params):
                 left_out += 1
+                no_result += trial.status == "ERROR" or not curve
                 continue
             pruned = trial.epochs < earlier.config.max_epochs
             config = {name: trial.config[name] for name in params}
             observations.append(Observation(config, curve[-1], pruned, curve if pruned else []))
-    return WarmStart(sources, observations, sorted(dropped), left_out)
+    return WarmStart(sources, observations, sorted(dropped), left_out, no_result=no_result, epochs=epochs)
 
 
 def encode(warm: WarmStart, plan: Any) -> WarmStart:

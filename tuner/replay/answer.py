@@ -39,6 +39,7 @@ class WhatIf:
     cut_short: list[str] = field(default_factory=list)  # trials the replay would have run past their curve
     unfinished: int = 0  # trials the sweep had not finished when it stopped
     rungs: list[str] = field(default_factory=list)  # the replayed scheduler's rungs or brackets, as a plan says them
+    baseline_epochs: int | None = None  # the sweep's own scheduler replayed the same way (like for like)
 
     @property
     def title(self) -> str:
@@ -115,12 +116,18 @@ def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
     from tuner.limits import format_seconds
 
     w = whatif
+    base = w.baseline_epochs if w.baseline_epochs is not None else w.used_epochs
+    at_least = "at least " if w.cut_short else ""
+    against = f"the sweep's {base} under {sweep_scheduler}"
+    if base != w.used_epochs:  # the sweep's own scheduler, replayed, decided in another order than it ran
+        against = f"{base} for the sweep's own {sweep_scheduler} replayed the same way (the sweep itself ran {w.used_epochs})"
     lines = [
         f"replayed under {w.title}, on the sweep's own curves and epoch times",
         *(f"  {line}" for line in w.rungs),
-        f"  epochs: {w.epochs} against the sweep's {w.used_epochs} under {sweep_scheduler}{saving(w.epochs, w.used_epochs)}",
-        f"  wall time: about {format_seconds(w.seconds)} against {format_seconds(w.used_seconds)}"
-        f"{saving(w.seconds, w.used_seconds)}; both simulated with {w.workers} at once from the recorded epoch times",
+        f"  epochs: {at_least}{w.epochs} against {against}{'' if w.cut_short else saving(w.epochs, base)}",
+        f"  wall time: about {at_least}{format_seconds(w.seconds)} against {format_seconds(w.used_seconds)}"
+        f"{'' if w.cut_short else saving(w.seconds, w.used_seconds)}; both simulated with {w.workers} at once from "
+        "the recorded epoch times",
     ]
     if w.best_before is None or w.best_after is None:
         lines.append("  best trial: no trial reported a finite value")

@@ -316,6 +316,12 @@ class FixedOrder:
     def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
         pass
 
+    def on_pause(self, trial_id: str) -> None:  # BOHB's scheduler tells its searcher of pauses
+        pass
+
+    def on_unpause(self, trial_id: str) -> None:
+        pass
+
 
 def replay(source: CurveSource, algorithms: Any, *, workers: int, metric: str, mode: str,
            num_samples: int | None = None, max_epochs: int | None = None,

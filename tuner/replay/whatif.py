@@ -104,7 +104,7 @@ def replay_experiment(experiment: Experiment, scheduler: str, *, searcher: str |
     return WhatIf(experiment.path, scheduler, searcher, options, workers, experiment.metric, experiment.mode,
                   used, theirs.wall, ours.epochs, ours.wall, _best(experiment, trials),
                   _replayed_best(ours, trials, searcher), stopped, cut_short, unfinished,
-                  _rungs(experiment, scheduler, len(trials), grace_period, reduction_factor))  # fmt: skip
+                  _rungs(experiment, scheduler, len(trials), grace_period, reduction_factor), theirs.epochs)  # fmt: skip
 
 
 def _rungs(experiment: Experiment, scheduler: str, trials: int, grace: int | None, rf: int | None) -> list[str]:

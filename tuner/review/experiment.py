@@ -23,6 +23,9 @@ from tuner.review.ray_state import replaced_trial_dirs, saved_trial_states
 from tuner.review.vocabulary import number as _number
 from tuner.settings import CONFIG_FILE, DEFAULT_STORAGE, SweepConfig, load_saved_config
 
+SPENT_FILE = "spent.json"  # what a sweep spent (tuner/launch/budget.py writes it)
+SPENT_SIDECAR = ".tuner-spent.json"  # the driver's running count beside the experiment, while it runs
+
 
 @dataclass
 class TrialRecord:
@@ -84,6 +87,20 @@ class TrialRecord:
                 return f"{metric} was {value} at epoch {int(float(row.get('training_iteration') or 0))}"
         return ""
 
+    def times(self) -> list[tuple[float, dict[str, Any]]]:
+        """(seconds since the epoch, row) for each result, as exact as the trial's own clock allows: Ray
+        stamps results in whole seconds, so the trial's start is read once and its training time added."""
+        starts = [s - t for r in self.rows if (s := _number(r.get("timestamp"))) is not None
+                  and (t := _number(r.get("time_total_s"))) is not None]  # fmt: skip
+        start = min(starts) if starts else None
+        out = []
+        for row in self.rows:
+            total, stamp = _number(row.get("time_total_s")), _number(row.get("timestamp"))
+            when = start + total if start is not None and total is not None else stamp
+            if when is not None:
+                out.append((when, row))
+        return out
+
     def best_row(self, metric: str, mode: str) -> dict[str, Any] | None:
         scored = [(v, r) for r in self.rows if (v := _number(r.get(metric))) is not None]
         if not scored:
@@ -129,12 +146,18 @@ class Experiment:
         return storage.join(trial.path, kept[-1]) if kept else None
 
     def at_once(self) -> int | None:
-        """The most trials the sweep ran at once (its ``spent.json``), None where it was not recorded."""
-        text = storage.read_text(self.path, "spent.json")
-        try:
-            return int(json.loads(text).get("at_once") or 0) or None if text else None
-        except (ValueError, AttributeError):
-            return None
+        """The most trials the sweep ran at once (its ``spent.json``, or while it runs the driver's own
+        count beside it), None where it was not recorded."""
+        texts = [storage.read_text(self.path, SPENT_FILE)]
+        side = storage.sidecar(self.path, SPENT_SIDECAR)
+        texts.append(side.read_text(encoding="utf-8") if side.is_file() else None)
+        counts = []
+        for text in texts:
+            try:
+                counts.append(int(json.loads(text).get("at_once") or 0) if text else 0)
+            except (ValueError, AttributeError):
+                counts.append(0)
+        return max(counts) or None
 
     def failed(self) -> list[TrialRecord]:
         return [t for t in self.trials if t.status == "ERROR"]
@@ -208,12 +231,14 @@ def _trial_id(dir_name: str, rows: list[dict[str, Any]], known: dict[str, str]) 
     return dir_name
 
 
-def load(ref: str) -> Experiment:
+def load(ref: str, running: bool | None = None) -> Experiment:
+    """The experiment at ``ref``; ``running`` says whether a process runs it now (a live page built by the
+    sweep itself), else its claim tells."""
     from tuner.claim import held_elsewhere
     from tuner.review import fates
 
     folder = locate(ref)
-    live = held_elsewhere(folder)
+    live = held_elsewhere(folder) if running is None else running
     config = load_saved_config(folder)
     states = saved_trial_states(folder)
     decisions = fates.recorded(folder)
@@ -231,6 +256,7 @@ def load(ref: str) -> Experiment:
             trial_config = json.loads(storage.read_text(trial_path, "params.json") or "{}")
         except ValueError:
             trial_config = {}
+        trial_config = trial_config or dict(state.get("config") or {})  # a trial not started yet has no params.json
         status = state.get("status") or ("RUNNING" if rows else "PENDING")
         error, error_file = "", None
         decision = decisions.get(trial_id)
@@ -243,6 +269,6 @@ def load(ref: str) -> Experiment:
         record.fate = fates.fate(status, record.epochs, config.max_epochs, error, decision,
                                  record.nonfinite(config.metric or "loss"), live)  # fmt: skip
         trials.append(record)
-    created = {trial_id: i for i, trial_id in enumerate(states)}  # Ray saves trials in the order it made them
-    trials.sort(key=lambda t: created.get(t.trial_id, len(created)))
+    made = {trial_id: state.get("made") for trial_id, state in states.items()}
+    trials.sort(key=lambda t: (made.get(t.trial_id) is None, made.get(t.trial_id) or 0))  # the order Tune made them
     return Experiment(folder, config, trials)

@@ -23,6 +23,7 @@ STOPPED, PERTURBED = "stopped", "perturbed"
 RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the cutoff, what was decided
 HUNG, DIED, BUDGET = "hung", "died", "budget"
 UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
+NOT_STARTED = "not started yet: the sweep stopped first; tuner resume starts it"
 NEVER_STARTED = "never started: the budget was spent first"
 FAILURES = (HUNG, DIED)  # failures the sweep explains better than Ray's error does
 
@@ -114,7 +115,9 @@ def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[s
     if decision.get("failures"):
         note += "; retried after " + ", then ".join(decision["failures"])
     if status in ("RUNNING", "PENDING", "PAUSED"):
-        return (status.lower() if live else UNFINISHED) + note
+        if live:
+            return status.lower() + note
+        return (NOT_STARTED if status == "PENDING" and not epochs else UNFINISHED) + note
     if decision.get("stopped"):
         return decision["stopped"] + note
     if decision.get("budget") and epochs < max_epochs:
@@ -137,6 +140,6 @@ def kind(text: str) -> str:
         return "errored"
     if text.startswith(("stopped early", "ended by the budget", "never started")):
         return "stopped early"
-    if text.startswith(("running", "pending", "paused", "unfinished")):
+    if text.startswith(("running", "pending", "paused", "unfinished", "not started yet")):
         return "running"
     return "completed"

@@ -62,10 +62,19 @@ def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str,
                 "status": trial["status"],
                 "dir": trial.get("relative_logdir"),
                 "error_file": runtime.get("error_filename"),
+                "made": _made(trial.get("experiment_tag")),
+                "config": trial.get("config") if isinstance(trial.get("config"), dict) else None,
             }
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read") from None
     return out
+
+
+def _made(tag: Any) -> int | None:
+    """Where a trial came in the order Tune made them: its experiment tag starts with that number
+    (``3_lr=0.01,...``); the state file itself lists trials in no particular order."""
+    head = str(tag or "").split("_", 1)[0]
+    return int(head) if head.isdigit() else None
 
 
 def replaced_trial_dirs(folder: str | Path) -> set[str]:

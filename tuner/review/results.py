@@ -55,7 +55,7 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
             f"best trial: {summary['best_trial']} ({summary['metric']} {summary['best_value']:.4g} "
             f"at epoch {summary['best_epoch']})",
             f"  config: {json.dumps(jsonable(summary['config']), sort_keys=True)}",
-            f"  checkpoint: {summary['checkpoint']}",
+            f"  checkpoint: {summary['checkpoint'] or 'none (the trainable saves no checkpoints)'}",
         ]
         if summary.get("best_fate"):
             lines.append(f"  fate: {summary['best_fate']}")

@@ -37,6 +37,9 @@ def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budge
         return "random", "nothing in the space for a model to search"
     searched = [p for p in plan.params if p.treatment in (NATIVE, ENCODED)]
     numeric = [p for p in searched if _numeric(p)]
+    if plan.conditionals:
+        names = ", ".join(p.name for p in plan.conditionals)
+        return "optuna", f"{names} depends on another parameter, which TPE models as the space is drawn"
     if scheduler in STOPS_EARLY:
         return "optuna", f"{scheduler} stops trials early and TPE learns from them as pruned"
     if budgeted and planned_trials > GP_MAX_TRIALS:

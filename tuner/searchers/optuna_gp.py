@@ -18,6 +18,7 @@ class OptunaGP(OptunaTPE):
     name = "gp"
     summary = "Optuna's Gaussian process (log EI; fantasised outcomes for trials running at once)"
     model = "a Gaussian process"
+    models_conditionals = False  # Optuna's GPSampler draws a parameter outside every trial's space at random
 
     def build_inner(self, space: Any, metric: str, mode: str, warmup: int, seed: int) -> Any:
         import warnings

@@ -253,7 +253,7 @@ def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int, pa
         if branches is not None and getattr(entry, "models_conditionals", False):
             return ParamPlan(name, text, branches.describe(entry.name), CONDITIONAL, value, branches=branches)
         if branches is not None:
-            why = f"conditional on {branches.parent}, which {entry.name} cannot model; optuna and gp can"
+            why = f"conditional on {branches.parent}, which {entry.name} cannot model; optuna can"
     if values is None:
         return ParamPlan(name, text, f"drawn at random, not searched by {entry.name} ({why})", RANDOM, value)
     if len(values) == 1:

@@ -20,10 +20,13 @@ def probe_function(domain: Any, seed: int, config: dict[str, Any] | None = None)
     """
     import numpy as np
 
+    from tuner.ray_compat import spec_form_warnings_off
+
     state = np.random.get_state()
     np.random.seed(seed)
     try:
-        draws = [_hashable(domain.sample(config=dict(config or {}))) for _ in range(PROBE_DRAWS)]
+        with spec_form_warnings_off():
+            draws = [_hashable(domain.sample(config=dict(config or {}))) for _ in range(PROBE_DRAWS)]
     except Exception as exc:  # it reads other parameters, or fails on an empty config
         return None, f"its function cannot run alone ({type(exc).__name__})"
     finally:

@@ -22,21 +22,6 @@ def figure_html(fig: Any) -> str:
     return fig.to_html(include_plotlyjs=False, full_html=False, config={"displaylogo": False, "displayModeBar": False})
 
 
-def result_times(trial: TrialRecord) -> list[tuple[float, dict[str, Any]]]:
-    """(seconds since the epoch, row) for each result, as exact as the trial's own clock allows: Ray stamps
-    results in whole seconds, so the trial's start is read once and its own training time added."""
-    out = []
-    starts = [s - t for r in trial.rows if (s := number(r.get("timestamp"))) is not None
-              and (t := number(r.get("time_total_s"))) is not None]  # fmt: skip
-    start = min(starts) if starts else None
-    for row in trial.rows:
-        total, stamp = number(row.get("time_total_s")), number(row.get("timestamp"))
-        when = start + total if start is not None and total is not None else stamp
-        if when is not None:
-            out.append((when, row))
-    return out
-
-
 def history(experiment: Experiment, scored: list[TrialRecord]) -> Any:
     """Each trial's best with the best so far, against trials (in the order they were made) and wall time."""
     import plotly.graph_objects as go
@@ -50,7 +35,7 @@ def history(experiment: Experiment, scored: list[TrialRecord]) -> Any:
     better = min if mode == "min" else max
     bests = [t.best(metric, mode) for t in trials]
     so_far = [better(bests[: i + 1]) for i in range(len(bests))]
-    events = sorted((when, v) for t in trials for when, row in result_times(t) if (v := number(row.get(metric))) is not None)
+    events = sorted((when, v) for t in trials for when, row in t.times() if (v := number(row.get(metric))) is not None)
     start = events[0][0]
     scale, unit = (60.0, "minutes") if events[-1][0] - start >= 120 else (1.0, "seconds")
     by_time, best = [], None

@@ -176,9 +176,11 @@ def _replays_section(experiment: Experiment) -> str:
     rows, details = [], []
     for w in replays:
         name = w.title
-        rows.append(f"<tr><td>{html.escape(name)}</td><td>{w.epochs} of {w.used_epochs}{saving(w.epochs, w.used_epochs)}"
-                    f"</td><td>{format_seconds(w.seconds)} of {format_seconds(w.used_seconds)}"
-                    f"{saving(w.seconds, w.used_seconds)}</td>"
+        base = w.baseline_epochs if w.baseline_epochs is not None else w.used_epochs
+        low = "at least " if w.cut_short else ""
+        rows.append(f"<tr><td>{html.escape(name)}</td><td>{low}{w.epochs} of {base}"
+                    f"{'' if w.cut_short else saving(w.epochs, base)}</td><td>{low}{format_seconds(w.seconds)} of "
+                    f"{format_seconds(w.used_seconds)}{'' if w.cut_short else saving(w.seconds, w.used_seconds)}</td>"
                     f"<td>{'kept' if w.best_kept else 'lost'}</td><td>{len(w.stopped)}</td></tr>")  # fmt: skip
         lines = "\n".join(describe(w, experiment.config.scheduler))
         details.append(f"<details><summary>{html.escape(name)}</summary><pre>{html.escape(lines)}</pre></details>")

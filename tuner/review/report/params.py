@@ -97,7 +97,13 @@ def parallel(experiment: Experiment, trials: list[TrialRecord]) -> Any:
         fate_axis = _categories("fate", fates, sorted(set(fates)))
         rank = {i: r for r, i in enumerate(sorted(range(len(trials)), key=lambda i: scores[i]))}
         band = 0.6 / max(len(set(fates)), 2)
-        fate_axis.positions = [p + band * (rank[i] / max(len(trials) - 1, 1) - 0.5) for i, p in enumerate(fate_axis.positions)]
+
+        def inside(p: float) -> float:  # the bands kept within the axis
+            return band / 2 + p * (1 - band)
+
+        fate_axis.positions = [inside(p) + band * (rank[i] / max(len(trials) - 1, 1) - 0.5)
+                               for i, p in enumerate(fate_axis.positions)]  # fmt: skip
+        fate_axis.ticks = [(inside(p), text) for p, text in fate_axis.ticks]
         axes.append(fate_axis)
     axes.append(axis_for(f"best {metric} (any epoch)", scores, choices=False))
     low, high = min(scores), max(scores)

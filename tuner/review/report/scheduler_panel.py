@@ -131,7 +131,7 @@ def rung_figure(experiment: Experiment, events: list[dict[str, Any]]) -> Any:
                                              "line": {"width": 2, "color": CUTOFF_COLOUR}},
                                      hovertext=[f"cutoff {c:.4g}" for _, c in cut], hoverinfo="text"),
                           row=1, col=col)  # fmt: skip
-        fig.update_xaxes(title_text="arrival order at this rung", row=1, col=col)
+        fig.update_xaxes(title_text="arrival order at this rung", row=1, col=col, dtick=1 if len(at) <= 20 else None)
     fig.update_yaxes(title_text=f"{experiment.metric} at the rung", row=1, col=1)
     fig.update_layout(height=380, margin={"t": 50})
     return fig
