@@ -22,6 +22,7 @@ MOVED = {
        ("experiment", "ray_state", "fates", "results", "compare", "plots", "dashboard", "vocabulary")},
     "tuner.report": "tuner.review.report.page",
     "tuner.config": "tuner.settings",
+    "tuner.schedulers.recording": "tuner.ray_compat.schedulers",
 }  # fmt: skip
 
 

@@ -183,3 +183,13 @@ def sidecar(location: str, name: str) -> Path:
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tuner" / "sweeps"
     key = str(location).rstrip("/") if is_uri(location) else str(Path(location).resolve())
     return cache / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}{name}"
+
+
+def write_atomically(path: str | Path, text: str) -> None:
+    """Swap a local file in one step: a reader (or a crash) never meets half of it."""
+    import os
+
+    target = Path(path)
+    scratch = target.with_name(f".{target.name}.partial")
+    scratch.write_text(text, encoding="utf-8")
+    os.replace(scratch, target)

@@ -1,4 +1,4 @@
-"""Ray behaviours tuner works around (tuner/ray_compat.py) that need a running Ray to show."""
+"""Ray behaviours tuner works around (tuner/ray_compat/) that need a running Ray to show."""
 
 from __future__ import annotations
 

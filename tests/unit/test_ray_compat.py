@@ -148,7 +148,7 @@ def test_ray_still_reports_syncs_through_that_logger_with_that_message():
 
 
 def _analysis_warning(*failures: str) -> logging.LogRecord:
-    from tuner.ray_compat import ANALYSIS_LOGGER
+    from tuner.ray_compat.terminal import ANALYSIS_LOGGER
 
     lines = "\n".join(f"- train_{i}: {text}" for i, text in enumerate(failures))
     message = f"Failed to fetch metrics for {len(failures)} trial(s):\n{lines}"
@@ -156,7 +156,7 @@ def _analysis_warning(*failures: str) -> logging.LogRecord:
 
 
 def test_a_trial_that_never_reported_is_not_warned_about():
-    from tuner.ray_compat import _DropNeverReported
+    from tuner.ray_compat.terminal import _DropNeverReported
 
     never = "FileNotFoundError('Could not fetch metrics for x: both result.json and progress.csv were not found at /e')"
     assert not _DropNeverReported().filter(_analysis_warning(never, never))
@@ -170,7 +170,7 @@ def test_ray_still_warns_about_trials_without_results_that_way():
     import ray.tune.analysis.experiment_analysis as module
     from ray.tune.analysis.experiment_analysis import ExperimentAnalysis
 
-    from tuner.ray_compat import ANALYSIS_LOGGER, NEVER_REPORTED, NO_METRICS
+    from tuner.ray_compat.terminal import ANALYSIS_LOGGER, NEVER_REPORTED, NO_METRICS
 
     assert module.logger.name == ANALYSIS_LOGGER
     assert NO_METRICS in inspect.getsource(module)
@@ -199,7 +199,7 @@ SIGTERM_TRACEBACK = [
 
 
 def test_a_worker_crash_report_and_rays_sigterm_traceback_are_dropped():
-    from tuner.ray_compat import crash_noise
+    from tuner.ray_compat.terminal import crash_noise
 
     died = ("A worker died or was killed while executing a task by an unexpected system error. To troubleshoot "
             "the problem, check the logs for the dead worker.")  # fmt: skip
@@ -207,7 +207,7 @@ def test_a_worker_crash_report_and_rays_sigterm_traceback_are_dropped():
 
 
 def test_the_users_own_lines_and_tracebacks_pass():
-    from tuner.ray_compat import crash_noise
+    from tuner.ray_compat.terminal import crash_noise
 
     own = ["(trial 1f15) WARNING: loss is high", "Exception ignored in: <generator object x>",
            "Traceback (most recent call last):", '  File "train.py", line 3, in x', "ValueError: bad"]  # fmt: skip
@@ -221,7 +221,7 @@ def test_ray_still_forwards_worker_logs_through_that_dispatcher():
     import ray._private.worker as worker
     from ray._private.ray_logging import global_worker_stdstream_dispatcher as dispatcher
 
-    from tuner.ray_compat import FORWARDER
+    from tuner.ray_compat.terminal import FORWARDER
 
     assert hasattr(dispatcher, "_lock") and isinstance(dispatcher.handlers, list)
     assert f'"{FORWARDER}"' in inspect.getsource(worker.connect)
@@ -245,7 +245,7 @@ def test_probing_the_older_spec_form_does_not_flood_the_terminal(caplog):
     import numpy as np
     from ray import tune
 
-    from tuner.ray_compat import SAMPLE_LOGGER
+    from tuner.ray_compat.terminal import SAMPLE_LOGGER
     from tuner.searchers.probe import probe_function
 
     domain = tune.sample_from(lambda spec: np.random.choice([1, 2]) if spec.config.x == "a" else 0)

@@ -166,7 +166,7 @@ def resume(experiment: str, errored: str, num_samples: int | None, budget: str |
     """Continue a sweep stopped by Ctrl-C, a signal, a crash, a kill or a stall, with its saved settings and
     what is left of its budget; or grow a finished one with --num-samples or --budget. Every other setting
     stays as saved."""
-    from tuner.launch.runner import resume_sweep
+    from tuner.launch.resume import resume_sweep
 
     print_outcome(resume_sweep(experiment, errored, out=click.echo, num_samples=num_samples, budget=budget,
                                trial_timeout=trial_timeout))  # fmt: skip

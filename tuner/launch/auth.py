@@ -29,10 +29,9 @@ def enable_token_auth() -> None:
     """
     if "RAY_AUTH_MODE" not in os.environ and token_available():
         os.environ["RAY_AUTH_MODE"] = "token"
-        # Ray caches its configuration when first imported; make it read the mode again.
-        from ray._raylet import Config
+        from tuner.ray_compat.cluster import reread_auth_mode
 
-        Config.initialize("")
+        reread_auth_mode()  # Ray read its configuration when first imported
 
 
 def looks_like_auth_failure(text: str) -> bool:

@@ -207,7 +207,7 @@ class BudgetStopper(Stopper):
     def stop_all(self) -> bool:
         from tuner.ray_compat import live
 
-        return live(self.watch.key, self.watch).ended  # tuner/ray_compat.py, part 10
+        return live(self.watch.key, self.watch).ended  # ray_compat part 10 (tuner/ray_compat/live.py)
 
 
 def describe_spent(spent: dict[str, Any], budget: str | None) -> str:

@@ -78,11 +78,10 @@ def check_reachable(address: str) -> None:
     if address.startswith("ray://"):
         where = address[len("ray://") :]
     else:
-        # Ray's own reading of "auto" / HOST:PORT / RAY_ADDRESS / the last `ray start` on this machine.
-        from ray._private.services import canonicalize_bootstrap_address
+        from tuner.ray_compat.cluster import bootstrap_address
 
         try:
-            where = canonicalize_bootstrap_address(address)
+            where = bootstrap_address(address)
         except Exception as exc:  # Ray raises several types for an address it cannot read
             raise UsageError(f"--address {address}: {' '.join(str(exc).split())[:200]}") from None
         if not where:

@@ -225,8 +225,7 @@ def start(folder: str, trials_per_gpu: int) -> str:
     Ray keeps a copy of a trainable's resource function and calls that copy in the driver, so the live
     packing sits in a small file beside the experiment rather than in the function.
     """
-    from tuner.ray_compat import write_atomically
-    from tuner.storage import sidecar
+    from tuner.storage import sidecar, write_atomically
 
     path = sidecar(folder, PACKING_FILE)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -249,7 +248,7 @@ def trial_resources(key: str, cpus: float, config: Mapping[str, Any]) -> dict[st
 
 def lower(key: str) -> int | None:
     """Halve the trials per GPU after an out-of-memory error; returns the new number, None if unchanged."""
-    from tuner.ray_compat import write_atomically
+    from tuner.storage import write_atomically
 
     trials = current(key)
     if trials <= 1:

@@ -12,13 +12,19 @@ import dataclasses
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner import schedulers, searchers
 from tuner.errors import UsageError
 from tuner.launch.registry import declared_keywords, load_space, resolve_trainable
 from tuner.settings import GPUS_AUTO, SweepConfig
 from tuner.spec import SearchSpace, contract
+
+if TYPE_CHECKING:
+    from tuner.launch.packing import Packing
+    from tuner.launch.warm_start import WarmStart
+    from tuner.schedulers import SchedulerContext, SchedulerEntry
+    from tuner.searchers import SearchPlan
 
 # Settings a trainable (or its data loader) may declare as keyword arguments; ``data`` is what the
 # trainable's ``data_loader`` returns, loaded once per sweep and shared with every trial.
@@ -34,14 +40,14 @@ class SweepPlan:
     config: SweepConfig
     space: SearchSpace
     trainable: Callable[..., Any]
-    search_plan: Any
-    scheduler: Any  # a SchedulerEntry
-    context: Any  # its SchedulerContext
+    search_plan: SearchPlan
+    scheduler: SchedulerEntry
+    context: SchedulerContext
     kwargs: dict[str, Any]  # what the trainable receives besides its config
     data_note: str = ""
     slots: int = 0  # trials that fit at once on the cluster
-    packing: Any = None  # --gpus-per-trial auto's decision
-    warm_start: Any = None  # tuner.launch.warm_start.WarmStart: earlier trials that seed the searcher
+    packing: Packing | None = None  # --gpus-per-trial auto's decision
+    warm_start: WarmStart | None = None  # earlier trials that seed the searcher
 
     @property
     def searcher(self) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -10,7 +9,7 @@ from ray.tune import CLIReporter
 from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
-from tuner.ray_compat import name_trial_folders
+from tuner.ray_compat.live_table import SweepReporter
 from tuner.review.ray_state import bookkeeping
 
 # Shown only once some trial reports them (Ray drops empty metric columns): OOM fallbacks and GPU memory.
@@ -35,97 +34,6 @@ def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs
         max_report_frequency=10,
         max_progress_rows=30,
         max_error_rows=1,
-    )
-
-
-_LONG_FLOAT = re.compile(r"-?\d+\.\d{5,}(?:e[-+]?\d+)?")
-_SCHEDULER_LINE = re.compile(r"^Using (\w+): num_stopped=\d+.*$")
-_RUNG = re.compile(r"Iter (\d+)\.0+: (-?[\d.e+-]+|None)")
-_LABELS = {"AsyncHyperBand": "ASHA", "HyperBand": "HyperBand", "HyperBandForBOHB": "BOHB"}
-
-
-class SweepReporter(CLIReporter):
-    """Ray's CLIReporter with its status lines made true and readable.
-
-    Ray 2.60's lines count decisions rather than stopped trials ("num_stopped=6" for 3), show ASHA's rung
-    cutoffs negated for a metric to minimise, print the best value with 17 digits, and point at its own
-    session folder ("Result logdir"), which is not where the experiment is.
-    """
-
-    def __init__(self, *, max_epochs: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self._max_epochs = max_epochs
-
-    def _best(self, trial: Any) -> float | None:
-        value = (getattr(trial, "metric_analysis", None) or {}).get(self._metric, {}).get(self._mode)
-        return value if isinstance(value, (int, float)) and value == value else None
-
-    def _current_best_trial(self, trials: list) -> tuple[Any, str | None]:
-        ranked = [t for t in self._ranked(trials) if self._best(t) is not None]
-        return (ranked[0] if ranked else None), self._metric
-
-    def _ranked(self, trials: list) -> list:
-        sign = 1 if self._mode == "min" else -1
-        return sorted(trials, key=lambda t: (self._best(t) is None, sign * (self._best(t) or 0.0)))
-
-    def _progress_str(self, trials: list, done: bool, *sys_info: str, fmt: str = "psql", delim: str = "\n") -> str:
-        name_trial_folders(trials)  # Ray's error table reads every trial's folder (tuner/ray_compat.py, part 8)
-        if not self._metric or not self._mode:
-            return super()._progress_str(trials, done, *sys_info, fmt=fmt, delim=delim)
-        trials = self._ranked(trials)
-        text = super()._progress_str(trials, done, *sys_info, fmt=fmt, delim=delim)
-        lines, errors = [], "none"  # none -> before (blank lines) -> table -> none
-        for line in text.split(delim):
-            if line.startswith("Number of errored trials:"):
-                # Ray's error table points at its session folder, gone once Ray stops; the sweep's end
-                # names each failure with its error file inside the experiment folder.
-                lines.append(line.replace("Number of errored trials", "Errored trials") + " (summarised at the end)")
-                errors = "before"
-                continue
-            if errors != "none":
-                if line.startswith(("+", "|")):
-                    errors = "table"
-                    continue
-                if errors == "before" and (not line.strip() or line.startswith("Table truncated")):
-                    continue
-                errors = "none"
-            if not line.startswith("Result logdir:"):
-                lines.append(self._tidy(line, trials))
-        return delim.join(lines)
-
-    def _tidy(self, line: str, trials: list) -> str:
-        if match := _SCHEDULER_LINE.match(line):
-            label = _LABELS.get(match.group(1), match.group(1))
-            return f"{label}: {stopped_early(trials, self._max_epochs)} trial(s) stopped early so far"
-        if line.startswith("Bracket: ") and "Iter " in line:
-            return self._rung_cutoffs(line)
-        if line.startswith("Current best trial:"):
-            best = self._current_best_trial(trials)[0]
-            order = "lowest" if self._mode == "min" else "highest"
-            line = _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.4g}", line)
-            head, _, params = line.partition(" and parameters=")
-            return (f"Best so far: trial {best.trial_id}, {self._metric} {self._best(best):.4g} (trials ranked by their "
-                    f"best {self._metric}, {order} first); parameters={params}")  # fmt: skip
-        return line
-
-    def _rung_cutoffs(self, line: str) -> str:
-        """ASHA compares a trial with the cutoff of its rung (Ray keeps them negated for min metrics)."""
-        sign = -1 if self._mode == "min" else 1
-        cutoffs = []
-        for epoch, value in sorted(((int(e), v) for e, v in _RUNG.findall(line))):
-            if epoch >= self._max_epochs:  # Ray keeps a rung at max_t, where trials end rather than compare
-                continue
-            cutoffs.append(f"epoch {epoch}: " + ("-" if value == "None" else f"{sign * float(value):.4g}"))
-        relation = "at most" if self._mode == "min" else "at least"
-        return f"rung cutoffs ({self._metric} {relation} this to go on): {', '.join(cutoffs)}"
-
-
-def stopped_early(trials: list, max_epochs: int) -> int:
-    """Trials that finished before their last epoch without an error: what a scheduler stopped."""
-    return sum(
-        1
-        for t in trials
-        if t.status == "TERMINATED" and (t.last_result or {}).get("training_iteration", max_epochs) < max_epochs
     )
 
 

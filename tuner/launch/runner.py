@@ -1,4 +1,4 @@
-"""The one place that builds ``ray.tune.Tuner``: from a plan to a finished sweep, and resume.
+"""The one place that builds ``ray.tune.Tuner``: from a plan to a finished sweep (resume: tuner/launch/resume.py).
 
 Everything that can be checked without Ray is checked first (tuner/launch/plan.py), so bad input fails in a
 second, before a cluster starts or a trial launches.
@@ -10,7 +10,6 @@ import dataclasses
 import functools
 import logging
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -72,7 +71,7 @@ def run_sweep(
             storage.remove_if_empty(folder)  # a sweep refused before its first trial leaves nothing
 
 
-def _wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
+def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     """The trainable with its data and resources; with auto packing, each trial's share is decided when
     the trial is created, so a lowered packing reaches the trials that follow."""
     from ray import tune
@@ -137,7 +136,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
         packing_key = packings.start(folder, plan.packing.trials_per_gpu)
         callbacks.append(packings.OomWatcher(packing_key, out))
     tuner = tune.Tuner(
-        _wrapped_trainable(plan, packing_key),
+        wrapped_trainable(plan, packing_key),
         param_space=dict(plan.space.params) if generator else {},
         tune_config=tune.TuneConfig(
             metric=cfg.metric,
@@ -164,7 +163,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
         ),
     )
     try:
-        return _fit(tuner, cfg, folder, stop, guard)
+        return fit(tuner, cfg, folder, stop, guard)
     finally:
         if packing_key is not None:
             packings.forget(packing_key)
@@ -209,7 +208,7 @@ def trial_folder_name(params: list[str], trial: Any) -> str:
     return f"{trial.trial_id}_{','.join(parts)}"[:120]
 
 
-def _fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any = None) -> dict[str, Any]:
+def fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any = None) -> dict[str, Any]:
     from tuner import ray_compat
     from tuner.launch import budget
     from tuner.launch.stall import forget_stall, stall_reason
@@ -281,157 +280,3 @@ def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] |
     open_trials = sum(status in UNFINISHED for status in statuses.values()) - waiting
     never_created = max((cfg.trials_cap or 0) - len(statuses), 0)  # a searcher creates trials as slots free up
     return open_trials, waiting + never_created
-
-
-ERRORED_CHOICES = ("resume", "restart", "skip")
-
-
-def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_samples: int | None = None,
-                 budget: str | None = None, trial_timeout: str | None = None) -> dict[str, Any]:  # fmt: skip
-    """Continue a stopped sweep from its folder: unfinished trials go on from their last checkpoint.
-
-    Settings come from the saved ``tuner_config.yaml``; everything is read and checked before Ray
-    touches the folder, so a bad experiment is reported and left exactly as it was. The experiment is
-    claimed first: a second process on it is refused. ``num_samples`` (more than before) grows the sweep,
-    and ``budget`` (a new total, or ``+1h`` for that much more) extends it: the searcher, with all it
-    learnt, proposes the extra trials. ``trial_timeout`` replaces the saved one.
-    """
-    from tuner.claim import claimed
-    from tuner.launch.signals import OrderlyStop
-    from tuner.review import experiment
-
-    if errored not in ERRORED_CHOICES:
-        raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
-    folder = experiment.locate(ref)
-    with claimed(folder, "tuner resume"), OrderlyStop(f"continue with: tuner resume {folder}") as stop:
-        return _resume_claimed(folder, errored, out, num_samples, budget, trial_timeout, stop)
-
-
-def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | None, budget: str | None,
-                    trial_timeout: str | None, stop: Any) -> dict[str, Any]:  # fmt: skip
-    from tuner.launch import budget as budgets
-    from tuner.launch import cluster
-    from tuner.review import experiment
-    from tuner.review.ray_state import latest_state_name, saved_trial_states
-
-    config = experiment.load_saved_config(folder)
-    statuses = {tid: state["status"] for tid, state in saved_trial_states(folder).items()}
-    if latest_state_name(folder) is None or not storage.exists(folder, "tuner.pkl"):
-        if any(storage.exists(storage.join(folder, d), "params.json") for d in storage.list_dirs(folder)):
-            raise UsageError(f"{folder} has trials but no saved sweep state (Ray's experiment_state and tuner.pkl "
-                             "are missing), so it cannot be resumed; start a new sweep")  # fmt: skip
-        return _start_afresh(folder, config, out, stop, num_samples, budget, trial_timeout)
-    if num_samples is not None:
-        config = _grown(folder, config, num_samples)
-    if budget is not None:
-        config = _extended(folder, config, budget)
-    else:
-        _check_budget_left(folder, config)
-    grows = num_samples is not None or budget is not None
-    if trial_timeout is not None:
-        config = dataclasses.replace(config, trial_timeout=trial_timeout)  # checked here, saved before the run
-    plan = prepare(config, out, resuming=True)
-    started = cluster.connect(config.address)
-    stop.reinstall()  # Ray's core put its own SIGTERM handler in place
-    try:
-        from ray import tune
-
-        plan = place(plan)
-        done = sum(status == "TERMINATED" for status in statuses.values())
-        out(f"resuming {folder}: {done} of {len(statuses)} trial(s) finished; errored trials: {errored}")
-        if trial_timeout is not None:
-            from tuner.limits import TrialTimeout
-            from tuner.settings import save_config
-
-            save_config(config, folder)
-            out(TrialTimeout.parse(trial_timeout).describe())
-        if grows:
-            from tuner.ray_compat import can_grow, extend_saved_search
-            from tuner.settings import save_config
-
-            if can_grow(folder):
-                finished = {tid for tid, status in statuses.items() if status in ("TERMINATED", "ERROR")}
-                extend_saved_search(folder, config.trials_cap or sys.maxsize, finished)
-            if budget is not None:
-                budgets.forget_ended(folder)
-            save_config(config, folder)
-            if num_samples is not None:
-                out(f"growing the sweep to {num_samples} trials: {num_samples - len(statuses)} more")
-            if budget is not None:
-                out(f"budget now {budgets.Budget.parse(config.budget or '').describe()}; "
-                    + budgets.describe_spent(budgets.load_spent(folder), None))  # fmt: skip
-        tuner = tune.Tuner.restore(
-            folder,
-            trainable=_wrapped_trainable(plan),
-            resume_unfinished=True,
-            resume_errored=errored == "resume",
-            restart_errored=errored == "restart",
-        )
-        return _fit(tuner, plan.config, folder, stop)
-    finally:
-        cluster.disconnect(started)
-
-
-def _start_afresh(folder: str, config: SweepConfig, out: Print, stop: Any, num_samples: int | None,
-                  budget: str | None, trial_timeout: str | None) -> dict[str, Any]:  # fmt: skip
-    """A sweep stopped before its first trial has nothing to continue: run it from its saved settings."""
-    from tuner.launch import cluster
-
-    changes = {k: v for k, v in (("num_samples", num_samples), ("trial_timeout", trial_timeout)) if v is not None}
-    if budget is not None:
-        changes["budget"] = budget.lstrip("+")  # nothing was spent: +AMOUNT is the amount
-    config = dataclasses.replace(config, **changes)
-    out(f"{folder} stopped before its first trial: starting it afresh with its saved settings")
-    plan = prepare(config, out, resuming=True)
-    started = cluster.connect(config.address, dashboard=config.dashboard)
-    stop.reinstall()  # Ray's core put its own SIGTERM handler in place
-    try:
-        plan = place(plan)
-        for line in describe(plan):
-            out(line)
-        return launch(plan, out, stop)
-    finally:
-        cluster.disconnect(started)
-
-
-def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:
-    """The saved settings with a larger budget: ``text`` is a new total, or ``+AMOUNT`` more than spent."""
-    from tuner.launch.budget import load_spent
-    from tuner.limits import Budget
-
-    wanted = Budget.parse(text)
-    if config.budget is not None and Budget.parse(config.budget).kind != wanted.kind:
-        saved = Budget.parse(config.budget)
-        raise UsageError(f"--budget {text}: this sweep's budget is {saved.describe()}; extend it in the same unit, "
-                         f"e.g. --budget {saved.example_more()}")  # fmt: skip
-    spent = load_spent(folder)[wanted.kind]
-    total = spent + wanted.amount if wanted.extra else wanted.amount
-    if total <= spent:
-        raise UsageError(f"--budget {text}: the sweep has already spent {wanted.describe(spent)}; pass a larger "
-                         f"total, or +{text.lstrip('+')} for that much more")  # fmt: skip
-    return dataclasses.replace(config, budget=wanted.text_for(total))
-
-
-def _check_budget_left(folder: str, config: SweepConfig) -> None:
-    """A sweep that spent its budget has nothing left to run: say how to extend it."""
-    from tuner.launch.budget import load_spent
-    from tuner.limits import Budget
-
-    if config.budget is None:
-        return
-    limit = Budget.parse(config.budget)
-    if limit.spent_of(load_spent(folder)) >= limit.amount:
-        raise UsageError(f"{folder} has spent its budget ({limit.describe()}); extend it with --budget "
-                         f"+AMOUNT (e.g. --budget {limit.example_more()}) or a larger total")  # fmt: skip
-
-
-def _grown(folder: str, config: SweepConfig, num_samples: int) -> SweepConfig:
-    """The saved settings with more trials, or a one-line error saying why the sweep cannot grow."""
-    from tuner.ray_compat import can_grow
-
-    if config.num_samples is not None and num_samples <= config.num_samples:
-        raise UsageError(f"--num-samples {num_samples}: the sweep already has {config.num_samples}; pass more to grow it")
-    if not can_grow(folder):
-        raise UsageError(f"{folder} crosses a grid or runs PBT, whose trials were all planned at the start; it "
-                         "cannot grow: start a new sweep instead")  # fmt: skip
-    return dataclasses.replace(config, num_samples=num_samples)

@@ -93,7 +93,7 @@ class StallStopper(Stopper):
         from tuner.ray_compat import live
 
         watch = live(f"stall:{self.watch.path}", self.watch) if self.watch.path else self.watch
-        return watch.reason is not None  # tuner/ray_compat.py, part 10
+        return watch.reason is not None  # ray_compat part 10 (tuner/ray_compat/live.py)
 
 
 class StallAwareSearcher(WrappingSearcher):

@@ -9,11 +9,14 @@ from __future__ import annotations
 import math
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner.errors import UsageError
 from tuner.review.fates import family
 from tuner.review.vocabulary import number as _number
+
+if TYPE_CHECKING:
+    from tuner.review.experiment import Experiment
 
 
 def check_comparable(experiments: list[Any]) -> None:
@@ -25,7 +28,7 @@ def check_comparable(experiments: list[Any]) -> None:
         raise UsageError(f"the experiments optimise different things ({shown}); compare sweeps of one metric")
 
 
-def _reports(experiment: Any) -> list[tuple[float, float | None]]:
+def _reports(experiment: Experiment) -> list[tuple[float, float | None]]:
     """Every epoch's report in the order it arrived: (time, value of the metric)."""
     out = []
     for trial in experiment.trials:

@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner.review.fates import kind
 from tuner.review.ray_state import bookkeeping
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS
 from tuner.review.vocabulary import number as _number
 
+if TYPE_CHECKING:
+    from tuner.review.experiment import Experiment
+
 LOG_SPAN = 16  # positive values spanning this factor or more read better on a log axis
 BEST = BEST_COLOUR
 
 
-def reported_metrics(experiment: Any, diagnostics: bool = False) -> list[str]:
+def reported_metrics(experiment: Experiment, diagnostics: bool = False) -> list[str]:
     """Numbers the trainable reported (the sweep's metric first), not Ray's bookkeeping, and not the run's
     diagnostics (tuner/spec.py ``DIAGNOSTICS``) unless ``diagnostics``."""
     from tuner.spec import DIAGNOSTICS
@@ -36,7 +39,7 @@ def reported_metrics(experiment: Any, diagnostics: bool = False) -> list[str]:
     return list(names)
 
 
-def plot_experiment(experiment: Any, out_dir: Path, metrics: list[str] | None = None) -> list[Path]:
+def plot_experiment(experiment: Experiment, out_dir: Path, metrics: list[str] | None = None) -> list[Path]:
     """Write the figures and return their paths."""
     import matplotlib
 
@@ -66,7 +69,7 @@ def _save(plt: Any, fig: Any, path: Path) -> Path:
     return path
 
 
-def _per_epoch(plt: Any, experiment: Any, metric: str, best: Any) -> Any:
+def _per_epoch(plt: Any, experiment: Experiment, metric: str, best: Any) -> Any:
     from matplotlib.ticker import MaxNLocator
 
     curves = [(t, t.curve(metric)) for t in experiment.trials]
@@ -92,7 +95,7 @@ def _per_epoch(plt: Any, experiment: Any, metric: str, best: Any) -> Any:
     return fig
 
 
-def _best_so_far(plt: Any, experiment: Any) -> Any:
+def _best_so_far(plt: Any, experiment: Experiment) -> Any:
     metric, mode = experiment.metric, experiment.mode
     trials = [t for t in experiment.trials if t.best(metric, mode) is not None]
     if not trials:
@@ -115,7 +118,7 @@ def _best_so_far(plt: Any, experiment: Any) -> Any:
     return fig
 
 
-def _against_parameter(plt: Any, experiment: Any, name: str, best: Any) -> Any:
+def _against_parameter(plt: Any, experiment: Experiment, name: str, best: Any) -> Any:
     metric, mode = experiment.metric, experiment.mode
     points = [(t.config.get(name), t.best(metric, mode), t) for t in experiment.trials if t.best(metric, mode) is not None]
     if not points:

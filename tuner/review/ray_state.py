@@ -1,6 +1,6 @@
 """Ray's saved experiment state (``experiment_state-*.json``): the one parser of Ray's private file.
 
-Read by the experiment reader (statuses, error files) and by the status repair in tuner/ray_compat.py;
+Read by the experiment reader (statuses, error files) and by the status repair in tuner/ray_compat/statuses.py;
 through tuner/storage.py, so a bucket URI reads like a folder.
 """
 

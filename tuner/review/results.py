@@ -7,17 +7,20 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner.review.fates import explained, family
 from tuner.review.vocabulary import show
 from tuner.storage import write_text
 from tuner.values import jsonable
 
+if TYPE_CHECKING:
+    from tuner.review.experiment import Experiment
+
 BEST_FILE = "best_config.json"
 
 
-def summarize(experiment: Any) -> dict[str, Any]:
+def summarize(experiment: Experiment) -> dict[str, Any]:
     """The sweep's outcome from its folder (the best trial by the best value within each trial), also
     written to ``best_config.json``: the same definition ``tuner results`` and ``tuner export`` use."""
     metric, mode = experiment.metric, experiment.mode
@@ -119,7 +122,7 @@ def user_traceback(text: str) -> list[str]:
 FORMATS = ("table", "csv", "json")
 
 
-def trial_rows(experiment: Any, top: int | None = None) -> list[dict[str, Any]]:
+def trial_rows(experiment: Experiment, top: int | None = None) -> list[dict[str, Any]]:
     """One row per trial, best first: id, status, parameters, best and last metric, epochs run."""
     metric, mode = experiment.metric, experiment.mode
     params = sorted({k for t in experiment.trials for k in t.config})
@@ -158,7 +161,7 @@ def render(rows: list[dict[str, Any]], fmt: str, empty: str = "(no trials yet)")
     return "\n".join(line.rstrip() for line in lines)
 
 
-def best_export(experiment: Any) -> dict[str, Any]:
+def best_export(experiment: Experiment) -> dict[str, Any]:
     """What a training run needs from the sweep: the best config, its metric and checkpoint."""
     from tuner.errors import UsageError
 

@@ -21,7 +21,7 @@ class Asha(SchedulerEntry):
     summary = "asynchronous successive halving: the worse half stopped at each rung"
 
     def build(self, ctx: SchedulerContext) -> Any:
-        from tuner.schedulers.recording import RecordingASHA
+        from tuner.ray_compat.schedulers import RecordingASHA
 
         return RecordingASHA(time_attr="training_iteration", max_t=ctx.max_epochs, fate_log=ctx.fate_log,
                              grace_period=min(ctx.grace_period, ctx.max_epochs),

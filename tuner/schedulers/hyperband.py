@@ -33,7 +33,7 @@ class HyperBand(_Brackets):
     label = "HyperBand"
 
     def build(self, ctx: SchedulerContext) -> Any:
-        from tuner.schedulers.recording import RecordingHyperBand
+        from tuner.ray_compat.schedulers import RecordingHyperBand
 
         return RecordingHyperBand(time_attr="training_iteration", max_t=ctx.max_epochs,
                                   reduction_factor=ctx.reduction_factor, fate_log=ctx.fate_log)  # fmt: skip
@@ -46,7 +46,7 @@ class Bohb(_Brackets):
     requires_searcher = "bohb"
 
     def build(self, ctx: SchedulerContext) -> Any:
-        from tuner.schedulers.recording import RecordingBOHB
+        from tuner.ray_compat.schedulers import RecordingBOHB
 
         return RecordingBOHB(time_attr="training_iteration", max_t=ctx.max_epochs,
                              reduction_factor=ctx.reduction_factor, fate_log=ctx.fate_log)  # fmt: skip

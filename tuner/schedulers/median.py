@@ -15,7 +15,7 @@ class Median(SchedulerEntry):
     summary = "median stopping rule: stop a trial worse than the median of the others at the same epoch"
 
     def build(self, ctx: SchedulerContext) -> Any:
-        from tuner.schedulers.recording import RecordingMedian
+        from tuner.ray_compat.schedulers import RecordingMedian
 
         # Never pause a trial while too few others have reported (Ray's default "yields time"): a trainable
         # without checkpoints would start over, and the epochs it reports would run backwards.

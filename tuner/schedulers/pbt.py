@@ -44,7 +44,7 @@ class Pbt(SchedulerEntry):
     checkpoints_to_keep = None  # a worse trial may copy a better one's latest checkpoint at any perturbation
 
     def build(self, ctx: SchedulerContext) -> Any:
-        from tuner.schedulers.recording import RecordingPBT
+        from tuner.ray_compat.schedulers import RecordingPBT
 
         mutable = mutations(dict(ctx.params))
         if not mutable:

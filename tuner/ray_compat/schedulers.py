@@ -2,8 +2,9 @@
 
 Each subclass lets Ray's own scheduler decide and then reads the reason from the state that decided it
 (the rung's recorded values, the running means, the bracket's halving, PBT's exploit); nothing about the
-decision itself changes. The reads use Ray 2.60's scheduler internals, so tests/unit/test_fates.py runs
-each of them on a real scheduler.
+decision itself changes. The reads use Ray 2.60's scheduler internals (part 13 of tuner/ray_compat/__init__.py);
+tests/unit/test_ray_compat.py checks each internal is still there, and the replay tests run them on real
+schedulers.
 """
 
 from __future__ import annotations

@@ -1,0 +1,54 @@
+"""Every use of Ray's internals and every workaround of a Ray behaviour, in one quarantine, one module a part.
+
+Each part names the Ray version it was seen in, and tests/unit/test_ray_compat.py holds a test per part that
+fails when an upgrade changes what the part relies on (tests/integration/test_ray_compat_live.py for the
+parts that need a running Ray). Nothing outside this package imports Ray's private modules or reads its
+private attributes. Seen in Ray 2.60:
+
+ 1. statuses       a trial HyperBand paused and then stopped is saved as PAUSED: record and repair statuses
+ 2. completion     Tune completes a paused trial without a result: hand the searcher the last one
+ 3. sync_race      a sync racing Ray's own rename of a scratch file logs a traceback: hide that one
+ 4. terminal       token-auth opt-out advice, per-trial tracebacks, Ray's stop notices, no-result warnings
+ 5. tutorial_api   ``ray.train.report`` inside a Tune function raises: run tutorial trainables unchanged
+ 6. growth         ``Tuner.restore`` takes the trial count from the saved search: raise it to grow a sweep
+ 7. worker_logs    a worker's log line carries eight context ids: format the trainable's own lines plainly
+ 8. trial_folders  the live table reads the folder of a trial not yet named: name it first
+ 9. trial_process  a hung trial cannot be asked to stop: kill its actor
+10. live           a restored run consults the stopper saved in the state: look up the live callback
+11. terminal       a signal-killed worker's C-level crash report and the raylet's guess reach the terminal
+12. terminal       the older ``spec.config`` form of ``sample_from`` warns at every draw: quiet while probing
+13. schedulers     ASHA, HyperBand, BOHB, the median rule and PBT decide in private state: read their reasons
+14. live_table     CLIReporter's status lines miscount and mis-sign: rewrite them
+15. cluster        read an address exactly as ``ray.init`` would, without its minutes of retrying
+16. cluster        token mode for a client needs Ray's C++ configuration read again
+"""
+
+from tuner.ray_compat.completion import LastResultOnCompletion
+from tuner.ray_compat.growth import can_grow, extend_saved_search
+from tuner.ray_compat.live import live, register_live
+from tuner.ray_compat.statuses import (
+    FINISHED,
+    UNFINISHED,
+    StatusRecorder,
+    forget_last_step,
+    last_step,
+    repair_saved_statuses,
+    status_file,
+)
+from tuner.ray_compat.sync_race import SYNC_LOGGER, quiet_benign_sync_races
+from tuner.ray_compat.terminal import (
+    crash_noise,
+    quiet_terminal,
+    quiet_worker_crashes,
+    spec_form_warnings_off,
+)
+from tuner.ray_compat.trial_folders import name_trial_folders
+from tuner.ray_compat.trial_process import end_trial_process
+from tuner.ray_compat.tutorial_api import old_api_notice, tutorial_api
+from tuner.ray_compat.worker_logs import plain_formatting, plain_worker_logs
+
+__all__ = ["FINISHED", "SYNC_LOGGER", "UNFINISHED", "LastResultOnCompletion", "StatusRecorder", "can_grow",
+           "crash_noise", "end_trial_process", "extend_saved_search", "forget_last_step", "last_step", "live",
+           "name_trial_folders", "old_api_notice", "plain_formatting", "plain_worker_logs", "quiet_benign_sync_races",
+           "quiet_terminal", "quiet_worker_crashes", "register_live", "repair_saved_statuses", "spec_form_warnings_off",
+           "status_file", "tutorial_api"]  # fmt: skip

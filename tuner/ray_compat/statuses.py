@@ -1,0 +1,94 @@
+"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+
+1. Stale statuses (Ray 2.60): Ray re-serialises a trial into its experiment state only when it marks the
+trial dirty. A trial that sync HyperBand paused and later stops without restarting it (no live actor)
+is never marked, so the saved state keeps calling a finished trial PAUSED. ``StatusRecorder`` writes
+the controller's statuses at each step into a file beside the experiment (tuner/storage.py's
+``sidecar``); ``repair_saved_statuses`` writes the finished ones back into Ray's saved state.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ray.tune import Callback
+
+from tuner.storage import write_atomically
+
+FINISHED = ("TERMINATED", "ERROR")
+UNFINISHED = ("PENDING", "RUNNING", "PAUSED")
+STATUS_FILE = ".tuner-statuses.json"
+
+
+def status_file(folder: str) -> str:
+    from tuner.storage import sidecar
+
+    return str(sidecar(folder, STATUS_FILE))
+
+
+class StatusRecorder(Callback):
+    """Writes every trial's status at the end of each controller step to ``path`` (when it changed).
+
+    After Ctrl-C that is the state the final checkpoint describes, before Ray's clean-up marks running
+    trials terminated. A file, not this object, carries it: ``tuner resume`` runs the copy Ray unpickles
+    from tuner.pkl, not an object the driver holds.
+    """
+
+    def __init__(self, folder: str) -> None:
+        self.path = status_file(folder)
+        self._last: dict[str, str] | None = None
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        statuses = {t.trial_id: t.status for t in trials}
+        if statuses != self._last:
+            self._last = statuses
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(self.path, json.dumps(statuses))
+
+
+def forget_last_step(folder: str) -> None:
+    """Before a run: what an earlier run recorded must not read as this one's finish."""
+    Path(status_file(folder)).unlink(missing_ok=True)
+
+
+def last_step(folder: str) -> dict[str, str] | None:
+    """Statuses at the sweep's last step, or None when no recorder ran for this folder."""
+    try:
+        return json.loads(Path(status_file(folder)).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[str]:
+    """Mark trials finished in Ray's saved experiment state where the sweep finished them.
+
+    Only moves a trial from an unfinished status to the finished one it really reached; anything else
+    in the file is left as it was. ``folder`` may be a storage URI. Returns the ids it changed.
+    """
+    from tuner import storage
+    from tuner.review.ray_state import latest_state_name, read_state
+
+    name = latest_state_name(folder)
+    if name is None:
+        return []
+    state = read_state(folder, name)
+    changed = []
+    for entry in state.get("trial_data", []):
+        trial = json.loads(entry[0])
+        real = statuses.get(trial.get("trial_id"))
+        if real in FINISHED and trial.get("status") in UNFINISHED:
+            trial["status"] = real
+            entry[0] = json.dumps(trial, indent=2)
+            changed.append(trial["trial_id"])
+    if changed:
+        local = storage.local_path(str(folder))
+        text = json.dumps(state)
+        if local is None:  # an object store replaces whole objects on write
+            storage.write_text(folder, name, text)
+        else:
+            write_atomically(str(Path(local) / name), text)
+    return changed
+
+

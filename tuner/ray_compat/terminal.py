@@ -1,0 +1,170 @@
+"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+
+4. Terminal noise (Ray 2.60): every local start warns that token authentication is on and how to turn it
+off; tuner keeps it on, so the line (an invitation to weaken security) is dropped. Each failed trial's
+traceback is logged whole, Ray's frames first, once per trial; tuner reports the user's own frames
+once at the end, with the error file inside the experiment folder. On a stop signal Ray advises
+``Tuner.restore(...)``; tuner prints its own ``tuner resume`` command instead. A trial that a budget or a
+signal ended before its first report makes Ray warn at the end that it found no results for it; that
+warning is dropped (any other trial it lists keeps it).
+
+11. A worker's crash, forwarded (Ray 2.60): a trial process killed by a signal prints the C++ core's crash
+report (``*** SIGSEGV received at time=…``, ``PC: @ 0x…``, its stack addresses, and the same again through
+``logging.cc``), the raylet adds a paragraph that "a worker died or was killed" (guessing at OOM), and a
+worker stopped at shutdown can print Python's "Exception ignored in" traceback of Ray's own
+``sigterm_handler``. The driver's log forwarder (the "ray_print_logs" handler of
+``global_worker_stdstream_dispatcher``) and the raylet's error listener (through ``print_to_stdstream``)
+print them all. tuner names each death itself (tuner/launch/crashes.py,
+with the trial's Python stack in its crash.txt), so ``quiet_worker_crashes`` drops those lines from the
+forwarder and passes every other line on.
+
+12. The older ``sample_from(lambda spec: spec.config.x)`` form (Ray 2.60): Ray warns that it is deprecated
+at every draw. The search plan draws such a function a thousand times per branch to probe it, so
+``spec_form_warnings_off`` holds that one logger back while tuner probes (the sweep's own draws still
+warn, once per trial, as Ray decided).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from tuner.ray_compat.logfilters import install_filter
+
+TOKEN_LOGGER = "ray._private.authentication.authentication_token_setup"
+TOKEN_WARNING = "Token authentication is enabled for this Ray cluster"
+TRIAL_LOGGER = "ray.tune.execution.tune_controller"
+TRIAL_FAILURE = "Trial task failed for trial"
+SWEEP_LOGGER = "ray.tune.tune"
+SWEEP_FAILURES = "Trials did not complete"
+# Ray's words on a stop signal, which tuner says itself (tuner/launch/signals.py) with the tuner resume command.
+INTERRUPT_NOTICES = ("Stop signal received", "Experiment has been interrupted")
+# At the end of fit Ray reads every trial's results again; a trial that a budget or a stop signal ended
+# before its first report has none, and Ray warns about it. tuner reads results itself (tuner/review/experiment.py).
+ANALYSIS_LOGGER = "ray.tune.analysis.experiment_analysis"
+NO_METRICS = "Failed to fetch metrics for"
+NEVER_REPORTED = "both result.json and progress.csv were not found"
+
+
+class _DropMessage(logging.Filter):
+    def __init__(self, prefix: str | tuple[str, ...]) -> None:
+        super().__init__()
+        self.prefix = prefix
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(self.prefix)
+
+
+class _DropTokenWarning(_DropMessage):
+    def __init__(self) -> None:
+        super().__init__(TOKEN_WARNING)
+
+
+class _DropTrialTracebacks(_DropMessage):
+    def __init__(self) -> None:
+        super().__init__(TRIAL_FAILURE)
+
+
+class _DropFailureList(_DropMessage):
+    def __init__(self) -> None:
+        super().__init__(SWEEP_FAILURES)
+
+
+class _DropInterruptNotices(_DropMessage):
+    def __init__(self) -> None:
+        super().__init__(INTERRUPT_NOTICES)  # type: ignore[arg-type]
+
+
+class _DropNeverReported(logging.Filter):
+    """Ray's warning about trials with no results, when every one it lists simply never reported."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        lines = record.getMessage().splitlines()
+        if not lines or not lines[0].startswith(NO_METRICS):
+            return True
+        return not all(NEVER_REPORTED in line for line in lines[1:])
+
+
+def quiet_terminal() -> None:
+    """Drop Ray's token-auth opt-out advice, its per-trial failure tracebacks, its own stop-signal notices
+    and its warning about trials that never reported (all logged in the driver)."""
+    install_filter(TOKEN_LOGGER, _DropTokenWarning())
+    install_filter(TRIAL_LOGGER, _DropTrialTracebacks())
+    install_filter(SWEEP_LOGGER, _DropFailureList())
+    install_filter(SWEEP_LOGGER, _DropInterruptNotices())
+    install_filter(ANALYSIS_LOGGER, _DropNeverReported())
+
+
+FORWARDER = "ray_print_logs"
+_CRASH_LINE = re.compile(
+    r"(\*\*\* SIG[A-Z]+ received at time=|PC: @ +0x[0-9a-f]+|(^|logging\.cc:\d+:)\s*@ +0x[0-9a-f]+ |"
+    r"A worker died or was killed while executing a task by an unexpected system error)"
+)
+
+
+def crash_noise(lines: list[str]) -> list[str]:
+    """``lines`` without the crash report of a signal-killed worker, the raylet's guess about it, and the
+    traceback of Ray's SIGTERM handler in a worker stopped at shutdown."""
+    kept, skipping = [], False
+    for line in lines:
+        if line.startswith("Exception ignored in"):
+            skipping = True  # held until we know whose traceback it is
+            held = [line]
+            continue
+        if skipping:
+            held.append(line)
+            if line.startswith(("SystemExit", "KeyboardInterrupt")) or not line.startswith((" ", "Traceback")):
+                skipping = False
+                if not any("sigterm_handler" in h for h in held):
+                    kept.extend(held)
+            continue
+        if not _CRASH_LINE.search(line):
+            kept.append(line)
+    if skipping and not any("sigterm_handler" in h for h in held):
+        kept.extend(held)
+    return kept
+
+
+def _filtering(printer: Callable[..., Any]) -> Callable[..., Any]:
+    def filtered(data: dict, *args: Any, **kwargs: Any) -> None:
+        lines = crash_noise(list(data.get("lines") or []))
+        if lines:
+            printer({**data, "lines": lines}, *args, **kwargs)
+
+    filtered._tuner_filtered = True  # type: ignore[attr-defined]
+    return filtered
+
+
+def quiet_worker_crashes() -> bool:
+    """Filter the driver's log forwarder and its printer of the raylet's error messages (after ``ray.init``);
+    False when Ray forwards no logs here."""
+    import ray._private.worker as worker
+    from ray._private.ray_logging import global_worker_stdstream_dispatcher as dispatcher
+
+    if not getattr(worker.print_to_stdstream, "_tuner_filtered", False):
+        worker.print_to_stdstream = _filtering(worker.print_to_stdstream)  # the raylet's messages go through it
+    with dispatcher._lock:
+        for i, (name, handler) in enumerate(dispatcher.handlers):
+            if name != FORWARDER or getattr(handler, "_tuner_filtered", False):
+                continue
+
+            dispatcher.handlers[i] = (name, _filtering(handler))
+            return True
+    return False
+
+
+SAMPLE_LOGGER = "ray.tune.search.sample"
+
+
+@contextlib.contextmanager
+def spec_form_warnings_off() -> Iterator[None]:
+    logger = logging.getLogger(SAMPLE_LOGGER)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)

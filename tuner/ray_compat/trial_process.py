@@ -1,0 +1,24 @@
+"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+
+9. Ending a hung trial (Ray 2.60): Tune can stop a trial only by asking its actor, which a trial blocked in
+a data loader or a collective never answers. ``end_trial_process`` kills the trial's actor (its handle
+is ``trial.temporary_state.ray_actor``); Tune then handles the trial as failed, retries included.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def end_trial_process(trial: Any) -> bool:
+    """Kill the process a trial runs in; False when it has none (not started, or already gone)."""
+    import ray
+
+    actor = getattr(getattr(trial, "temporary_state", None), "ray_actor", None)
+    if actor is None:
+        return False
+    try:
+        ray.kill(actor, no_restart=True)
+    except Exception:  # already dead: Tune is handling it
+        return False
+    return True

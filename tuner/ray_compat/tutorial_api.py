@@ -1,0 +1,102 @@
+"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+
+5. The tutorial's API (Ray 2.60): "Hyperparameter tuning with Ray Tune" writes its trainable with
+``ray.train.report``, ``ray.train.get_checkpoint`` and ``ray.train.Checkpoint``, which Ray 2.60
+refuses inside a Tune function, and older code reports with keywords (``tune.report(loss=...)``).
+``tutorial_api`` runs such a trainable with those names bound to ``ray.tune``'s equivalents.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import inspect
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+_TRAIN_API = re.compile(r"\btrain\.(report|get_checkpoint|get_context|Checkpoint)\b|from ray\.train import")
+_KEYWORD_REPORT = re.compile(r"\breport\(\s*[A-Za-z_]\w*\s*=")
+
+
+def old_api_notice(trainable: Callable[..., Any]) -> str | None:
+    """What a trainable uses of the older APIs, as the one-line notice the sweep prints (None if nothing)."""
+    try:
+        source = inspect.getsource(inspect.unwrap(trainable))
+    except (OSError, TypeError):
+        return None
+    used = []
+    if _TRAIN_API.search(source):
+        used.append("the ray.train API (train.report, train.get_checkpoint, train.Checkpoint)")
+    if _KEYWORD_REPORT.search(source):
+        used.append("report(name=value) keywords")
+    if not used:
+        return None
+    return (f"note: the trainable uses {' and '.join(used)}, which Ray 2.60 refuses in a sweep; tuner runs it "
+            "through ray.tune's equivalents. In new code: from ray import tune; tune.report({...}, "
+            "checkpoint=tune.Checkpoint.from_directory(...)); tune.get_checkpoint()")  # fmt: skip
+
+
+def tutorial_api(trainable: Callable[..., Any]) -> Callable[..., Any]:
+    """``trainable`` with ``ray.train.report``/``get_checkpoint``/``get_context``/``Checkpoint`` and keyword
+    reports working as Ray Tune's own, however the trainable imported them, for the length of each call."""
+
+    @functools.wraps(trainable)
+    def run(config: dict, **kwargs: Any) -> Any:
+        with _tune_api_for(inspect.unwrap(trainable)):
+            return trainable(config, **kwargs)
+
+    return run
+
+
+@contextlib.contextmanager
+def _tune_api_for(function: Callable[..., Any]) -> Iterator[None]:
+    import ray.train
+    from ray import tune
+
+    def report(metrics: dict | None = None, *, checkpoint: Any = None, **more: Any) -> None:
+        extra = {k: v for k, v in more.items() if k not in ("checkpoint_dir_name", "checkpoint_upload_mode",
+                                                             "delete_local_checkpoint_after_upload",
+                                                             "checkpoint_upload_fn", "validation")}  # fmt: skip
+        if checkpoint is not None and not isinstance(checkpoint, tune.Checkpoint):
+            checkpoint = tune.Checkpoint(path=checkpoint.path, filesystem=checkpoint.filesystem)
+        original_tune_report({**(metrics or {}), **extra}, checkpoint=checkpoint)
+
+    original_tune_report = tune.report
+    swaps = {ray.train.report: report, ray.train.get_checkpoint: tune.get_checkpoint,
+             ray.train.Checkpoint: tune.Checkpoint, tune.report: report}  # fmt: skip
+    if hasattr(ray.train, "get_context") and hasattr(tune, "get_context"):
+        swaps[ray.train.get_context] = tune.get_context
+    targets = [(ray.train, name) for name in ("report", "get_checkpoint", "get_context", "Checkpoint")]
+    targets += [(tune, "report")]
+    globals_ = function.__globals__
+    targets += [(globals_, name) for name, value in list(globals_.items()) if _swappable(value, swaps)]
+    saved = [(owner, name, _get(owner, name)) for owner, name in targets]
+    try:
+        for owner, name, value in saved:
+            if _swappable(value, swaps):
+                _set(owner, name, swaps[value])
+        yield
+    finally:
+        for owner, name, value in saved:
+            _set(owner, name, value)
+
+
+def _swappable(value: Any, swaps: dict) -> bool:
+    try:
+        return value in swaps
+    except TypeError:  # unhashable
+        return False
+
+
+def _get(owner: Any, name: str) -> Any:
+    return owner[name] if isinstance(owner, dict) else getattr(owner, name, None)
+
+
+def _set(owner: Any, name: str, value: Any) -> None:
+    if value is None:
+        return
+    if isinstance(owner, dict):
+        owner[name] = value
+    else:
+        setattr(owner, name, value)
