@@ -173,9 +173,9 @@ def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_
     """What another scheduler would have done with EXPERIMENT: its recorded curves replayed in seconds (epochs and
     time saved, whether the best trial survives, which trials it stops where). Saved for `tuner report`."""
     from tuner import schedulers
-    from tuner.replay.answer import describe
     from tuner.replay.whatif import replay_experiment
     from tuner.review import experiment as experiments
+    from tuner.review.replays import describe
 
     schedulers.entry(scheduler)  # an unknown name is one line, before anything is read
     if searcher is not None:

@@ -16,6 +16,7 @@ from typing import Any
 from tuner import storage
 from tuner.errors import TunerError, UsageError
 from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
+from tuner.review.experiment import PLAN_FILE
 from tuner.settings import SweepConfig, save_config
 
 log = logging.getLogger(__name__)
@@ -110,6 +111,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     folder = cfg.experiment_path
     storage.prepare(folder)
     save_config(cfg, folder)
+    storage.write_text(folder, PLAN_FILE, "\n".join(describe(plan)) + "\n")  # the review shows it as it was
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
     max_concurrent = plan.max_concurrent

@@ -16,10 +16,10 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
-from tuner.replay.answer import WhatIf, trials_at_once
 from tuner.replay.curves import CurveTable, metrics_only
 from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
 from tuner.review.experiment import Experiment, TrialRecord
+from tuner.review.replays import WhatIf, trials_at_once
 
 
 class RecordedOrder:

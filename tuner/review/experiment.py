@@ -24,6 +24,7 @@ from tuner.review.vocabulary import number as _number
 from tuner.settings import CONFIG_FILE, DEFAULT_STORAGE, SweepConfig, load_saved_config
 
 SPENT_FILE = "spent.json"  # what a sweep spent (tuner/launch/budget.py writes it)
+PLAN_FILE = "plan.txt"  # the plan as the sweep printed it before its first trial
 SPENT_SIDECAR = ".tuner-spent.json"  # the driver's running count beside the experiment, while it runs
 
 
@@ -158,6 +159,10 @@ class Experiment:
             except (ValueError, AttributeError):
                 counts.append(0)
         return max(counts) or None
+
+    def plan_lines(self) -> list[str]:
+        """The plan the sweep printed before its first trial (empty for a sweep made before it was kept)."""
+        return (storage.read_text(self.path, PLAN_FILE) or "").splitlines()
 
     def failed(self) -> list[TrialRecord]:
         return [t for t in self.trials if t.status == "ERROR"]

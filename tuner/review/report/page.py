@@ -167,7 +167,7 @@ def _fates_table(experiment: Experiment) -> str:
 def _replays_section(experiment: Experiment) -> str:
     """What ``tuner replay`` found for this sweep: one row per saved replay, its whole answer beneath."""
     from tuner.limits import format_seconds
-    from tuner.replay.answer import describe, saved, saving
+    from tuner.review.replays import describe, saved, saving
 
     replays = saved(experiment)
     if not replays:

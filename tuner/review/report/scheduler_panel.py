@@ -22,7 +22,7 @@ def section(experiment: Experiment) -> str:
     parts = [f"<p>{html.escape(line)}</p>" for line in settings_lines(experiment)]
     parts.append(f"<p><b>{html.escape(savings_line(experiment))}</b></p>")
     if experiment.config.scheduler == "fifo":
-        from tuner.replay.answer import saved
+        from tuner.review.replays import saved
 
         where = ("the replays at the end of this page" if saved(experiment)
                  else f"'tuner replay {experiment.path} --scheduler asha'")  # fmt: skip
@@ -40,17 +40,19 @@ def section(experiment: Experiment) -> str:
 
 
 def settings_lines(experiment: Experiment) -> list[str]:
-    """The scheduler as the plan described it before the sweep, and how many trials ran at once."""
-    from tuner import schedulers
-    from tuner.replay.answer import trials_at_once
+    """The scheduler as the plan described it before the sweep (its rungs or brackets), and how many trials
+    ran at once."""
+    from tuner.review.replays import trials_at_once
 
-    c = experiment.config
-    ctx = schedulers.SchedulerContext(c.max_epochs, experiment.metric, experiment.mode, {}, len(experiment.trials),
-                                      c.seed, grace_period=c.grace_period, reduction_factor=c.reduction_factor)  # fmt: skip
-    try:
-        lines = schedulers.entry(c.scheduler).describe(ctx)[:1]  # the rungs or brackets, not the plan's estimate
-    except Exception:  # noqa: BLE001 - a scheduler that needs the space to describe itself (PBT)
-        lines = [f"{c.scheduler}, up to {c.max_epochs} epochs a trial"]
+    plan = experiment.plan_lines()
+    start = next((i for i, line in enumerate(plan) if line.startswith("scheduler: ")), None)
+    if start is not None:
+        lines = [plan[start].removeprefix("scheduler: ")]
+        lines += [line.strip() for line in plan[start + 1 :] if line.startswith("  bracket")]
+    else:  # a sweep made before its plan was kept
+        c = experiment.config
+        lines = [f"{c.scheduler}: up to {c.max_epochs} epochs a trial, reduction factor {c.reduction_factor}, grace "
+                 f"period {c.grace_period}"]  # fmt: skip
     reported = [t for t in experiment.trials if t.rows]
     at_once = experiment.at_once() or (trials_at_once(reported) if reported else 0)
     return [*lines, f"{len(experiment.trials)} trials, at most {at_once} running at once"]
