@@ -87,13 +87,14 @@ class Experiment:
         import pandas as pd
 
         from tuner.review.ray_state import bookkeeping
+        from tuner.review.vocabulary import cell
 
         record = self._read()
         timed = [(trial, when, row) for trial in record.trials for when, row in trial.times()]
         start = min((when for _, when, _ in timed), default=0.0)
         rows = []
         for trial, when, row in timed:
-            values = {k: _number_or_text(v) for k, v in row.items() if not bookkeeping(k)}
+            values = {k: cell(v) for k, v in row.items() if not bookkeeping(k)}
             rows.append({**values, "trial_id": trial.trial_id, "epoch": _int(row.get("training_iteration")),
                          "seconds": when - start, "trial_seconds": _float(row.get("time_total_s"))})  # fmt: skip
         first = ["trial_id", "epoch", "seconds", "trial_seconds"]
@@ -195,9 +196,6 @@ def _float(value: Any) -> float | None:
         return None
 
 
-def _number_or_text(value: Any) -> Any:
-    number = _float(value)
-    return value if number is None else number
 
 
 __all__ = ["Best", "Experiment", "load", "sweep"]

@@ -25,6 +25,14 @@ def number(value: Any) -> float | None:
     return result if math.isfinite(result) else None
 
 
+def cell(value: Any) -> Any:
+    """A result cell (CSV text) as the number it holds, NaN included, else as it is."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return value
+
+
 def show(value: Any) -> str:
     """A value as every table shows it: floats to 4 significant digits, nothing as '-'."""
     if value is None:

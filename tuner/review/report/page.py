@@ -17,6 +17,7 @@ from tuner.review.experiment import Experiment, TrialRecord
 from tuner.review.fates import kind
 from tuner.review.report.curves import curves, figure_html, history
 from tuner.review.report.params import parallel
+from tuner.review.vocabulary import cell
 from tuner.review.vocabulary import show as _show
 
 
@@ -137,17 +138,10 @@ def fate_rows(experiment: Experiment) -> list[dict[str, Any]]:
                                "at epoch": int(float(best_row["training_iteration"])) if best_row else None,
                                "epochs": trial.epochs}  # fmt: skip
         for name in others:
-            row[f"{name} at best epoch"] = _number_cell(best_row.get(name))
+            row[f"{name} at best epoch"] = cell(best_row.get(name))
         row["fate"] = trial.fate
         rows.append(row)
     return rows
-
-
-def _number_cell(value: Any) -> Any:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return value
 
 
 def _fates_table(experiment: Experiment) -> str:
