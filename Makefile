@@ -23,7 +23,7 @@ venv:
 
 demo: venv
 	$(BIN)/tuner sweep --space cifar_small --dataset synthetic --synthetic-size 3000 \
-		--num-samples 12 --max-epochs 4 --scheduler asha --searcher optuna \
+		--num-samples 12 --max-epochs 4 --scheduler asha \
 		--storage-path ./results --name $(DEMO_NAME)
 	$(BIN)/tuner report ./results/$(DEMO_NAME)
 
