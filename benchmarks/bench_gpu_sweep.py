@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -23,11 +24,12 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+GOAL_S = 75  # the whole 64-trial command on one H100
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 
-def run_sweep(args: argparse.Namespace, storage: str) -> tuple[float, Path]:
+def run_sweep(args: argparse.Namespace, storage: str) -> tuple[float, dict[str, float], Path]:
     # Rounded down, so that many really fit; "auto" lets tuner measure and decide.
     share = "auto" if args.auto else f"{math.floor(1e4 / args.trials_per_gpu) / 1e4:g}"
     command = [
@@ -40,12 +42,40 @@ def run_sweep(args: argparse.Namespace, storage: str) -> tuple[float, Path]:
     if args.searcher:
         command += ["--searcher", args.searcher]
     started = time.perf_counter()
-    with open(args.log, "w") as log:
-        code = subprocess.call(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+    marks: dict[str, float] = {}  # when the sweep's own lines said it started and finished the trials
+    with (
+        open(args.log, "w") as log,
+        subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, cwd=ROOT, text=True
+        ) as sweep,
+    ):
+        for line in sweep.stdout:
+            now = time.perf_counter() - started
+            log.write(f"{now:7.2f} {line}")
+            for mark, prefix in (("trials", "live report:"), ("summary", "best trial:")):
+                if line.startswith(prefix):
+                    marks.setdefault(mark, now)
+        code = sweep.wait()
     wall = time.perf_counter() - started
     if code != 0:
         sys.exit(f"the sweep failed with exit code {code}; see {args.log}")
-    return wall, Path(storage) / "gpu-sweep"
+    return wall, marks, Path(storage) / "gpu-sweep"
+
+
+def start_up_seconds(record) -> dict[str, list[float]]:
+    """How much longer each trial's first epoch took than its second, split by whether the trial started
+    a fresh worker process (import, CUDA context, data to the GPU, graph capture) or reused one."""
+    out: dict[str, list[float]] = {"fresh": [], "reused": []}
+    seen_pids: set = set()
+    trials = sorted((t for t in record.trials if t.rows), key=lambda t: float(t.rows[0].get("timestamp") or 0))
+    for trial in trials:
+        pid = trial.rows[0].get("pid")
+        kind = "reused" if pid in seen_pids else "fresh"
+        seen_pids.add(pid)
+        if len(trial.rows) >= 2:
+            first, second = (float(r.get("time_this_iter_s") or 0) for r in trial.rows[:2])
+            out[kind].append(first - second)
+    return out
 
 
 def tutorial_epoch_seconds(batch_sizes: list[int], images: int, max_images: int) -> dict[int, float]:
@@ -73,12 +103,15 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=50_000)
     parser.add_argument("--trials-per-gpu", type=int, default=max(1, cpus - 2),
                         help="trials sharing the GPU (default: one per CPU, two CPUs left for Ray)")  # fmt: skip
-    parser.add_argument("--auto", action="store_true", help="--gpus-per-trial auto instead of --trials-per-gpu")
+    parser.add_argument(
+        "--auto", action="store_true", help="--gpus-per-trial auto instead of --trials-per-gpu"
+    )
     parser.add_argument("--cpus-per-trial", type=float, default=1)
     parser.add_argument("--searcher", help="default: tuner's default searcher")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tutorial-images", type=int, default=4000, help="images timed per tutorial epoch")
     parser.add_argument("--log", default="gpu_sweep.log", help="where the sweep's own output goes")
+    parser.add_argument("--no-projection", action="store_true", help="skip timing the tutorial's path")
     parser.add_argument("--label", default="", help="a note printed in the header (e.g. 'MPS on')")
     args = parser.parse_args()
 
@@ -92,11 +125,12 @@ def main() -> None:
           f"{args.num_samples} trials, <= {args.max_epochs} epochs, {args.images} images; "
           f"{'auto packing' if args.auto else f'{args.trials_per_gpu} trials share the GPU'}; {args.label}")  # fmt: skip
     with tempfile.TemporaryDirectory() as storage:
-        wall, folder = run_sweep(args, storage)
+        wall, marks, folder = run_sweep(args, storage)
         record = load(str(folder))
         epochs = Counter()
         for trial in record.trials:
             epochs[int(trial.config["batch_size"])] += trial.epochs
+        start_up = start_up_seconds(record)
         best = record.best_trial()
         best_line = (
             f"best loss {best.best(record.metric, record.mode):.4f} ({best.config})" if best else "no result"
@@ -104,6 +138,15 @@ def main() -> None:
     total_epochs = sum(epochs.values())
     print(f"tuner sweep: {wall:.1f} s wall for {len(record.trials)} trials, {total_epochs} epochs "
           f"({', '.join(f'batch {bs}: {n}' for bs, n in sorted(epochs.items()))}); {best_line}")  # fmt: skip
+    if len(marks) == 2:
+        print(f"phases: {marks['trials']:.1f} s before the first trial (Python, data, plan, Ray start-up), "
+              f"{marks['summary'] - marks['trials']:.1f} s of trials, {wall - marks['summary']:.1f} s after "
+              "(summary, report, Ray shutdown)")  # fmt: skip
+    print("a trial's first epoch over its second: " + "; ".join(
+        f"{kind} worker {statistics.median(v):.1f} s (median of {len(v)})" for kind, v in start_up.items() if v))
+    print(f"goal <= {GOAL_S} s wall: {'met' if wall <= GOAL_S else 'missed'}")
+    if args.no_projection:
+        return
     per_epoch = tutorial_epoch_seconds(sorted(epochs), args.images, args.tutorial_images)
     projected = sum(n * per_epoch[bs] for bs, n in epochs.items())
     print(
@@ -113,7 +156,7 @@ def main() -> None:
     print(
         f"tutorial path, projected for the same {total_epochs} epochs one trial at a time: {projected:.0f} s"
     )
-    print(f"ratio: {projected / wall:.1f}x; goal <= 120 s wall: {'met' if wall <= 120 else 'missed'}")
+    print(f"ratio: {projected / wall:.1f}x")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,10 @@ run() {  # name, time limit in seconds, command...
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 $PYTHON -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, "cuDNN", torch.backends.cudnn.version())'
+# Wheels unpacked with --no-compile (pack-wheels.sh) leave Ray's sources to be compiled by every trial process
+# as it starts; compile them once, as pip does for a user's install.
+site=$($PYTHON -c 'import os, ray; print(os.path.dirname(os.path.dirname(ray.__file__)))' 2>/dev/null) &&
+    [ -w "$site" ] && $PYTHON -m compileall -q -j 0 "$site" tuner trainables >/dev/null
 if [ "${MPS:-0}" = 1 ]; then
     export CUDA_MPS_PIPE_DIRECTORY=/tmp/tuner-mps/pipe CUDA_MPS_LOG_DIRECTORY=/tmp/tuner-mps/log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"

@@ -7,7 +7,9 @@ same arrays to every trial through Ray's object store.
 from __future__ import annotations
 
 import logging
+import os
 import pickle
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +25,7 @@ TEST_BATCH = "test_batch"
 CIFAR_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 
 DEFAULT_SYNTHETIC_SIZE = 4000
+SYNTHETIC_CHUNK = 2048  # images drawn per task when a synthetic set is made
 DATASETS = ("synthetic", "cifar10")
 
 
@@ -168,17 +171,32 @@ def make_synthetic(
     patterns = (
         patterns + np.roll(patterns, 1, 2) + np.roll(patterns, 1, 3) + np.roll(patterns, (1, 1), (2, 3))
     ) / 4
+    # Every class pattern under every shift, scaled to pixels once: an image is then one row lookup, a
+    # contrast and the noise, in float32, a chunk at a time on every core (each chunk has its own seeded
+    # stream, so the set depends on the seed only).
+    offsets = [(dy, dx) for dy in range(-3, 4) for dx in range(-3, 4)]
+    shifted = np.stack([np.roll(patterns, s, axis=(2, 3)) for s in offsets], axis=1).astype(np.float32) * 48
+
+    def fill(pixels: np.ndarray, labels: np.ndarray, stream: np.random.SeedSequence) -> None:
+        chunk_rng = np.random.default_rng(stream)
+        n = len(pixels)
+        contrast = chunk_rng.uniform(0.6, 1.4, size=(n, 1, 1, 1)).astype(np.float32)
+        shifts = chunk_rng.integers(0, len(offsets), size=n)
+        values = chunk_rng.standard_normal(size=pixels.shape, dtype=np.float32)
+        values *= 48 * 3.0
+        values += shifted[labels, shifts] * contrast
+        values += 128
+        np.clip(values, 0, 255, out=values)
+        pixels[...] = values
 
     def draw(n: int) -> tuple[np.ndarray, np.ndarray]:
         labels = rng.integers(0, 10, size=n)
-        contrast = rng.uniform(0.6, 1.4, size=(n, 1, 1, 1))
-        images = patterns[labels] * contrast
-        shifts = rng.integers(-3, 4, size=(n, 2))
-        for s in np.unique(shifts, axis=0):
-            rows = np.all(shifts == s, axis=1)
-            images[rows] = np.roll(images[rows], tuple(s), axis=(2, 3))
-        images += rng.normal(scale=3.0, size=images.shape)
-        pixels = np.clip(128 + 48 * images, 0, 255).astype(np.uint8)
+        pixels = np.empty((n, 3, 32, 32), dtype=np.uint8)
+        starts = range(0, n, SYNTHETIC_CHUNK)
+        streams = np.random.SeedSequence(int(rng.integers(2**63))).spawn(len(starts))
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:  # numpy lets go of the GIL here
+            list(pool.map(lambda a, s: fill(pixels[a : a + SYNTHETIC_CHUNK], labels[a : a + SYNTHETIC_CHUNK], s),
+                          starts, streams))  # fmt: skip
         return pixels, labels.astype(np.int64)
 
     train_images, train_labels = draw(size)
