@@ -3,7 +3,7 @@
 Re-tuning after a code change usually searches the same space again; an earlier sweep's trials tell the
 model where the good region was. ``gather`` reads the earlier experiments (through the one experiment
 reader) and keeps each trial that reported the same metric: its values for this sweep's parameters, its
-last value, and, for a trial stopped before its last epoch, that it was stopped (a model that ranks
+best value, and, for a trial stopped before its last epoch, that it was stopped (a model that ranks
 pruned trials sees how far it got). Parameters the earlier sweep had and this one lacks are dropped; a
 trial missing one of this sweep's parameters, or with a value outside this space, is left out. The
 searcher's wrapper encodes each kept config as the model sees it and adds it as an evaluated point.
@@ -11,6 +11,7 @@ searcher's wrapper encodes each kept config as the model sees it and adds it as 
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -86,6 +87,8 @@ def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: st
                 continue
             pruned = trial.epochs < earlier.config.max_epochs
             config = {name: trial.config[name] for name in params}
+            # Each epoch's best so far, as the searcher learns a running trial's (tuner/searchers/planned.py).
+            curve = list(itertools.accumulate(curve, min if mode == "min" else max))
             observations.append(Observation(config, curve[-1], pruned, curve if pruned else []))
     return WarmStart(sources, observations, sorted(dropped), left_out, no_result=no_result, epochs=epochs)
 

@@ -4,7 +4,8 @@ Multivariate TPE models parameters jointly (a learning rate that suits a batch s
 space where parameters never appear together; the constant liar gives trials still running a pessimistic
 value, so trials started together do not all go to the same promising point. Trials a scheduler stopped
 early are told to Optuna as pruned, so TPE ranks them by how far they got before their loss (a loss at
-epoch 1 is no rival to one at the last epoch).
+epoch 1 is no rival to one at the last epoch). As tuner runs it (tuner/searchers/optuna_samplers.py), its
+random start is counted in proposals and it never proposes a config already tried.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from tuner.searchers.plan import ParamPlan
 
 class OptunaTPE(SearcherEntry):
     name = "optuna"
-    summary = "Optuna's multivariate TPE with a constant liar for trials running at once"
+    summary = "Optuna's multivariate TPE with a constant liar for trials running at once; no config twice"
     model = "multivariate TPE"
     stopped_as_pruned = True
     takes_earlier_results = True
@@ -40,15 +41,19 @@ class OptunaTPE(SearcherEntry):
         return DefineByRun(distributions, conditionals)
 
     def build_inner(self, space: Any, metric: str, mode: str, warmup: int, seed: int) -> Any:
-        import warnings
+        from tuner.searchers.optuna_samplers import FreshTPE
 
-        import optuna
-        from ray.tune.search.optuna import OptunaSearch
+        return optuna_search(space, metric, mode, FreshTPE(warmup, seed=seed, group=True))
 
-        optuna.logging.set_verbosity(optuna.logging.WARNING)
-        warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-        sampler = optuna.samplers.TPESampler(
-            n_startup_trials=warmup, multivariate=True, group=True, constant_liar=True, seed=seed
-        )
-        return OptunaSearch(space=space if callable(space) else OptunaSearch.convert_search_space(space), metric=metric,
-                            mode=mode, sampler=sampler)  # fmt: skip
+
+def optuna_search(space: Any, metric: str, mode: str, sampler: Any) -> Any:
+    """Ray's OptunaSearch around ``sampler``, over Tune domains or a define-by-run function; Optuna quiet."""
+    import warnings
+
+    import optuna
+    from ray.tune.search.optuna import OptunaSearch
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    space = space if callable(space) else OptunaSearch.convert_search_space(space)
+    return OptunaSearch(space=space, metric=metric, mode=mode, sampler=sampler)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import pickle
 from typing import Any
 
@@ -22,6 +23,10 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
 
     With ``pruned_below`` (the sweep's epochs, for a model that ranks pruned trials), a trial that ends
     before them without an error was stopped by the scheduler and is told to the model as pruned.
+
+    The model learns each trial's best value so far, epoch by epoch and at its end, because that is how the
+    sweep ranks trials (a trial's best epoch, whose checkpoint is kept): where curves overfit, a last-epoch
+    value would teach the model to prefer configs that are worst when it matters.
     """
 
     pruned_below: int | None = None  # searchers pickled before this existed restore without it
@@ -70,9 +75,27 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         if self.inner.metric not in result:  # the sweep's metric guard names what was reported instead
             return
+        result = self._at_best(trial_id, result)
         self.remember(trial_id, result)
         if trial_id not in self._drawn_here:  # the model never saw that trial
             self.inner.on_trial_result(trial_id, result)
+
+    @property
+    def _bests(self) -> dict[str, float]:
+        """Trial id -> its best value of the metric so far (a searcher pickled before this starts with none)."""
+        return self.__dict__.setdefault("_best", {})
+
+    def _at_best(self, trial_id: str, result: dict) -> dict:
+        """``result`` with the metric replaced by the trial's best value so far (NaN never counts as best)."""
+        metric, value = self.inner.metric, result[self.inner.metric]
+        best = self._bests.get(trial_id)
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            better = best is None or (value < best if self.inner.mode == "min" else value > best)
+            best = value if better else best
+        if best is None:
+            return result
+        self._bests[trial_id] = best
+        return {**result, metric: best}
 
     def _stopped_early(self, result: dict | None, error: bool) -> bool:
         if self.pruned_below is None or error or not result:
@@ -83,6 +106,9 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         result = self.completed(trial_id, result, error)
         if result is not None and self.inner.metric not in result:
             result, error = None, True
+        if result is not None:
+            result = self._at_best(trial_id, result)
+        self._bests.pop(trial_id, None)
         drawn = self._drawn_here.pop(trial_id, None)
         if drawn is None:
             if self._stopped_early(result, error):
@@ -112,7 +138,8 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         with open(checkpoint_path, "rb") as f:
             inner_state = f.read()
         with open(checkpoint_path, "wb") as f:
-            state = {"inner": inner_state, "draws": self._draws, "last": self.last_results, "drawn": self._drawn_here}
+            state = {"inner": inner_state, "draws": self._draws, "last": self.last_results, "drawn": self._drawn_here,
+                     "best": self._bests}  # fmt: skip
             pickle.dump(state, f)
 
     def restore(self, checkpoint_path: str) -> None:
@@ -127,3 +154,4 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         self._draws = state["draws"]
         self.last_results = state.get("last", {})
         self._drawn_here = state.get("drawn", {})
+        self._best = state.get("best", {})

@@ -1,0 +1,353 @@
+"""Optuna's samplers as tuner runs them: three changes, each measured (BENCHMARKS.md, "Search that beats").
+
+1. **The random start is counted in proposals, not results.** Optuna's samplers draw at random until
+   ``n_startup_trials`` results are in; with 8 trials running at once that is the first 17 of a sweep, not
+   the first 10. Here the first ``warmup`` proposals are random, whatever runs at once, and the model takes
+   over from the next one (with the running trials' outcomes fantasised or lied about, as each model does).
+2. **No config proposed twice.** In a space of choices a model proposes a config it has already tried or
+   is still running (on HPOLib, one proposal in ten by 64 trials): a trial spent on nothing new. TPE draws
+   its candidates at random, so it is asked again (then an unseen config at random); the GP scores untried
+   configs only: in a space of choices every config (or a random 4,096 of them and a climb through the
+   best one's neighbours), elsewhere its own optimum or, if that was tried, the best of its neighbours.
+3. **The GP sees its results through a power transform** (Box-Cox for positive values, Yeo-Johnson
+   otherwise), fitted afresh at each proposal. Validation losses span decades (1e-5 to 1e-1 on HPOLib's
+   naval table); a GP on the raw values fits the bad tail and cannot tell the good configs apart. Warped,
+   the same GP beat TPE on every HPOLib table.
+
+Two hooks reach into Optuna's GPSampler: ``_sample_relative_impl`` (the results it fits) and
+``_optimize_acqf`` (which Optuna documents as the method to override); tests/unit/test_optuna_samplers.py
+fails when either changes.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from typing import Any
+
+import numpy as np
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.samplers import GPSampler, TPESampler
+from optuna.study import Study, StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+TRIED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.FAIL)
+RETRIES = 20  # TPE asked again for an unseen config; then random draws
+GRID_ALL = 8192  # a space of choices with at most this many configs has every one scored
+GRID_SAMPLE = 4096  # else this many at random, then a climb through neighbours
+CLIMB_STEPS = 20
+
+
+def _others(study: Study, trial: FrozenTrial, states: tuple[TrialState, ...] = TRIED) -> list[FrozenTrial]:
+    return [t for t in study.get_trials(deepcopy=False, states=states) if t.number != trial.number]
+
+
+def _key(params: dict[str, Any]) -> tuple:
+    return tuple(sorted((k, repr(v)) for k, v in params.items()))
+
+
+def _tried(study: Study, trial: FrozenTrial, names: Any) -> set[tuple]:
+    """The configs (over ``names``) of every other trial, finished or running."""
+    names = set(names)
+    out = set()
+    for t in _others(study, trial):
+        params = _params_of(t)
+        if names <= params.keys():
+            out.add(_key({k: params[k] for k in names}))
+    return out
+
+
+def _params_of(trial: FrozenTrial) -> dict[str, Any]:
+    """A trial's parameters; a running trial's relative ones are in its system attributes until it asks."""
+    if trial.state.is_finished() or not trial.system_attrs:
+        return trial.params
+    for prefix in ("gp:relative_params", "tpe:relative_params"):
+        parts, i = [], 0
+        while (part := trial.system_attrs.get(f"{prefix}:{i}")) is not None:
+            parts.append(part)
+            i += 1
+        if parts:
+            import json
+
+            return {**json.loads("".join(parts)), **trial.params}
+    return trial.params
+
+
+class StartCounted:
+    """Random for the first ``warmup`` proposals of a study, however many run at once; the model after, once
+    it has at least one result."""
+
+    _warmup: int
+
+    def _starting(self, study: Study, trial: FrozenTrial) -> bool:
+        others = _others(study, trial)
+        results = [t for t in others if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
+        return len(others) < self._warmup or len(results) < self._min_results
+
+    _min_results = 1
+
+
+class FreshTPE(StartCounted, TPESampler):
+    """Optuna's TPE (multivariate, grouped, constant liar) that never proposes a config already tried."""
+
+    def __init__(self, warmup: int, seed: int | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("multivariate", True)
+        kwargs.setdefault("constant_liar", True)
+        with warnings.catch_warnings():  # multivariate, group and constant_liar are 'experimental' in Optuna 5
+            warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+            TPESampler.__init__(self, n_startup_trials=0, seed=seed, **kwargs)
+        self._warmup = warmup
+
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
+        if not search_space or self._starting(study, trial):
+            return {}
+        params = TPESampler.sample_relative(self, study, trial, search_space)
+        if not params:
+            return params
+        tried = _tried(study, trial, params)
+        for _ in range(RETRIES):  # TPE's candidates are random draws: another call, another best candidate
+            if _key(params) not in tried:
+                return params
+            params = TPESampler.sample_relative(self, study, trial, search_space)
+        for _ in range(RETRIES):  # the model keeps to tried configs: an unseen one at random
+            if _key(params) not in tried:
+                break
+            params = {
+                n: self._random_sampler.sample_independent(study, trial, n, d)
+                for n, d in search_space.items()
+            }
+        return params
+
+    def sample_independent(
+        self, study: Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
+    ) -> Any:
+        if self._starting(study, trial):
+            return self._random_sampler.sample_independent(study, trial, param_name, param_distribution)
+        return TPESampler.sample_independent(self, study, trial, param_name, param_distribution)
+
+
+class WarpedGP(StartCounted, GPSampler):
+    """Optuna's GP (log EI; fantasised outcomes for running trials) on power-transformed results, proposing
+    only configs not tried yet."""
+
+    _min_results = 2  # a GP fitted to one point has nothing to say
+
+    def __init__(self, warmup: int, seed: int | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("warn_independent_sampling", False)
+        GPSampler.__init__(self, n_startup_trials=0, seed=seed, **kwargs)
+        self._warmup = warmup
+        self._tried_normalized: np.ndarray | None = None
+        self._space: Any = None
+
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
+        if not search_space or self._starting(study, trial):
+            return {}
+        from optuna._gp import search_space as gp_search_space
+
+        self._space = gp_search_space.SearchSpace(search_space)
+        others = [(t, _params_of(t)) for t in _others(study, trial)]
+        others = [(t, p) for t, p in others if search_space.keys() <= p.keys()]
+        self._tried_normalized = (self._space.get_normalized_params([t for t, _ in others], [p for _, p in others])
+                                  if others else None)  # fmt: skip
+        return GPSampler.sample_relative(self, study, trial, search_space)
+
+    def _sample_relative_impl(
+        self,
+        study: Study,
+        completed_trials: list[FrozenTrial],
+        running_trials: list[FrozenTrial],
+        search_space: dict[str, BaseDistribution],
+    ) -> dict[str, Any]:
+        values = [t.value for t in completed_trials]
+        return self._propose(study, completed_trials, values, running_trials, search_space)
+
+    def _propose(self, study: Study, trials: list[FrozenTrial], values: list[float], running: list[FrozenTrial],
+                 search_space: dict[str, BaseDistribution]) -> dict[str, Any]:  # fmt: skip
+        """Optuna's GP step on ``trials`` seen with ``values`` (power-transformed here), ``running`` fantasised."""
+        minimize = study.direction == StudyDirection.MINIMIZE
+        raw = np.array(values, dtype=float)
+        warped = power_warp(raw if minimize else -raw)
+        seen = []
+        for t, v in zip(trials, warped if minimize else -warped, strict=True):
+            view = copy.copy(t)
+            view.values = [float(v)]
+            view.state = TrialState.COMPLETE
+            seen.append(view)
+        return GPSampler._sample_relative_impl(self, study, seen, running, search_space)
+
+    def _optimize_acqf(self, acqf: Any, best_params: np.ndarray | None) -> np.ndarray:
+        tried = self._tried_normalized
+        if not len(self._space.continuous_indices):  # a space of choices and integers: untried configs only
+            found = _best_untried(acqf, self._space, tried, best_params, self._rng.rng)
+            if found is not None:
+                return found
+        proposal = GPSampler._optimize_acqf(self, acqf, best_params)
+        if tried is None or not _matches(proposal, tried).any():
+            return proposal
+        candidates = np.vstack(
+            [_neighbours(proposal, self._space), self._space.sample_normalized_params(512, self._rng.rng)]
+        )
+        candidates = candidates[~_matches(candidates, tried)]
+        if len(candidates) == 0:  # every config has been tried: a repeat is all that is left
+            return proposal
+        return candidates[int(np.argmax(acqf.eval_acqf_no_grad(candidates)))]
+
+
+def _best_untried(acqf: Any, space: Any, tried: np.ndarray | None, start: np.ndarray | None,
+                  rng: np.random.RandomState) -> np.ndarray | None:  # fmt: skip
+    """The untried config of a discrete space that scores best: every config where there are at most
+    ``GRID_ALL``, else a random ``GRID_SAMPLE`` of them and the best's neighbours, then a climb from the best
+    one neighbour at a time while the acquisition rises. None if every config has been tried."""
+    choices = [np.asarray(c, dtype=float) for c in space.get_choices_of_discrete_params()]
+    if math.prod(len(c) for c in choices) <= GRID_ALL:
+        candidates = _grid(space, choices)
+    else:
+        candidates = np.empty((GRID_SAMPLE, space.dim))
+        for i, c in zip(space.discrete_indices, choices, strict=True):
+            candidates[:, i] = rng.choice(c, GRID_SAMPLE)
+        if start is not None:
+            candidates = np.vstack([candidates, _neighbours(start[0], space)])
+    if tried is not None:
+        candidates = candidates[~_matches(candidates, tried)]
+    if not len(candidates):
+        return None
+    scores = acqf.eval_acqf_no_grad(candidates)
+    best, score = candidates[int(np.argmax(scores))], float(np.max(scores))
+    for _ in range(CLIMB_STEPS):
+        around = _neighbours(best, space)
+        if tried is not None:
+            around = around[~_matches(around, tried)]
+        if not len(around):
+            break
+        scores = acqf.eval_acqf_no_grad(around)
+        if float(np.max(scores)) <= score:
+            break
+        best, score = around[int(np.argmax(scores))], float(np.max(scores))
+    return best
+
+
+class RungGP(WarpedGP):
+    """The warped GP for a scheduler that stops trials early: fitted at the furthest epoch that at least
+    ``min_points`` trials have reached, each seen at its best value up to that epoch (BOHB's choice of
+    budget, asynchronous). Trials stopped before that epoch were judged worse by the scheduler: with
+    ``stopped_as_worst`` they are seen at the worst value there, else left out; trials still running short
+    of it are fantasised. Epoch-1 values alone mislead where curves cross; the furthest well-filled epoch
+    follows the ranks the scheduler itself keeps.
+    """
+
+    def __init__(self, warmup: int, seed: int | None = None, min_points: int = 8, stopped_as_worst: bool = True,
+                 **kwargs: Any) -> None:  # fmt: skip
+        WarpedGP.__init__(self, warmup, seed=seed, **kwargs)
+        self._min_points = min_points
+        self._stopped_as_worst = stopped_as_worst
+
+    def _sample_relative_impl(
+        self,
+        study: Study,
+        completed_trials: list[FrozenTrial],
+        running_trials: list[FrozenTrial],
+        search_space: dict[str, BaseDistribution],
+    ) -> dict[str, Any]:
+        minimize = study.direction == StudyDirection.MINIMIZE
+        states = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+        trials = [t for t in study.get_trials(deepcopy=False, states=states)
+                  if search_space.keys() <= t.params.keys() and (t.intermediate_values or t.state == TrialState.COMPLETE)]  # fmt: skip
+        reach = {t.number: _reach(t) for t in trials}
+        level = _level(sorted(reach.values(), reverse=True), self._min_points)
+        if level is None:  # nothing reported yet: Optuna's own step on what completed
+            return WarpedGP._sample_relative_impl(self, study, completed_trials, running_trials, search_space)
+        observed, values = [], []
+        for t in trials:
+            if reach[t.number] >= level:
+                observed.append(t)
+                values.append(_best_up_to(t, level, minimize))
+        if self._stopped_as_worst:
+            worst = max(values) if minimize else min(values)
+            stopped = [t for t in trials if reach[t.number] < level and t.state != TrialState.RUNNING]
+            observed += stopped
+            values += [worst] * len(stopped)
+        pending = [t for t in running_trials if reach.get(t.number, 0) < level]
+        return self._propose(study, observed, values, pending, search_space)
+
+
+def _reach(trial: FrozenTrial) -> float:
+    """The furthest epoch a trial reported; a complete trial told without epochs counts as full length."""
+    if trial.intermediate_values:
+        return max(trial.intermediate_values)
+    return math.inf
+
+
+def _level(reaches: list[float], min_points: int) -> float | None:
+    """The furthest epoch at least ``min_points`` trials reached (all of them, if fewer)."""
+    if not reaches:
+        return None
+    return reaches[min(min_points, len(reaches)) - 1]
+
+
+def _best_up_to(trial: FrozenTrial, epoch: float, minimize: bool) -> float:
+    values = [v for step, v in trial.intermediate_values.items() if step <= epoch and math.isfinite(v)]
+    if not values:
+        return float(trial.value)
+    return min(values) if minimize else max(values)
+
+
+def _matches(points: np.ndarray, tried: np.ndarray) -> np.ndarray:
+    """For each point (row), whether it equals a tried config (normalized coordinates)."""
+    points = np.atleast_2d(points)
+    seen = {row.tobytes() for row in np.round(tried, 9)}
+    return np.array([row.tobytes() in seen for row in np.round(points, 9)], dtype=bool)
+
+
+def _grid(space: Any, choices: list[np.ndarray]) -> np.ndarray:
+    """Every config of a space of choices and integers (normalized coordinates)."""
+    columns = np.meshgrid(*choices, indexing="ij")
+    grid = np.empty((columns[0].size, space.dim))
+    for i, column in zip(space.discrete_indices, columns, strict=True):
+        grid[:, i] = column.ravel()
+    return grid
+
+
+def _neighbours(point: np.ndarray, space: Any) -> np.ndarray:
+    """The configs one step away from ``point`` in one discrete parameter (any other value of a categorical)."""
+    out = []
+    for i, choices in zip(space.discrete_indices, space.get_choices_of_discrete_params(), strict=True):
+        choices = np.asarray(choices, dtype=float)
+        at = int(np.argmin(np.abs(choices - point[i])))
+        steps = choices if space.is_categorical[i] else choices[max(0, at - 1) : at + 2]
+        for value in steps:
+            if value != choices[at]:
+                moved = point.copy()
+                moved[i] = value
+                out.append(moved)
+    return np.array(out).reshape(-1, len(point))
+
+
+def power_warp(values: np.ndarray) -> np.ndarray:
+    """Results to minimise, power-transformed and standardised: Box-Cox when all are positive, Yeo-Johnson
+    otherwise; as they are when too few or all equal. Infinite values are held at the worst finite one."""
+    values = np.asarray(values, dtype=float)
+    finite = np.isfinite(values)
+    if finite.sum() < 3 or np.ptp(values[finite]) == 0:
+        return values
+    values = np.where(finite, values, values[finite].max())
+    from sklearn.preprocessing import PowerTransformer
+
+    column = values.reshape(-1, 1)
+    if (column > 0).all():
+        method = "box-cox"
+    else:
+        method = "yeo-johnson"
+        column = (column - column.mean()) / column.std()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # an ill-fitting lambda warns; the transform stays monotone
+        out = PowerTransformer(method=method).fit_transform(column).ravel()
+    return out if np.isfinite(out).all() else values
+
+
+__all__ = ["FreshTPE", "WarpedGP", "optuna", "power_warp"]
