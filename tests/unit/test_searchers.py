@@ -214,7 +214,8 @@ def test_an_earlier_config_is_encoded_as_each_model_sees_it_and_one_outside_the_
     [({"lr": "loguniform", "wd": "uniform"}, "fifo", 32, "gp", "2 numeric parameter(s) and 32 trials"),
      ({"lr": "loguniform", "wd": "uniform"}, "asha", 32, "optuna", "asha stops trials early"),
      ({"lr": "loguniform", "act": "labels"}, "fifo", 32, "optuna", "1 parameter(s) without an order"),
-     ({f"x{i}": "uniform" for i in range(8)}, "fifo", 32, "optuna", "8 parameters"),
+     ({f"x{i}": "ordered" for i in range(9)}, "fifo", 64, "gp", "9 numeric parameter(s) and 64 trials"),
+     ({f"x{i}": "uniform" for i in range(12)}, "fifo", 32, "optuna", "12 parameters"),
      ({"lr": "loguniform"}, "fifo", 400, "optuna", "400 trials"),
      ({"lr": "loguniform"}, "fifo", 8, "optuna", "only 8 trials"),
      ({"lr": "loguniform"}, "bohb", 32, "bohb", "brings its own"),
@@ -226,7 +227,7 @@ def test_auto_picks_by_space_budget_and_scheduler_and_says_why(params, scheduler
     from tuner.searchers.auto import choose
 
     domains = {"loguniform": tune.loguniform(1e-4, 1e-1), "uniform": tune.uniform(0, 1),
-               "labels": tune.choice(["relu", "tanh", "gelu"])}  # fmt: skip
+               "labels": tune.choice(["relu", "tanh", "gelu"]), "ordered": tune.choice([16, 32, 64, 128])}  # fmt: skip
     name, reason = choose({k: domains[v] for k, v in params.items()}, scheduler, trials)
     assert name == expected and why in reason, (name, reason)
 

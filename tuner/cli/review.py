@@ -178,7 +178,7 @@ def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_
     from tuner.review.replays import describe
 
     schedulers.entry(scheduler)  # an unknown name is one line, before anything is read
-    if searcher is not None:
+    if searcher not in (None, "auto"):
         from tuner import searchers
 
         searchers.entry(searcher)
