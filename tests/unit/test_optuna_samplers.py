@@ -12,7 +12,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.samplers import GPSampler
 from optuna.trial import TrialState
 
-from tuner.searchers.optuna_samplers import FreshTPE, RungGP, WarpedGP, _best_up_to, _level, power_warp
+from tuner.searchers.optuna_samplers import FreshTPE, WarpedGP, power_warp
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -108,24 +108,3 @@ def test_a_maximised_metric_is_warped_the_right_way_round():
         trial = study.ask(space)
         study.tell(trial, -((trial.params["x"] - 0.7) ** 2))
     assert abs(study.best_params["x"] - 0.7) < 0.05
-
-
-def test_the_rung_gp_fits_at_the_furthest_epoch_enough_trials_reached():
-    assert _level([10, 8, 4, 2, 1, 1], 3) == 4
-    assert _level([2, 1], 8) == 1  # fewer trials than wanted: the epoch all of them reached
-    assert _level([], 8) is None
-
-    study = optuna.create_study(sampler=RungGP(4, seed=0, min_points=3))
-    for number in range(12):
-        trial = study.ask(CHOICES)
-        epochs = 4 if number % 3 == 0 else 1  # a third go on to epoch 4, the rest are stopped at 1
-        for epoch in range(1, epochs + 1):
-            trial.report(bowl(trial.params) + 1 / epoch, epoch)
-        if epochs == 1:
-            study.tell(trial, state=TrialState.PRUNED)
-        else:
-            study.tell(trial, bowl(trial.params) + 1 / epochs)
-    frozen = study.trials[0]
-    assert _best_up_to(frozen, 2, minimize=True) == pytest.approx(bowl(frozen.params) + 0.5)
-    configs = [tuple(sorted(t.params.items())) for t in study.trials]
-    assert len(set(configs)) == len(configs)
