@@ -28,7 +28,7 @@ demo: venv
 	$(BIN)/tuner report ./results/$(DEMO_NAME)
 
 # Two tiers: the fast one (unit tests and instant trials on a real Ray) first, then the slow one (CIFAR
-# sweeps, a real Ray head, kill -9 and resume).
+# sweeps, a real Ray head, kill -9 and resume, and tests that wait on real time: timeouts, budgets, signals).
 test: venv
 	$(BIN)/python -m pytest tests -m "not slow"
 	$(BIN)/python -m pytest tests -m slow

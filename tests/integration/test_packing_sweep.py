@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tuner.launch.packing import MemoryProbe
 from tuner.launch.runner import run_sweep
 from tuner.settings import SweepConfig
@@ -38,6 +40,7 @@ SPACE = SearchSpace(trainable=train, params={{"x": tune.uniform(0, 1)}})
 '''
 
 
+@pytest.mark.slow  # restarts the Ray session twice, to give it a logical GPU and back
 def test_auto_packs_by_the_probe_and_lowers_the_packing_after_an_oom(ray_with_a_logical_gpu, tmp_path):
     space = tmp_path / "probe_space.py"
     space.write_text(SPACE.format(marker=str(tmp_path / "oom-marker")))

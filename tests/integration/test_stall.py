@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from tuner.launch.stall import StallAwareSearcher, StallStopper, StallWatch, stall_reason
 
 
+@pytest.mark.slow  # waits on a real stall timeout
 def test_a_real_deadlock_is_ended_with_what_it_has(tmp_path):
     """Ray's own parts, wired as tuner no longer wires them: HyperBand completes its trials without a
     result, so BayesOpt waits for ever for its random phase and Tune blocks asking it for a trial."""

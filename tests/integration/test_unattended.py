@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.instant import instant_space
 from tuner.claim import CLAIM_FILE
 from tuner.review import experiment
@@ -21,6 +23,7 @@ def _epochs(folder) -> dict[str, list[int]]:
     return {t.trial_id: [int(float(r["epoch"])) for r in t.rows] for t in experiment.load(str(folder)).trials}
 
 
+@pytest.mark.slow  # waits on real time: timeouts, a budget, a signal to a subprocess
 def test_a_hung_trial_ends_within_its_timeout_while_the_others_finish(sweep, tmp_path):
     space = instant_space(tmp_path, hang_at=2, sleep=0.2)
     started = time.monotonic()
@@ -36,6 +39,7 @@ def test_a_hung_trial_ends_within_its_timeout_while_the_others_finish(sweep, tmp
     assert "in your code" not in result.err  # the reason is the sweep's, not a traceback of Ray's
 
 
+@pytest.mark.slow  # waits on real time: timeouts, a budget, a signal to a subprocess
 def test_a_hung_trial_is_retried_from_its_checkpoint(sweep, tmp_path):
     space = instant_space(tmp_path, hang_at=2, sleep=0.2)
     result = sweep("--space", space, *FIFO, "--num-samples", "2", "--max-epochs", "3", "--trial-timeout", "6",
@@ -65,6 +69,7 @@ def test_an_epoch_budget_holds_and_resume_extends_it(sweep, run_cli, tmp_path):
     assert json.loads((result.folder / "spent.json").read_text())["epochs"] >= spent + 6
 
 
+@pytest.mark.slow  # waits on real time: timeouts, a budget, a signal to a subprocess
 def test_a_wall_time_budget_ends_the_sweep_on_time(sweep, tmp_path):
     space = instant_space(tmp_path, sleep=0.5)
     result = sweep("--space", space, *FIFO, "--budget", "8s", "--max-epochs", "50")
@@ -128,6 +133,7 @@ def _finish(proc) -> tuple[str, str]:
             os.killpg(proc.pid, signal.SIGKILL)
 
 
+@pytest.mark.slow  # waits on real time: timeouts, a budget, a signal to a subprocess
 def test_sigterm_stops_resumably_and_a_second_writer_is_refused(run_cli, tmp_path):
     space = instant_space(tmp_path, sleep=0.5)
     folder = tmp_path / "term"
