@@ -7,8 +7,8 @@ import json
 import pytest
 
 from tuner.launch.packing import MemoryProbe
+from tuner.launch.resolve import resolve
 from tuner.launch.runner import run_sweep
-from tuner.settings import SweepConfig
 
 SPACE = '''"""Instant trials that report their GPU share; the first trial to start reports an OOM retry."""
 import os
@@ -51,8 +51,8 @@ def test_auto_packs_by_the_probe_and_lowers_the_packing_after_an_oom(ray_with_a_
         return MemoryProbe(30 * 2**30, 80 * 2**30, "a logical GPU", config)  # 37.5 GiB with margin: 1 fits
 
     lines = []
-    config = SweepConfig(space=str(space), scheduler="fifo", num_samples=6, max_epochs=2, cpus_per_trial=0.5,
-                         gpus_per_trial="auto", storage_path=str(tmp_path), name="packed")  # fmt: skip
+    config = resolve({"space": str(space), "scheduler": "fifo", "num_samples": 6, "max_epochs": 2, "cpus_per_trial": 0.5,
+                      "gpus_per_trial": "auto", "storage_path": str(tmp_path), "name": "packed"})  # fmt: skip
     # 30 GiB on 80: one trial per GPU by memory; 2 GiB instead: memory fits many, CPUs (2 / 0.5) allow 4, and
     # without MPS taking turns caps at 4, so 4 per GPU.
     summary = run_sweep(
@@ -74,8 +74,8 @@ def test_auto_packs_by_the_probe_and_lowers_the_packing_after_an_oom(ray_with_a_
     assert sorted(shares) == [0.25] * 4 + [0.5] * 2, shares
 
     # A probe that says one trial fills the GPU gives each trial the whole GPU and nothing to lower.
-    one = SweepConfig(space=str(space), scheduler="fifo", num_samples=1, max_epochs=1, cpus_per_trial=0.5,
-                      gpus_per_trial="auto", storage_path=str(tmp_path), name="whole")  # fmt: skip
+    one = resolve({"space": str(space), "scheduler": "fifo", "num_samples": 1, "max_epochs": 1, "cpus_per_trial": 0.5,
+                   "gpus_per_trial": "auto", "storage_path": str(tmp_path), "name": "whole"})  # fmt: skip
     lines.clear()
     run_sweep(one, out=lines.append, memory_probe=probe)
     assert measured == [{"x": 1.0}], "the probe measured the space's most demanding config"

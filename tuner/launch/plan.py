@@ -73,13 +73,15 @@ class SweepPlan:
 def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> SweepPlan:
     """The plan of a sweep, checked and with its data loaded, before any cluster is touched.
 
-    A new sweep never writes into an existing experiment; ``resuming`` is ``tuner resume`` on its own.
+    ``config`` is complete: settings come down from ``resolve`` (or an experiment's saved settings, which
+    ``resolve`` completed when it started) and are not decided again here. A new sweep never writes into an
+    existing experiment; ``resuming`` is ``tuner resume`` on its own.
     """
     from tuner import storage
-    from tuner.launch.resolve import complete
 
+    if config.name is None or config.searcher in (None, searchers.AUTO):
+        raise TypeError("prepare() takes the settings tuner.launch.resolve.resolve() completed (name and searcher set)")
     space = load_space(config.space)
-    config = complete(config, space)
     storage.check_usable(config.storage_path)
     if not resuming and storage.holds_experiment(config.experiment_path):
         raise UsageError(
