@@ -22,6 +22,7 @@ fails when either changes.
 from __future__ import annotations
 
 import copy
+import json
 import math
 import warnings
 from typing import Any
@@ -69,8 +70,6 @@ def _params_of(trial: FrozenTrial) -> dict[str, Any]:
             parts.append(part)
             i += 1
         if parts:
-            import json
-
             return {**json.loads("".join(parts)), **trial.params}
     return trial.params
 
