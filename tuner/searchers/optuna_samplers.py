@@ -15,7 +15,7 @@
    the same GP beat TPE on every HPOLib table.
 
 Two hooks reach into Optuna's GPSampler: ``_sample_relative_impl`` (the results it fits) and
-``_optimize_acqf`` (which Optuna documents as the method to override); tests/unit/test_optuna_samplers.py
+``_optimize_acqf`` (where it searches its acquisition); tests/unit/test_optuna_samplers.py
 fails when either changes.
 """
 
@@ -284,4 +284,4 @@ def power_warp(values: np.ndarray) -> np.ndarray:
     return out if np.isfinite(out).all() else values
 
 
-__all__ = ["FreshTPE", "WarpedGP", "optuna", "power_warp"]
+__all__ = ["FreshTPE", "WarpedGP", "power_warp"]
