@@ -103,9 +103,7 @@ def main() -> None:
     parser.add_argument("--images", type=int, default=50_000)
     parser.add_argument("--trials-per-gpu", type=int, default=max(1, cpus - 2),
                         help="trials sharing the GPU (default: one per CPU, two CPUs left for Ray)")  # fmt: skip
-    parser.add_argument(
-        "--auto", action="store_true", help="--gpus-per-trial auto instead of --trials-per-gpu"
-    )
+    parser.add_argument("--auto", action="store_true", help="--gpus-per-trial auto instead of --trials-per-gpu")
     parser.add_argument("--cpus-per-trial", type=float, default=1)
     parser.add_argument("--searcher", help="default: tuner's default searcher")
     parser.add_argument("--seed", type=int, default=0)

@@ -304,7 +304,7 @@ def main() -> None:
                                                           "protein_structure", "slice_localization"])  # fmt: skip
     parser.add_argument("--trials", type=int, nargs="+", default=[32, 64])
     parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--searchers", nargs="+", default=["auto", *(n for n in searchers.NAMES if n != "bohb")])
+    parser.add_argument("--searchers", nargs="+", default=[searchers.AUTO, *(n for n in searchers.NAMES if n != "bohb")])
     parser.add_argument("--concurrent", type=int, default=1, help="trials at once in the final-value replays")
     parser.add_argument("--fifo-trials", type=int, default=32, help="FIFO-random's trials: sets the budget")
     parser.add_argument("--mf-seeds", type=int, default=20)

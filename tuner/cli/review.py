@@ -172,15 +172,13 @@ def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_
            workers: int | None, searcher: str | None) -> None:  # fmt: skip
     """What another scheduler would have done with EXPERIMENT: its recorded curves replayed in seconds (epochs and
     time saved, whether the best trial survives, which trials it stops where). Saved for `tuner report`."""
-    from tuner import schedulers
+    from tuner import schedulers, searchers
     from tuner.replay.whatif import replay_experiment
     from tuner.review import experiment as experiments
     from tuner.review.replays import describe
 
     schedulers.entry(scheduler)  # an unknown name is one line, before anything is read
-    if searcher not in (None, "auto"):
-        from tuner import searchers
-
+    if searcher not in (None, searchers.AUTO):
         searchers.entry(searcher)
     record = experiments.load(experiment)
     whatif = replay_experiment(record, scheduler, searcher=searcher, workers=workers, grace_period=grace_period,

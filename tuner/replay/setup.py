@@ -43,7 +43,7 @@ def build(params: Mapping[str, Any], scheduler: str, searcher: str | None, *, me
         built_scheduler.set_search_properties(metric, mode)  # Tune hands these to schedulers built without them
     if searcher is None:
         return Algorithms(built_scheduler, None, fate_log, None)
-    if searcher == "auto":  # what a sweep of this space, scheduler and size would run
+    if searcher == searchers.AUTO:  # what a sweep of this space, scheduler and size would run
         from tuner.searchers.auto import choose
 
         searcher, _ = choose(params, scheduler, num_samples)

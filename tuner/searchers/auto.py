@@ -5,8 +5,8 @@ power-transformed, no config twice) beat Optuna's TPE on all eight HPOLib cases 
 64 trials), one at a time and 2 or 8 at once; under a scheduler that stops trials early TPE learns from the
 stopped ones as pruned, which a GP leaves out. So: ``gp`` for at most ``GP_MAX_PARAMS`` numeric or ordered
 parameters, ``GP_MIN_TRIALS`` to ``GP_MAX_TRIALS`` trials and trials that run all their epochs; ``optuna``
-otherwise (choices without an order, more parameters, larger budgets, early stopping, conditional spaces). A space with nothing to model gets ``random``; a scheduler that brings its
-own searcher keeps it.
+otherwise (choices without an order, more parameters, larger budgets, early stopping, conditional spaces).
+A space with nothing to model gets ``random``; a scheduler that brings its own searcher keeps it.
 """
 
 from __future__ import annotations

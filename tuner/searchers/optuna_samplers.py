@@ -163,22 +163,16 @@ class WarpedGP(StartCounted, GPSampler):
         running_trials: list[FrozenTrial],
         search_space: dict[str, BaseDistribution],
     ) -> dict[str, Any]:
-        values = [t.value for t in completed_trials]
-        return self._propose(study, completed_trials, values, running_trials, search_space)
-
-    def _propose(self, study: Study, trials: list[FrozenTrial], values: list[float], running: list[FrozenTrial],
-                 search_space: dict[str, BaseDistribution]) -> dict[str, Any]:  # fmt: skip
-        """Optuna's GP step on ``trials`` seen with ``values`` (power-transformed here), ``running`` fantasised."""
+        """Optuna's GP step on the completed trials seen through the power warp; running ones fantasised."""
         minimize = study.direction == StudyDirection.MINIMIZE
-        raw = np.array(values, dtype=float)
+        raw = np.array([t.value for t in completed_trials], dtype=float)
         warped = power_warp(raw if minimize else -raw)
         seen = []
-        for t, v in zip(trials, warped if minimize else -warped, strict=True):
+        for t, v in zip(completed_trials, warped if minimize else -warped, strict=True):
             view = copy.copy(t)
             view.values = [float(v)]
-            view.state = TrialState.COMPLETE
             seen.append(view)
-        return GPSampler._sample_relative_impl(self, study, seen, running, search_space)
+        return GPSampler._sample_relative_impl(self, study, seen, running_trials, search_space)
 
     def _optimize_acqf(self, acqf: Any, best_params: np.ndarray | None) -> np.ndarray:
         tried = self._tried_normalized

@@ -87,7 +87,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
 
     def _at_best(self, trial_id: str, result: dict) -> dict:
         """``result`` with the metric replaced by the trial's best value so far (NaN never counts as best)."""
-        metric, value = self.inner.metric, result[self.inner.metric]
+        metric, value = self.inner.metric, plain(result[self.inner.metric])
         best = self._bests.get(trial_id)
         if isinstance(value, (int, float)) and math.isfinite(value):
             better = best is None or (value < best if self.inner.mode == "min" else value > best)
