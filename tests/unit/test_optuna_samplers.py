@@ -9,10 +9,10 @@ import numpy as np
 import optuna
 import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
-from optuna.samplers import GPSampler
+from optuna.samplers import GPSampler, TPESampler
 from optuna.trial import TrialState
 
-from tuner.searchers.optuna_samplers import FreshTPE, WarpedGP, power_warp
+from tuner.searchers.optuna_samplers import FreshTPE, WarpedGP, at_furthest_epoch, power_warp
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -31,6 +31,52 @@ def test_the_gp_hooks_tuner_overrides_keep_their_signatures():
     impl = inspect.signature(GPSampler._sample_relative_impl).parameters
     assert list(impl) == ["self", "study", "completed_trials", "running_trials", "search_space"]
     assert list(inspect.signature(GPSampler._optimize_acqf).parameters) == ["self", "acqf", "best_params"]
+    assert list(inspect.signature(TPESampler._sample).parameters) == ["self", "study", "trial", "search_space"]
+    assert "study._get_trials(" in inspect.getsource(TPESampler._sample)  # where the epoch view is read
+
+
+def _stopped(study: optuna.Study, curve: list[float]) -> None:
+    """A trial that reported ``curve`` (epochs 1, 2, ...) and was stopped there by a scheduler."""
+    trial = study.ask({"x": FloatDistribution(0, 1)})
+    for epoch, value in enumerate(curve, start=1):
+        trial.report(value, epoch)
+    study.tell(trial, state=TrialState.PRUNED)
+
+
+def test_trials_are_ranked_at_the_furthest_epoch_enough_of_them_reached():
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    for i in range(30):  # stopped at epoch 1
+        _stopped(study, [1.0 + i])
+    for i in range(10):  # stopped at epoch 4: value 0.5 + i there
+        _stopped(study, [2.0, 1.5, 1.0, 0.5 + i])
+    done = study.ask({"x": FloatDistribution(0, 1)})
+    for epoch in range(1, 9):  # ran all 8 epochs; its value at epoch 4 is the worst there
+        done.report(20.0 - epoch, epoch)
+    study.tell(done, 12.0)
+    views = at_furthest_epoch(study.trials)  # 41 finished: TPE's good group is 5, and 11 reached epoch 4
+    ranked = [v for v in views if v.state == TrialState.COMPLETE]
+    assert len(ranked) == 11 and sorted(v.value for v in ranked)[:2] == [0.5, 1.5]
+    assert [v.value for v in ranked if v.number == done.number] == [16.0]  # valued at epoch 4, not at its end
+    assert all(v.state == TrialState.PRUNED for v in views[:30])
+    assert study.trials[-1].state == TrialState.COMPLETE and study.trials[-1].value == 12.0  # the study unchanged
+
+
+def test_tpe_follows_the_trials_best_at_that_epoch_not_the_one_that_ran_to_the_end():
+    space = {"x": FloatDistribution(0, 1)}
+    study = optuna.create_study(sampler=FreshTPE(0, seed=3))
+    for _ in range(40):  # good near x = 0.2 by epoch 4; stopped there by the scheduler
+        trial = study.ask(space)
+        for epoch in range(1, 5):
+            trial.report(abs(trial.params["x"] - 0.2) + 1 / epoch, epoch)
+        study.tell(trial, state=TrialState.PRUNED)
+    for x in (0.9, 0.95):  # two trials near x = 0.9 ran to the end with middling values
+        study.enqueue_trial({"x": x})
+        trial = study.ask(space)
+        for epoch in range(1, 9):
+            trial.report(0.8 + 1 / epoch, epoch)
+        study.tell(trial, 0.8)
+    proposals = [study.ask(space).params["x"] for _ in range(20)]
+    assert np.median(proposals) < 0.5  # Optuna's own ranking puts both finished trials in its good group
 
 
 def test_power_warp_keeps_the_order_of_results_spanning_decades():

@@ -37,9 +37,8 @@ class SearcherEntry:
     model: ClassVar[str] = ""  # what it fits to the results, for the plan's first line
     model_based: ClassVar[bool] = True
     requires_scheduler: ClassVar[str | None] = None  # e.g. BOHB's searcher only works under its scheduler
-    # Whether the model takes a trial a scheduler stopped early as pruned: ranked below every trial that ran
-    # all its epochs, then by how far it got (Optuna's own treatment of pruned trials), instead of as if
-    # its early loss were a final one.
+    # Whether the model takes a trial a scheduler stopped early as pruned: ranked by how far it got and its
+    # value there (tuner/searchers/optuna_samplers.py), instead of as if its early loss were a final one.
     stopped_as_pruned: ClassVar[bool] = False
     takes_earlier_results: ClassVar[bool] = False  # --warm-start: the model accepts evaluated points
     models_conditionals: ClassVar[bool] = False  # searches a parameter only where its parent makes it vary
