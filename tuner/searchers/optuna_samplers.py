@@ -14,7 +14,7 @@
    they got; under ASHA the few trials that ran to the end then fill TPE's good group whatever their values,
    and a trial stopped at epoch 4 is compared with one stopped at epoch 8 by values from different epochs.
    Here every trial that reached that epoch is ranked by its value there; under ASHA on real learning
-   curves that reached FIFO-random's best in 10-25% fewer epochs (BENCHMARKS.md).
+   curves that reached FIFO-random's best in 14-24% fewer epochs (BENCHMARKS.md).
 4. **The GP sees its results through a power transform** (Box-Cox for positive values, Yeo-Johnson
    otherwise), fitted afresh at each proposal. Validation losses span decades (1e-5 to 1e-1 on HPOLib's
    naval table); a GP on the raw values fits the bad tail and cannot tell the good configs apart. Warped,
