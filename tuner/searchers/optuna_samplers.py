@@ -31,6 +31,7 @@ import copy
 import json
 import math
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -151,22 +152,23 @@ def _reached(trial: FrozenTrial) -> int:
     return max(trial.intermediate_values, default=0)
 
 
-def at_furthest_epoch(trials: list[FrozenTrial], enough: Any = default_gamma) -> list[FrozenTrial]:
+def at_furthest_epoch(trials: list[FrozenTrial], enough: Callable[[int], int] = default_gamma) -> list[FrozenTrial]:
     """``trials`` with every finished one that reached the furthest epoch at least ``enough(n)`` of the ``n``
     finished trials reached shown as completed there, valued at that epoch (its value reported at it or last
     before it); the others (stopped sooner, or still running) as they are. Optuna's TPE then fills its good
     group with the best trials at that epoch, and ranks those stopped sooner by how far they got."""
-    finished = [t for t in trials if t.state in FINISHED]
-    if not finished:
+    reached = {t.number: _reached(t) for t in trials if t.state in FINISHED}
+    if not reached:
         return trials
-    need = enough(len(finished))
-    epochs = sorted({_reached(t) for t in finished}, reverse=True)
-    furthest = next((e for e in epochs if sum(_reached(t) >= e for t in finished) >= need), epochs[-1])
+    furthest = sorted(reached.values(), reverse=True)[min(enough(len(reached)), len(reached)) - 1]
     out = []
     for t in trials:
+        if reached.get(t.number, -1) < furthest:  # stopped sooner, or still running
+            out.append(t)
+            continue
         reported = [e for e in t.intermediate_values if e <= furthest]
         value = t.intermediate_values[max(reported)] if reported else t.value
-        if t.state not in FINISHED or _reached(t) < furthest or value is None or math.isnan(value):
+        if value is None or math.isnan(value):
             out.append(t)
             continue
         view = copy.copy(t)

@@ -5,8 +5,8 @@ space where parameters never appear together; the constant liar gives trials sti
 value, so trials started together do not all go to the same promising point. Trials a scheduler stopped
 early are told to Optuna as pruned; TPE ranks every trial that reached the furthest epoch enough of them
 reached by its value there, and those stopped sooner by how far they got (a loss at epoch 1 is no rival to
-one at epoch 8). As tuner runs it (tuner/searchers/optuna_samplers.py), its
-random start is counted in proposals and it never proposes a config already tried.
+one at epoch 8). As tuner runs it (tuner/searchers/optuna_samplers.py), its random start is counted in
+proposals and it never proposes a config already tried.
 """
 
 from __future__ import annotations
