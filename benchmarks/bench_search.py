@@ -118,6 +118,27 @@ def print_final(results: dict) -> None:
                 print(f"  {searcher:<14} {med:.5f}  [{q1:.5f}-{q3:.5f}]{vs}")
 
 
+def print_versus(base: dict, other: dict, names: tuple[str, str], resamples: int = 4000) -> None:
+    """Each searcher's median in one run against another (e.g. 8 trials at once against 1), with a 90% bootstrap
+    interval of the change: a change whose interval holds 0 is within the seed-to-seed spread."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    print(f"\nMedian change from {names[0]} to {names[1]} (lower is better), 90% bootstrap interval over seeds")
+    for dataset, by_trials in other.items():
+        for trials, by_searcher in by_trials.items():
+            for searcher, values in by_searcher.items():
+                before = base.get(dataset, {}).get(trials, {}).get(searcher)
+                if not before:
+                    continue
+                a, b = np.asarray(before), np.asarray(values)
+                draws = [np.median(rng.choice(b, len(b))) / np.median(rng.choice(a, len(a))) - 1
+                         for _ in range(resamples)]  # fmt: skip
+                lo, hi = np.percentile(draws, [5, 95])
+                change = np.median(b) / np.median(a) - 1
+                print(f"  {dataset:<26} {trials:>3} trials  {searcher:<14} {change:+7.1%}  [{lo:+.1%}, {hi:+.1%}]")
+
+
 def quartiles(values: list[float]) -> tuple[float, float, float]:
     if len(values) < 2:
         return values[0], values[0], values[0]
@@ -229,15 +250,19 @@ def warm_job(job: tuple[str, int, str, int]) -> dict:
 
     from curve_sources import hpolib
 
+    from tuner import searchers
     from tuner.launch.warm_start import Observation, WarmStart, encode
     from tuner.replay.engine import replay
     from tuner.replay.setup import build
     from tuner.searchers import plan_search
+    from tuner.searchers.auto import choose
 
     warnings.simplefilter("ignore")
     logging.getLogger("ray").setLevel(logging.ERROR)
     dataset, trials, searcher, seed = job
     src = hpolib(dataset, seed)
+    if searcher == searchers.AUTO:  # the searcher a sweep of this table and size runs
+        searcher, _ = choose(src.params, "fifo", trials)
 
     def sweep(run_seed: int, warm: WarmStart | None = None):
         algorithms = build(src.params, "fifo", searcher, metric=src.metric, mode=src.mode, max_epochs=1,
@@ -250,7 +275,7 @@ def warm_job(job: tuple[str, int, str, int]) -> dict:
     first = sweep(seed)
     target = first.best_trial().best(src.mode)
     seen = WarmStart(["first"], [Observation(t.config, t.values[-1]) for t in first.trials if t.values], [], 0)
-    out = {"dataset": dataset, "trials": trials, "seed": seed, "target": target}
+    out = {"dataset": dataset, "trials": trials, "searcher": job[2], "seed": seed, "target": target}
     for label, warm in (("cold", None), ("warm", seen)):
         second = sweep(seed + 1000, warm)
         out[label] = next((i for i, t in enumerate(second.trials, 1) if t.best(src.mode) <= target), None)
@@ -260,25 +285,28 @@ def warm_job(job: tuple[str, int, str, int]) -> dict:
 def warm_starts(args: argparse.Namespace) -> list[dict]:
     from concurrent.futures import ProcessPoolExecutor
 
-    jobs = [(dataset, trials, "optuna", seed) for dataset in args.datasets for trials in args.trials
-            for seed in range(args.seeds)]  # fmt: skip
+    from tuner import searchers
+
+    able = [s for s in args.searchers if s == searchers.AUTO or searchers.REGISTRY[s].takes_earlier_results]
+    jobs = [(dataset, trials, searcher, seed) for searcher in able for dataset in args.datasets
+            for trials in args.trials for seed in range(args.seeds)]  # fmt: skip
     with ProcessPoolExecutor(max_workers=args.jobs, initializer=_quiet_worker) as pool:
         return list(pool.map(warm_job, jobs, chunksize=1))
 
 
 def print_warm(runs: list[dict]) -> None:
-    print("\nWarm start (optuna, one trial at a time): trials a second sweep (another seed) needed to reach the first "
+    print("\nWarm start (one trial at a time): trials a second sweep (another seed) needed to reach the first "
           "sweep's best, cold and warm-started from the first's trials; median over seeds, '-' = not within its "
           "trials (counted as trials + 1), and the seeds where warm needed at most half of cold's")  # fmt: skip
     cases: dict = {}
-    for run in runs:
-        cases.setdefault((run["dataset"], run["trials"]), []).append(run)
-    for (dataset, trials), group in cases.items():
+    for run in runs:  # runs saved before searchers were chosen all ran optuna
+        cases.setdefault((run.get("searcher", "optuna"), run["dataset"], run["trials"]), []).append(run)
+    for (searcher, dataset, trials), group in cases.items():
         def med(key: str, group: list = group, trials: int = trials) -> float:
             return statistics.median(r[key] if r[key] is not None else trials + 1 for r in group)
 
         halved = sum((r["warm"] or trials + 1) <= (r["cold"] or trials + 1) / 2 for r in group)
-        print(f"  {dataset:<26} {trials:>3} trials   cold {med('cold'):5.1f}   warm {med('warm'):5.1f}   "
+        print(f"  {searcher:<7} {dataset:<26} {trials:>3} trials   cold {med('cold'):5.1f}   warm {med('warm'):5.1f}   "
               f"warm <= half of cold in {halved}/{len(group)} seeds")  # fmt: skip
 
 
@@ -315,7 +343,13 @@ def main() -> None:
                         help="multi-fidelity pairs beside fifo+random")  # fmt: skip
     parser.add_argument("--json", help="also write every figure to this file")
     parser.add_argument("--print", metavar="JSON", nargs="+", help="print the figures saved by earlier runs")
+    parser.add_argument("--versus", metavar="JSON", nargs=2, help="two saved final-value runs (e.g. 1 and 8 trials at "
+                        "once): each median's change from the first to the second, with a bootstrap interval")  # fmt: skip
     args = parser.parse_args()
+    if args.versus:
+        runs = [json.loads(Path(f).read_text()).get("final", {}) for f in args.versus]
+        print_versus(runs[0], runs[1], (Path(args.versus[0]).name, Path(args.versus[1]).name))
+        return
     if args.print:
         print_saved([json.loads(Path(f).read_text()) for f in args.print])
         return

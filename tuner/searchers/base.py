@@ -48,8 +48,7 @@ class SearcherEntry:
         and the point an index encodes to.
 
         By default an integer index: Optuna, HyperOpt and BOHB keep integer domains discrete and ordered,
-        so no trial goes to a position that decodes to a value already tried (on HPOLib, multivariate TPE
-        found clearly better configs this way than on a floored float).
+        so no trial goes to a position that decodes to a value already tried.
         """
         from tuner.searchers.plan import integer_index
 
