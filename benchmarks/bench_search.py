@@ -264,20 +264,22 @@ def warm_job(job: tuple[str, int, str, int]) -> dict:
     if searcher == searchers.AUTO:  # the searcher a sweep of this table and size runs
         searcher, _ = choose(src.params, "fifo", trials)
 
-    def sweep(run_seed: int, warm: WarmStart | None = None):
+    def sweep(run_seed: int, warm: WarmStart | None = None, rerun: bool = True):
         algorithms = build(src.params, "fifo", searcher, metric=src.metric, mode=src.mode, max_epochs=1,
                            num_samples=trials, seed=run_seed, workers=1)  # fmt: skip
-        if warm is not None:
-            algorithms.searcher.add_observations(encode(warm, plan_search(src.params, searcher, run_seed)).points)
+        if warm is not None:  # as tuner sweep --warm-start does, or with the model alone
+            encode(warm, plan_search(src.params, searcher, run_seed))
+            algorithms.searcher.add_observations(warm.points, first=warm.best() if rerun else None)
         return replay(src.curves, algorithms, workers=1, metric=src.metric, mode=src.mode, num_samples=trials,
                       max_epochs=1)  # fmt: skip
 
     first = sweep(seed)
     target = first.best_trial().best(src.mode)
-    seen = WarmStart(["first"], [Observation(t.config, t.values[-1]) for t in first.trials if t.values], [], 0)
+    seen = WarmStart(["first"], [Observation(t.config, t.values[-1]) for t in first.trials if t.values], [], 0,
+                     mode=src.mode)  # fmt: skip
     out = {"dataset": dataset, "trials": trials, "searcher": job[2], "seed": seed, "target": target}
-    for label, warm in (("cold", None), ("warm", seen)):
-        second = sweep(seed + 1000, warm)
+    for label, warm, rerun in (("cold", None, False), ("warm", seen, True), ("model", seen, False)):
+        second = sweep(seed + 1000, warm, rerun)
         out[label] = next((i for i, t in enumerate(second.trials, 1) if t.best(src.mode) <= target), None)
     return out
 
@@ -296,8 +298,10 @@ def warm_starts(args: argparse.Namespace) -> list[dict]:
 
 def print_warm(runs: list[dict]) -> None:
     print("\nWarm start (one trial at a time): trials a second sweep (another seed) needed to reach the first "
-          "sweep's best, cold and warm-started from the first's trials; median over seeds, '-' = not within its "
-          "trials (counted as trials + 1), and the seeds where warm needed at most half of cold's")  # fmt: skip
+          "sweep's best: cold; warm-started from the first's trials as tuner does it (their best config runs "
+          "first); and with the model alone (the same trials seed the model, no config run again); median over "
+          "seeds, '-' = not within its trials (counted as trials + 1), and the seeds where each needed at most "
+          "half of cold's")  # fmt: skip
     cases: dict = {}
     for run in runs:  # runs saved before searchers were chosen all ran optuna
         cases.setdefault((run.get("searcher", "optuna"), run["dataset"], run["trials"]), []).append(run)
@@ -305,9 +309,14 @@ def print_warm(runs: list[dict]) -> None:
         def med(key: str, group: list = group, trials: int = trials) -> float:
             return statistics.median(r[key] if r[key] is not None else trials + 1 for r in group)
 
-        halved = sum((r["warm"] or trials + 1) <= (r["cold"] or trials + 1) / 2 for r in group)
-        print(f"  {searcher:<7} {dataset:<26} {trials:>3} trials   cold {med('cold'):5.1f}   warm {med('warm'):5.1f}   "
-              f"warm <= half of cold in {halved}/{len(group)} seeds")  # fmt: skip
+        def halved(key: str, group: list = group, trials: int = trials) -> int:
+            return sum((r[key] or trials + 1) <= (r["cold"] or trials + 1) / 2 for r in group)
+
+        line = (f"  {searcher:<7} {dataset:<26} {trials:>3} trials   cold {med('cold'):5.1f}   warm {med('warm'):5.1f} "
+                f"({halved('warm')}/{len(group)} seeds <= half)")  # fmt: skip
+        if all("model" in r for r in group):
+            line += f"   model alone {med('model'):5.1f} ({halved('model')}/{len(group)})"
+        print(line)
 
 
 def print_saved(runs: list[dict]) -> None:

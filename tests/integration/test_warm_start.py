@@ -23,13 +23,22 @@ def earlier(tmp_path_factory):
     return folder, space
 
 
-@pytest.mark.parametrize("searcher", ["optuna", "bayesopt"])
+@pytest.mark.parametrize("searcher", ["optuna", "gp", "bayesopt"])
 def test_a_second_sweep_starts_from_the_first_ones_trials(run_cli, earlier, searcher):
+    from tuner.review import experiment
+
     folder, space = earlier
     result = run_cli("sweep", "--space", space, *FIFO, "--searcher", searcher, "--num-samples", "2",
                      "--warm-start", folder / "first", "--storage-path", folder, "--name", f"second-{searcher}")  # fmt: skip
     assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    first = experiment.load(str(folder / "first"))
+    best = first.best_trial()
     assert "warm start: 5 earlier trial(s) from first seed the searcher" in result.out
+    assert f"the first trial runs their best again ({best.best('loss', 'min'):.6g} in first)" in result.out
+    second = experiment.load(str(folder / f"second-{searcher}"))
+    configs = [t.config for t in second.trials]
+    assert best.config in configs  # its width too, which no searcher models (a sample_from function)
+    assert configs[0] != configs[1]  # the other is the model's own proposal
 
 
 def test_a_searcher_that_cannot_take_earlier_results_is_refused(run_cli, earlier):

@@ -151,3 +151,21 @@ def test_a_maximised_metric_is_warped_the_right_way_round():
         trial = study.ask(space)
         study.tell(trial, -((trial.params["x"] - 0.7) ** 2))
     assert abs(study.best_params["x"] - 0.7) < 0.05
+
+
+@pytest.mark.parametrize("make", [lambda: WarpedGP(5, seed=0), lambda: FreshTPE(5, seed=0, group=True)])
+def test_an_earlier_sweeps_configs_teach_the_model_but_are_not_barred(make):
+    sampler = make()
+    study = optuna.create_study(sampler=sampler)
+    grid = [{"a": a, "b": b, "c": c} for a in (1, 2, 4, 8) for b in (0.1, 0.2, 0.3, 0.4) for c in range(4)]
+    for params in grid[::2]:  # half the configs, from an earlier sweep (--warm-start)
+        study.add_trial(optuna.trial.create_trial(params=params, distributions=CHOICES, value=bowl(params)))
+    for _ in range(12):
+        trial = study.ask(CHOICES)
+        study.tell(trial, bowl(trial.params))
+    running = study.ask(CHOICES)
+    own = study.trials[len(grid[::2]) :]
+    assert not sampler._starting(study, running)  # 32 earlier results: no random start
+    assert [t.number for t in sampler._tried_here(study, running)] == [t.number for t in own[:-1]]
+    configs = [tuple(sorted(t.params.items())) for t in own]
+    assert len(set(configs)) == len(configs)  # its own trials are still never repeated

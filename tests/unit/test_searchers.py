@@ -209,6 +209,27 @@ def test_an_earlier_config_is_encoded_as_each_model_sees_it_and_one_outside_the_
     assert abs(bayes[0]["lr"] - math.log(0.01)) < 1e-12
 
 
+def test_the_best_earlier_trial_that_ran_all_its_epochs_runs_first_with_its_random_draws_too():
+    from ray import tune
+
+    from tuner.launch.warm_start import Observation, WarmStart, encode
+    from tuner.searchers import SearcherContext, build_searcher, plan_search
+
+    params = {"lr": tune.loguniform(1e-4, 1e-1), "width": tune.sample_from(lambda _: 2 ** np.random.randint(2, 9))}
+    warm = WarmStart(["a"], [Observation({"lr": 0.01, "width": 64}, 0.5, source="a"),
+                             Observation({"lr": 0.02, "width": 8}, 0.2, pruned=True, values=[0.3, 0.2], source="a"),
+                             Observation({"lr": 0.03, "width": 16}, 0.4, source="a")], [], 0, mode="min")  # fmt: skip
+    plan = plan_search(params, "optuna")
+    encode(warm, plan)
+    assert warm.best()[1].config == {"lr": 0.03, "width": 16}  # the stopped trial's early 0.2 is no rival
+    assert "the first trial runs their best again (0.4 in a)" in warm.describe()
+    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
+    built.add_observations(warm.points, first=warm.best())
+    assert built.suggest("t1") == {"lr": 0.03, "width": 16}
+    assert built.suggest("t2")["lr"] != 0.03
+    assert warm.best() is not None and WarmStart(["a"], [], [], 0).best() is None
+
+
 @pytest.mark.parametrize(
     "params, scheduler, trials, expected, why",
     [({"lr": "loguniform", "wd": "uniform"}, "fifo", 32, "gp", "2 numeric parameter(s) and 32 trials"),

@@ -119,7 +119,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
         cfg.metric, cfg.mode, cfg.planned_trials, cfg.seed, max_concurrent, never_wait=plan.scheduler.pauses_trials,
         generator_only=plan.scheduler.takes_no_searcher, full_epochs=cfg.max_epochs))  # fmt: skip
     if plan.warm_start is not None:
-        search_alg.add_observations(plan.warm_start.points)
+        search_alg.add_observations(plan.warm_start.points, first=plan.warm_start.best())
     guard, watch = MetricGuard(cfg.metric), StallWatch(cfg.stall_timeout, folder)
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
     if not generator:

@@ -7,6 +7,10 @@ best value, and, for a trial stopped before its last epoch, that it was stopped 
 pruned trials sees how far it got). Parameters the earlier sweep had and this one lacks are dropped; a
 trial missing one of this sweep's parameters, or with a value outside this space, is left out. The
 searcher's wrapper encodes each kept config as the model sees it and adds it as an evaluated point.
+
+The best of those configs is also this sweep's first trial: after a code change the earlier winner is the
+likeliest winner still, and one trial says whether the change helped. Without it the model could only come
+near that config, never run it again. The model sees that trial as its own.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ class Observation:
     value: float
     pruned: bool = False  # stopped before its last epoch (by a scheduler or a budget)
     values: list[float] = field(default_factory=list)  # per epoch, for a pruned trial
+    source: str = ""  # the experiment it came from
 
 
 @dataclass
@@ -40,6 +45,16 @@ class WarmStart:
     no_result: int = 0  # of ``left_out``: trials that errored or never reported
     epochs: list[int] = field(default_factory=list)  # the earlier sweeps' max epochs
     points: list[tuple[dict[str, Any], Observation]] = field(default_factory=list)  # as the model sees them
+    mode: str = "min"
+
+    def best(self) -> tuple[dict[str, Any], Observation] | None:
+        """The encoded point run again first: the best of the trials that ran all their epochs (a stopped
+        trial's early value is no rival), else the best of all."""
+        pool = [p for p in self.points if not p[1].pruned] or self.points
+        if not pool:
+            return None
+        pick = min if self.mode == "min" else max
+        return pick(pool, key=lambda p: p[1].value)
 
     def describe(self) -> str:
         used = len(self.points)
@@ -52,6 +67,8 @@ class WarmStart:
             line += f"; left out: {left}"
         if self.dropped:
             line += f"; parameters this sweep lacks, dropped: {', '.join(self.dropped)}"
+        if (best := self.best()) is not None:
+            line += f"; the first trial runs their best again ({best[1].value:.6g} in {best[1].source})"
         return line
 
     def epochs_note(self, max_epochs: int) -> str:
@@ -89,8 +106,9 @@ def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: st
             config = {name: trial.config[name] for name in params}
             # Each epoch's best so far, as the searcher learns a running trial's (tuner/searchers/planned.py).
             curve = list(itertools.accumulate(curve, min if mode == "min" else max))
-            observations.append(Observation(config, curve[-1], pruned, curve if pruned else []))
-    return WarmStart(sources, observations, sorted(dropped), left_out, no_result=no_result, epochs=epochs)
+            observations.append(Observation(config, curve[-1], pruned, curve if pruned else [], sources[-1]))
+    return WarmStart(sources, observations, sorted(dropped), left_out, no_result=no_result, epochs=epochs,
+                     mode=mode)  # fmt: skip
 
 
 def encode(warm: WarmStart, plan: Any) -> WarmStart:

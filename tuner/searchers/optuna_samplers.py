@@ -60,11 +60,11 @@ def _key(params: dict[str, Any]) -> tuple:
     return tuple(sorted((k, repr(v)) for k, v in params.items()))
 
 
-def _tried(study: Study, trial: FrozenTrial, names: Any) -> set[tuple]:
-    """The configs (over ``names``) of every other trial, finished or running."""
+def _tried(trials: list[FrozenTrial], names: Any) -> set[tuple]:
+    """The configs (over ``names``) of ``trials``."""
     names = set(names)
     out = set()
-    for t in _others(study, trial):
+    for t in trials:
         params = _params_of(t)
         if names <= params.keys():
             out.add(_key({k: params[k] for k in names}))
@@ -90,11 +90,24 @@ class StartCounted:
     it has at least one result."""
 
     _warmup: int
+    _first_own: int | None = None  # the first trial this sweep asked for; trials before it are a warm start's
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        if self._first_own is None:
+            self._first_own = trial.number
+        super().before_trial(study, trial)  # type: ignore[misc]
 
     def _starting(self, study: Study, trial: FrozenTrial) -> bool:
         others = _others(study, trial)
         results = [t for t in others if t.state in FINISHED]
         return len(others) < self._warmup or len(results) < self._min_results
+
+    def _tried_here(self, study: Study, trial: FrozenTrial) -> list[FrozenTrial]:
+        """This sweep's other trials, finished or running. An earlier sweep's trials (``--warm-start``) teach
+        the model but do not bar their configs: after a code change an earlier config is worth running again,
+        and its best one may well be the best still."""
+        first = self._first_own if self._first_own is not None else trial.number
+        return [t for t in _others(study, trial) if t.number >= first]
 
     _min_results = 1
 
@@ -118,7 +131,7 @@ class FreshTPE(StartCounted, TPESampler):
         params = TPESampler.sample_relative(self, study, trial, search_space)
         if not params:
             return params
-        tried = _tried(study, trial, params)
+        tried = _tried(self._tried_here(study, trial), params)
         for _ in range(RETRIES):  # TPE's candidates are random draws: another call, another best candidate
             if _key(params) not in tried:
                 return params
@@ -213,7 +226,7 @@ class WarpedGP(StartCounted, GPSampler):
         from optuna._gp import search_space as gp_search_space
 
         self._space = gp_search_space.SearchSpace(search_space)
-        others = [(t, _params_of(t)) for t in _others(study, trial)]
+        others = [(t, _params_of(t)) for t in self._tried_here(study, trial)]
         others = [(t, p) for t, p in others if search_space.keys() <= p.keys()]
         self._tried_normalized = (self._space.get_normalized_params([t for t, _ in others], [p for _, p in others])
                                   if others else None)  # fmt: skip

@@ -42,6 +42,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         self.pruned_below = pruned_below
         self._draws = 0
         self._drawn_here: dict[str, dict[str, Any]] = {}  # trial id -> encoded values drawn at random
+        self._again: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (encoded point, config) to run again
 
     def suggest(self, trial_id: str) -> dict | None:
         import numpy as np
@@ -57,9 +58,12 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         if suggestion is None or suggestion == Searcher.FINISHED:
             return suggestion
         self._draws += 1
+        again = self._run_again(suggestion)
         config: dict[str, Any] = {}
         for p in self.plan.params:
-            if p.treatment == RANDOM:
+            if p.treatment == RANDOM and p.name in again:
+                config[p.name] = again[p.name]
+            elif p.treatment == RANDOM:
                 config[p.name] = plain(p.encoded.sample(config=config, random_state=rng))
             elif p.treatment in (NATIVE, ENCODED):
                 raw = suggestion[p.name]
@@ -71,6 +75,14 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
 
             config[p.name] = plain(decode(p.name, p.branches, config[p.branches.parent], suggestion))
         return {name: config[name] for name in (q.name for q in self.plan.params)}
+
+    def _run_again(self, suggestion: dict) -> dict[str, Any]:
+        """The earlier config when ``suggestion`` is the one queued to run again (searchers pickled before this
+        existed have none queued), else nothing."""
+        queued = self.__dict__.get("_again") or []
+        if queued and all(suggestion.get(k) == v for k, v in queued[0][0].items()):
+            return queued.pop(0)[1]
+        return {}
 
     def on_trial_result(self, trial_id: str, result: dict) -> None:
         if self.inner.metric not in result:  # the sweep's metric guard names what was reported instead
@@ -125,12 +137,27 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         except NotImplementedError:  # a model that cannot take outside points just does without this one
             pass
 
-    def add_observations(self, points: list[tuple[dict[str, Any], Any]]) -> None:
-        """Seed the model with earlier sweeps' trials, already encoded (tuner/launch/warm_start.py ``encode``)."""
+    def add_observations(self, points: list[tuple[dict[str, Any], Any]], first: tuple[dict[str, Any], Any] | None = None) -> None:
+        """Seed the model with earlier sweeps' trials, already encoded (tuner/launch/warm_start.py ``encode``);
+        ``first``, one of them, is run again as the next trial, with its earlier values for the parameters
+        drawn at random too."""
         for point, obs in points:
             # Optuna numbers the values it is given from 0; epochs count from 1, as live trials report them.
             steps = [obs.values[0], *obs.values] if obs.pruned and obs.values else None
             self.inner.add_evaluated_point(point, obs.value, pruned=obs.pruned, intermediate_values=steps)
+        if first is not None:
+            point, obs = first
+            self._propose_next(point)
+            self._again = [*self._again, (point, dict(obs.config))]
+
+    def _propose_next(self, point: dict[str, Any]) -> None:
+        """Queue an encoded config as the model's next proposal, through the model's own queue, so that it is
+        the model's trial like any other (running, it is one a model does not propose again)."""
+        study = getattr(self.inner, "_ot_study", None)
+        if study is not None:  # Optuna: an enqueued trial is the next one asked for
+            study.enqueue_trial(point, skip_if_exists=False)
+        elif hasattr(self.inner, "_points_to_evaluate"):  # Ray's BayesOptSearch pops these before its model
+            self.inner._points_to_evaluate = [point, *(self.inner._points_to_evaluate or [])]
 
     def save(self, checkpoint_path: str) -> None:
         """One file holding the inner searcher's own save, our draw counter and the last results."""
@@ -139,7 +166,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             inner_state = f.read()
         with open(checkpoint_path, "wb") as f:
             state = {"inner": inner_state, "draws": self._draws, "last": self.last_results, "drawn": self._drawn_here,
-                     "best": self._bests}  # fmt: skip
+                     "best": self._bests, "again": self.__dict__.get("_again", [])}  # fmt: skip
             pickle.dump(state, f)
 
     def restore(self, checkpoint_path: str) -> None:
@@ -155,3 +182,4 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         self.last_results = state.get("last", {})
         self._drawn_here = state.get("drawn", {})
         self._best = state.get("best", {})
+        self._again = state.get("again", [])
