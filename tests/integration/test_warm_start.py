@@ -34,8 +34,9 @@ def test_a_second_sweep_starts_from_the_first_ones_trials(run_cli, earlier, sear
     first = experiment.load(str(folder / "first"))
     best = first.best_trial()
     assert "warm start: 5 earlier trial(s) from first seed the searcher" in result.out
-    assert f"the first trial runs their best again ({best.best('loss', 'min'):.6g} in first)" in result.out
+    assert f"(loss {best.best('loss', 'min'):.6g} in first)" in result.out
     second = experiment.load(str(folder / f"second-{searcher}"))
+    assert all(t.status == "TERMINATED" for t in second.trials)
     configs = [t.config for t in second.trials]
     assert best.config in configs  # its width too, which no searcher models (a sample_from function)
     assert configs[0] != configs[1]  # the other is the model's own proposal

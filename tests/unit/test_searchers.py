@@ -222,12 +222,37 @@ def test_the_best_earlier_trial_that_ran_all_its_epochs_runs_first_with_its_rand
     plan = plan_search(params, "optuna")
     encode(warm, plan)
     assert warm.best()[1].config == {"lr": 0.03, "width": 16}  # the stopped trial's early 0.2 is no rival
-    assert "the first trial runs their best again (0.4 in a)" in warm.describe()
+    assert "the first trial runs their best again: lr=0.03, width=16 (0.4 in a)" in warm.describe()
     built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
     built.add_observations(warm.points, first=warm.best())
     assert built.suggest("t1") == {"lr": 0.03, "width": 16}
     assert built.suggest("t2")["lr"] != 0.03
-    assert warm.best() is not None and WarmStart(["a"], [], [], 0).best() is None
+    assert WarmStart(["a"], [], [], 0).best() is None
+
+
+def test_a_maximised_metric_runs_its_highest_earlier_trial_first_and_bayesopt_takes_the_repeat():
+    from ray import tune
+
+    from tuner.launch.warm_start import Observation, WarmStart, encode
+    from tuner.searchers import SearcherContext, build_searcher, plan_search
+
+    params = {"lr": tune.loguniform(1e-4, 1e-1), "batch": tune.choice([8, 16, 32])}
+    earlier = [Observation({"lr": 0.03, "batch": 16}, 0.9, source="a"), Observation({"lr": 0.1, "batch": 8}, 0.6, source="a"),
+               Observation({"lr": 0.001, "batch": 32}, 0.2, pruned=True, values=[0.1, 0.2], source="a")]  # fmt: skip
+    for name in ("optuna", "bayesopt"):
+        warm = encode(WarmStart(["a"], list(earlier), [], 0, mode="max", metric="accuracy"), plan_search(params, name))
+        assert "again: lr=0.03, batch=16 (accuracy 0.9 in a)" in warm.describe()
+        built = build_searcher(warm_plan := plan_search(params, name), SearcherContext("accuracy", "max", 8, 0))
+        assert warm_plan.searcher == name
+        built.add_observations(warm.points, first=warm.best())
+        assert built.suggest("t1") == {"lr": 0.03, "batch": 16}  # exactly, though bayesopt models log(lr)
+        built.on_trial_complete("t1", {"accuracy": 0.95, "training_iteration": 1})  # a repeat the model takes
+        assert built.suggest("t2") not in (None, {"lr": 0.03, "batch": 16})
+        built.on_trial_complete("t2", {"accuracy": 0.5, "training_iteration": 1})  # bayesopt's random phase ends
+        assert built.suggest("t3") is not None
+    only_stopped = WarmStart(["a"], [earlier[2]], [], 0, mode="max", metric="accuracy")
+    encode(only_stopped, plan_search(params, "optuna"))
+    assert "(accuracy 0.2 in a, stopped at epoch 2)" in only_stopped.describe()
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,7 @@ class WarmStart:
     epochs: list[int] = field(default_factory=list)  # the earlier sweeps' max epochs
     points: list[tuple[dict[str, Any], Observation]] = field(default_factory=list)  # as the model sees them
     mode: str = "min"
+    metric: str = ""
 
     def best(self) -> tuple[dict[str, Any], Observation] | None:
         """The encoded point run again first: the best of the trials that ran all their epochs (a stopped
@@ -68,7 +69,12 @@ class WarmStart:
         if self.dropped:
             line += f"; parameters this sweep lacks, dropped: {', '.join(self.dropped)}"
         if (best := self.best()) is not None:
-            line += f"; the first trial runs their best again ({best[1].value:.6g} in {best[1].source})"
+            obs = best[1]
+            config = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in obs.config.items())
+            where = f"{self.metric} {obs.value:.6g} in {obs.source}".lstrip()
+            if obs.pruned:
+                where += f", stopped at epoch {len(obs.values)}"
+            line += f"; the first trial runs their best again: {config} ({where})"
         return line
 
     def epochs_note(self, max_epochs: int) -> str:
@@ -108,7 +114,7 @@ def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: st
             curve = list(itertools.accumulate(curve, min if mode == "min" else max))
             observations.append(Observation(config, curve[-1], pruned, curve if pruned else [], sources[-1]))
     return WarmStart(sources, observations, sorted(dropped), left_out, no_result=no_result, epochs=epochs,
-                     mode=mode)  # fmt: skip
+                     mode=mode, metric=metric)  # fmt: skip
 
 
 def encode(warm: WarmStart, plan: Any) -> WarmStart:

@@ -1,7 +1,9 @@
 """Ray's BayesOptSearch, also taking results of trials it did not propose.
 
 When a scheduler holds trials until more join (sync brackets), a trial is drawn at random while the
-Gaussian process waits for its random phase; bayes_opt's own ``register`` lets that result teach it.
+Gaussian process waits for its random phase; bayes_opt's own ``register`` lets that result teach it. A
+config bayes_opt already holds (a warm start's best, run again first; two warm starts that share a trial)
+keeps its first value: bayes_opt's GP refuses a point twice.
 """
 
 from __future__ import annotations
@@ -16,4 +18,14 @@ class BayesOptTakingPoints(BayesOptSearch):
     def add_evaluated_point(self, parameters: dict, value: float, error: bool = False, pruned: bool = False,
                             **kwargs: Any) -> None:  # fmt: skip
         if not error and not pruned and math.isfinite(value):  # a stopped trial's early loss is no final value
-            self.optimizer.register(params=parameters, target=self._metric_op * value)
+            self._register_once(parameters, self._metric_op * value)
+
+    def _register_result(self, params: Any, result: dict) -> None:
+        value = result[self.metric]
+        if isinstance(value, (int, float)) and math.isfinite(value):
+            self._register_once(params, self._metric_op * value)
+
+    def _register_once(self, params: Any, target: float) -> None:
+        space = self.optimizer.space
+        if space._as_array(params) not in space:
+            self.optimizer.register(params=params, target=target)

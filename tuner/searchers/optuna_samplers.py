@@ -87,10 +87,10 @@ def _params_of(trial: FrozenTrial) -> dict[str, Any]:
 
 class StartCounted:
     """Random for the first ``warmup`` proposals of a study, however many run at once; the model after, once
-    it has at least one result."""
+    it has at least one result. Also which trials are this sweep's own (a warm start's come before them)."""
 
     _warmup: int
-    _first_own: int | None = None  # the first trial this sweep asked for; trials before it are a warm start's
+    _first_own: int | None = 0  # the first trial this sweep asked for (None until then); 0 in older pickles
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         if self._first_own is None:
@@ -122,6 +122,7 @@ class FreshTPE(StartCounted, TPESampler):
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             TPESampler.__init__(self, n_startup_trials=0, seed=seed, **kwargs)
         self._warmup = warmup
+        self._first_own = None
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
@@ -215,6 +216,7 @@ class WarpedGP(StartCounted, GPSampler):
         kwargs.setdefault("warn_independent_sampling", False)
         GPSampler.__init__(self, n_startup_trials=0, seed=seed, **kwargs)
         self._warmup = warmup
+        self._first_own = None
         self._tried_normalized: np.ndarray | None = None
         self._space: Any = None
 

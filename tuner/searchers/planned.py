@@ -61,7 +61,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         again = self._run_again(suggestion)
         config: dict[str, Any] = {}
         for p in self.plan.params:
-            if p.treatment == RANDOM and p.name in again:
+            if p.treatment in (RANDOM, NATIVE, ENCODED) and p.name in again:  # exactly as it ran, not re-decoded
                 config[p.name] = again[p.name]
             elif p.treatment == RANDOM:
                 config[p.name] = plain(p.encoded.sample(config=config, random_state=rng))
@@ -157,10 +157,13 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         if study is not None:  # Optuna: an enqueued trial is the next one asked for
             study.enqueue_trial(point, skip_if_exists=False)
         elif hasattr(self.inner, "_points_to_evaluate"):  # Ray's BayesOptSearch pops these before its model
-            self.inner._points_to_evaluate = [point, *(self.inner._points_to_evaluate or [])]
+            self.inner._points_to_evaluate = [*(self.inner._points_to_evaluate or []), point]
+        else:  # every searcher that takes earlier results has a queue; a new one must say how it queues
+            raise TypeError(f"{type(self.inner).__name__} has no queue of configs to propose next")
 
     def save(self, checkpoint_path: str) -> None:
-        """One file holding the inner searcher's own save, our draw counter and the last results."""
+        """One file holding the inner searcher's own save, our draw counter, the last results and the config
+        queued to run again."""
         self.inner.save(checkpoint_path)
         with open(checkpoint_path, "rb") as f:
             inner_state = f.read()
