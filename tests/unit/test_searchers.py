@@ -328,3 +328,12 @@ def test_a_conditional_search_survives_save_and_restore(tmp_path):
     again = build_searcher(plan, SearcherContext("loss", "min", 20, 0))
     again.restore(str(tmp_path / "searcher.pkl"))
     assert len(again.inner._ot_study.trials) == 12 and set(again.suggest("t12")) == {"lr", "momentum", "optimizer"}
+
+
+def test_the_plan_counts_a_warm_starts_trials_in_place_of_the_random_start():
+    from tuner.searchers import entry
+
+    optuna = entry("optuna")
+    assert optuna.intro(30) == "search plan (optuna: 10 random configs first, then multivariate TPE):"
+    assert "the earlier best, 5 random config(s), then multivariate TPE on these and the earlier" in optuna.intro(30, 4)
+    assert optuna.intro(30, 12) == "search plan (optuna: multivariate TPE on the earlier trials, after their best runs again):"

@@ -247,7 +247,7 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     lines += plan.scheduler.describe(plan.context)[1:]
     if cfg.searcher_chosen:
         lines.append(f"searcher: {cfg.searcher_chosen}")
-    lines.append(plan.searcher.intro(cfg.planned_trials))
+    lines.append(plan.searcher.intro(cfg.planned_trials, len(plan.warm_start.points) if plan.warm_start else 0))
     lines += plan.search_plan.lines()
     if plan.warm_start is not None:
         lines.append(plan.warm_start.describe())

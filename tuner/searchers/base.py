@@ -95,5 +95,14 @@ class SearcherEntry:
         """What ``build_inner`` models: the plan's searched domains (a searcher with conditionals: more)."""
         return plan.searched_space
 
-    def intro(self, num_samples: int) -> str:
-        return f"search plan ({self.name}: {initial_random_points(num_samples)} random configs first, then {self.model}):"
+    def intro(self, num_samples: int, earlier: int = 0) -> str:
+        """The plan's heading. A warm start's ``earlier`` trials are results that stand in for the random start,
+        and its best config runs first."""
+        random_first = initial_random_points(num_samples)
+        if not earlier:
+            return f"search plan ({self.name}: {random_first} random configs first, then {self.model}):"
+        still_random = max(0, random_first - earlier - 1)
+        if not still_random:
+            return f"search plan ({self.name}: {self.model} on the earlier trials, after their best runs again):"
+        return (f"search plan ({self.name}: the earlier best, {still_random} random config(s), then {self.model} on "
+                "these and the earlier trials):")  # fmt: skip

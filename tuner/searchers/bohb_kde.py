@@ -26,5 +26,5 @@ class BohbKde(SearcherEntry):
 
         return TuneBOHB(space=TuneBOHB.convert_search_space(space), metric=metric, mode=mode, seed=seed)
 
-    def intro(self, num_samples: int) -> str:
+    def intro(self, num_samples: int, earlier: int = 0) -> str:
         return "search plan (bohb: random configs until a budget has enough results, then kernel density models):"

@@ -10,6 +10,8 @@ and "TPE under early stopping").
    its candidates at random, so it is asked again (then an unseen config at random); the GP scores untried
    configs only: in a space of choices every config (or a random 4,096 of them and a climb through the
    best one's neighbours), elsewhere its own optimum or, if that was tried, the best of its neighbours.
+   Only this sweep's own trials count: a warm start's earlier configs teach the model but stay open to it
+   (barred, a warm-started GP needed more trials than a cold one to reach the earlier sweep's best).
 3. **TPE ranks trials stopped early at the furthest epoch enough of them reached** (BOHB's choice of budget,
    kept asynchronous). Optuna ranks every finished trial above every pruned one and pruned ones by how far
    they got; under ASHA the few trials that ran to the end then fill TPE's good group whatever their values,

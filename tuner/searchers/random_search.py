@@ -26,5 +26,5 @@ class RandomSearch(SearcherEntry):
             return BasicVariantGenerator(random_state=ctx.seed, max_concurrent=ctx.max_concurrent or 0)
         return RandomSearcher(plan.raw_space, ctx.seed, ctx.metric, ctx.mode)
 
-    def intro(self, num_samples: int) -> str:
+    def intro(self, num_samples: int, earlier: int = 0) -> str:
         return "search plan (random):"
