@@ -68,6 +68,10 @@ class SweepConfig:
     def __post_init__(self, check_names: bool) -> None:
         if check_names:
             check_algorithm_names(self.scheduler, self.searcher)
+        if isinstance(self.warm_start, (str, Path)):  # tuner.sweep(warm_start="results/first"): one experiment
+            object.__setattr__(self, "warm_start", [str(self.warm_start)])
+        elif self.warm_start is not None:
+            object.__setattr__(self, "warm_start", [str(ref) for ref in self.warm_start] or None)
         if self.mode is not None:
             _check_choice("mode", self.mode, MODES)
         if self.num_samples is not None:
