@@ -94,6 +94,11 @@ class StartCounted:
     _warmup: int
     _first_own: int | None = 0  # the first trial this sweep asked for (None until then); 0 in older pickles
 
+    def _count_from(self, warmup: int) -> None:
+        """At construction: the random start, and no trial of its own seen yet."""
+        self._warmup = warmup
+        self._first_own = None
+
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         if self._first_own is None:
             self._first_own = trial.number
@@ -123,8 +128,7 @@ class FreshTPE(StartCounted, TPESampler):
         with warnings.catch_warnings():  # multivariate, group and constant_liar are 'experimental' in Optuna 5
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             TPESampler.__init__(self, n_startup_trials=0, seed=seed, **kwargs)
-        self._warmup = warmup
-        self._first_own = None
+        self._count_from(warmup)
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
@@ -217,8 +221,7 @@ class WarpedGP(StartCounted, GPSampler):
     def __init__(self, warmup: int, seed: int | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("warn_independent_sampling", False)
         GPSampler.__init__(self, n_startup_trials=0, seed=seed, **kwargs)
-        self._warmup = warmup
-        self._first_own = None
+        self._count_from(warmup)
         self._tried_normalized: np.ndarray | None = None
         self._space: Any = None
 
