@@ -25,6 +25,8 @@ class SearchSpace:
     ``trainable`` is the name of a module under ``trainables/`` (which defines ``train``), a
     ``"package.module:function"`` reference, or the function itself. ``params`` maps names to Ray Tune
     domains (``tune.loguniform``, ``tune.choice``, ``tune.sample_from``, ...) or constants.
+    A config may nest (``{"model": {"width": ...}, "optim": {"lr": ...}}``): the plan, the searchers and the
+    review name its parameters ``model/width``, and the trainable receives it nested, as written.
     ``defaults`` holds run settings the space prefers (``max_epochs``, ``num_samples``, ...); flags,
     environment and sweep files override them.
     """
@@ -49,6 +51,12 @@ class SearchSpace:
             raise UsageError("space params must be a non-empty mapping of parameter names to domains")
 
     @property
+    def flat_params(self) -> dict[str, Any]:
+        """The parameters by their full names: a nested config (``{"model": {"width": ...}}``) as
+        ``model/width``, the names Ray's searchers and its results use; a flat space as it is."""
+        return flatten(self.params)
+
+    @property
     def trainable_name(self) -> str:
         """A printable name for the trainable, whether it is a reference or a function."""
         if isinstance(self.trainable, str):
@@ -56,15 +64,46 @@ class SearchSpace:
         return getattr(self.trainable, "__qualname__", repr(self.trainable))
 
 
+NESTING = "/"  # a nested config's names joined, as Ray's searchers and results join them
+
+
+def flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A nested config's leaves by their full names (``model/width``); a ``grid_search`` is a leaf."""
+    out: dict[str, Any] = {}
+    for name, value in params.items():
+        key = f"{prefix}{name}"
+        if isinstance(value, Mapping) and value and set(value) != {"grid_search"}:
+            out.update(flatten(value, key + NESTING))
+        else:
+            out[key] = value
+    return out
+
+
+def unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """A config by full names back into the nested form the trainable reads."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        *path, last = str(key).split(NESTING)
+        here = out
+        for part in path:
+            here = here.setdefault(part, {})
+        here[last] = value
+    return out
+
+
 class Trainable(Protocol):
-    """The trainable contract: a Ray Tune function trainable and what it may declare about itself.
+    """The trainable contract: a Ray Tune trainable and what it may declare about itself.
 
     ``train(config, **settings)`` reports once per epoch with ``ray.tune.report({...}, checkpoint=...)`` and
     continues from ``ray.tune.get_checkpoint()``; it receives as keywords only the run settings it declares
-    (``max_epochs``, ``data_dir``, ``seed``, ``data``, ...). Optional attributes, set on the function:
+    (``max_epochs``, ``data_dir``, ``seed``, ``data``, ...). A ``tune.Trainable`` class is the other form
+    (its ``step`` is an epoch, ``save_checkpoint``/``load_checkpoint`` its checkpoints, its ``setup`` takes
+    the settings it declares); tuner/launch/forms.py tells them apart. Optional attributes, set on the
+    function or class:
 
     - ``checkpoints`` (bool): whether it continues from a checkpoint; HyperBand, BOHB and PBT need it.
-      Undeclared, tuner reads its source for ``get_checkpoint``.
+      Undeclared, tuner reads a function's source for ``get_checkpoint``, or sees whether a class defines
+      ``save_checkpoint`` and ``load_checkpoint``.
     - ``data_loader`` (callable): loads the ``data`` keyword once in the driver, shared with every trial.
     - ``memory_probe`` (callable ``(config, **settings)``): a few steps of ``config`` on a GPU, measured for
       ``--gpus-per-trial auto``.
@@ -85,6 +124,12 @@ class TrainableContract:
 CONTRACT_ATTRIBUTES = {"checkpoints": bool, "data_loader": Callable, "memory_probe": Callable}
 
 
+def _method_of(owner: Any, value: Any) -> bool:
+    """A method a class trainable defines (its ``step``, ``save_checkpoint``...): code, not a declaration."""
+    qualname = getattr(getattr(value, "__func__", value), "__qualname__", "")
+    return isinstance(owner, type) and qualname.startswith(f"{owner.__qualname__}.")
+
+
 def contract(trainable: Callable[..., Any]) -> TrainableContract:
     """The trainable's declarations, or a one-line error naming an attribute of the wrong kind or a near miss
     of a contract name (``train.dataloader`` for ``train.data_loader``)."""
@@ -92,8 +137,8 @@ def contract(trainable: Callable[..., Any]) -> TrainableContract:
 
     name = getattr(trainable, "__qualname__", "the trainable")
     found: dict[str, Any] = {}
-    for attribute in vars(trainable) if hasattr(trainable, "__dict__") else {}:
-        if attribute in CONTRACT_ATTRIBUTES or attribute.startswith("_"):
+    for attribute, value in (vars(trainable) if hasattr(trainable, "__dict__") else {}).items():
+        if attribute in CONTRACT_ATTRIBUTES or attribute.startswith("_") or _method_of(trainable, value):
             continue
         near = difflib.get_close_matches(attribute, CONTRACT_ATTRIBUTES, n=1, cutoff=0.8)
         if near:

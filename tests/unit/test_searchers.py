@@ -42,13 +42,15 @@ def test_probing_leaves_the_global_random_state_alone():
 @pytest.mark.parametrize(
     "function, expected",
     [
-        (lambda _: np.random.uniform(0, 1), "drawn at random, not searched by optuna (more than 64 values in 1000 draws)"),
-        (lambda spec: spec["config"]["lr"] * 2, "drawn at random, not searched by optuna (its function cannot run alone"),
+        (lambda _: np.random.uniform(0, 1), "follows its draw uniform(0, 1), values"),
+        (lambda spec: spec["config"]["lr"] * 2, "computed from the other parameters in each trial"),
+        (lambda _: np.random.default_rng().uniform(), "drawn at random, not searched by optuna: its values come from a "
+                                                      "random source tuner does not follow"),
         (lambda _: str(np.random.choice(["relu", "gelu"])), "probed: 2 values, searched by optuna as a categorical"),
         (lambda _: 3, "probed: always 3, a constant"),
     ],
 )  # fmt: skip
-def test_sample_from_that_cannot_be_enumerated_is_drawn_at_random_and_says_why(function, expected):
+def test_each_sample_from_form_is_planned_as_it_is_searched(function, expected):
     plan = plan_search({"x": tune.sample_from(function), "lr": tune.uniform(0, 1)}, "optuna")
     assert how(plan, "x").startswith(expected)
 
@@ -109,17 +111,21 @@ def test_grid_search_is_refused_with_the_searchers_that_can(searcher):
         plan_search({"x": tune.grid_search([1, 2]), "lr": tune.uniform(0, 1)}, searcher)
 
 
-@pytest.mark.parametrize("searcher", ["bayesopt", "optuna"])
-def test_unbounded_normal_domains_name_the_searchers_that_can(searcher):
-    with pytest.raises(UsageError) as error:
-        plan_search({"w": tune.randn(0, 1)}, searcher)
-    capable = str(error.value).split("searchers that can: ")[1].split(", ")
-    assert "hyperopt" in capable and "random" in capable and searcher not in capable
+@pytest.mark.parametrize("searcher", ["bayesopt", "optuna", "gp"])
+def test_unbounded_normal_domains_are_searched_through_their_quantile(searcher):
+    plan = plan_search({"w": tune.randn(2, 3), "k": tune.qrandn(0, 10, 5)}, searcher)
+    assert how(plan, "w") == f"searched by {searcher} through its quantile (a normal has no bounds; each quantile equally likely)"
+    w = next(p for p in plan.params if p.name == "w")
+    assert w.decode(0.5) == pytest.approx(2.0)
+    assert w.decode(0.8413447) == pytest.approx(5.0, abs=1e-4)  # one sd above the mean
+    assert w.decode(w.encode(-1.5)) == pytest.approx(-1.5)
+    k = next(p for p in plan.params if p.name == "k")
+    assert k.decode(0.9) % 5 == 0  # quantized as the domain says
 
 
 def test_model_based_searchers_need_something_to_search():
     with pytest.raises(UsageError, match="nothing to search"):
-        plan_search({"w": tune.sample_from(lambda _: np.random.uniform()), "c": 3}, "hyperopt")
+        plan_search({"w": tune.sample_from(lambda _: np.random.default_rng().uniform()), "c": 3}, "hyperopt")
 
 
 def test_bayesopt_integer_domains_keep_their_bounds():

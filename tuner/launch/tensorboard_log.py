@@ -18,6 +18,7 @@ from ray.tune.logger import TBXLoggerCallback
 
 from tuner.review.fates import fate, kind, recorded
 from tuner.review.ray_state import bookkeeping
+from tuner.spec import flatten
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,8 @@ class TensorBoardLogger(TBXLoggerCallback):
         writer.close()
 
     def _write_hparams(self, writer: Any, trial: Any, last: dict, best: float | None, text: str) -> None:
-        values = {name: _hparam(trial.config.get(name)) for name in self.params}
+        config = flatten(trial.config)  # a nested config's leaves by their full names
+        values = {name: _hparam(config.get(name)) for name in self.params}
         values = {k: v for k, v in values.items() if v is not None}
         values["fate"] = kind(text)
         metrics = list(last)

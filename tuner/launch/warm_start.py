@@ -120,7 +120,7 @@ def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: st
 def encode(warm: WarmStart, plan: Any) -> WarmStart:
     """Each observation as the model sees it (``plan``: the sweep's SearchPlan); those with a value outside
     this space are counted and left out."""
-    from tuner.searchers.plan import ENCODED, NATIVE
+    from tuner.searchers.plan import DERIVED, ENCODED, NATIVE
 
     warm.points, warm.outside = [], 0
     for obs in warm.observations:
@@ -134,6 +134,8 @@ def encode(warm: WarmStart, plan: Any) -> WarmStart:
                     point[p.name] = value
                 elif p.treatment == ENCODED:
                     point[p.name] = p.encode(value) if p.encode else value
+                elif p.treatment == DERIVED:  # made from the others: its draw is found given the earlier config
+                    point[p.name] = p.encode(value, obs.config)
         except (ValueError, KeyError):
             warm.outside += 1
             continue

@@ -125,7 +125,7 @@ def _table_for(experiment: Experiment, curves: list[Curve], searcher: str | None
 
     from tuner.launch.registry import load_space
 
-    params = dict(load_space(experiment.config.space).params)
+    params = load_space(experiment.config.space).flat_params
     size = 1
     for name, value in params.items():
         if not isinstance(value, Categorical):
@@ -150,7 +150,7 @@ def _run(experiment: Experiment, curves: list[Curve], table: CurveTable | None, 
     if table is not None:
         from tuner.launch.registry import load_space
 
-        params = dict(load_space(config.space).params)
+        params = load_space(config.space).flat_params
     algorithms = build(params, scheduler, searcher, metric=experiment.metric, mode=experiment.mode,
                        max_epochs=config.max_epochs, num_samples=len(curves), seed=config.seed, workers=workers,
                        grace_period=grace or config.grace_period,

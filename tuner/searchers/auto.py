@@ -28,18 +28,22 @@ def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budge
     """The searcher ``auto`` stands for here, and why (the plan prints it)."""
     from tuner import schedulers, searchers
     from tuner.errors import UsageError
-    from tuner.searchers.plan import ENCODED, NATIVE
+    from tuner.searchers.plan import SEARCHED, is_grid
 
     entry = schedulers.REGISTRY[scheduler]
     if entry.takes_no_searcher:
         return "random", f"{scheduler} explores by perturbing trials, over random draws"
     if entry.requires_searcher:
         return entry.requires_searcher, f"--scheduler {scheduler} brings its own"
+    grids = [name for name, value in params.items() if is_grid(value)]
+    if grids:
+        return "random", (f"{', '.join(grids)} {'is a grid' if len(grids) == 1 else 'are grids'}: every value is "
+                          "crossed with random draws of the others, which only random search does")  # fmt: skip
     try:
         plan = searchers.plan_search(params, "optuna")
     except UsageError:
         return "random", "nothing in the space for a model to search"
-    searched = [p for p in plan.params if p.treatment in (NATIVE, ENCODED)]
+    searched = [p for p in plan.params if p.treatment in SEARCHED]
     numeric = [p for p in searched if _numeric(p)]
     if plan.conditionals:
         names = ", ".join(p.name for p in plan.conditionals)

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points, unsupported
+from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points
 
-REFUSE = "refuse"  # plan_native: this model cannot take an unbounded normal
+QUANTILE = "quantile"  # plan_native: this model takes bounded domains, so a normal is searched through its quantile
 
 
 @dataclass(frozen=True)
@@ -60,14 +60,16 @@ class SearcherEntry:
 
     def plan_native(self, name: str, value: Any, text: str, normal: str | None = None) -> ParamPlan:
         """The ladder the models that take Tune's domains as they are share: a choice as a categorical, a
-        log-scale domain in log space, an unbounded normal as ``normal`` says (``REFUSE``: not at all), the
-        rest as it is."""
+        log-scale domain in log space, an unbounded normal as ``normal`` says (``QUANTILE``: through its
+        quantile, for models of bounded domains), the rest as it is."""
         from ray.tune.search.sample import Categorical, LogUniform, Normal, Quantized
+
+        from tuner.searchers.plan import normal_quantile
 
         sampler = value.get_sampler()
         sampler = sampler.get_sampler() if isinstance(sampler, Quantized) else sampler
-        if isinstance(sampler, Normal) and normal == REFUSE:
-            raise unsupported(name, value, self.name)
+        if isinstance(sampler, Normal) and normal == QUANTILE:
+            return normal_quantile(name, value, text, self.name)
         if isinstance(value, Categorical):
             how = f"searched by {self.name} as a categorical"
         elif isinstance(sampler, LogUniform):
@@ -92,8 +94,11 @@ class SearcherEntry:
         return PlannedSearcher(inner, plan, ctx.seed, never_wait=ctx.never_wait, pruned_below=pruned_below)
 
     def space_for(self, plan: SearchPlan) -> Any:
-        """What ``build_inner`` models: the plan's searched domains (a searcher with conditionals: more)."""
-        return plan.searched_space
+        """What ``build_inner`` models: the plan's searched domains, nested as Ray's searchers take a nested
+        config (they name its leaves ``model/width`` again); a searcher with conditionals: more."""
+        from tuner.spec import unflatten
+
+        return unflatten(plan.searched_space)
 
     def intro(self, num_samples: int, earlier: int = 0) -> str:
         """The plan's heading. A warm start's ``earlier`` trials are results that stand in for the random start,

@@ -1,7 +1,7 @@
 """Bayesian optimisation with a Gaussian process (bayesian-optimization 1.x, through Ray's BayesOptSearch).
 
 BayesOpt models bounded floats only, so everything else is encoded faithfully: log-scale domains are
-searched in log space, integers as a floored float, choices through an index; unbounded normals cannot be.
+searched in log space, integers as a floored float, choices through an index, normals through their quantile.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import math
 from typing import Any
 
 from tuner.searchers.base import SearcherEntry
-from tuner.searchers.plan import ENCODED, NATIVE, ParamPlan, unsupported
+from tuner.searchers.plan import ENCODED, NATIVE, ParamPlan, normal_quantile, unsupported
 
 
 class BayesOpt(SearcherEntry):
@@ -48,7 +48,9 @@ class BayesOpt(SearcherEntry):
         q = None
         if isinstance(sampler, Quantized):
             q, sampler = sampler.q, sampler.get_sampler()
-        if isinstance(sampler, Normal) or not isinstance(sampler, (Uniform, LogUniform)):
+        if isinstance(sampler, Normal):
+            return normal_quantile(name, value, text, self.name)
+        if not isinstance(sampler, (Uniform, LogUniform)):
             raise unsupported(name, value, self.name)
         integer = isinstance(value, Integer)
         log_scale = isinstance(sampler, LogUniform)

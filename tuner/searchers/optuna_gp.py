@@ -3,7 +3,7 @@
 A GP models every pair of points through its kernel, so on numeric parameters and a small budget it places
 trials better than TPE; for trials running at once it fantasises their outcomes (a kriging believer, batch
 log EI), so trials started together spread out. It takes floats, integers and choices (ordered choices as
-integers); unbounded normals it cannot. As tuner runs it (tuner/searchers/optuna_samplers.py) it sees the
+integers), and a normal through its quantile. As tuner runs it (tuner/searchers/optuna_samplers.py) it sees the
 results through a power transform, counts its random start in proposals and never proposes a config already
 tried: on HPOLib's tables that beat Optuna's TPESampler on all eight cases, and tuner's TPE on seven. Trials a
 scheduler stopped early are told to it as pruned, which a GP leaves out of its model; multi-fidelity searches

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tuner.searchers.base import REFUSE, SearcherEntry
-from tuner.searchers.plan import ParamPlan
+from tuner.searchers.base import QUANTILE, SearcherEntry
+from tuner.searchers.plan import ParamPlan, log_quantized
 
 
 class OptunaTPE(SearcherEntry):
@@ -26,18 +26,23 @@ class OptunaTPE(SearcherEntry):
     models_conditionals = True  # Optuna's define-by-run: a conditional parameter is asked for where it applies
 
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
-        return self.plan_native(name, value, text, normal=REFUSE)
+        from ray.tune.search.sample import LogUniform, Quantized
+
+        sampler = value.get_sampler()
+        if isinstance(sampler, Quantized) and isinstance(sampler.get_sampler(), LogUniform):
+            return log_quantized(name, value, text, self.name)  # Optuna takes a log domain only without a step
+        return self.plan_native(name, value, text, normal=QUANTILE)
 
     def space_for(self, plan: Any) -> Any:
         """The searched domains; with conditional parameters, a define-by-run space that asks for each only in
         the branches where it varies."""
         if not plan.conditionals:
-            return plan.searched_space
+            return super().space_for(plan)
         from ray.tune.search.optuna import OptunaSearch
 
         from tuner.searchers.conditional import DefineByRun
 
-        distributions = OptunaSearch.convert_search_space(plan.searched_space)
+        distributions = OptunaSearch.convert_search_space(super().space_for(plan))
         conditionals = [(p.name, p.branches, plan.parent_values(p.branches.parent)) for p in plan.conditionals]
         return DefineByRun(distributions, conditionals)
 

@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from tuner.errors import UsageError
-from tuner.searchers.probe import is_number, probe_function, values_text
+from tuner.searchers.probe import CANNOT_RUN_ALONE, is_number, probe_function, values_text
 
 NATIVE, ENCODED, RANDOM, CONSTANT = "native", "encoded", "random", "constant"
 CONDITIONAL = "conditional"  # searched only where its parent makes it vary (tuner/searchers/conditional.py)
+DERIVED = "derived"  # searched through its one draw, its value made from the trial's other parameters (traced.py)
+COMPUTED = "computed"  # no draw of its own: its value is made from the trial's other parameters
+SEARCHED = (NATIVE, ENCODED, DERIVED)  # what a model sees as a dimension of its own
 
 
 class Planner(Protocol):
@@ -72,7 +75,7 @@ class SearchPlan:
     @property
     def searched_space(self) -> dict[str, Any]:
         """The (encoded) domains a model-based searcher models."""
-        return {p.name: p.encoded for p in self.params if p.treatment in (NATIVE, ENCODED)}
+        return {p.name: p.encoded for p in self.params if p.treatment in SEARCHED}
 
 
 def describe_domain(value: Any) -> str:
@@ -112,6 +115,11 @@ def describe_domain(value: Any) -> str:
 
 def is_grid(value: Any) -> bool:
     return isinstance(value, dict) and set(value) == {"grid_search"}
+
+
+def grid_points(params: Mapping[str, Any]) -> int:
+    """Configs the grids of a space cross into: each of ``num_samples`` repeats all of them, as in Ray."""
+    return math.prod(len(value["grid_search"]) for value in params.values() if is_grid(value))
 
 
 class CannotSearch(UsageError):
@@ -189,8 +197,6 @@ def plan_search(params: Mapping[str, Any], entry: Planner, seed: int = 0) -> Sea
 
     plans = []
     for name, value in params.items():
-        if isinstance(value, dict) and not is_grid(value):
-            raise UsageError(f"parameter {name!r} is a nested mapping; flatten it into separate parameters")
         text = describe_domain(value)
         if not isinstance(value, Domain) and not is_grid(value):
             plans.append(ParamPlan(name, text, "constant", CONSTANT, value))
@@ -201,19 +207,97 @@ def plan_search(params: Mapping[str, Any], entry: Planner, seed: int = 0) -> Sea
             raise unsupported(name, value, entry.name, ["random"])
         elif isinstance(value, Function):
             plans.append(_probed_plan(name, value, text, entry, seed, params))
-        elif (indexed := _choice_as_index(value)) is not None:
-            values, how = indexed
-            encoded, decode, encode = ordered_index(values, entry)
-            plans.append(ParamPlan(name, text, f"searched by {entry.name} as {how}", ENCODED, encoded, decode,
-                                   encode))  # fmt: skip
         else:
-            plans.append(entry.plan_domain(name, value, text))
-    if entry.model_based and not any(p.treatment in (NATIVE, ENCODED) for p in plans):
+            plans.append(domain_plan(name, value, text, entry))
+    if entry.model_based and not any(p.treatment in SEARCHED for p in plans):
         raise NothingToSearch(
             f"{entry.name} has nothing to search in this space: every parameter is a constant or a "
             "sample_from with too many values; use --searcher random"
         )
     return SearchPlan(entry.name, tuple(plans), dict(params))
+
+
+def domain_plan(name: str, value: Any, text: str, entry: Planner) -> ParamPlan:
+    """How ``entry`` searches a Tune domain: a choice through an index where that serves it, else as the
+    entry models it (tuner/searchers/base.py)."""
+    indexed = _choice_as_index(value)
+    if indexed is None:
+        return entry.plan_domain(name, value, text)
+    values, how = indexed
+    encoded, decode, encode = ordered_index(values, entry)
+    return ParamPlan(name, text, f"searched by {entry.name} as {how}", ENCODED, encoded, decode, encode)
+
+
+class NormalQuantile:
+    """A normal domain searched through its quantile in [edge, 1 - edge] (±4.75 sd): bounded, as models need,
+    and each quantile as likely as the normal made it (picklable: Ray saves searchers)."""
+
+    def __init__(self, mean: float, sd: float, q: float | None, integer: bool) -> None:
+        self.mean, self.sd, self.q, self.integer = mean, sd, q, integer
+
+    def decode(self, x: Any) -> Any:
+        import statistics
+
+        from tuner.searchers.traced import QUANTILE_EDGE
+
+        x = min(max(float(x), QUANTILE_EDGE), 1 - QUANTILE_EDGE)
+        value = statistics.NormalDist(self.mean, self.sd).inv_cdf(x)
+        if self.q:
+            value = round(value / self.q) * self.q
+        return int(round(value)) if self.integer else value
+
+    def encode(self, value: Any) -> float:
+        import statistics
+
+        from tuner.searchers.traced import QUANTILE_EDGE
+
+        if not is_number(value) or not math.isfinite(value):
+            raise ValueError(f"{value!r} is not a number")
+        return min(max(statistics.NormalDist(self.mean, self.sd).cdf(float(value)), QUANTILE_EDGE), 1 - QUANTILE_EDGE)
+
+
+def normal_quantile(name: str, value: Any, text: str, searcher: str) -> ParamPlan:
+    """An unbounded normal (``tune.randn``, ``tune.qrandn``) searched by a model of bounded domains."""
+    from ray import tune
+    from ray.tune.search.sample import Integer, Quantized
+
+    from tuner.searchers.traced import QUANTILE_EDGE
+
+    sampler = value.get_sampler()
+    q = None
+    if isinstance(sampler, Quantized):
+        q, sampler = sampler.q, sampler.get_sampler()
+    quantile = NormalQuantile(sampler.mean, sampler.sd, q, isinstance(value, Integer))
+    how = f"searched by {searcher} through its quantile (a normal has no bounds; each quantile equally likely)"
+    return ParamPlan(name, text, how, ENCODED, tune.uniform(QUANTILE_EDGE, 1 - QUANTILE_EDGE), quantile.decode,
+                     quantile.encode)  # fmt: skip
+
+
+class Rounded:
+    """A value rounded to a multiple of ``q`` within [lower, upper] (picklable: Ray saves searchers)."""
+
+    def __init__(self, q: float, lower: float, upper: float, integer: bool) -> None:
+        self.q, self.lower, self.upper, self.integer = q, lower, upper, integer
+
+    def __call__(self, x: Any) -> Any:
+        value = min(max(round(float(x) / self.q) * self.q, self.lower), self.upper)
+        return int(round(value)) if self.integer else value
+
+
+def log_quantized(name: str, value: Any, text: str, searcher: str) -> ParamPlan:
+    """A log-scale domain with a step (``tune.qloguniform``, ``tune.qlograndint``), for a model that takes log
+    domains only without one: searched in log space, each value rounded to the step as Tune's draw is."""
+    from ray import tune
+    from ray.tune.search.sample import Integer
+
+    q = value.get_sampler().q
+    integer = isinstance(value, Integer)
+    top = value.upper - 1 if integer else value.upper  # Tune's integer upper bounds are exclusive
+    encoded = tune.lograndint(value.lower, value.upper) if integer else tune.loguniform(value.lower, value.upper)
+    low = math.ceil(value.lower / q) * q
+    high = math.floor(top / q) * q
+    how = f"searched by {searcher} in log space, rounded to a multiple of {q:g}"
+    return ParamPlan(name, text, how, ENCODED, encoded, Rounded(q, low, high, integer))
 
 
 def _numeric_choice(value: Any) -> bool:
@@ -246,16 +330,19 @@ def _choice_as_index(value: Any) -> tuple[list, str] | None:
 
 def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int, params: Mapping[str, Any]) -> ParamPlan:
     values, why = probe_function(value, seed)
-    if values is None and why.startswith("its function cannot run alone"):
+    if values is None and why == CANNOT_RUN_ALONE:
         from tuner.searchers.conditional import find_branches
 
         branches = find_branches(name, value, params, seed)
-        if branches is not None and getattr(entry, "models_conditionals", False):
+        if not isinstance(branches, str) and getattr(entry, "models_conditionals", False):
             return ParamPlan(name, text, branches.describe(entry.name), CONDITIONAL, value, branches=branches)
-        if branches is not None:
-            why = f"conditional on {branches.parent}, which {entry.name} cannot model; optuna can"
+        if isinstance(branches, str):
+            return _derived_plan(name, value, text, entry, seed, params, branches)
+        why = f"conditional on {branches.parent}, which {entry.name} cannot model; optuna can"
+    elif values is None:
+        return _traced_plan(name, value, text, entry, seed)
     if values is None:
-        return ParamPlan(name, text, f"drawn at random, not searched by {entry.name} ({why})", RANDOM, value)
+        return ParamPlan(name, text, f"drawn at random, not searched by {entry.name}: {why}", RANDOM, value)
     if len(values) == 1:
         return ParamPlan(name, text, f"probed: always {values[0]!r}, a constant", CONSTANT, values[0])
     probed = f"probed: {values_text(values)}"
@@ -265,6 +352,74 @@ def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int, pa
                          encoded, decode, encode)  # fmt: skip
     plan = entry.plan_domain(name, categorical(values), text)
     return ParamPlan(name, text, f"{probed}, {plan.how}", plan.treatment, plan.encoded, plan.decode, plan.encode)
+
+
+def _traced_plan(name: str, value: Any, text: str, entry: Planner, seed: int) -> ParamPlan:
+    """A function with many values, searched through the one random draw it makes (tuner/searchers/traced.py)."""
+    from tuner.searchers.traced import TracedDecode, TracedEncode, trace
+
+    traced = trace(value, seed)
+    if isinstance(traced, str):
+        return ParamPlan(name, text, f"drawn at random, not searched by {entry.name}: {traced}", RANDOM, value)
+    draw = traced.draw
+    try:
+        inner = domain_plan(name, draw.domain(), draw.text(), entry)
+    except CannotSearch:
+        return ParamPlan(name, text, f"drawn at random: its draw {draw.text()} cannot be searched by {entry.name}",
+                         RANDOM, value)  # fmt: skip
+    span = f", values {traced.low:g}…{traced.high:g}" if traced.low is not None else ""
+    how = f"follows its draw {draw.text()}{span}: {inner.how}"
+    return ParamPlan(name, text, how, ENCODED, inner.encoded, TracedDecode(value, draw, inner.decode),
+                     TracedEncode(value, draw, inner.encode))  # fmt: skip
+
+
+def _derived_plan(name: str, value: Any, text: str, entry: Planner, seed: int, params: Mapping[str, Any],
+                  why_not_branches: str) -> ParamPlan:  # fmt: skip
+    """A function of other parameters that are not one choice (``spec.config.alpha * np.random.normal()``):
+    searched through its one draw when that draw is the same whatever the others are, its value made from the
+    trial's config once the others are decided."""
+    from tuner.searchers.traced import TracedDecode, TracedEncode, trace
+
+    def others(rng: Any) -> dict[str, Any]:
+        return _draw_others(params, name, rng)
+
+    traced = trace(value, seed, configs=others)
+    if isinstance(traced, str):
+        why = traced if why_not_branches.startswith("it depends on") and not traced.startswith("it fails") else why_not_branches
+        return ParamPlan(name, text, f"drawn at random, not searched by {entry.name}: {why}", RANDOM, value)
+    draw = traced.draw
+    if draw is None:
+        return ParamPlan(name, text, "computed from the other parameters in each trial (it draws nothing itself)",
+                         COMPUTED, value, TracedDecode(value, None))  # fmt: skip
+    try:
+        inner = domain_plan(name, draw.domain(), draw.text(), entry)
+    except CannotSearch:
+        return ParamPlan(name, text, f"drawn at random: its draw {draw.text()} cannot be searched by {entry.name}",
+                         RANDOM, value)  # fmt: skip
+    how = f"follows its draw {draw.text()}, given the other parameters: {inner.how}"
+    return ParamPlan(name, text, how, DERIVED, inner.encoded, TracedDecode(value, draw, inner.decode),
+                     TracedEncode(value, draw, inner.encode))  # fmt: skip
+
+
+def _draw_others(params: Mapping[str, Any], name: str, rng: Any) -> dict[str, Any]:
+    """A random config of every parameter but ``name``, in the space's order (each function given what came
+    before it); one that cannot be drawn is left out."""
+    from ray.tune.search.sample import Domain
+
+    from tuner.values import plain
+
+    config: dict[str, Any] = {}
+    for other, domain in params.items():
+        if other == name:
+            continue
+        if not isinstance(domain, Domain):
+            config[other] = domain
+            continue
+        try:
+            config[other] = plain(domain.sample(config=dict(config), random_state=rng))
+        except Exception:  # noqa: BLE001 - it reads the parameter being planned, or fails: leave it out
+            continue
+    return config
 
 
 def initial_random_points(num_samples: int) -> int:

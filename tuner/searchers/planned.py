@@ -9,8 +9,9 @@ from typing import Any
 from ray.tune.search import Searcher
 
 from tuner.ray_compat import LastResultOnCompletion
-from tuner.searchers.plan import CONDITIONAL, ENCODED, NATIVE, RANDOM, SearchPlan
+from tuner.searchers.plan import COMPUTED, CONDITIONAL, DERIVED, ENCODED, NATIVE, RANDOM, SEARCHED, SearchPlan
 from tuner.searchers.wrapping import WrappingSearcher
+from tuner.spec import flatten, unflatten
 from tuner.values import plain
 
 
@@ -53,28 +54,32 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             # The model waits for results that a scheduler holding trials (sync brackets) will only give
             # once more trials join: draw this one at random; its result still teaches the model.
             suggestion = {p.name: plain(p.encoded.sample(random_state=rng)) for p in self.plan.params
-                          if p.treatment in (NATIVE, ENCODED)}  # fmt: skip
+                          if p.treatment in SEARCHED}  # fmt: skip
             self._drawn_here[trial_id] = suggestion
         if suggestion is None or suggestion == Searcher.FINISHED:
             return suggestion
+        suggestion = flatten(suggestion)  # Ray's searchers nest a nested space's suggestion; the plan names leaves
         self._draws += 1
         again = self._run_again(suggestion)
         config: dict[str, Any] = {}
         for p in self.plan.params:
-            if p.treatment in (RANDOM, NATIVE, ENCODED) and p.name in again:  # exactly as it ran, not re-decoded
+            if p.treatment in (RANDOM, *SEARCHED) and p.name in again:  # exactly as it ran, not re-decoded
                 config[p.name] = again[p.name]
             elif p.treatment == RANDOM:
-                config[p.name] = plain(p.encoded.sample(config=config, random_state=rng))
+                config[p.name] = plain(p.encoded.sample(config=unflatten(config), random_state=rng))
             elif p.treatment in (NATIVE, ENCODED):
                 raw = suggestion[p.name]
                 config[p.name] = plain(p.decode(raw) if p.decode else raw)
-            elif p.treatment != CONDITIONAL:
+            elif p.treatment not in (CONDITIONAL, DERIVED, COMPUTED):
                 config[p.name] = p.encoded
         for p in self.plan.conditionals:  # after their parents, whatever order the space lists them in
             from tuner.searchers.conditional import decode
 
-            config[p.name] = plain(decode(p.name, p.branches, config[p.branches.parent], suggestion))
-        return {name: config[name] for name in (q.name for q in self.plan.params)}
+            config[p.name] = plain(decode(p.name, p.branches, config[p.branches.parent], suggestion, p.encoded, config))
+        for p in self.plan.params:  # made from the others, once they are all decided
+            if p.treatment in (DERIVED, COMPUTED) and p.name not in config:
+                config[p.name] = plain(p.decode(suggestion.get(p.name), config))
+        return unflatten({name: config[name] for name in (q.name for q in self.plan.params)})  # as the trainable reads it
 
     def _run_again(self, suggestion: dict) -> dict[str, Any]:
         """The earlier config when ``suggestion`` is the one queued to run again (searchers pickled before this

@@ -10,6 +10,7 @@ from typing import Any
 
 PROBE_DRAWS = 1000
 PROBE_MAX_VALUES = 64
+CANNOT_RUN_ALONE = "it cannot run alone"  # it reads the config drawn so far (conditional.py names what)
 
 
 def probe_function(domain: Any, seed: int, config: dict[str, Any] | None = None) -> tuple[list[Any] | None, str]:
@@ -21,14 +22,15 @@ def probe_function(domain: Any, seed: int, config: dict[str, Any] | None = None)
     import numpy as np
 
     from tuner.ray_compat import spec_form_warnings_off
+    from tuner.spec import unflatten
 
     state = np.random.get_state()
     np.random.seed(seed)
     try:
         with spec_form_warnings_off():
-            draws = [_hashable(domain.sample(config=dict(config or {}))) for _ in range(PROBE_DRAWS)]
-    except Exception as exc:  # it reads other parameters, or fails on an empty config
-        return None, f"its function cannot run alone ({type(exc).__name__})"
+            draws = [_hashable(domain.sample(config=unflatten(config or {}))) for _ in range(PROBE_DRAWS)]
+    except Exception:  # it reads other parameters, or fails on an empty config
+        return None, CANNOT_RUN_ALONE
     finally:
         np.random.set_state(state)
     seen = list(dict.fromkeys(draws))

@@ -13,6 +13,7 @@ import numpy as np
 from ray.tune.search import Searcher
 from ray.tune.search.sample import Domain
 
+from tuner.spec import flatten, unflatten
 from tuner.values import plain
 
 
@@ -29,9 +30,9 @@ class RandomSearcher(Searcher):
         np.random.seed(stream)  # sample_from functions draw from numpy's global generator
         try:
             config: dict[str, Any] = {}
-            for name, value in self.space.items():
-                config[name] = plain(value.sample(config=config, random_state=rng)) if isinstance(value, Domain) else value
-            return config
+            for name, value in flatten(self.space).items():
+                config[name] = plain(value.sample(config=unflatten(config), random_state=rng)) if isinstance(value, Domain) else value
+            return unflatten(config)  # a nested space's config nested again, as the trainable reads it
         finally:
             np.random.set_state(saved)
 

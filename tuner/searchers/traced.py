@@ -1,0 +1,381 @@
+"""A ``sample_from`` function searched through the one random draw it makes.
+
+``tune.sample_from(lambda _: 10 ** np.random.uniform(-4, -1))``, or a branch that returns
+``np.random.uniform(0.5, 0.99)``, gives a new value at every call, so probing cannot list its values. But
+its randomness is one call to a distribution a model can search. tuner runs the function with numpy's and
+Python's random functions watched; when every run makes the same single draw (the same distribution with
+the same arguments) and the function gives back exactly what it gave when the draw is replayed, the model
+searches the draw (a uniform's range, an integer range, a choice, a normal's quantile) and the function is
+run on the model's value to give the parameter. Whatever the function does with its draw (a power of ten, a
+rounding) is kept exactly; the model searches the space the author drew in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import random as pyrandom
+import statistics
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+TRACE_RUNS = 200
+QUANTILE_EDGE = 1e-6  # a normal is searched through its quantile in [edge, 1 - edge]: ±4.75 sd
+
+
+@dataclass(frozen=True)
+class Draw:
+    """One random draw: its distribution (``uniform``, ``randint``, ``choice``, ``normal``, ``lognormal``,
+    ``exponential``, ``weighted``) and arguments, as a Tune domain a model can search."""
+
+    kind: str
+    args: tuple[Any, ...]
+
+    def domain(self) -> Any:
+        """What the model searches: the draw's own range, or its quantile where the range is unbounded."""
+        from ray import tune
+
+        if self.kind == "uniform":
+            return tune.uniform(*self.args)
+        if self.kind == "randint":
+            return tune.randint(*self.args)
+        if self.kind == "choice":
+            return tune.choice(list(self.args))
+        return tune.uniform(QUANTILE_EDGE, 1 - QUANTILE_EDGE)
+
+    def value(self, searched: Any) -> Any:
+        """The draw a searched value stands for."""
+        if self.kind in ("uniform", "choice"):
+            return searched
+        if self.kind == "randint":
+            return int(searched)
+        if self.kind == "normal":
+            return statistics.NormalDist(*self.args).inv_cdf(float(searched))
+        if self.kind == "lognormal":
+            return math.exp(statistics.NormalDist(*self.args).inv_cdf(float(searched)))
+        if self.kind == "exponential":
+            return -self.args[0] * math.log1p(-float(searched))
+        values, weights = self.args  # weighted: a choice drawn with probabilities, searched through their sum
+        total = 0.0
+        for value, weight in zip(values, weights, strict=True):
+            total += weight
+            if float(searched) < total:
+                return value
+        return values[-1]
+
+    @property
+    def quantile(self) -> bool:
+        return self.kind not in ("uniform", "randint", "choice")
+
+    def text(self) -> str:
+        if self.kind == "weighted":
+            return f"choice of {len(self.args[0])} with weights, through its quantile"
+        if self.kind == "choice":
+            return f"choice of {len(self.args)}"
+        args = ", ".join(f"{a:g}" if isinstance(a, (int, float)) else repr(a) for a in self.args)
+        return f"{self.kind}({args})" + (", through its quantile" if self.quantile else "")
+
+
+@dataclass(frozen=True)
+class Traced:
+    """A function that makes one draw: the draw, and an example of the values it gives."""
+
+    draw: Draw | None  # None: it makes no draw, its value is a function of the other parameters
+    low: Any = None  # the smallest and largest values seen, for the plan
+    high: Any = None
+
+
+class _Watch:
+    """Records or replays the random draws made while it is installed."""
+
+    def __init__(self, replay: list[Any] | None = None) -> None:
+        self.calls: list[Draw | str] = []  # a Draw, or the name of a call it cannot follow
+        self.results: list[Any] = []
+        self.replay = replay
+
+    def restart(self) -> None:
+        self.calls, self.results = [], []
+
+    def called(self, name: str, draw: Draw | None, original: Any, args: tuple, kwargs: dict) -> Any:
+        self.calls.append(draw if draw is not None else name)
+        if self.replay is not None and draw is not None and len(self.calls) <= len(self.replay):
+            result = self.replay[len(self.calls) - 1]
+        else:
+            result = original(*args, **kwargs)
+        self.results.append(result)
+        return result
+
+
+def _numpy_draw(name: str, args: tuple, kwargs: dict) -> Draw | None:
+    """The draw a call to ``numpy.random.NAME`` makes, or None (arrays, or a form not followed)."""
+    if kwargs.get("size") is not None:
+        return None
+    bound = dict(zip(_NUMPY_ARGS.get(name, ()), args, strict=False)) | kwargs
+    if name in ("rand", "random", "random_sample", "ranf", "sample"):
+        return Draw("uniform", (0.0, 1.0)) if not args and not kwargs else None
+    if name == "uniform":
+        return _uniform(float(bound.get("low", 0.0)), float(bound.get("high", 1.0)))
+    if name == "randint":
+        low, high = bound["low"], bound.get("high")
+        return Draw("randint", (0, int(low)) if high is None else (int(low), int(high)))
+    if name in ("normal", "randn", "standard_normal"):
+        if name != "normal" and (args or kwargs):
+            return None
+        return Draw("normal", (float(bound.get("loc", 0.0)), float(bound.get("scale", 1.0))))
+    if name == "lognormal":
+        return Draw("lognormal", (float(bound.get("mean", 0.0)), float(bound.get("sigma", 1.0))))
+    if name == "exponential":
+        return Draw("exponential", (float(bound.get("scale", 1.0)),))
+    if name == "choice":
+        population = bound["a"]
+        values = tuple(range(population)) if isinstance(population, int) else tuple(_plain(v) for v in population)
+        if bound.get("p") is not None:
+            return Draw("weighted", (values, tuple(float(w) for w in bound["p"])))
+        return Draw("choice", values)
+    return None
+
+
+_NUMPY_ARGS = {"uniform": ("low", "high"), "randint": ("low", "high"), "normal": ("loc", "scale"),
+               "lognormal": ("mean", "sigma"), "exponential": ("scale",), "choice": ("a", "size", "replace", "p")}  # fmt: skip
+NUMPY_FUNCTIONS = ("rand", "random", "random_sample", "ranf", "sample", "uniform", "randint", "normal", "randn",
+                   "standard_normal", "lognormal", "exponential", "choice")  # fmt: skip
+
+
+def _python_draw(name: str, args: tuple, kwargs: dict) -> Draw | None:
+    """The draw a call to Python's ``random.NAME`` makes, or None."""
+    if kwargs:
+        return None
+    if name == "random" and not args:
+        return Draw("uniform", (0.0, 1.0))
+    if name == "uniform" and len(args) == 2:
+        return _uniform(float(args[0]), float(args[1]))
+    if name == "randint" and len(args) == 2:
+        return Draw("randint", (int(args[0]), int(args[1]) + 1))  # Python's upper bound is included
+    if name == "randrange" and 1 <= len(args) <= 2:
+        return Draw("randint", (0, int(args[0])) if len(args) == 1 else (int(args[0]), int(args[1])))
+    if name == "choice" and len(args) == 1:
+        return Draw("choice", tuple(_plain(v) for v in args[0]))
+    if name in ("gauss", "normalvariate"):
+        return Draw("normal", tuple(float(a) for a in args) or (0.0, 1.0))
+    if name == "lognormvariate" and len(args) == 2:
+        return Draw("lognormal", (float(args[0]), float(args[1])))
+    if name == "expovariate" and len(args) == 1:
+        return Draw("exponential", (1.0 / float(args[0]),))
+    return None
+
+
+PYTHON_FUNCTIONS = ("random", "uniform", "randint", "randrange", "choice", "gauss", "normalvariate",
+                    "lognormvariate", "expovariate")  # fmt: skip
+
+
+def _uniform(low: float, high: float) -> Draw:
+    """``uniform(100)`` (Ray's docs write it so) draws between 1 and 100: the same range, in order."""
+    return Draw("uniform", (min(low, high), max(low, high)))
+
+
+def _plain(value: Any) -> Any:
+    from tuner.values import plain
+
+    return plain(value)
+
+
+@contextlib.contextmanager
+def _watching(watch: _Watch, function: Any) -> Iterator[None]:
+    """numpy's and Python's random functions routed through ``watch`` (as module attributes, and as names the
+    function's module imported from them), restored after."""
+    import numpy as np
+
+    swaps: dict[int, Any] = {}
+    targets: list[tuple[Any, str, Any]] = []
+    for module, names, reader in ((np.random, NUMPY_FUNCTIONS, _numpy_draw), (pyrandom, PYTHON_FUNCTIONS, _python_draw)):
+        for name in names:
+            original = getattr(module, name, None)
+            if original is None:
+                continue
+            swaps[id(original)] = _watched(watch, f"{module.__name__}.{name}", original, reader)
+            targets.append((module, name, original))
+    module_globals = getattr(function, "__globals__", None)
+    if isinstance(module_globals, dict):
+        for name, value in list(module_globals.items()):
+            if callable(value) and id(value) in swaps:
+                targets.append((module_globals, name, value))
+    try:
+        for owner, name, original in targets:
+            _set(owner, name, swaps[id(original)])
+        yield
+    finally:
+        for owner, name, original in targets:
+            _set(owner, name, original)
+
+
+def _watched(watch: _Watch, name: str, original: Any, reader: Any) -> Any:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            draw = reader(name.rpartition(".")[2], args, kwargs)
+        except (KeyError, TypeError, ValueError):
+            draw = None
+        return watch.called(name, draw, original, args, kwargs)
+
+    return call
+
+
+def _set(owner: Any, name: str, value: Any) -> None:
+    if isinstance(owner, dict):
+        owner[name] = value
+    else:
+        setattr(owner, name, value)
+
+
+def _run(domain: Any, config: dict[str, Any], watch: _Watch) -> Any:
+    """The function's value on ``config``, called as Tune calls it: with the config, or, where that fails, with
+    the older ``spec`` whose ``spec.config.name`` reads the config (its draws made before it failed forgotten)."""
+    from tuner.spec import unflatten
+
+    config = unflatten(config)  # a nested space's function reads config["model"]["width"]
+    with _watching(watch, domain.func):
+        if not domain.pass_config:
+            return _plain(domain.func())
+        try:
+            return _plain(domain.func(dict(config)))
+        except (AttributeError, KeyError):
+            watch.restart()
+            return _plain(domain.func(_Spec(config=_Spec(config))))
+
+
+class _Spec(dict):
+    """The older ``sample_from(lambda spec: spec.config.x)`` argument: a mapping read by attribute too."""
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            value = self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+        return _Spec(value) if isinstance(value, dict) and not isinstance(value, _Spec) else value
+
+
+def replay(domain: Any, config: dict[str, Any], draw: Any) -> Any:
+    """The function's value when its draw is ``draw``."""
+    return _run(domain, config, _Watch(replay=[draw]))
+
+
+def trace(domain: Any, seed: int, config: dict[str, Any] | None = None,
+          configs: Callable[[Any], dict[str, Any]] | None = None) -> Traced | str:  # fmt: skip
+    """The one draw a ``sample_from`` function makes, or why it cannot be searched through one, in words a
+    user can act on. Runs it ``TRACE_RUNS`` times, seeded, the global generators restored after, on ``config``
+    or on a config ``configs`` draws afresh for each run (from a seeded generator it is given)."""
+    import numpy as np
+
+    state, py_state = np.random.get_state(), pyrandom.getstate()
+    np.random.seed(seed)
+    pyrandom.seed(seed)
+    rng = np.random.RandomState(seed + 1)
+    runs: list[tuple[list[Draw | str], list[Any], Any, dict[str, Any]]] = []
+    try:
+        for _ in range(TRACE_RUNS):
+            given = configs(rng) if configs is not None else dict(config or {})
+            watch = _Watch()
+            output = _run(domain, given, watch)
+            runs.append((watch.calls, watch.results, output, given))
+        shapes = {tuple(calls) for calls, _, _, _ in runs}
+        unfollowed = sorted({c for calls, _, _, _ in runs for c in calls if isinstance(c, str)})
+        if unfollowed:
+            return (f"it calls {unfollowed[0]} in a form tuner does not follow (an array, or arguments it cannot "
+                    "read); draw one value per call")  # fmt: skip
+        counts = {len(calls) for calls, _, _, _ in runs}
+        if counts == {0}:
+            if configs is not None and all(_same(_run(domain, given, _Watch()), output) for _, _, output, given in runs[:20]):
+                return Traced(None)  # no draw of its own: a function of the other parameters
+            return ("its values come from a random source tuner does not follow; draw with numpy.random (uniform, "
+                    "randint, normal, choice...) or Python's random module")  # fmt: skip
+        if len(counts) > 1:
+            return "it makes a different number of random draws from one call to the next"
+        if counts != {1}:
+            return f"it makes {counts.pop()} random draws each time; tuner searches a function through one draw: " \
+                   "make each draw a parameter of its own"
+        if len(shapes) > 1:
+            kinds = sorted({calls[0].text() for calls, _, _, _ in runs if isinstance(calls[0], Draw)})[:2]
+            return f"its one draw changes from call to call ({' and '.join(kinds)}...): the arguments of its draw " \
+                   "should be fixed"
+        draw = runs[0][0][0]
+        assert isinstance(draw, Draw)
+        for _, results, output, given in runs[:20]:
+            if not _same(replay(domain, given, results[0]), output):
+                return ("its values come from a random source tuner does not follow besides its draw; draw with "
+                        "numpy.random or Python's random module only")  # fmt: skip
+    except Exception as exc:  # noqa: BLE001 - the user's function failed: say it in a line
+        return f"it fails when drawn: {type(exc).__name__}: {exc}"
+    finally:
+        np.random.set_state(state)
+        pyrandom.setstate(py_state)
+    outputs = [output for _, _, output, _ in runs]
+    numbers = [o for o in outputs if isinstance(o, (int, float)) and not isinstance(o, bool)]
+    low, high = (min(numbers), max(numbers)) if len(numbers) == len(outputs) else (None, None)
+    return Traced(draw, low, high)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12)
+    return a == b
+
+
+class TracedDecode:
+    """A model's value for the draw -> the parameter (picklable, as Ray saves searchers)."""
+
+    def __init__(self, domain: Any, draw: Draw | None, inner: Any = None) -> None:
+        self.domain, self.draw, self.inner = domain, draw, inner
+
+    def __call__(self, raw: Any, config: dict[str, Any] | None = None) -> Any:
+        if self.draw is None:  # computed from the config alone
+            return _run(self.domain, config or {}, _Watch())
+        searched = self.inner(raw) if self.inner is not None else raw
+        return replay(self.domain, config or {}, self.draw.value(searched))
+
+
+class TracedEncode:
+    """A parameter's value -> the model's value for the draw that gives it (warm starts): every value of a
+    discrete draw tried, a continuous draw inverted where the function is monotonic; ValueError otherwise."""
+
+    GRID = 257
+
+    def __init__(self, domain: Any, draw: Draw, inner: Any = None) -> None:
+        self.domain, self.draw, self.inner = domain, draw, inner
+
+    def __call__(self, value: Any, config: dict[str, Any] | None = None) -> Any:
+        draw = self._draw_for(value, dict(config or {}))
+        if self.inner is None:
+            return draw
+        return self.inner(draw)
+
+    def _draw_for(self, value: Any, config: dict[str, Any]) -> Any:
+        kind, args = self.draw.kind, self.draw.args
+        if kind in ("choice", "randint"):
+            candidates = list(args) if kind == "choice" else range(args[0], min(args[1], args[0] + 4096))
+            for candidate in candidates:
+                if _same(_plain(replay(self.domain, config, candidate)), _plain(value)):
+                    return candidate
+            raise ValueError(f"{value!r} is not a value this function gives")
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise ValueError(f"{value!r} is not a number")
+        low, high = args[:2] if kind == "uniform" else (QUANTILE_EDGE, 1 - QUANTILE_EDGE)
+        points = [low + (high - low) * i / (self.GRID - 1) for i in range(self.GRID)]
+        outputs = [replay(self.domain, config, self.draw.value(p)) for p in points]
+        if not all(isinstance(o, (int, float)) for o in outputs):
+            raise ValueError("not a numeric function")
+        rising = all(b > a for a, b in zip(outputs, outputs[1:], strict=False))
+        if not rising and not all(b < a for a, b in zip(outputs, outputs[1:], strict=False)):
+            raise ValueError("the function is not monotonic in its draw")
+        lo, hi = (points[0], points[-1]) if rising else (points[-1], points[0])
+        if not min(outputs) <= value <= max(outputs):
+            raise ValueError(f"{value!r} is outside the function's values")
+        for _ in range(80):
+            middle = (lo + hi) / 2
+            if replay(self.domain, config, self.draw.value(middle)) < value:
+                lo = middle
+            else:
+                hi = middle
+        found = (lo + hi) / 2
+        if not math.isclose(replay(self.domain, config, self.draw.value(found)), value, rel_tol=1e-6, abs_tol=1e-12):
+            raise ValueError(f"{value!r} is not a value this function gives")
+        return found  # the uniform's own value, or the quantile the model sees for the other kinds
