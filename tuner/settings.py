@@ -58,11 +58,13 @@ class SweepConfig:
     wandb: bool = False
     wandb_project: str | None = None
     wandb_group: str | None = None
+    trial_output: bool = False  # also show trials' own output on the terminal (it is always kept per trial)
     stall_timeout: float = 60.0  # seconds with nothing running or pending before a sweep is ended
     budget: str | None = None  # wall time, epochs or GPU-hours (tuner/limits.py); None: num_samples decides
     trial_timeout: str | None = None  # seconds a trial may stay silent; None: from the epoch times seen
     warm_start: list[str] | None = None  # earlier experiments whose trials seed the searcher
     searcher_chosen: str | None = None  # why "auto" chose the searcher (the plan prints it)
+    origin: str | None = None  # where the experiment was made: what its pickled parts (scheduler, callbacks) name
     check_names: InitVar[bool] = True  # scheduler and searcher names against the registries (not for a saved one)
 
     def __post_init__(self, check_names: bool) -> None:
@@ -174,7 +176,7 @@ def _check_at_least(flag: str, value: int, low: int) -> None:
 
 _FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig)}
 FIELD_NAMES = tuple(_FIELD_TYPES)
-DECIDED = ("searcher_chosen",)  # settings tuner decides and records, never given
+DECIDED = ("searcher_chosen", "origin")  # settings tuner decides and records, never given
 USER_SETTINGS = tuple(name for name in FIELD_NAMES if name not in DECIDED)
 
 
@@ -303,5 +305,18 @@ def load_saved_config(folder: str | Path) -> SweepConfig:
     if not isinstance(raw, dict):
         raise UsageError(f"{where} is corrupted: expected a mapping of settings")
     known = {k: coerce(k, v, where) for k, v in raw.items() if k in _FIELD_TYPES}
+    lies = _where_it_lies(folder)
+    if known.get("storage_path") and known.get("name") and (known["storage_path"], known["name"]) != (lies["storage_path"], lies["name"]):
+        known["origin"] = known.get("origin") or storage.join(known["storage_path"], known["name"])  # saved before origin
+    known.update(lies)
     return build_config(known, check_names=False)  # what ran: a review needs no algorithm registries
+
+
+def _where_it_lies(folder: str | Path) -> dict[str, str]:
+    """The storage path and name of the folder the settings were read from: an experiment moved or copied
+    elsewhere is reviewed, resumed and grown where it lies now, never where it was made."""
+    parent, name = storage.split(str(folder).rstrip("/"))
+    if not storage.is_uri(folder):
+        parent = str(Path(parent).expanduser().resolve())
+    return {"storage_path": parent, "name": name}
 

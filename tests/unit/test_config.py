@@ -136,8 +136,20 @@ def test_saved_config_round_trips(tmp_path):
     cfg = SweepConfig(
         space="cifar_small", name="exp", num_samples=3, gpus_per_trial=0.5, storage_path=str(tmp_path)
     )
-    save_config(cfg, tmp_path)
-    assert load_saved_config(tmp_path) == cfg
+    (tmp_path / "exp").mkdir()
+    save_config(cfg, tmp_path / "exp")
+    assert load_saved_config(tmp_path / "exp") == cfg
+
+
+def test_a_moved_experiment_is_read_where_it_lies_now(tmp_path):
+    cfg = SweepConfig(space="cifar_small", name="exp", storage_path=str(tmp_path / "first"))
+    (tmp_path / "first" / "exp").mkdir(parents=True)
+    save_config(cfg, tmp_path / "first" / "exp")
+    (tmp_path / "archive").mkdir()
+    (tmp_path / "first" / "exp").rename(tmp_path / "archive" / "kept")
+    moved = load_saved_config(tmp_path / "archive" / "kept")
+    assert (moved.storage_path, moved.name) == (str(tmp_path / "archive"), "kept")
+    assert moved.experiment_path == str(tmp_path / "archive" / "kept")
 
 
 def test_coerce_optional_none():

@@ -1,4 +1,5 @@
-"""Review commands: ``results``, ``export``, ``plot``, ``tensorboard`` (no Ray, no torch imported).
+"""Review commands: ``results``, ``export``, ``plot``, ``report``, ``compare``, ``tensorboard``, ``replay``, ``logs``
+(no Ray, no torch imported).
 
 EXPERIMENT is an experiment folder, a storage URI (s3://, gs://, file://), or a name under the storage
 path (``TUNER_STORAGE_PATH``, default ~/tuner_results).
@@ -188,4 +189,38 @@ def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_
     click.echo(f"saved {whatif.save()} (tuner report shows it)")
 
 
-COMMANDS = (results, export, plot, report, compare, tensorboard, replay)
+@click.command()
+@click.argument("experiment")
+@click.argument("trial", required=False)
+@click.option("--tail", "lines", type=click.IntRange(min=1), help="Only the last N lines of each stream.")
+@click.option("--stream", type=click.Choice(["stdout", "stderr", "both"]), default="both", show_default=True,
+              help="Which of the trial's streams to show.")  # fmt: skip
+def logs(experiment: str, trial: str | None, lines: int | None, stream: str) -> None:
+    """What a trial printed (its stdout.log and stderr.log); without TRIAL, how much each trial printed."""
+    from tuner.review import experiment as experiments
+    from tuner.review.experiment import STDERR_FILE, STDOUT_FILE
+    from tuner.review.output import listing, printed_lines
+
+    record = experiments.load(experiment)
+    if trial is None:
+        for line in listing(record):
+            click.echo(line)
+        if record.trials:
+            click.echo(f"show one with: tuner logs {record.path} {record.trials[0].trial_id}")
+        return
+    chosen = record.trial(trial)
+    names = {"stdout": [STDOUT_FILE], "stderr": [STDERR_FILE], "both": [STDOUT_FILE, STDERR_FILE]}[stream]
+    texts = [(name, chosen.output(name)) for name in names]
+    if not any(text for _, text in texts):
+        click.echo(f"trial {chosen.trial_id} printed nothing to {' or '.join(names)} ({chosen.path})", err=True)
+        return
+    for name, text in texts:
+        if len(names) > 1 and text:
+            click.echo(f"==> {name} of trial {chosen.trial_id} <==", err=True)
+        if lines is not None:
+            click.echo("\n".join(printed_lines(text)[-lines:]))
+        elif text:
+            click.echo(text, nl=not text.endswith("\n"))
+
+
+COMMANDS = (results, export, plot, report, compare, tensorboard, replay, logs)

@@ -81,6 +81,9 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--wandb/--no-wandb", default=None, help="Also log every trial to Weights & Biases."),
         click.option("--wandb-project", help="Weights & Biases project. [default: tuner]"),
         click.option("--wandb-group", help="Weights & Biases group. [default: the experiment name]"),
+        click.option("--trial-output/--no-trial-output", default=None,
+                     help="Also show what trials print on the terminal (it is always kept in each trial's "
+                     "stdout.log and stderr.log; 'tuner logs EXP TRIAL' shows it). [default: off]"),
         click.option("--stall-timeout", type=float,
                      help=f"End a sweep in which nothing has run or waited to run for this many seconds. [default: {d.stall_timeout:g}]"),
         click.option("--trial-timeout",
@@ -102,7 +105,8 @@ def given_flags(flags: dict[str, Any]) -> dict[str, Any]:
 def print_outcome(summary: dict[str, Any]) -> None:
     """The end-of-sweep lines, and the exit code that says how it ended."""
     from tuner import storage
-    from tuner.errors import EXIT_STALLED, SweepEnded, signal_exit
+    from tuner.errors import EXIT_STALLED, EXIT_STORAGE, SweepEnded, signal_exit
+    from tuner.review.output import failure_tail
     from tuner.review.results import format_summary, user_traceback
 
     failed = summary["failed"]
@@ -113,8 +117,12 @@ def print_outcome(summary: dict[str, Any]) -> None:
         click.echo(f"trial {first['trial_id']} failed{others}; in your code:", err=True)
         for line in user_traceback(text):
             click.echo(f"  {line}", err=True)
+        for line in failure_tail(storage.split(first["error_file"])[0]):
+            click.echo(line, err=True)
     for line in format_summary(summary):
         click.echo(line)
+    if summary.get("storage"):
+        raise SweepEnded(EXIT_STORAGE)
     if summary.get("stalled"):
         raise SweepEnded(EXIT_STALLED)
     if summary.get("signal"):

@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
-import functools
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from ray.tune import Callback
+
+from tuner.storage import here
 
 CRASH_FILE = "crash.txt"
 RUN_MARKER = "--- a run of this trial started; a fatal signal's stack follows when it died of one ---\n"
@@ -32,31 +33,8 @@ _PROCESS_DIED = "worker process has died"  # Ray 2.60's ActorDiedError for a wor
 OOM_EVENTS = "/sys/fs/cgroup/memory.events"
 
 
-def record_fatal_signals(trainable: Callable[..., Any], folder: str | None) -> Callable[..., Any]:
-    """``trainable`` whose process writes the stack of a fatal signal into its trial's folder under
-    ``folder`` (the experiment, when it is a local path; None: nothing is written)."""
-
-    @functools.wraps(trainable)
-    def run(config: dict, **kwargs: Any) -> Any:
-        with _fatal_signals_to(_crash_path(folder)):
-            return trainable(config, **kwargs)
-
-    return run
-
-
-def _crash_path(folder: str | None) -> Path | None:
-    if folder is None:
-        return None
-    try:
-        from ray import tune
-
-        return Path(folder, Path(tune.get_context().get_trial_dir()).name, CRASH_FILE)
-    except Exception:  # outside a Tune trial (a direct call)
-        return None
-
-
 @contextlib.contextmanager
-def _fatal_signals_to(path: Path | None):
+def fatal_signals_to(path: Path | None) -> Iterator[None]:
     """Each run of the trial opens a section of the file; a run that ends in Python (done, or an exception)
     takes its section back, so what stays is the runs that died, and the last one is the newest death."""
     if path is None:
@@ -76,6 +54,18 @@ def _fatal_signals_to(path: Path | None):
         os.truncate(path, offset)
         if offset == 0:
             path.unlink()
+
+
+def tidy(folder: str | None) -> None:
+    """Remove the crash files of runs that did not die of a signal: a trial whose process Tune ended before its
+    function unwound (the last trials of a sweep, when Ray shuts their actors down) never took its section
+    back, and an empty record would only puzzle whoever opens the folder."""
+    if folder is None:
+        return
+    for path in Path(folder).glob(f"*/{CRASH_FILE}"):
+        with contextlib.suppress(OSError):
+            if "Fatal Python error" not in path.read_text(encoding="utf-8", errors="replace"):
+                path.unlink()
 
 
 def death(error_text: str, crash_text: str | None, oom_kills: int, epoch: int, crash_file: str) -> str | None:
@@ -140,7 +130,7 @@ class CrashNamer(Callback):
 
         crash_text = crash_file = None
         if self.folder is not None and trial.relative_logdir:
-            path = Path(self.folder, trial.relative_logdir, CRASH_FILE)
+            path = Path(here(self.folder) or self.folder, trial.relative_logdir, CRASH_FILE)
             crash_file = str(path)
             with contextlib.suppress(OSError):
                 crash_text = path.read_text(encoding="utf-8", errors="replace")

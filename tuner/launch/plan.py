@@ -9,14 +9,16 @@ first trial, and all that ``--dry-run`` prints.
 from __future__ import annotations
 
 import dataclasses
-import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tuner import schedulers, searchers
 from tuner.errors import UsageError
+from tuner.launch import forms
+from tuner.launch.forms import check_form, checkpoint_advice
 from tuner.launch.registry import declared_keywords, load_space, resolve_trainable
+from tuner.searchers.plan import grid_points
 from tuner.settings import GPUS_AUTO, SweepConfig
 from tuner.spec import SearchSpace, contract
 
@@ -83,29 +85,37 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
         raise TypeError("prepare() takes the settings tuner.launch.resolve.resolve() completed (name and searcher set)")
     space = load_space(config.space)
     storage.check_usable(config.storage_path)
+    if not resuming:
+        from tuner.launch.disk import room_left
+
+        short = room_left(config.storage_path)
+        if short:
+            raise UsageError(f"--storage-path {config.storage_path}: {short}; free space or pass another folder")
     if not resuming and storage.holds_experiment(config.experiment_path):
         raise UsageError(
             f"experiment {config.name} already exists in {config.storage_path}; continue it with 'tuner resume "
             f"{config.experiment_path}', or pass another name (--name; a sweep never writes into an existing one)"
         )
     trainable = resolve_trainable(space.trainable)
+    check_form(trainable, space.trainable_name)
     contract(trainable)  # a misnamed or mistyped declaration is one line now, before anything starts
     scheduler = schedulers.entry(config.scheduler)
-    context = schedulers.SchedulerContext(config.max_epochs, config.metric, config.mode, space.params,
-                                          config.planned_trials, config.seed, grace_period=config.grace_period,
+    context = schedulers.SchedulerContext(config.max_epochs, config.metric, config.mode, space.flat_params,
+                                          config.planned_trials * grid_points(space.flat_params), config.seed,
+                                          grace_period=config.grace_period,
                                           reduction_factor=config.reduction_factor)  # fmt: skip
-    search_plan = searchers.plan_search(space.params, config.searcher, config.seed)
+    search_plan = searchers.plan_search(space.flat_params, config.searcher, config.seed)
     if scheduler.needs_checkpoints and not keeps_checkpoints(trainable):
         why = ("continues trials from other trials' checkpoints" if config.scheduler == "pbt"
                else "pauses trials and continues them from their checkpoints")  # fmt: skip
         raise UsageError(
-            f"--scheduler {config.scheduler} {why}, but trainable {space.trainable_name} never calls "
-            "tune.get_checkpoint(); add checkpoints or choose another scheduler (asha, fifo, median)"
+            f"--scheduler {config.scheduler} {why}, but trainable {space.trainable_name} does not continue from "
+            f"a checkpoint; {checkpoint_advice(trainable)}, or choose another scheduler (asha, fifo, median)"
         )
     if config.scheduler == "pbt":
         from tuner.schedulers.pbt import mutations
 
-        if not mutations(dict(space.params)):
+        if not mutations(space.flat_params):
             raise UsageError("pbt has nothing to perturb: the space has no continuous or choice parameter")
     warm = None if resuming or not config.warm_start else _warm_start(config, space, search_plan)
     kwargs, note = trainable_kwargs(trainable, config)
@@ -126,26 +136,20 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: Any) -> An
         names = ", ".join(p.name for p in search_plan.conditionals)
         raise UsageError(f"--warm-start: this space has conditional parameters ({names}), whose searcher is defined "
                          "as it runs and cannot take earlier results; start without --warm-start")  # fmt: skip
-    warm = warm_start.gather(config.warm_start or [], space.params, config.metric or space.metric,
+    warm = warm_start.gather(config.warm_start or [], space.flat_params, config.metric or space.metric,
                              config.mode or space.mode)  # fmt: skip
     return warm_start.encode(warm, search_plan)
 
 
 def keeps_checkpoints(trainable: Callable[..., Any]) -> bool:
-    """Whether a trainable continues from a checkpoint: it says so (``train.checkpoints``), or its source
-    asks Tune for one."""
-    declared = contract(trainable).checkpoints
-    if declared is not None:
-        return bool(declared)
-    try:
-        return "get_checkpoint" in inspect.getsource(trainable)
-    except (OSError, TypeError):
-        return True  # no source to read: let it run
+    """Whether a trainable continues from a checkpoint: it says so (``train.checkpoints``), a class saves and
+    loads them, or a function's source asks Tune for one."""
+    return forms.keeps_checkpoints(trainable, contract(trainable).checkpoints)
 
 
 def trainable_kwargs(trainable: Callable[..., Any], config: SweepConfig) -> tuple[dict[str, Any], str]:
     """The run settings the trainable declares, with its data loaded once here if it asks for ``data``."""
-    declared = declared_keywords(trainable)
+    declared = forms.settings_keywords(trainable)
     settings = {name: getattr(config, name) for name in RUN_SETTINGS}
     if declared is None:
         return settings, ""
@@ -213,7 +217,7 @@ def _auto_packing(plan: SweepPlan, nodes: list[Any], memory_probe: Any) -> Any:
     gpu_nodes = [n for n in nodes if n.gpus > 0]
     if not gpu_nodes:
         return packing.no_gpu_packing()
-    config = packing.demanding_config(plan.space.params, cfg.seed)
+    config = packing.demanding_config(plan.space.flat_params, cfg.seed)
     if memory_probe is None:
         probe = packing.memory_probe_of(plan.trainable)
         if probe is None:
@@ -265,26 +269,29 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         if not mps_running():
             lines.append("  trials sharing a GPU take turns on it; with NVIDIA MPS running they train side by "
                          "side (README: 'Many trials on one GPU')")  # fmt: skip
+    grids = grid_points(plan.space.flat_params)
+    trials = f"{cfg.num_samples} trial(s)"
+    if grids > 1 and cfg.num_samples is not None:
+        trials = f"{cfg.num_samples * grids} trial(s): {cfg.num_samples} sample(s) x {grids} grid points"
     if cfg.trials_cap is None:
         lines.append(f"epochs: as many as the budget allows, up to {cfg.max_epochs} per trial; trials keep coming "
                      "until it is spent")  # fmt: skip
     else:
         worst = plan.scheduler.worst_case_epochs(plan.context)
-        lines.append(f"epochs: at most {worst} in all ({cfg.num_samples} trial(s), up to {cfg.max_epochs} each)")
-    lines += limit_lines(cfg)
+        lines.append(f"epochs: at most {worst} in all ({trials}, up to {cfg.max_epochs} each)")
+    lines += limit_lines(cfg, trials)
     return lines
 
 
-def limit_lines(cfg: SweepConfig) -> list[str]:
+def limit_lines(cfg: SweepConfig, trials: str) -> list[str]:
     """How the sweep ends on its own: its budget, and when a silent trial counts as hung."""
     from tuner.limits import Budget, TrialTimeout
 
     if cfg.budget is None:
-        lines = [f"budget: none; the sweep ends after {cfg.num_samples} trial(s) (--budget caps it by time, "
-                 "epochs or GPU-hours)"]  # fmt: skip
+        lines = [f"budget: none; the sweep ends after {trials} (--budget caps it by time, epochs or GPU-hours)"]
     else:
         budget = Budget.parse(cfg.budget)
-        cap = f", at most {cfg.num_samples} trial(s)" if cfg.num_samples is not None else ""
+        cap = f", at most {trials}" if cfg.num_samples is not None else ""
         lines = [f"budget: {budget.describe()}, {budget.counted}{cap}; when it is spent, running trials "
                  "stop with their last checkpoint"]  # fmt: skip
     return [*lines, TrialTimeout.parse(cfg.trial_timeout).describe()]

@@ -41,7 +41,7 @@ def resolve(
     """The settings of a new sweep, in one step.
 
     flags (``given``: only what the user typed) > TUNER_* environment > the ``--config`` YAML > the space's
-    ``defaults`` > built-in defaults; then what the space and the names decide (metric, mode, the searcher a
+    ``defaults`` > what the trainable asked through ``tune.with_resources`` > built-in defaults; then what the space and the names decide (metric, mode, the searcher a
     scheduler brings, the experiment name, absolute paths). The space is imported once per process.
     """
     from tuner.launch.registry import load_space
@@ -53,8 +53,19 @@ def resolve(
         raise UsageError(NO_SPACE)
     space = load_space(space_ref)
     space_defaults = {k: coerce(k, v, f"space {space_ref} defaults") for k, v in space.defaults.items()}
-    config = build_config(merge_layers(space_defaults, from_file, env, given, {"space": space_ref}))
+    asked = _trainable_resources(space)
+    config = build_config(merge_layers(asked, space_defaults, from_file, env, given, {"space": space_ref}))
     return complete(config, space)
+
+
+def _trainable_resources(space: Any) -> dict[str, Any]:
+    """What a trainable wrapped in ``tune.with_resources`` asked for each trial: the lowest layer of settings,
+    under the space's defaults."""
+    if not callable(space.trainable):
+        return {}
+    from tuner.launch.forms import declared_resources
+
+    return declared_resources(space.trainable)
 
 
 def complete(config: SweepConfig, space: Any) -> SweepConfig:
@@ -75,7 +86,7 @@ def complete(config: SweepConfig, space: Any) -> SweepConfig:
     config = _choose_searcher(config, space)
     if config.name is None:
         config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
-    return config
+    return dataclasses.replace(config, origin=config.experiment_path)
 
 
 def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
@@ -87,7 +98,7 @@ def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
         return config
     if brings and config.searcher is None:
         return dataclasses.replace(config, searcher=brings)
-    name, why = choose(space.params, config.scheduler, config.planned_trials, budgeted=config.num_samples is None)
+    name, why = choose(space.flat_params, config.scheduler, config.planned_trials, budgeted=config.num_samples is None)
     return dataclasses.replace(config, searcher=name, searcher_chosen=f"auto chose {name}: {why}")
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from tuner import storage
-from tuner.errors import TunerError, UsageError
+from tuner.errors import StorageRefused, TunerError, UsageError
+from tuner.launch import forms
 from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
 from tuner.review.experiment import PLAN_FILE
 from tuner.settings import SweepConfig, save_config
@@ -78,17 +79,34 @@ def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     from ray import tune
 
     from tuner.launch import packing, resources
-    from tuner.launch.crashes import record_fatal_signals
-    from tuner.ray_compat import plain_worker_logs, tutorial_api
+    from tuner.launch.in_trial import in_trial
 
     cfg = plan.config
     if packing_key is not None:
         request: Any = functools.partial(packing.trial_resources, packing_key, cfg.cpus_per_trial)
     else:
         request = resources.trial_resources(cfg.cpus_per_trial, cfg.gpus_per_trial)
-    trainable = plain_worker_logs(tutorial_api(plan.trainable))
-    trainable = record_fatal_signals(trainable, storage.local_path(cfg.experiment_path))
+    trainable = in_trial(plan.trainable, storage.local_path(cfg.experiment_path), cfg.trial_output, cfg.max_epochs)
     return tune.with_resources(tune.with_parameters(trainable, **plan.kwargs), request)
+
+
+def checkpoint_config(plan: SweepPlan) -> Any:
+    """Checkpoints kept per trial, the best by the metric; a class trainable is asked for one every epoch (Tune
+    asks a function nothing: it reports its own), so a stopped sweep resumes where each trial was."""
+    from ray import tune
+
+    cfg = plan.config
+    every_epoch = forms.is_class(plan.trainable)
+    return tune.CheckpointConfig(num_to_keep=plan.scheduler.checkpoints_to_keep, checkpoint_score_attribute=cfg.metric,
+                                 checkpoint_score_order=cfg.mode, checkpoint_frequency=1 if every_epoch else 0,
+                                 checkpoint_at_end=every_epoch)  # fmt: skip
+
+
+def sync_config(cfg: SweepConfig) -> Any:
+    """On a bucket, each trial's working folder (where its output files are) is uploaded beside its results."""
+    from ray import tune
+
+    return tune.SyncConfig(sync_artifacts=storage.is_uri(cfg.storage_path) and storage.local_path(cfg.storage_path) is None)
 
 
 def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = True) -> dict[str, Any]:
@@ -147,19 +165,18 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
             search_alg=search_alg,
             num_samples=cfg.trials_cap or -1,  # -1: until the budget ends the sweep
             max_concurrent_trials=None if generator else max_concurrent,
-            reuse_actors=reuse_actors,
-            trial_dirname_creator=functools.partial(trial_folder_name, list(plan.space.params)),
+            reuse_actors=reuse_actors and forms.reusable(plan.trainable),
+            trial_dirname_creator=functools.partial(trial_folder_name, list(plan.space.flat_params)),
         ),
         run_config=tune.RunConfig(
             name=cfg.name,
             storage_path=cfg.storage_path,
             stop=sweep_stopper(watch, budget),
-            callbacks=[*callbacks, TensorBoardLogger(folder, dict(plan.space.params), cfg.metric, cfg.mode,
+            callbacks=[*callbacks, TensorBoardLogger(folder, plan.space.flat_params, cfg.metric, cfg.mode,
                                                      cfg.max_epochs), *logger_callbacks(cfg, out)],  # fmt: skip
-            progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.params), cfg.max_epochs),
-            checkpoint_config=tune.CheckpointConfig(num_to_keep=plan.scheduler.checkpoints_to_keep,
-                                                    checkpoint_score_attribute=cfg.metric,
-                                                    checkpoint_score_order=cfg.mode),  # fmt: skip
+            progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.flat_params), cfg.max_epochs),
+            checkpoint_config=checkpoint_config(plan),
+            sync_config=sync_config(cfg),
             failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
             verbose=1,
         ),
@@ -173,14 +190,16 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
 
 def guards(cfg: SweepConfig, folder: str, fate_log: Any) -> list[Any]:
     """What makes a sweep end on its own and say why trials ended: hung trials stopped, deaths named, the
-    budget counted."""
+    budget counted, a full storage met with an orderly stop."""
+    from tuner.launch import disk
     from tuner.launch.budget import BudgetWatch
     from tuner.launch.crashes import CrashNamer
     from tuner.launch.watchdog import HungTrialWatch
     from tuner.limits import TrialTimeout
 
     return [HungTrialWatch(TrialTimeout.parse(cfg.trial_timeout), fate_log, folder=folder),
-            CrashNamer(storage.local_path(folder), fate_log), BudgetWatch(folder, cfg.budget, fate_log)]  # fmt: skip
+            CrashNamer(storage.local_path(folder), fate_log), BudgetWatch(folder, cfg.budget, fate_log),
+            disk.StorageWatch(storage.local_path(folder), folder, fate_log)]  # fmt: skip
 
 
 def sweep_stopper(stall: Any, budget: Any) -> Any:
@@ -195,9 +214,10 @@ def sweep_stopper(stall: Any, budget: Any) -> Any:
 
 def trial_folder_name(params: list[str], trial: Any) -> str:
     """A trial's folder (and its run name in TensorBoard): its id, then its tuned values, short."""
+    from tuner.spec import NESTING, flatten
     from tuner.values import plain
 
-    resolved = {**trial.config, **(getattr(trial, "evaluated_params", None) or {})}
+    resolved = {**flatten(trial.config), **(getattr(trial, "evaluated_params", None) or {})}
     parts = []
     for name in params:
         value = plain(resolved.get(name))
@@ -206,31 +226,67 @@ def trial_folder_name(params: list[str], trial: Any) -> str:
         if isinstance(value, float):
             value = f"{value:.3g}"
         text = re.sub(r"[^\w.+-]+", "_", str(value))[:16]  # a path or long text stays out of a folder name
-        parts.append(f"{name}={text}")
+        parts.append(f"{name.replace(NESTING, '.')}={text}")  # a nested name never makes a subfolder
     return f"{trial.trial_id}_{','.join(parts)}"[:120]
 
 
 def fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any = None) -> dict[str, Any]:
     from tuner import ray_compat
-    from tuner.launch import budget
+    from tuner.launch import disk
     from tuner.launch.stall import forget_stall, stall_reason
-    from tuner.review import experiment, fates
-    from tuner.review.results import summarize
 
     ray_compat.quiet_benign_sync_races()
+    ray_compat.atomic_local_copies()  # a copy cut short by a full disk never replaces the last good state
     ray_compat.forget_last_step(folder)
     forget_stall(folder)
+    refused = None
     try:
         tuner.fit()
     except Exception as exc:
         if guard is not None and guard.problem:
             raise UsageError(guard.problem) from exc
-        raise TunerError(f"the sweep failed: {exc}") from exc
+        # Ray fails in many ways when the disk fills under it; its last good state is kept (atomic copies).
+        refused = disk.refusal_of(exc) or (stop.reason if stop is not None else None) or disk.room_left(folder)
+        if refused is None:
+            raise TunerError(f"the sweep failed: {exc}") from exc
     if guard is not None and guard.problem:
         raise UsageError(guard.problem)
+    try:
+        summary = _wrap_up(cfg, folder)
+    except OSError as exc:
+        refused = disk.refusal_of(exc) or refused
+        if refused is None:
+            raise
+        raise StorageRefused(f"{refused}: the sweep stopped with its last saved state; free space, then continue "
+                             f"with: tuner resume {folder}") from exc  # fmt: skip
+    stalled = stall_reason(folder)
+    if stalled:
+        summary["stalled"] = stalled
+    if stop is not None and stop.received:
+        summary["signal"] = stop.received
+    reason = (stop.reason if stop is not None else None) or refused
+    if reason:
+        summary["storage"] = reason
+    ray_compat.forget_last_step(folder)
+    forget_stall(folder)
+    return summary
+
+
+def _wrap_up(cfg: SweepConfig, folder: str) -> dict[str, Any]:
+    """After ``fit``: statuses made right in the saved state, fates and spending written into the experiment,
+    and the summary read back from it."""
+    from tuner import ray_compat
+    from tuner.launch import budget, crashes, disk
+    from tuner.review import experiment, fates
+    from tuner.review.results import summarize
+
+    crashes.tidy(storage.local_path(folder))
     statuses = ray_compat.last_step(folder)
     if statuses is not None:
         ray_compat.repair_saved_statuses(folder, statuses)
+    reopened = ray_compat.reopen_saved_trials(folder, disk.stopped_trials(folder))
+    if statuses is not None:
+        statuses.update({trial_id: "PAUSED" for trial_id in reopened})
     fates.persist(folder)
     spent = budget.persist_spent(folder)
     _final_report(folder)
@@ -241,13 +297,6 @@ def fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any 
     unfinished, not_started = ((0, 0) if spent["ended_by_budget"]
                                else _unfinished_trials(cfg, folder, statuses, never_ran))  # fmt: skip
     summary["unfinished"], summary["not_started"] = unfinished + not_started, not_started
-    stalled = stall_reason(folder)
-    if stalled:
-        summary["stalled"] = stalled
-    if stop is not None and stop.received:
-        summary["signal"] = stop.received
-    ray_compat.forget_last_step(folder)
-    forget_stall(folder)
     return summary
 
 

@@ -10,7 +10,7 @@ private attributes. Seen in Ray 2.60:
  3. sync_race      a sync racing Ray's own rename of a scratch file logs a traceback: hide that one
  4. terminal       token-auth opt-out advice, per-trial tracebacks, Ray's stop notices, no-result warnings
  5. tutorial_api   ``ray.train.report`` inside a Tune function raises: run tutorial trainables unchanged
- 6. growth         ``Tuner.restore`` takes the trial count from the saved search: raise it to grow a sweep
+ 6. growth         ``Tuner.restore`` takes the trial count and the storage from the saved search: grow it, move it
  7. worker_logs    a worker's log line carries eight context ids: format the trainable's own lines plainly
  8. trial_folders  the live table reads the folder of a trial not yet named: name it first
  9. trial_process  a hung trial cannot be asked to stop: kill its actor
@@ -21,10 +21,14 @@ private attributes. Seen in Ray 2.60:
 14. live_table     CLIReporter's status lines miscount and mis-sign: rewrite them
 15. cluster        read an address exactly as ``ray.init`` would, without its minutes of retrying
 16. cluster        token mode for a client needs Ray's C++ configuration read again
+17. trainable_forms  tune.with_parameters and tune.with_resources hide the user's code and its resources
+18. atomic_sync    the experiment's state is copied over the old one in place: rename whole files instead
+ 1. statuses       a trial a refused write (full disk) errored is never continued: reopen it as paused
 """
 
+from tuner.ray_compat.atomic_sync import atomic_local_copies
 from tuner.ray_compat.completion import LastResultOnCompletion
-from tuner.ray_compat.growth import can_grow, extend_saved_search
+from tuner.ray_compat.growth import can_grow, extend_saved_search, relocate_saved_search
 from tuner.ray_compat.live import live, register_live
 from tuner.ray_compat.statuses import (
     FINISHED,
@@ -32,6 +36,7 @@ from tuner.ray_compat.statuses import (
     StatusRecorder,
     forget_last_step,
     last_step,
+    reopen_saved_trials,
     repair_saved_statuses,
     status_file,
 )
@@ -42,13 +47,14 @@ from tuner.ray_compat.terminal import (
     quiet_worker_crashes,
     spec_form_warnings_off,
 )
+from tuner.ray_compat.trainable_forms import declared_resources, own_code
 from tuner.ray_compat.trial_folders import name_trial_folders
 from tuner.ray_compat.trial_process import end_trial_process
 from tuner.ray_compat.tutorial_api import old_api_notice, tutorial_api
-from tuner.ray_compat.worker_logs import plain_formatting, plain_worker_logs
+from tuner.ray_compat.worker_logs import plain_formatting
 
-__all__ = ["FINISHED", "SYNC_LOGGER", "UNFINISHED", "LastResultOnCompletion", "StatusRecorder", "can_grow",
-           "crash_noise", "end_trial_process", "extend_saved_search", "forget_last_step", "last_step", "live",
-           "name_trial_folders", "old_api_notice", "plain_formatting", "plain_worker_logs", "quiet_benign_sync_races",
-           "quiet_terminal", "quiet_worker_crashes", "register_live", "repair_saved_statuses", "spec_form_warnings_off",
+__all__ = ["FINISHED", "SYNC_LOGGER", "UNFINISHED", "LastResultOnCompletion", "StatusRecorder", "atomic_local_copies", "can_grow",
+           "crash_noise", "declared_resources", "end_trial_process", "extend_saved_search", "forget_last_step", "last_step", "live",
+           "name_trial_folders", "old_api_notice", "own_code", "plain_formatting", "quiet_benign_sync_races",
+           "quiet_terminal", "quiet_worker_crashes", "register_live", "relocate_saved_search", "reopen_saved_trials", "repair_saved_statuses", "spec_form_warnings_off",
            "status_file", "tutorial_api"]  # fmt: skip

@@ -21,8 +21,10 @@ _KEYWORD_REPORT = re.compile(r"\breport\(\s*[A-Za-z_]\w*\s*=")
 
 def old_api_notice(trainable: Callable[..., Any]) -> str | None:
     """What a trainable uses of the older APIs, as the one-line notice the sweep prints (None if nothing)."""
+    from tuner.ray_compat.trainable_forms import own_code
+
     try:
-        source = inspect.getsource(inspect.unwrap(trainable))
+        source = inspect.getsource(own_code(trainable))
     except (OSError, TypeError):
         return None
     used = []
@@ -41,9 +43,13 @@ def tutorial_api(trainable: Callable[..., Any]) -> Callable[..., Any]:
     """``trainable`` with ``ray.train.report``/``get_checkpoint``/``get_context``/``Checkpoint`` and keyword
     reports working as Ray Tune's own, however the trainable imported them, for the length of each call."""
 
+    from tuner.ray_compat.trainable_forms import own_code
+
+    own = own_code(trainable)
+
     @functools.wraps(trainable)
     def run(config: dict, **kwargs: Any) -> Any:
-        with _tune_api_for(inspect.unwrap(trainable)):
+        with _tune_api_for(own):
             return trainable(config, **kwargs)
 
     return run

@@ -2,32 +2,13 @@
 
 7. Worker log lines (Ray 2.60): with a ``LoggingConfig`` (how tuner keeps Ray's INFO chatter out of the
 terminal), a worker's log line reaches the driver without the ``(pid=…)`` prefix but with eight
-context ids appended (job, worker, node, actor, task…). ``plain_worker_logs`` formats the trainable's
-warnings in the worker as ``(trial ID) WARNING: message``.
+context ids appended (job, worker, node, actor, task…). ``plain_formatting`` formats the trainable's
+warnings in the worker as ``(trial ID) WARNING: message`` (tuner/launch/in_trial.py sets it per trial).
 """
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import logging
-from collections.abc import Callable
-from typing import Any
-
-
-def plain_worker_logs(trainable: Callable[..., Any]) -> Callable[..., Any]:
-    """``trainable`` whose log lines name the trial instead of Ray's context ids (set again per trial, as a
-    reused actor runs several)."""
-
-    @functools.wraps(trainable)
-    def run(config: dict, **kwargs: Any) -> Any:
-        from ray import tune
-
-        with contextlib.suppress(Exception):  # outside a Tune trial (a direct call): logging left alone
-            plain_formatting(f"(trial {tune.get_context().get_trial_id()}) %(levelname)s: %(message)s")
-        return trainable(config, **kwargs)
-
-    return run
 
 
 def plain_formatting(fmt: str) -> None:

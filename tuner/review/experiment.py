@@ -22,10 +22,13 @@ from tuner.errors import UsageError
 from tuner.review.ray_state import replaced_trial_dirs, saved_trial_states
 from tuner.review.vocabulary import number as _number
 from tuner.settings import CONFIG_FILE, DEFAULT_STORAGE, SweepConfig, load_saved_config
+from tuner.spec import flatten
 
 SPENT_FILE = "spent.json"  # what a sweep spent (tuner/launch/budget.py writes it)
 PLAN_FILE = "plan.txt"  # the plan as the sweep printed it before its first trial
 SPENT_SIDECAR = ".tuner-spent.json"  # the driver's running count beside the experiment, while it runs
+STDOUT_FILE, STDERR_FILE = "stdout.log", "stderr.log"  # what a trial printed (tuner/launch/trial_output.py)
+OUTPUT_FILES = (STDOUT_FILE, STDERR_FILE)
 
 
 @dataclass
@@ -102,6 +105,10 @@ class TrialRecord:
                 out.append((when, row))
         return out
 
+    def output(self, name: str = STDOUT_FILE) -> str:
+        """What the trial printed to standard output (``stdout.log``) or error (``stderr.log``), over all its runs."""
+        return storage.read_text(self.path, name) or ""
+
     def best_row(self, metric: str, mode: str) -> dict[str, Any] | None:
         scored = [(v, r) for r in self.rows if (v := _number(r.get(metric))) is not None]
         if not scored:
@@ -166,6 +173,17 @@ class Experiment:
 
     def failed(self) -> list[TrialRecord]:
         return [t for t in self.trials if t.status == "ERROR"]
+
+    def trial(self, ref: str) -> TrialRecord:
+        """A trial by its id, a unique start of it, or its folder's name; else a one-line error."""
+        exact = [t for t in self.trials if ref in (t.trial_id, storage.split(t.path)[1])]
+        found = exact or [t for t in self.trials if t.trial_id.startswith(ref)]
+        if len(found) == 1:
+            return found[0]
+        if not found:
+            ids = ", ".join(t.trial_id for t in self.trials[:8]) + (", ..." if len(self.trials) > 8 else "")
+            raise UsageError(f"no trial {ref!r} in {self.path}; its trials: {ids or '(none)'}")
+        raise UsageError(f"{ref!r} names {len(found)} trials ({', '.join(t.trial_id for t in found[:4])}); give more of the id")
 
 
 
@@ -262,6 +280,7 @@ def load(ref: str, running: bool | None = None) -> Experiment:
         except ValueError:
             trial_config = {}
         trial_config = trial_config or dict(state.get("config") or {})  # a trial not started yet has no params.json
+        trial_config = flatten(trial_config)  # a nested config's parameters by their full names (model/width)
         status = state.get("status") or ("RUNNING" if rows else "PENDING")
         error, error_file = "", None
         decision = decisions.get(trial_id)

@@ -6,11 +6,14 @@ The numbers come from tuner/review/experiment.py; this module only decides what 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tuner.review.fates import explained, family
 from tuner.review.vocabulary import show
+from tuner.spec import unflatten
 from tuner.storage import write_text
 from tuner.values import jsonable
 
@@ -42,7 +45,7 @@ def summarize(experiment: Experiment) -> dict[str, Any]:
             best_trial=best.trial_id,
             best_value=best.best(metric, mode),
             best_epoch=int(float(row.get("training_iteration") or 0)),
-            config=best.config,
+            config=unflatten(best.config),  # as the trainable read it
             checkpoint=experiment.best_checkpoint(best),
             trial_path=best.path,
         )
@@ -79,7 +82,13 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
         lines.append(summary["spent"])
     if summary.get("stalled"):
         lines.append(f"stalled: {summary['stalled']}")
-    if summary.get("unfinished"):
+    if summary.get("storage"):  # a full (or refusing) storage stopped it: what to do comes first
+        waiting = summary.get("not_started") or 0
+        count = f"{summary.get('unfinished', 0) - waiting} trial(s) unfinished" + (
+            f" and {waiting} not started yet" if waiting else "")
+        lines.append(f"stopped: {summary['storage']}; {count}; free space, then continue with: tuner resume "
+                     f"{summary['experiment']}")  # fmt: skip
+    elif summary.get("unfinished"):
         how = "stopped" if summary.get("stalled") else "interrupted"
         if summary.get("signal"):
             import signal
@@ -92,8 +101,9 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
     return lines
 
 
-# Frames of the machinery a trial runs in; a user wants the frames of their own code.
-_MACHINERY = ("/site-packages/ray/", "/dist-packages/ray/", "/lib/python3", "<frozen ")
+# Frames of the machinery a trial runs in (Ray, Python, tuner's own wrappers); a user wants their own code's.
+_MACHINERY = ("/site-packages/ray/", "/dist-packages/ray/", "/lib/python3", "<frozen ",
+              f'"{Path(__file__).resolve().parents[1]}{os.sep}')  # fmt: skip
 
 
 def user_traceback(text: str) -> list[str]:
@@ -171,7 +181,7 @@ def best_export(experiment: Experiment) -> dict[str, Any]:
     row = best.best_row(experiment.metric, experiment.mode) or {}
     checkpoint = experiment.best_checkpoint(best)
     return {
-        "config": best.config,
+        "config": unflatten(best.config),  # as the trainable reads it
         "metric": experiment.metric,
         "mode": experiment.mode,
         "value": best.best(experiment.metric, experiment.mode),

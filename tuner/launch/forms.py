@@ -1,0 +1,102 @@
+"""The forms a trainable comes in, as Ray Tune documents them, and what the plan needs to know of each.
+
+A function ``train(config, **settings)`` that reports per epoch, or a ``tune.Trainable`` class (``setup``,
+``step``, ``save_checkpoint``, ``load_checkpoint``); either may be wrapped by ``tune.with_parameters`` or
+``tune.with_resources``. The plan asks the same questions of every form: which run settings it takes as
+keywords, whether it continues from a checkpoint, what resources it asked for.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from typing import Any
+
+from tuner.errors import UsageError
+
+
+def is_class(trainable: Any) -> bool:
+    """A ``tune.Trainable`` subclass: Tune calls its ``step`` once per epoch and checkpoints it itself."""
+    if not inspect.isclass(trainable):
+        return False
+    from ray.tune import Trainable
+
+    return issubclass(trainable, Trainable)
+
+
+def check_form(trainable: Any, name: str) -> None:
+    """A class that is not a ``tune.Trainable``, or one without ``step``, is one line before anything starts."""
+    if not inspect.isclass(trainable):
+        return
+    if not is_class(trainable):
+        raise UsageError(f"trainable {name} is a class but not a ray.tune.Trainable; subclass tune.Trainable "
+                         "(setup, step, save_checkpoint, load_checkpoint) or pass a function")  # fmt: skip
+    from ray.tune import Trainable
+
+    if trainable.step is Trainable.step:
+        raise UsageError(f"trainable {name} defines no step(); Tune calls step() once per epoch and reads the "
+                         "metrics it returns")  # fmt: skip
+
+
+def own_code(trainable: Any) -> Any:
+    """The user's own function or class, behind ``functools.wraps`` and Ray's wrappers."""
+    from tuner.ray_compat import own_code as behind_wrappers
+
+    return behind_wrappers(trainable)
+
+
+def settings_keywords(trainable: Any) -> set[str] | None:
+    """The run settings a trainable takes as keywords after its config (a class: in ``setup``); None when it
+    takes ``**kwargs``."""
+    from tuner.launch.registry import declared_keywords
+
+    if is_class(trainable):
+        return declared_keywords(functools.partial(trainable.setup, None))  # past ``self``
+    return declared_keywords(trainable)
+
+
+def keeps_checkpoints(trainable: Any, declared: bool | None) -> bool:
+    """Whether the trainable continues from a checkpoint: as it declares (``train.checkpoints``); a class when it
+    defines ``save_checkpoint`` and ``load_checkpoint``; a function when its source asks Tune for one."""
+    if declared is not None:
+        return bool(declared)
+    own = own_code(trainable)
+    if is_class(own):
+        from ray.tune import Trainable
+
+        return own.save_checkpoint is not Trainable.save_checkpoint and own.load_checkpoint is not Trainable.load_checkpoint
+    try:
+        return "get_checkpoint" in inspect.getsource(own)
+    except (OSError, TypeError):
+        return True  # no source to read: let it run
+
+
+def reusable(trainable: Any) -> bool:
+    """Whether one Ray actor may run trial after trial: always for a function; for a class only when it
+    defines ``reset_config`` (Tune fails a trial whose reused class cannot take a new config)."""
+    own = own_code(trainable)
+    if not is_class(own):
+        return True
+    from ray.tune import Trainable
+
+    return own.reset_config is not Trainable.reset_config
+
+
+def checkpoint_advice(trainable: Any) -> str:
+    """What to add so that a trainable continues from a checkpoint, in its own form's words."""
+    if is_class(own_code(trainable)):
+        return "define save_checkpoint(checkpoint_dir) and load_checkpoint(checkpoint_dir) on the class"
+    return "report checkpoints and continue from tune.get_checkpoint()"
+
+
+def declared_resources(trainable: Any) -> dict[str, float]:
+    """The per-trial CPUs and GPUs ``tune.with_resources`` fixed, as sweep settings (empty when none)."""
+    from tuner.ray_compat import declared_resources as requested
+
+    request = requested(trainable) or {}
+    out = {}
+    if request.get("CPU"):
+        out["cpus_per_trial"] = request["CPU"]
+    if "GPU" in request:
+        out["gpus_per_trial"] = request["GPU"]
+    return out
