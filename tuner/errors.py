@@ -1,12 +1,13 @@
 """Errors the CLI knows how to print (one line, no traceback), and every exit code, in one table.
 
 0 the sweep is done (every trial ran, or its budget was spent); 1 it failed; 2 bad input; 3 it stalled;
-128 + the signal's number when a signal stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
+4 the storage refused writes (full, or over quota) and the sweep stopped resumably; 128 + the signal's number
+when a signal stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
 """
 
 import signal
 
-EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_STALLED = 0, 1, 2, 3
+EXIT_DONE, EXIT_FAILED, EXIT_USAGE, EXIT_STALLED, EXIT_STORAGE = 0, 1, 2, 3, 4
 
 
 def signal_exit(signum: int | None) -> int:
@@ -24,6 +25,13 @@ class UsageError(TunerError):
     """Bad input: a flag, a file or a name the user gave. Exits 2, before any trial runs where possible."""
 
     exit_code = EXIT_USAGE
+
+
+class StorageRefused(TunerError):
+    """The storage refused a write (full, over quota) where no orderly stop could say so: the experiment keeps
+    its last good state, and ``tuner resume`` continues it once there is room."""
+
+    exit_code = EXIT_STORAGE
 
 
 class SweepEnded(TunerError):

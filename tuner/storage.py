@@ -91,7 +91,7 @@ def write_text(location: str | Path, name: str, text: str) -> str:
     """Write ``name`` into the experiment folder; returns where it went."""
     if not is_uri(location):
         target = Path(location) / name
-        target.write_text(text, encoding="utf-8")
+        write_atomically(target, text)  # a write cut short (a full disk) never replaces the file it was to replace
         return str(target)
     fs, path = _filesystem(str(location))
     with fs.open_output_stream(posixpath.join(path, name)) as stream:
@@ -171,6 +171,28 @@ def list_names(location: str | Path, pattern_prefix: str) -> list[str]:
     )
 
 
+_MOVED: dict[str, str] = {}  # an experiment's first folder -> where this process runs it now
+
+
+def _key(location: str | Path) -> str:
+    text = str(location).rstrip("/")
+    return text if is_uri(text) else str(Path(text).expanduser().resolve())
+
+
+def moved(origin: str, now: str) -> None:
+    """This process runs the experiment made in ``origin`` where it lies ``now`` (moved or copied): the parts
+    of it Ray saved and restores (its scheduler, its callbacks) still name ``origin``, and write ``now``."""
+    if _key(origin) != _key(now):
+        _MOVED[_key(origin)] = now
+
+
+def here(location: str | None) -> str | None:
+    """Where the experiment a saved part names lies now (itself, unless this process runs it moved)."""
+    if location is None:
+        return None
+    return _MOVED.get(_key(location), location)
+
+
 def sidecar(location: str, name: str) -> Path:
     """A local file the driver keeps about an experiment, outside its folder.
 
@@ -181,15 +203,22 @@ def sidecar(location: str, name: str) -> Path:
     import os
 
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tuner" / "sweeps"
-    key = str(location).rstrip("/") if is_uri(location) else str(Path(location).resolve())
+    key = _key(here(str(location)) or location)
     return cache / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}{name}"
 
 
-def write_atomically(path: str | Path, text: str) -> None:
+def write_atomically(path: str | Path, text: str | bytes) -> None:
     """Swap a local file in one step: a reader (or a crash) never meets half of it."""
     import os
 
     target = Path(path)
     scratch = target.with_name(f".{target.name}.partial")
-    scratch.write_text(text, encoding="utf-8")
-    os.replace(scratch, target)
+    try:
+        if isinstance(text, bytes):
+            scratch.write_bytes(text)
+        else:
+            scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, target)
+    except BaseException:
+        scratch.unlink(missing_ok=True)
+        raise

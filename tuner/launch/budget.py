@@ -19,7 +19,6 @@ import json
 import logging
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from ray.tune import Callback, Stopper
@@ -106,7 +105,7 @@ class BudgetWatch(Callback):
 
         register_live(self.key, self)
         self.budget = Budget.parse(self.budget_text) if self.budget_text else None
-        self.before = load_spent(self.folder) if self.folder else {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
+        self.before = load_spent(storage.here(self.folder)) if self.folder else {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
         self.now_spent = {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
         self.ended = False
         self.most_at_once = int(self.before.get(AT_ONCE, 0))
@@ -127,7 +126,7 @@ class BudgetWatch(Callback):
         from tuner.settings import load_saved_config
 
         try:
-            self.budget_text = load_saved_config(self.folder).budget
+            self.budget_text = load_saved_config(storage.here(self.folder)).budget
         except Exception:  # noqa: BLE001 - the budget given at construction stands
             log.debug("budget: saved settings unreadable; keeping %s", self.budget_text, exc_info=True)
         self._reset()
@@ -183,9 +182,7 @@ class BudgetWatch(Callback):
         side.parent.mkdir(parents=True, exist_ok=True)
         record = {**self.spent(), "budget": self.budget_text, "ended_by_budget": self.ended,
                   AT_ONCE: self.most_at_once}  # fmt: skip
-        scratch = side.with_name(side.name + ".partial")
-        scratch.write_text(json.dumps(record), encoding="utf-8")
-        Path(scratch).replace(side)
+        storage.write_atomically(side, json.dumps(record))
 
 
 def _gpus(trial: Any) -> float:

@@ -38,9 +38,7 @@ def write(folder: str, refresh_s: float | None = None) -> Path | None:
     if path is None:
         return None
     page = build(experiment.load(folder, running=True if refresh_s else None), refresh_s=refresh_s)
-    scratch = path.with_name(path.name + ".partial")
-    scratch.write_text(page, encoding="utf-8")
-    scratch.replace(path)
+    storage.write_atomically(path, page)
     return path
 
 
@@ -63,7 +61,7 @@ class LiveReport(Callback):
         if now < self._next or not any(t.last_result for t in trials):
             return
         try:
-            write(self.folder, refresh_s=self.every_s)
+            write(storage.here(self.folder) or self.folder, refresh_s=self.every_s)
         except Exception:  # noqa: BLE001 - a page that fails to build must never stop the sweep
             log.debug("live report not written", exc_info=True)
         took = time.monotonic() - now

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from tuner import storage
-from tuner.errors import UsageError
+from tuner.errors import StorageRefused, UsageError
 from tuner.launch.plan import Print, describe, place, prepare
 from tuner.launch.runner import fit, launch, wrapped_trainable
 from tuner.settings import SweepConfig
@@ -44,11 +44,19 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_sample
 def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | None, budget: str | None,
                     trial_timeout: str | None, stop: Any) -> dict[str, Any]:  # fmt: skip
     from tuner.launch import budget as budgets
-    from tuner.launch import cluster
+    from tuner.launch import cluster, disk
+    from tuner.ray_compat import relocate_saved_search, reopen_saved_trials
     from tuner.review import experiment
     from tuner.review.ray_state import latest_state_name, saved_trial_states
 
     config = experiment.load_saved_config(folder)
+    if config.origin:
+        storage.moved(config.origin, folder)  # what Ray saved of the sweep names where it was made
+    short = disk.room_left(folder)
+    if short:
+        raise StorageRefused(f"{short}; free space, then run tuner resume {folder} again")
+    reopen_saved_trials(folder, disk.stopped_trials(folder))  # the trials a full disk stopped go on, not errored
+    relocate_saved_search(folder)  # a moved or copied experiment makes its new trials where it lies now
     statuses = {tid: state["status"] for tid, state in saved_trial_states(folder).items()}
     if latest_state_name(folder) is None or not storage.exists(folder, "tuner.pkl"):
         if any(storage.exists(storage.join(folder, d), "params.json") for d in storage.list_dirs(folder)):

@@ -32,6 +32,15 @@ class Stopped(KeyboardInterrupt):
         self.exit_code = 128 + signum
 
 
+_active: OrderlyStop | None = None  # the stop of the sweep running in this process, for guards that end it
+
+
+def request_stop(reason: str) -> bool:
+    """End the running sweep as a first signal does (in order, resumably), for ``reason`` (a full disk): True
+    when it was asked, False outside a sweep's ``fit``."""
+    return _active is not None and _active.stop_for(reason)
+
+
 class OrderlyStop:
     """Within ``with``: SIGTERM/SIGHUP act as Ctrl-C; a second signal, or one outside ``fit``, ends at once.
 
@@ -42,9 +51,12 @@ class OrderlyStop:
     def __init__(self, resume_hint: str = "") -> None:
         self.resume_hint = resume_hint
         self.received: int | None = None
+        self.reason: str | None = None  # why the sweep asked itself to stop (``stop_for``), not a signal
         self._saved: dict[int, Any] = {}
 
     def __enter__(self) -> OrderlyStop:
+        global _active
+        _active = self
         if threading.current_thread() is not threading.main_thread():
             return self  # only the main thread may handle signals (a notebook's worker thread, say)
         self._env = os.environ.get(RAY_SIGINT_OFF)
@@ -60,6 +72,9 @@ class OrderlyStop:
             signal.signal(signum, self._handle)
 
     def __exit__(self, *exc: Any) -> None:
+        global _active
+        if _active is self:
+            _active = None
         for signum, previous in self._saved.items():
             # A handler Python did not install (Ray's C-level one) reads back as None: the default then.
             signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
@@ -69,6 +84,17 @@ class OrderlyStop:
             else:
                 os.environ[RAY_SIGINT_OFF] = self._env
         self._saved.clear()
+
+    def stop_for(self, reason: str) -> bool:
+        """Stop the sweep in order, as the first signal would, for ``reason``; False when Ray's orderly stop is not
+        in place (before ``fit``, or off the main thread) or the sweep is stopping already."""
+        ray_stop = signal.getsignal(RAY_STOP)
+        if self.received is not None or self.reason is not None or not callable(ray_stop) or ray_stop == self._handle:
+            return False
+        self.reason = reason
+        log.warning("%s: stopping the sweep; trials keep their last checkpoint", reason)
+        ray_stop(RAY_STOP, None)
+        return True
 
     def _handle(self, signum: int, frame: Any) -> None:
         name = signal.Signals(signum).name

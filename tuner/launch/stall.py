@@ -32,15 +32,22 @@ class StallWatch(Callback):
     resumed sweep runs the copy Ray restores, which the driver does not hold)."""
 
     def __init__(self, timeout: float, folder: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
-        from tuner.storage import sidecar
-
         self.timeout = timeout
         self.clock = clock
-        self.path = str(sidecar(folder, STALL_FILE)) if folder else None
+        self.folder = folder
         self.reason: str | None = None
         self._quiet_since: float | None = None
         self._statuses: list[str] | None = None
         self._register()
+
+    @property
+    def path(self) -> str | None:
+        """The stall file beside the experiment where it lies now (a moved one's follows it)."""
+        from tuner.storage import sidecar
+
+        if "folder" not in self.__dict__:
+            return self.__dict__.get("path")  # pickled before: a path
+        return str(sidecar(self.folder, STALL_FILE)) if self.folder else None
 
     def _register(self) -> None:
         from tuner.ray_compat import register_live

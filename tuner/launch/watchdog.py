@@ -20,6 +20,7 @@ from typing import Any
 from ray.tune import Callback
 
 from tuner.limits import TrialTimeout, format_seconds
+from tuner.storage import here
 
 log = logging.getLogger(__name__)
 HUNG = "hung"
@@ -56,7 +57,7 @@ class HungTrialWatch(Callback):
 
         if self.folder is not None:
             try:
-                self.timeout = TrialTimeout.parse(load_saved_config(self.folder).trial_timeout)
+                self.timeout = TrialTimeout.parse(load_saved_config(here(self.folder)).trial_timeout)
             except Exception:  # noqa: BLE001 - the timeout given at construction stands
                 log.debug("trial timeout: saved settings unreadable", exc_info=True)
         self._reset()

@@ -1,7 +1,9 @@
 """Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
 
-6. A restored sweep cannot grow (Ray 2.60): ``Tuner.restore`` takes the number of trials from the saved
-search state. ``extend_saved_search`` raises it there (the searcher's own state, with everything its
+6. A restored sweep cannot grow, nor make its new trials where it now lies (Ray 2.60): ``Tuner.restore`` takes
+the number of trials from the saved search state, and the storage of the experiment saved in it, so a moved
+or copied experiment's new trials would go to its old folder (``relocate_saved_search`` points it at the
+new one). ``extend_saved_search`` raises it there (the searcher's own state, with everything its
 model learnt, is untouched), so ``tuner resume --num-samples N`` runs the extra trials. Sweeps over Tune's
 variant generator (grids, PBT) keep their planned variants and cannot grow. A sweep that its budget or a
 stall ended stopped its open trials without telling the searcher, so the saved concurrency limit
@@ -11,8 +13,8 @@ that finished are taken out of it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from typing import Any
 
 SEARCH_STATE_PREFIX = "search_gen_state-"
 VARIANT_STATE_PREFIX = "basic-variant-state-"
@@ -28,6 +30,57 @@ def can_grow(folder: str) -> bool:
 def extend_saved_search(folder: str, total: int, finished: set[str] = frozenset()) -> None:  # type: ignore[assignment]
     """Let the saved search propose trials until ``total`` exist (it was finished at its old total); the
     ``finished`` trial ids no longer count against its concurrency limit."""
+
+    def grow(state: dict) -> bool:
+        state["total_samples"] = total
+        state["finished"] = False
+        for key, part in state.items():
+            if key.startswith("name:ConcurrencyLimiter") and isinstance(part, dict) and "live_trials" in part:
+                still = set(part["live_trials"]) - set(finished)
+                part["num_unfinished_live_trials"] = max(0, part.get("num_unfinished_live_trials", 0)
+                                                         - (len(part["live_trials"]) - len(still)))  # fmt: skip
+                part["live_trials"] = still
+        return True
+
+    if not _edit_saved_search(folder, grow):
+        raise RuntimeError(f"{folder} has no saved search state")
+
+
+def relocate_saved_search(folder: str) -> bool:
+    """Point the saved search's experiment at where the experiment lies now: ``Tuner.restore`` moves the
+    trials it restores, but the searcher creates new ones (a grown sweep, trials not started yet) in the
+    storage it was saved with, which a moved or copied experiment no longer has. True when it was moved."""
+    from tuner import storage
+
+    parent, name = storage.split(str(folder).rstrip("/"))
+
+    def move(state: dict) -> bool:
+        experiment = state.get("experiment")
+        old = getattr(experiment, "storage", None)
+        if old is None or (str(old.storage_fs_path).rstrip("/"), old.experiment_dir_name) == (_fs_path(parent), name):
+            return False
+        import copy
+
+        moved = copy.copy(old)  # as Ray moves the trials it restores: its staging folder (timestamp) kept
+        moved.storage_fs_path, moved.experiment_dir_name = _fs_path(parent), name
+        experiment.storage = moved
+        if isinstance(getattr(experiment, "spec", None), dict) and "storage" in experiment.spec:
+            experiment.spec["storage"] = moved
+        return True
+
+    return _edit_saved_search(folder, move)
+
+
+def _fs_path(location: str) -> str:
+    """A storage location as Ray's StorageContext keeps it (a bucket without its scheme)."""
+    from tuner import storage
+
+    local = storage.local_path(location)
+    return (local if local is not None else location.split("://", 1)[1]).rstrip("/")
+
+
+def _edit_saved_search(folder: str, edit: Any) -> bool:
+    """Load the newest saved search state, apply ``edit`` (True when it changed something) and save it whole."""
     import io
 
     from ray import cloudpickle
@@ -36,7 +89,7 @@ def extend_saved_search(folder: str, total: int, finished: set[str] = frozenset(
 
     names = storage.list_names(folder, SEARCH_STATE_PREFIX)
     if not names:
-        raise RuntimeError(f"{folder} has no saved search state")
+        return False
     name = names[-1]
     local = storage.local_path(folder)
     if local is not None:
@@ -48,22 +101,15 @@ def extend_saved_search(folder: str, total: int, finished: set[str] = frozenset(
         with fs.open_input_stream(path) as stream:
             raw = stream.read()
     state = cloudpickle.load(io.BytesIO(raw))
-    state["total_samples"] = total
-    state["finished"] = False
-    for key, part in state.items():
-        if key.startswith("name:ConcurrencyLimiter") and isinstance(part, dict) and "live_trials" in part:
-            still = set(part["live_trials"]) - set(finished)
-            part["num_unfinished_live_trials"] = max(0, part.get("num_unfinished_live_trials", 0)
-                                                     - (len(part["live_trials"]) - len(still)))  # fmt: skip
-            part["live_trials"] = still
+    if not edit(state):
+        return False
     data = cloudpickle.dumps(state)
     if local is not None:
-        scratch = Path(local, f".{name}.partial")
-        scratch.write_bytes(data)
-        os.replace(scratch, Path(local, name))
+        storage.write_atomically(Path(local, name), data)
     else:
         import pyarrow.fs
 
         fs, path = pyarrow.fs.FileSystem.from_uri(storage.join(folder, name))
         with fs.open_output_stream(path) as stream:
             stream.write(data)
+    return True

@@ -4,7 +4,8 @@
 trial dirty. A trial that sync HyperBand paused and later stops without restarting it (no live actor)
 is never marked, so the saved state keeps calling a finished trial PAUSED. ``StatusRecorder`` writes
 the controller's statuses at each step into a file beside the experiment (tuner/storage.py's
-``sidecar``); ``repair_saved_statuses`` writes the finished ones back into Ray's saved state.
+``sidecar``); ``repair_saved_statuses`` writes the finished ones back into Ray's saved state; ``reopen_saved_trials``
+marks paused the trials a refused write (a full disk) errored, which Ray would otherwise never continue.
 """
 
 from __future__ import annotations
@@ -37,8 +38,13 @@ class StatusRecorder(Callback):
     """
 
     def __init__(self, folder: str) -> None:
-        self.path = status_file(folder)
+        self.folder = folder
         self._last: dict[str, str] | None = None
+
+    @property
+    def path(self) -> str:
+        folder = self.__dict__.get("folder")
+        return status_file(folder) if folder else self.__dict__["path"]  # pickled before: a path
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         statuses = {t.trial_id: t.status for t in trials}
@@ -61,13 +67,44 @@ def last_step(folder: str) -> dict[str, str] | None:
         return None
 
 
+def reopen_saved_trials(folder: str | Path, trial_ids: list[str]) -> list[str]:
+    """Mark errored trials paused in Ray's saved state, so ``Tuner.restore`` continues them from their last
+    checkpoint: trials whose error was the storage refusing a write, not their own code. Returns those changed."""
+    from tuner.review.ray_state import latest_state_name, read_state
+
+    name = latest_state_name(folder)
+    if name is None or not trial_ids:
+        return []
+    state = read_state(folder, name)
+    changed = []
+    for entry in state.get("trial_data", []):
+        trial = json.loads(entry[0])
+        if trial.get("trial_id") in trial_ids and trial.get("status") == "ERROR":
+            trial["status"] = "PAUSED"
+            entry[0] = json.dumps(trial, indent=2)
+            changed.append(trial["trial_id"])
+    if changed:
+        _write_state(folder, name, state)
+    return changed
+
+
+def _write_state(folder: str | Path, name: str, state: dict[str, Any]) -> None:
+    from tuner import storage
+
+    local = storage.local_path(str(folder))
+    text = json.dumps(state)
+    if local is None:  # an object store replaces whole objects on write
+        storage.write_text(folder, name, text)
+    else:
+        write_atomically(str(Path(local) / name), text)
+
+
 def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[str]:
     """Mark trials finished in Ray's saved experiment state where the sweep finished them.
 
     Only moves a trial from an unfinished status to the finished one it really reached; anything else
     in the file is left as it was. ``folder`` may be a storage URI. Returns the ids it changed.
     """
-    from tuner import storage
     from tuner.review.ray_state import latest_state_name, read_state
 
     name = latest_state_name(folder)
@@ -83,12 +120,7 @@ def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[
             entry[0] = json.dumps(trial, indent=2)
             changed.append(trial["trial_id"])
     if changed:
-        local = storage.local_path(str(folder))
-        text = json.dumps(state)
-        if local is None:  # an object store replaces whole objects on write
-            storage.write_text(folder, name, text)
-        else:
-            write_atomically(str(Path(local) / name), text)
+        _write_state(folder, name, state)
     return changed
 
 

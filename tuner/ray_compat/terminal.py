@@ -6,7 +6,8 @@ traceback is logged whole, Ray's frames first, once per trial; tuner reports the
 once at the end, with the error file inside the experiment folder. On a stop signal Ray advises
 ``Tuner.restore(...)``; tuner prints its own ``tuner resume`` command instead. A trial that a budget or a
 signal ended before its first report makes Ray warn at the end that it found no results for it; that
-warning is dropped (any other trial it lists keeps it).
+warning is dropped (any other trial it lists keeps it). When the disk fills, Ray logs a traceback for each
+state save and each trial's refused write; tuner says it in one line (tuner/launch/disk.py), so those go.
 
 11. A worker's crash, forwarded (Ray 2.60): a trial process killed by a signal prints the C++ core's crash
 report (``*** SIGSEGV received at time=…``, ``PC: @ 0x…``, its stack addresses, and the same again through
@@ -88,14 +89,33 @@ class _DropNeverReported(logging.Filter):
         return not all(NEVER_REPORTED in line for line in lines[1:])
 
 
+STATE_LOGGER = "ray.tune.execution.experiment_state"  # "Saving experiment state to storage at ... failed"
+WORKER_LOGGER = "ray._private.worker"  # "Unhandled error (suppress with ...)": a trial's error nobody awaited
+REFUSED_WRITE = ("No space left on device", "Disk quota exceeded")
+
+
+class _DropRefusedWrites(logging.Filter):
+    """Ray's tracebacks for a write the storage refused (a full disk): tuner names the full storage itself, in
+    one line with the resume command (tuner/launch/disk.py); Ray's other errors pass."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if record.exc_info and record.exc_info[1] is not None:
+            text += f" {record.exc_info[1]}"
+        return not any(mark in text for mark in REFUSED_WRITE)
+
+
 def quiet_terminal() -> None:
-    """Drop Ray's token-auth opt-out advice, its per-trial failure tracebacks, its own stop-signal notices
-    and its warning about trials that never reported (all logged in the driver)."""
+    """Drop Ray's token-auth opt-out advice, its per-trial failure tracebacks, its own stop-signal notices,
+    its warning about trials that never reported and its tracebacks of writes a full disk refused (all
+    logged in the driver)."""
     install_filter(TOKEN_LOGGER, _DropTokenWarning())
     install_filter(TRIAL_LOGGER, _DropTrialTracebacks())
     install_filter(SWEEP_LOGGER, _DropFailureList())
     install_filter(SWEEP_LOGGER, _DropInterruptNotices())
     install_filter(ANALYSIS_LOGGER, _DropNeverReported())
+    install_filter(STATE_LOGGER, _DropRefusedWrites())
+    install_filter(WORKER_LOGGER, _DropRefusedWrites())
 
 
 FORWARDER = "ray_print_logs"

@@ -3,7 +3,8 @@
 Schedulers built by tuner (tuner/ray_compat/schedulers.py) write each decision the moment they take it:
 the rung and cutoff that stopped a trial under ASHA, the median it fell behind, the bracket it lost in,
 the trial PBT copied. The sweep's own guards add theirs: a trial stopped as hung (tuner/launch/watchdog.py), a
-trial whose process died of a signal (tuner/launch/crashes.py), the trials the budget ended (tuner/launch/budget.py). During a sweep the decisions go to a file beside the experiment (Ray syncs its own
+trial whose process died of a signal (tuner/launch/crashes.py), the trials the budget ended (tuner/launch/budget.py), the trials a full storage stopped
+(tuner/launch/disk.py). During a sweep the decisions go to a file beside the experiment (Ray syncs its own
 copy of the experiment folder over files written there directly); when the sweep ends they are written to
 ``fates.json`` in the experiment. The rest of a fate follows from the trial itself: it ran all its epochs,
 it errored (with its error), it is still running.
@@ -22,6 +23,7 @@ LOG_NAME = ".tuner-fates.jsonl"
 STOPPED, PERTURBED = "stopped", "perturbed"
 RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the cutoff, what was decided
 HUNG, DIED, BUDGET = "hung", "died", "budget"
+STORAGE = "storage"  # a write the storage refused (full, over quota): the trial is run again on resume
 UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
 NOT_STARTED = "not started yet: the sweep stopped first; tuner resume starts it"
 NEVER_STARTED = "never started: the budget was spent first"
@@ -32,7 +34,13 @@ class FateLog:
     """Appends decisions for one experiment; small and picklable (Ray saves schedulers with the sweep)."""
 
     def __init__(self, folder: str) -> None:
-        self.path = str(storage.sidecar(folder, LOG_NAME))
+        self.folder = folder
+
+    @property
+    def path(self) -> str:
+        """The log beside the experiment where it lies now (a moved one's log follows it, storage.here)."""
+        folder = self.__dict__.get("folder")
+        return str(storage.sidecar(folder, LOG_NAME)) if folder else self.__dict__["path"]  # pickled before: a path
 
     def record(self, trial_id: str, kind: str, text: str, data: dict[str, Any] | None = None) -> None:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -46,6 +54,7 @@ class FateLog:
 def recorded(folder: str) -> dict[str, dict[str, Any]]:
     """Decisions per trial id: those saved in the experiment, then any this machine logged since."""
     decisions: dict[str, dict[str, Any]] = {}
+    folder = storage.here(folder) or folder
     saved = storage.read_text(folder, FATES_FILE)
     if saved:
         try:
@@ -75,6 +84,8 @@ def _merge(decision: dict[str, Any], entry: dict[str, Any]) -> None:
             events.append(entry["text"])
     elif entry["kind"] == BUDGET:
         decision["budget"] = entry["text"]
+    elif entry["kind"] == STORAGE:
+        decision["storage"] = entry["text"]
     else:
         decision["stopped"] = entry["text"]
 
@@ -109,6 +120,8 @@ def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[s
         note = f"; {perturbed[-1]}" + (f" (perturbed {len(perturbed)} times)" if len(perturbed) > 1 else "")
     if nonfinite:
         note += f"; {nonfinite}"
+    if decision.get("storage") and (status == "ERROR" or (status in ("RUNNING", "PENDING", "PAUSED") and not live)):
+        return decision["storage"] + note  # stopped by a refused write, not by its own code: resumed later
     if status == "ERROR":
         cause = failure(decision) or (f"errored: {error}" if error else "errored")
         return cause + note

@@ -1,0 +1,103 @@
+"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+
+18. Uploads that overwrite in place (Ray 2.60): the driver keeps the experiment's state (``experiment_state-*.json``,
+the searcher's state, ``tuner.pkl``) in a staging folder and copies it over the experiment folder after
+each step with ``pyarrow.fs.copy_files`` (through ``ray.train._internal.storage._pyarrow_fs_copy_files``),
+which writes each file in place: when the disk fills mid-copy the good state is replaced by a truncated one
+and the experiment can no longer be resumed. ``atomic_local_copies`` makes each copy into a local folder
+write a hidden temporary file and rename it over the old one, so a copy cut short leaves the last good
+file as it was. Buckets are left to Ray: an object store replaces an object only once it is whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import shutil
+from typing import Any
+
+_MODULE = "ray.train._internal.storage"
+_FUNCTION = "_pyarrow_fs_copy_files"
+CHUNK = 16 * 2**20
+
+
+def atomic_local_copies() -> None:
+    """Install the renaming copy in this process (once; a no-op after the first call)."""
+    import importlib
+
+    module = importlib.import_module(_MODULE)
+    original = getattr(module, _FUNCTION)
+    if getattr(original, "_tuner_atomic", False):
+        return
+
+    def copy_files(source: Any, destination: Any, source_filesystem: Any = None, destination_filesystem: Any = None,
+                   **kwargs: Any) -> Any:  # fmt: skip
+        target_fs, target = _resolve(destination, destination_filesystem)
+        if target_fs is None or not _is_local(target_fs):
+            return original(source, destination, source_filesystem=source_filesystem,
+                            destination_filesystem=destination_filesystem, **kwargs)  # fmt: skip
+        origin_fs, origin = _resolve(source, source_filesystem)
+        if origin_fs is None:
+            return original(source, destination, source_filesystem=source_filesystem,
+                            destination_filesystem=destination_filesystem, **kwargs)  # fmt: skip
+        copy_renaming(origin_fs, origin, target)
+        return None
+
+    copy_files._tuner_atomic = True  # type: ignore[attr-defined]
+    setattr(module, _FUNCTION, copy_files)
+
+
+def _resolve(path: Any, filesystem: Any) -> tuple[Any, str]:
+    import pyarrow.fs
+
+    if filesystem is not None:
+        return filesystem, str(path)
+    try:
+        return pyarrow.fs.FileSystem.from_uri(str(path))
+    except (pyarrow.ArrowInvalid, pyarrow.ArrowNotImplementedError, OSError):
+        return None, str(path)
+
+
+def _is_local(filesystem: Any) -> bool:
+    import pyarrow.fs
+
+    return isinstance(filesystem, pyarrow.fs.LocalFileSystem)
+
+
+def copy_renaming(source_fs: Any, source: str, target: str) -> None:
+    """Copy a file or a folder's files from ``source_fs`` to the local ``target``, each file written under a
+    hidden temporary name and renamed into place."""
+    import pyarrow.fs
+
+    info = source_fs.get_file_info(source)
+    if info.type == pyarrow.fs.FileType.File:
+        pairs = [(source, target)]
+    elif info.type == pyarrow.fs.FileType.Directory:
+        os.makedirs(target, exist_ok=True)
+        found = source_fs.get_file_info(pyarrow.fs.FileSelector(source, recursive=True))
+        pairs = []
+        for entry in found:
+            inside = posixpath.relpath(entry.path, source)
+            if entry.type == pyarrow.fs.FileType.Directory:
+                os.makedirs(os.path.join(target, inside), exist_ok=True)
+            elif entry.type == pyarrow.fs.FileType.File:
+                pairs.append((entry.path, os.path.join(target, inside)))
+    else:
+        raise FileNotFoundError(source)
+    for origin, destination in pairs:
+        _copy_one(source_fs, origin, destination)
+
+
+def _copy_one(source_fs: Any, origin: str, destination: str) -> None:
+    folder, name = os.path.split(destination)
+    os.makedirs(folder or ".", exist_ok=True)
+    scratch = os.path.join(folder, f".{name}.partial")
+    try:
+        with source_fs.open_input_stream(origin) as stream, open(scratch, "wb") as out:
+            shutil.copyfileobj(stream, out, CHUNK)
+        os.replace(scratch, destination)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(scratch)
+        raise
