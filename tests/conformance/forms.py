@@ -1,0 +1,304 @@
+"""One small space per trainable and space form Ray Tune documents, written the way its docs write them.
+
+Each form is a space file (its source below, with ``{sleep}`` seconds per epoch so a signal can land mid-sweep)
+and what its plan must say. The next form a user brings goes here; tests/conformance/test_forms.py runs each
+through ``tuner sweep`` under the schedulers it applies to, and resumes each once after SIGTERM.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PAUSING = ("hyperband", "pbt")  # schedulers that continue trials from checkpoints
+
+
+@dataclass(frozen=True)
+class Form:
+    name: str
+    source: str
+    plan: dict[str, str] = field(default_factory=dict)  # parameter -> how the plan must say it is searched
+    checkpoints: bool = True  # runs under the pausing schedulers
+    pbt: bool = True  # has something PBT can perturb
+
+    @property
+    def schedulers(self) -> tuple[str, ...]:
+        return ("asha", *(s for s in PAUSING if self.checkpoints and (s != "pbt" or self.pbt)))
+
+    def write(self, folder: Path, sleep: float = 0.0) -> Path:
+        path = Path(folder) / f"{self.name}.py"
+        path.write_text(self.source.replace("{sleep}", repr(sleep)), encoding="utf-8")
+        return path
+
+
+# A function trainable that checkpoints, shared by the space forms (the space is what they test).
+_FUNCTION = '''
+def train(config, *, max_epochs=3):
+    start = 0
+    checkpoint = tune.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as folder:
+            start = json.loads(Path(folder, "state.json").read_text())["epoch"]
+    for epoch in range(start + 1, max_epochs + 1):
+        time.sleep({sleep})
+        print(f"epoch {epoch}: training")  # a chatty trainable: kept in the trial's stdout.log
+        with tempfile.TemporaryDirectory() as folder:
+            Path(folder, "state.json").write_text(json.dumps({"epoch": epoch}))
+            tune.report({"loss": loss_of(config) + 1.0 / epoch, "epoch": epoch},
+                        checkpoint=tune.Checkpoint.from_directory(folder))
+'''
+_HEAD = '''import json
+import math
+import random
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+from ray import tune
+
+from tuner import SearchSpace
+'''
+
+FORMS = (
+    Form("function_report_dict", f'''"""A function trainable: tune.report(dict, checkpoint=...), tune.get_checkpoint()."""
+{_HEAD}
+
+def loss_of(config):
+    return abs(math.log10(config["lr"]) + 2) + config["width"] / 64
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params={{"lr": tune.loguniform(1e-4, 1e-1), "width": tune.choice([16, 32, 64])}})
+''', {"lr": "searched by optuna in log space"}),
+    Form("function_tutorial_api", f'''"""The PyTorch tutorial's form: ray.train.report / ray.train.get_checkpoint / ray.train.Checkpoint."""
+{_HEAD}
+from ray import train as ray_train
+
+
+def train(config, *, max_epochs=3):
+    start = 0
+    checkpoint = ray_train.get_checkpoint()
+    if checkpoint:
+        with checkpoint.as_directory() as folder:
+            start = json.loads(Path(folder, "state.json").read_text())["epoch"]
+    for epoch in range(start + 1, max_epochs + 1):
+        time.sleep({{sleep}})
+        with tempfile.TemporaryDirectory() as folder:
+            Path(folder, "state.json").write_text(json.dumps({{"epoch": epoch}}))
+            ray_train.report({{"loss": config["lr"] * 10 + 1.0 / epoch, "accuracy": 0.5}},
+                             checkpoint=ray_train.Checkpoint.from_directory(folder))
+
+
+SPACE = SearchSpace(trainable=train, params={{"lr": tune.loguniform(1e-4, 1e-1), "batch_size": tune.choice([2, 4, 8, 16])}})
+'''),
+    Form("function_report_keywords", f'''"""An older function trainable: tune.report(loss=...) keywords, no checkpoints."""
+{_HEAD}
+
+def train(config):
+    for epoch in range(1, 4):
+        time.sleep({{sleep}})
+        tune.report(loss=config["lr"] * 10 + 1.0 / epoch, accuracy=0.5)
+
+
+SPACE = SearchSpace(trainable=train, params={{"lr": tune.loguniform(1e-4, 1e-1)}}, defaults={{"max_epochs": 3}})
+''', checkpoints=False),
+    Form("function_with_parameters", f'''"""tune.with_parameters: data handed to every trial through Ray's object store."""
+{_HEAD}
+
+TABLE = {{"offset": 0.5, "rows": list(range(1000))}}
+
+
+def loss_of(config):
+    return abs(math.log10(config["lr"]) + 2)
+
+
+def train(config, table=None, *, max_epochs=3):
+    start = 0
+    checkpoint = tune.get_checkpoint()
+    if checkpoint is not None:
+        with checkpoint.as_directory() as folder:
+            start = json.loads(Path(folder, "state.json").read_text())["epoch"]
+    for epoch in range(start + 1, 4):
+        time.sleep({{sleep}})
+        with tempfile.TemporaryDirectory() as folder:
+            Path(folder, "state.json").write_text(json.dumps({{"epoch": epoch}}))
+            tune.report({{"loss": loss_of(config) + table["offset"] / epoch}},
+                        checkpoint=tune.Checkpoint.from_directory(folder))
+
+
+SPACE = SearchSpace(trainable=tune.with_parameters(train, table=TABLE),
+                    params={{"lr": tune.loguniform(1e-4, 1e-1)}}, defaults={{"max_epochs": 3}})
+'''),
+    Form("function_with_resources", f'''"""tune.with_resources: the trainable asks for its own CPUs."""
+{_HEAD}
+
+def loss_of(config):
+    return abs(math.log10(config["lr"]) + 2)
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=tune.with_resources(train, {{"cpu": 2}}), params={{"lr": tune.loguniform(1e-4, 1e-1)}})
+'''),
+    Form("class_trainable", f'''"""A tune.Trainable class: setup, step, save_checkpoint, load_checkpoint (a quadratic bowl)."""
+{_HEAD}
+
+class Bowl(tune.Trainable):
+    def setup(self, config):
+        self.x, self.y, self.steps = config["x"], config["y"], 0
+
+    def step(self):
+        time.sleep({{sleep}})
+        self.steps += 1
+        print(f"step {{self.steps}}")
+        return {{"loss": (self.x - 1) ** 2 + (self.y + 2) ** 2 + 1.0 / self.steps}}
+
+    def save_checkpoint(self, checkpoint_dir):
+        Path(checkpoint_dir, "state.json").write_text(json.dumps({{"steps": self.steps}}))
+
+    def load_checkpoint(self, checkpoint_dir):
+        self.steps = json.loads(Path(checkpoint_dir, "state.json").read_text())["steps"]
+
+
+SPACE = SearchSpace(trainable=Bowl, params={{"x": tune.uniform(-3, 3), "y": tune.uniform(-3, 3)}})
+''', {"x": "searched by optuna"}),
+    Form("class_reusable", f'''"""A tune.Trainable class that takes a new config in place (reset_config), so Ray reuses its process."""
+{_HEAD}
+
+class Bowl(tune.Trainable):
+    def setup(self, config, max_epochs=None):
+        self.x, self.steps = config["x"], 0
+
+    def reset_config(self, new_config):
+        self.x, self.steps = new_config["x"], 0
+        return True
+
+    def step(self):
+        time.sleep({{sleep}})
+        self.steps += 1
+        return {{"loss": (self.x - 1) ** 2 + 1.0 / self.steps}}
+
+    def save_checkpoint(self, checkpoint_dir):
+        Path(checkpoint_dir, "state.json").write_text(json.dumps({{"steps": self.steps}}))
+
+    def load_checkpoint(self, checkpoint_dir):
+        self.steps = json.loads(Path(checkpoint_dir, "state.json").read_text())["steps"]
+
+
+SPACE = SearchSpace(trainable=Bowl, params={{"x": tune.uniform(-3, 3)}})
+'''),
+    Form("class_with_parameters", f'''"""tune.with_parameters around a tune.Trainable class: its setup receives the data."""
+{_HEAD}
+
+class Bowl(tune.Trainable):
+    def setup(self, config, target=None):
+        self.x, self.target, self.steps = config["x"], target, 0
+
+    def step(self):
+        time.sleep({{sleep}})
+        self.steps += 1
+        return {{"loss": (self.x - self.target) ** 2 + 1.0 / self.steps}}
+
+    def save_checkpoint(self, checkpoint_dir):
+        Path(checkpoint_dir, "state.json").write_text(json.dumps({{"steps": self.steps}}))
+
+    def load_checkpoint(self, checkpoint_dir):
+        self.steps = json.loads(Path(checkpoint_dir, "state.json").read_text())["steps"]
+
+
+SPACE = SearchSpace(trainable=tune.with_parameters(Bowl, target=0.5), params={{"x": tune.uniform(-3, 3)}})
+'''),
+    Form("conditional_continuous_spec", f'''"""A conditional parameter with a continuous branch, in Ray's older spec.config form."""
+{_HEAD}
+
+def loss_of(config):
+    return abs(math.log10(config["lr"]) + 2) + (1 - config["momentum"])
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params={{
+    "optimizer": tune.choice(["sgd", "adam"]),
+    "lr": tune.loguniform(1e-4, 1e-1),
+    "momentum": tune.sample_from(lambda spec: np.random.uniform(0.5, 0.99) if spec.config.optimizer == "sgd" else 0.0),
+}})
+''', {"momentum": "conditional on optimizer: searched by optuna where optimizer=sgd (its draw uniform(0.5, 0.99)); "
+                  "constant where optimizer=adam: 0.0"}),
+    Form("conditional_config_branches", f'''"""Conditional parameters in the config form: a log-scale branch, an integer branch, a small set."""
+{_HEAD}
+
+def loss_of(config):
+    return config["weight_decay"] * 10 + config["layers"] / 10 + config["act_scale"]
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params={{
+    "model": tune.choice(["mlp", "cnn", "linear"]),
+    "weight_decay": tune.sample_from(lambda config: 10 ** np.random.uniform(-6, -2) if config["model"] != "linear" else 0.0),
+    "layers": tune.sample_from(lambda config: random.randint(2, 200) if config["model"] == "mlp" else 1),
+    "act_scale": tune.sample_from(lambda config: float(np.random.choice([0.5, 1.0, 2.0])) if config["model"] == "cnn" else 1.0),
+}})
+''', {"weight_decay": "conditional on model: searched by optuna where model=mlp (its draw uniform(-6, -2)), model=cnn "
+                      "(its draw uniform(-6, -2)); constant where model=linear: 0.0",
+      "layers": "conditional on model: searched by optuna where model=mlp (its draw randint(2, 201))",
+      "act_scale": "conditional on model: searched by optuna where model=cnn (3 values 0.5…2)"}),
+    Form("nested_config", f'''"""A nested config: parameters grouped in dicts, as a model and an optimizer section."""
+{_HEAD}
+
+def loss_of(config):
+    return abs(math.log10(config["optim"]["lr"]) + 2) + config["model"]["width"] / 64 + config["model"]["depth"]
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params={{
+    "model": {{"width": tune.choice([16, 32, 64]), "depth": 2}},
+    "optim": {{"lr": tune.loguniform(1e-4, 1e-1), "momentum": tune.uniform(0.5, 0.99)}},
+}})
+''', {"model/width": "searched by optuna as an ordered choice", "optim/lr": "searched by optuna in log space"}),
+    Form("grid_with_random", f'''"""grid_search beside random parameters: every grid value crossed with random draws of the others."""
+{_HEAD}
+
+def loss_of(config):
+    return abs(math.log10(config["lr"]) + 2) + config["width"] / 64
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params={{"width": tune.grid_search([16, 64]), "lr": tune.loguniform(1e-4, 1e-1)}})
+''', {"width": "every value, crossed with the other grids", "lr": "drawn at random"}),
+    Form("functions_of_draws", f'''"""sample_from functions of one draw: a power of ten, a power of two, Python's random."""
+{_HEAD}
+
+def loss_of(config):
+    return abs(math.log10(config["lr"]) + 2) + config["width"] / 256 + config["seed_offset"] / 1000
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params={{
+    "lr": tune.sample_from(lambda _: 10 ** np.random.uniform(-4, -1)),
+    "width": tune.sample_from(lambda _: 2 ** np.random.randint(2, 9)),
+    "seed_offset": tune.sample_from(lambda _: random.randint(0, 500)),
+    "wd": tune.uniform(0, 0.1),
+}})
+''', {"lr": "follows its draw uniform(-4, -1), values", "width": "probed: 7 values 4…256, searched by optuna as an "
+      "ordered choice", "seed_offset": "follows its draw randint(0, 501), values"}),
+    Form("derived_from_another", f'''"""Ray's docs' dependent pair: alpha = np.random.uniform(100), beta = spec.config.alpha * np.random.normal()."""
+{_HEAD}
+
+def loss_of(config):
+    return abs(config["beta"]) / 100 + config["alpha"] / 100
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params={{
+    "alpha": tune.sample_from(lambda spec: np.random.uniform(100)),
+    "beta": tune.sample_from(lambda spec: spec.config.alpha * np.random.normal()),
+    "scale": tune.uniform(0.1, 1.0),
+}})
+''', {"alpha": "follows its draw uniform(1, 100), values", "beta": "follows its draw normal(0, 1), through its "
+      "quantile, given the other parameters: searched by optuna"}),
+    Form("every_domain", f'''"""Every tune domain: quantised, logarithmic, integer and normal ones."""
+{_HEAD}
+
+def loss_of(config):
+    return abs(config["n"]) / 10 + abs(config["qn"]) / 100 + config["q"] + abs(math.log10(config["ql"]) + 2) + \\
+        config["i"] / 100 + config["qi"] / 100 + math.log10(config["li"]) + math.log10(config["qli"])
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params={{
+    "q": tune.quniform(0, 1, 0.25), "ql": tune.qloguniform(1e-4, 1e-1, 5e-5), "n": tune.randn(0, 2),
+    "qn": tune.qrandn(0, 10, 5), "i": tune.randint(0, 10), "qi": tune.qrandint(0, 100, 10),
+    "li": tune.lograndint(1, 1000), "qli": tune.qlograndint(1, 1000, 10), "c": tune.choice(["a", "b", "c"]),
+}})
+''', {"n": "searched by optuna through its quantile", "qn": "searched by optuna through its quantile"}),
+)

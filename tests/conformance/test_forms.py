@@ -1,0 +1,125 @@
+"""Every form of tests/conformance/forms.py through ``tuner sweep``: planned as searched, run under each scheduler it
+applies to, resumed after SIGTERM with every epoch once. A real Ray (the session's, tests/conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conformance.forms import FORMS, Form
+from tuner.review import experiment
+
+SAMPLES, EPOCHS = 3, 2
+
+
+def _plan_line(folder: Path, name: str) -> str:
+    for line in (folder / "plan.txt").read_text().splitlines():
+        if line.startswith("  ") and line.split()[0] == name:
+            return line
+    raise AssertionError(f"no plan line for {name}:\n" + (folder / "plan.txt").read_text())
+
+
+def _sweep(run_cli, form: Form, tmp_path: Path, scheduler: str, name: str, sleep: float = 0.0, samples: int = SAMPLES):
+    space = form.write(tmp_path, sleep=sleep)
+    samples = 1 if form.name == "grid_with_random" else samples  # two grid points each
+    return run_cli("sweep", "--space", space, "--scheduler", scheduler, "--num-samples", samples,
+                   "--max-epochs", EPOCHS, "--storage-path", tmp_path, "--name", name)  # fmt: skip
+
+
+def _check_trials(folder: Path, scheduler: str) -> None:
+    """Every trial ran, each epoch once and in order, to its last epoch or to where the scheduler stopped it."""
+    record = experiment.load(str(folder))
+    assert record.trials, "no trial"
+    for trial in record.trials:
+        epochs = [int(float(r["training_iteration"])) for r in trial.rows]
+        assert epochs == list(range(1, len(epochs) + 1)) and epochs, (trial.trial_id, epochs, trial.fate)
+        assert trial.status == "TERMINATED", (trial.trial_id, trial.status, trial.fate)
+        if scheduler == "pbt" or trial.fate.startswith("ran to max epochs"):
+            assert epochs[-1] == EPOCHS, (trial.trial_id, epochs, trial.fate)
+    best = record.best_trial()
+    assert best is not None and best.config
+
+
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.name)
+def test_each_form_is_searched_as_its_plan_says_and_runs_under_asha(run_cli, tmp_path, form):
+    result = _sweep(run_cli, form, tmp_path, "asha", "asha")
+    assert result.code == 0, result.out[-3000:] + result.err[-3000:]
+    folder = tmp_path / "asha"
+    for name, how in form.plan.items():
+        assert how in _plan_line(folder, name), _plan_line(folder, name)
+    plan = (folder / "plan.txt").read_text()
+    assert "not searched" not in plan and "cannot run alone" not in plan, plan
+    _check_trials(folder, "asha")
+    assert "Traceback" not in result.err, result.err[-3000:]
+
+
+def test_a_chatty_trainables_lines_stay_in_its_trial_folder(run_cli, tmp_path):
+    form = next(f for f in FORMS if f.name == "function_report_dict")
+    result = _sweep(run_cli, form, tmp_path, "fifo", "chatty")
+    assert result.code == 0, result.out[-3000:] + result.err[-3000:]
+    assert "training" not in result.out + result.err
+    for trial in experiment.load(str(tmp_path / "chatty")).trials:
+        assert trial.output().splitlines() == [f"epoch {e}: training" for e in range(1, EPOCHS + 1)]
+
+
+def test_a_form_without_checkpoints_is_refused_by_a_pausing_scheduler_in_one_line(run_cli, tmp_path):
+    form = next(f for f in FORMS if not f.checkpoints)
+    result = _sweep(run_cli, form, tmp_path, "hyperband", "refused")
+    assert result.code == 2
+    assert result.err.strip().splitlines() == [
+        "tuner: error: --scheduler hyperband pauses trials and continues them from their checkpoints, but trainable "
+        "train does not continue from a checkpoint; report checkpoints and continue from tune.get_checkpoint(), or "
+        "choose another scheduler (asha, fifo, median)"
+    ]
+    assert not (tmp_path / "refused").exists()
+
+
+def test_with_resources_decides_the_trials_share(run_cli, tmp_path):
+    form = next(f for f in FORMS if f.name == "function_with_resources")
+    result = run_cli("sweep", "--space", form.write(tmp_path), "--dry-run", "--storage-path", tmp_path)
+    assert result.code == 0, result.err[-2000:]
+    assert "resources: 2 CPU and 0 GPU per trial; 1 trial(s) at once" in result.out
+
+
+@pytest.mark.slow  # every form under the schedulers that pause trials and copy checkpoints
+@pytest.mark.parametrize(("form", "scheduler"), [(f, s) for f in FORMS for s in f.schedulers if s != "asha"],
+                         ids=lambda v: v.name if isinstance(v, Form) else v)  # fmt: skip
+def test_each_form_runs_under_the_pausing_schedulers(run_cli, tmp_path, form, scheduler):
+    result = _sweep(run_cli, form, tmp_path, scheduler, scheduler)
+    assert result.code == 0, result.out[-3000:] + result.err[-3000:]
+    _check_trials(tmp_path / scheduler, scheduler)
+
+
+def _signal_after_a_report(folder: Path, signum: int = signal.SIGTERM) -> threading.Thread:
+    """Send this process ``signum`` once a trial of ``folder`` has reported (the sweep's fit is running then)."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if any(len(p.read_text().splitlines()) >= 2 for p in folder.glob("*/progress.csv")):
+                os.kill(os.getpid(), signum)
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.slow  # waits on real time: a signal mid-sweep
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.name)
+def test_each_form_resumes_after_sigterm_with_every_epoch_once(run_cli, tmp_path, form):
+    folder = tmp_path / "term"
+    watcher = _signal_after_a_report(folder)
+    result = _sweep(run_cli, form, tmp_path, "asha", "term", sleep=0.4, samples=3)
+    watcher.join(timeout=5)
+    assert result.code == 143, result.out[-3000:] + result.err[-3000:]
+    assert f"continue with: tuner resume {folder}" in result.out
+    resumed = run_cli("resume", folder)
+    assert resumed.code == 0, resumed.out[-3000:] + resumed.err[-3000:]
+    _check_trials(folder, "asha")
