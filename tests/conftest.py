@@ -62,3 +62,30 @@ def run_cli(capsys):
         return CliRun(code, captured.out, captured.err)
 
     return run
+
+
+def start_test_ray(**resources) -> None:
+    """A fresh local Ray as the tests use it: 2 CPUs (plus ``resources``, e.g. a logical ``num_gpus``)."""
+    import ray
+
+    from tuner.launch.cluster import prepare_environment
+
+    prepare_environment()
+    ray.init(
+        address="local",
+        num_cpus=2,
+        include_dashboard=False,
+        logging_level="WARNING",
+        logging_config=ray.LoggingConfig(log_level="WARNING"),
+        **resources,
+    )
+
+
+@pytest.fixture(scope="session")
+def ray_session():
+    """One real local Ray for the whole session, for the tiers that run sweeps (integration, conformance)."""
+    import ray
+
+    start_test_ray()
+    yield
+    ray.shutdown()

@@ -6,9 +6,11 @@ pyarrow, and so do we, so the experiment stays in one place whichever the storag
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from tuner.errors import UsageError
 
@@ -186,6 +188,24 @@ def moved(origin: str, now: str) -> None:
         _MOVED[_key(origin)] = now
 
 
+@contextlib.contextmanager
+def moved_while(origin: str | None, now: str) -> Iterator[None]:
+    """``moved`` for the length of a block (a resume), forgotten after it: a later sweep in this process may be
+    made in ``origin`` again."""
+    if origin is None or _key(origin) == _key(now):
+        yield
+        return
+    moved(origin, now)
+    try:
+        yield
+    finally:
+        _MOVED.pop(_key(origin), None)
+
+
+@overload
+def here(location: str) -> str: ...
+@overload
+def here(location: None) -> None: ...
 def here(location: str | None) -> str | None:
     """Where the experiment a saved part names lies now (itself, unless this process runs it moved)."""
     if location is None:
@@ -203,8 +223,17 @@ def sidecar(location: str, name: str) -> Path:
     import os
 
     cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tuner" / "sweeps"
-    key = _key(here(str(location)) or location)
+    key = _key(here(str(location)))
     return cache / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}{name}"
+
+
+def sidecar_of(state: dict[str, Any], name: str) -> str | None:
+    """The sidecar a part of a sweep that Ray saves (a fate log, a recorder) writes: beside its experiment where
+    that lies now. ``state`` is the part's ``__dict__``; parts pickled before they kept their folder hold the
+    path itself."""
+    if "folder" not in state:
+        return state.get("path")
+    return str(sidecar(state["folder"], name)) if state["folder"] else None
 
 
 def write_atomically(path: str | Path, text: str | bytes) -> None:

@@ -160,6 +160,21 @@ class Bowl(tune.Trainable):
 
 SPACE = SearchSpace(trainable=Bowl, params={{"x": tune.uniform(-3, 3), "y": tune.uniform(-3, 3)}})
 ''', {"x": "searched by optuna"}),
+    Form("class_without_checkpoints", f'''"""A tune.Trainable class that saves no checkpoints: it runs where no scheduler pauses it."""
+{_HEAD}
+
+class Bowl(tune.Trainable):
+    def setup(self, config):
+        self.x, self.steps = config["x"], 0
+
+    def step(self):
+        time.sleep({{sleep}})
+        self.steps += 1
+        return {{"loss": (self.x - 1) ** 2 + 1.0 / self.steps}}
+
+
+SPACE = SearchSpace(trainable=Bowl, params={{"x": tune.uniform(-3, 3)}})
+''', checkpoints=False),
     Form("class_reusable", f'''"""A tune.Trainable class that takes a new config in place (reset_config), so Ray reuses its process."""
 {_HEAD}
 

@@ -3,6 +3,8 @@ applies to, resumed after SIGTERM with every epoch once. A real Ray (the session
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import signal
 import threading
@@ -14,7 +16,7 @@ import pytest
 from tests.conformance.forms import FORMS, Form
 from tuner.review import experiment
 
-SAMPLES, EPOCHS = 3, 2
+SAMPLES, EPOCHS = 2, 2
 
 
 def _plan_line(folder: Path, name: str) -> str:
@@ -31,12 +33,16 @@ def _sweep(run_cli, form: Form, tmp_path: Path, scheduler: str, name: str, sleep
                    "--max-epochs", EPOCHS, "--storage-path", tmp_path, "--name", name)  # fmt: skip
 
 
-def _check_trials(folder: Path, scheduler: str) -> None:
-    """Every trial ran, each epoch once and in order, to its last epoch or to where the scheduler stopped it."""
+def _check_trials(folder: Path, scheduler: str, checkpoints: bool = True) -> None:
+    """Every trial ran, each epoch once and in order (as its progress.csv holds them, repeats included: a trial
+    without checkpoints starts over when resumed, and then only its last run counts), to its last epoch or to
+    where the scheduler stopped it."""
     record = experiment.load(str(folder))
     assert record.trials, "no trial"
     for trial in record.trials:
-        epochs = [int(float(r["training_iteration"])) for r in trial.rows]
+        text = (Path(trial.path) / "progress.csv").read_text()
+        rows = csv.DictReader(io.StringIO(text)) if checkpoints else trial.rows
+        epochs = [int(float(r["training_iteration"])) for r in rows]
         assert epochs == list(range(1, len(epochs) + 1)) and epochs, (trial.trial_id, epochs, trial.fate)
         assert trial.status == "TERMINATED", (trial.trial_id, trial.status, trial.fate)
         if scheduler == "pbt" or trial.fate.startswith("ran to max epochs"):
@@ -67,14 +73,19 @@ def test_a_chatty_trainables_lines_stay_in_its_trial_folder(run_cli, tmp_path):
         assert trial.output().splitlines() == [f"epoch {e}: training" for e in range(1, EPOCHS + 1)]
 
 
-def test_a_form_without_checkpoints_is_refused_by_a_pausing_scheduler_in_one_line(run_cli, tmp_path):
-    form = next(f for f in FORMS if not f.checkpoints)
+@pytest.mark.parametrize(("name", "trainable", "advice"), [
+    ("function_report_keywords", "train", "report checkpoints and continue from tune.get_checkpoint()"),
+    ("class_without_checkpoints", "Bowl", "define save_checkpoint(checkpoint_dir) and load_checkpoint(checkpoint_dir) "
+                                          "on the class"),
+])  # fmt: skip
+def test_a_form_without_checkpoints_is_refused_by_a_pausing_scheduler_in_one_line(run_cli, tmp_path, name, trainable,
+                                                                                   advice):  # fmt: skip
+    form = next(f for f in FORMS if f.name == name)
     result = _sweep(run_cli, form, tmp_path, "hyperband", "refused")
     assert result.code == 2
     assert result.err.strip().splitlines() == [
-        "tuner: error: --scheduler hyperband pauses trials and continues them from their checkpoints, but trainable "
-        "train does not continue from a checkpoint; report checkpoints and continue from tune.get_checkpoint(), or "
-        "choose another scheduler (asha, fifo, median)"
+        f"tuner: error: --scheduler hyperband pauses trials and continues them from their checkpoints, but trainable "
+        f"{trainable} does not continue from a checkpoint; {advice}, or choose another scheduler (asha, fifo, median)"
     ]
     assert not (tmp_path / "refused").exists()
 
@@ -95,13 +106,15 @@ def test_each_form_runs_under_the_pausing_schedulers(run_cli, tmp_path, form, sc
     _check_trials(tmp_path / scheduler, scheduler)
 
 
-def _signal_after_a_report(folder: Path, signum: int = signal.SIGTERM) -> threading.Thread:
-    """Send this process ``signum`` once a trial of ``folder`` has reported (the sweep's fit is running then)."""
+def _signal_after_a_report(folder: Path, signum: int = signal.SIGTERM, after: float = 1.2) -> threading.Thread:
+    """Send this process ``signum`` ``after`` seconds past a trial's start (its output file appears at once; Ray's
+    own results reach the folder only at its next sync), when its first epoch is in and the sweep's fit runs."""
 
     def watch() -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
-            if any(len(p.read_text().splitlines()) >= 2 for p in folder.glob("*/progress.csv")):
+            if any(folder.glob("*/stdout.log")):
+                time.sleep(after)
                 os.kill(os.getpid(), signum)
                 return
             time.sleep(0.05)
@@ -116,10 +129,23 @@ def _signal_after_a_report(folder: Path, signum: int = signal.SIGTERM) -> thread
 def test_each_form_resumes_after_sigterm_with_every_epoch_once(run_cli, tmp_path, form):
     folder = tmp_path / "term"
     watcher = _signal_after_a_report(folder)
-    result = _sweep(run_cli, form, tmp_path, "asha", "term", sleep=0.4, samples=3)
+    result = _sweep(run_cli, form, tmp_path, "asha", "term", sleep=0.8, samples=4)
     watcher.join(timeout=5)
     assert result.code == 143, result.out[-3000:] + result.err[-3000:]
-    assert f"continue with: tuner resume {folder}" in result.out
+    assert f"continue with: tuner resume {folder}" in result.out, result.out[-2000:]
     resumed = run_cli("resume", folder)
     assert resumed.code == 0, resumed.out[-3000:] + resumed.err[-3000:]
-    _check_trials(folder, "asha")
+    _check_trials(folder, "asha", checkpoints=form.checkpoints)
+
+
+@pytest.mark.slow  # waits on real time: a signal while HyperBand holds paused trials
+def test_a_class_trainable_under_hyperband_resumes_after_sigterm(run_cli, tmp_path):
+    form = next(f for f in FORMS if f.name == "class_trainable")
+    folder = tmp_path / "hb"
+    watcher = _signal_after_a_report(folder)
+    result = _sweep(run_cli, form, tmp_path, "hyperband", "hb", sleep=0.4, samples=4)
+    watcher.join(timeout=5)
+    assert result.code == 143, result.out[-3000:] + result.err[-3000:]
+    resumed = run_cli("resume", folder)
+    assert resumed.code == 0, resumed.out[-3000:] + resumed.err[-3000:]
+    _check_trials(folder, "hyperband")  # a step cut short by the signal runs again from the last checkpoint

@@ -7,31 +7,13 @@ from pathlib import Path
 
 import pytest
 
-
-def start_test_ray(**resources) -> None:
-    """A fresh local Ray as the tests use it: 2 CPUs (plus ``resources``, e.g. a logical ``num_gpus``)."""
-    import ray
-
-    from tuner.launch.cluster import prepare_environment
-
-    prepare_environment()
-    ray.init(
-        address="local",
-        num_cpus=2,
-        include_dashboard=False,
-        logging_level="WARNING",
-        logging_config=ray.LoggingConfig(log_level="WARNING"),
-        **resources,
-    )
+from tests.conftest import start_test_ray
 
 
 @pytest.fixture(scope="session", autouse=True)
-def ray_session():
-    import ray
-
-    start_test_ray()
+def _ray_for_every_test(ray_session):
+    """Every integration test runs on the session's Ray (tests/conftest.py)."""
     yield
-    ray.shutdown()
 
 
 @pytest.fixture

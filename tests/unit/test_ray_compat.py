@@ -206,6 +206,20 @@ def test_a_worker_crash_report_and_rays_sigterm_traceback_are_dropped():
     assert crash_noise([*SEGV_REPORT, died, *SIGTERM_TRACEBACK]) == []
 
 
+def test_rays_sigterm_traceback_is_dropped_when_it_arrives_in_two_batches_with_a_blank_line():
+    from tuner.ray_compat.terminal import crash_noise_so_far
+
+    seen = ["Exception ignored in: <function WeakSet.__init__.<locals>._remove at 0x7f08e3792520>",
+            "Traceback (most recent call last):", '  File "/x/_weakrefset.py", line 39, in _remove',
+            "    def _remove(item, selfref=ref(self)):", "",
+            '  File "/x/ray/_private/worker.py", line 1063, in sigterm_handler',
+            "    raise_sys_exit_with_custom_error_message(", "SystemExit: 1", "(trial 1f15) WARNING: next"]  # fmt: skip
+    first, held = crash_noise_so_far(seen[:4])
+    assert first == [] and held == seen[:4]
+    second, held = crash_noise_so_far(seen[4:], held)
+    assert second == ["(trial 1f15) WARNING: next"] and held == []
+
+
 def test_the_users_own_lines_and_tracebacks_pass():
     from tuner.ray_compat.terminal import crash_noise
 

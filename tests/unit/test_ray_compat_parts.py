@@ -83,3 +83,55 @@ def test_parts_15_and_16_rays_address_reader_and_its_configuration_are_where_tun
     from ray._raylet import Config
 
     assert callable(services.canonicalize_bootstrap_address) and callable(Config.initialize)
+
+
+def test_part_6_a_saved_search_names_the_storage_its_experiment_was_made_in():
+    from ray.train._internal.storage import StorageContext
+    from ray.tune.experiment import Experiment
+
+    assert "experiment" in inspect.getsource(__import__("ray.tune.search.search_generator", fromlist=["x"]).SearchGenerator.get_state)
+    assert {"storage_fs_path", "experiment_dir_name", "_timestamp"} <= set(vars(StorageContext("/tmp", "x")))
+    assert "self.storage" in inspect.getsource(Experiment.__init__)
+
+
+def test_part_17_rays_wrappers_still_hide_the_users_trainable_where_tuner_looks():
+    from ray import tune
+
+    from tuner.ray_compat import declared_resources, own_code
+
+    def train(config):
+        tune.get_checkpoint()
+
+    wrapped = tune.with_parameters(train, data=1)
+    assert wrapped.__qualname__.endswith("with_parameters.<locals>.inner") and "trainable" in wrapped.__code__.co_freevars
+    assert own_code(wrapped) is train
+    assert declared_resources(tune.with_resources(train, {"cpu": 2, "gpu": 0.5})) == {"CPU": 2.0, "GPU": 0.5}
+
+    class Bowl(tune.Trainable):
+        def step(self):
+            return {}
+
+    assert own_code(tune.with_resources(tune.with_parameters(Bowl, data=1), {"cpu": 3})) is Bowl
+    assert declared_resources(tune.with_resources(Bowl, {"cpu": 3})) == {"CPU": 3.0}
+    assert declared_resources(Bowl) is None
+
+
+def test_part_18_ray_copies_the_experiments_state_through_the_function_tuner_replaces():
+    import ray.train._internal.storage as ray_storage
+
+    from tuner.ray_compat.atomic_sync import _FUNCTION, _MODULE
+
+    assert _MODULE == ray_storage.__name__ and hasattr(ray_storage, _FUNCTION)
+    uploads = inspect.getsource(ray_storage._upload_to_fs_path) + inspect.getsource(ray_storage._upload_to_uri_with_exclude_fsspec)
+    assert uploads.count(_FUNCTION) >= 2  # looked up as a module global at each call, so the replacement is seen
+    parameters = list(inspect.signature(getattr(ray_storage, _FUNCTION)).parameters)
+    assert parameters[:4] == ["source", "destination", "source_filesystem", "destination_filesystem"]
+
+
+def test_part_19_with_parameters_puts_its_data_once_and_ray_flushes_it_at_every_init():
+    from ray.tune import registry
+    from ray.tune.trainable import util
+
+    assert {"to_flush", "references"} <= set(vars(registry._ParameterRegistry()))
+    source = inspect.getsource(util.with_parameters)
+    assert "_post_init_hooks.append(parameter_registry.flush)" in source and "parameter_registry" in source

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from tuner.errors import EXIT_USAGE, TunerError, signal_exit
+from tuner.errors import EXIT_STORAGE, EXIT_USAGE, TunerError, signal_exit
 
 log = logging.getLogger("tuner")
 _debug = False
@@ -128,4 +128,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         if str(exc):  # a sweep that ended early has said why in its summary
             click.echo(f"tuner: error: {exc}", err=True)
         sys.exit(exc.exit_code)
+    except OSError as exc:  # a write the storage refused where no guard could say so (a claim on a full disk)
+        from tuner.review.fates import refusal
+
+        meaning = refusal(f"{exc}")
+        if _debug or meaning is None:
+            raise
+        click.echo(f"tuner: error: {meaning} ({exc.filename or 'a write'}); free space and run the command again", err=True)
+        sys.exit(EXIT_STORAGE)
     sys.exit(code if isinstance(code, int) else 0)

@@ -199,7 +199,7 @@ def logs(experiment: str, trial: str | None, lines: int | None, stream: str) -> 
     """What a trial printed (its stdout.log and stderr.log); without TRIAL, how much each trial printed."""
     from tuner.review import experiment as experiments
     from tuner.review.experiment import STDERR_FILE, STDOUT_FILE
-    from tuner.review.output import listing, printed_lines
+    from tuner.review.output import listing, tail
 
     record = experiments.load(experiment)
     if trial is None:
@@ -218,7 +218,9 @@ def logs(experiment: str, trial: str | None, lines: int | None, stream: str) -> 
         if len(names) > 1 and text:
             click.echo(f"==> {name} of trial {chosen.trial_id} <==", err=True)
         if lines is not None:
-            click.echo("\n".join(printed_lines(text)[-lines:]))
+            shown = tail(text, lines)
+            if shown:
+                click.echo("\n".join(shown))
         elif text:
             click.echo(text, nl=not text.endswith("\n"))
 

@@ -108,6 +108,11 @@ def last_failure(error_file: str | None) -> str:
         text = Path(error_file).read_text(encoding="utf-8", errors="replace")
     except OSError:
         return ""
+    return last_failure_of(text)
+
+
+def last_failure_of(text: str) -> str:
+    """The last of the failures in an error file's text (Ray numbers them ``Failure # n``)."""
     return text.rpartition("Failure # ")[2]
 
 
@@ -130,7 +135,7 @@ class CrashNamer(Callback):
 
         crash_text = crash_file = None
         if self.folder is not None and trial.relative_logdir:
-            path = Path(here(self.folder) or self.folder, trial.relative_logdir, CRASH_FILE)
+            path = Path(here(self.folder), trial.relative_logdir, CRASH_FILE)
             crash_file = str(path)
             with contextlib.suppress(OSError):
                 crash_text = path.read_text(encoding="utf-8", errors="replace")

@@ -19,28 +19,11 @@ from typing import Any
 
 from ray.tune import Callback
 
-from tuner.review.fates import STORAGE
+from tuner.review.fates import STORAGE, refusal
 from tuner.storage import here
 
 RESERVE_MIN = 64 * 2**20  # bytes kept free on the storage: the last state and a round of results and checkpoints
 RESERVE_CHECKPOINTS = 4  # ... or this many of the largest checkpoint saved, if that is more
-
-# How a refused write reads in an error, by what it means.
-_REFUSALS = (
-    (("No space left on device", f"[Errno {errno.ENOSPC}]", "errno 28"), "the storage is full (no space left on device)"),
-    (("Disk quota exceeded", f"[Errno {errno.EDQUOT}]"), "the storage quota is exceeded"),
-    (("QuotaExceeded", "quota exceeded"), "the bucket refused a write (its quota is exceeded)"),
-    (("AccessDenied", "Access Denied", "Forbidden"), "the bucket refused a write (access denied)"),
-)  # fmt: skip
-
-
-def refusal(text: str) -> str | None:
-    """What an error says about the storage refusing a write, in words; None when it says nothing of it."""
-    for marks, meaning in _REFUSALS:
-        if any(mark in text for mark in marks):
-            return meaning
-    return None
-
 
 def refusal_of(exc: BaseException) -> str | None:
     """``refusal`` for an exception and the exceptions behind it."""
@@ -111,8 +94,7 @@ class StorageWatch(Callback):
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
         free = free_bytes(here(self.folder))
         if free is not None and free < self.reserve and not self.stopped:
-            self._stop(f"the storage is nearly full ({mib(free)} free where {here(self.experiment)} lies, under the "
-                       f"{mib(self.reserve)} a sweep keeps in reserve)")  # fmt: skip
+            self._stop(nearly_full(free, here(self.experiment), self.reserve))
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         from tuner.launch.crashes import last_failure
@@ -130,7 +112,7 @@ class StorageWatch(Callback):
     def _stop(self, reason: str) -> None:
         from tuner.launch.signals import request_stop
 
-        self.stopped = request_stop(reason)
+        self.stopped = request_stop(reason)  # handed to Ray between steps (tuner/launch/signals.py)
 
 
 def room_left(folder: str) -> str | None:
@@ -138,14 +120,27 @@ def room_left(folder: str) -> str | None:
     from tuner import storage
 
     free = free_bytes(storage.local_path(folder))
-    if free is None or free >= RESERVE_MIN:
-        return None
-    return f"the storage is nearly full ({mib(free)} free where {folder} lies, under the {mib(RESERVE_MIN)} a sweep " \
-           "keeps in reserve)"
+    return None if free is None or free >= RESERVE_MIN else nearly_full(free, folder, RESERVE_MIN)
+
+
+def nearly_full(free: int, where: str, reserve: int) -> str:
+    return f"the storage is nearly full ({mib(free)} free where {where} lies, under the {mib(reserve)} a sweep keeps in reserve)"
 
 
 def stopped_trials(folder: str) -> list[str]:
-    """The trials the storage stopped in a write (recorded by ``StorageWatch``): to be run again, not failed."""
-    from tuner.review.fates import recorded
+    """The errored trials whose last failure was a write the storage refused: to be run again, not failed (a
+    trial that failed in its own code since is left as it is)."""
+    from tuner import storage
+    from tuner.launch.crashes import last_failure_of
+    from tuner.review.ray_state import saved_trial_states
 
-    return [trial_id for trial_id, decision in recorded(folder).items() if decision.get(STORAGE)]
+    stopped = []
+    for trial_id, state in saved_trial_states(folder).items():
+        if state["status"] != "ERROR" or not state["dir"]:
+            continue
+        trial = storage.join(folder, state["dir"])
+        name = state["error_file"] or "error.txt"
+        text = storage.read_text(trial, name) or ""
+        if refusal(last_failure_of(text)):
+            stopped.append(trial_id)
+    return stopped

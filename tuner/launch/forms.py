@@ -38,13 +38,6 @@ def check_form(trainable: Any, name: str) -> None:
                          "metrics it returns")  # fmt: skip
 
 
-def own_code(trainable: Any) -> Any:
-    """The user's own function or class, behind ``functools.wraps`` and Ray's wrappers."""
-    from tuner.ray_compat import own_code as behind_wrappers
-
-    return behind_wrappers(trainable)
-
-
 def settings_keywords(trainable: Any) -> set[str] | None:
     """The run settings a trainable takes as keywords after its config (a class: in ``setup``); None when it
     takes ``**kwargs``."""
@@ -58,6 +51,8 @@ def settings_keywords(trainable: Any) -> set[str] | None:
 def keeps_checkpoints(trainable: Any, declared: bool | None) -> bool:
     """Whether the trainable continues from a checkpoint: as it declares (``train.checkpoints``); a class when it
     defines ``save_checkpoint`` and ``load_checkpoint``; a function when its source asks Tune for one."""
+    from tuner.ray_compat import own_code
+
     if declared is not None:
         return bool(declared)
     own = own_code(trainable)
@@ -74,6 +69,8 @@ def keeps_checkpoints(trainable: Any, declared: bool | None) -> bool:
 def reusable(trainable: Any) -> bool:
     """Whether one Ray actor may run trial after trial: always for a function; for a class only when it
     defines ``reset_config`` (Tune fails a trial whose reused class cannot take a new config)."""
+    from tuner.ray_compat import own_code
+
     own = own_code(trainable)
     if not is_class(own):
         return True
@@ -84,6 +81,8 @@ def reusable(trainable: Any) -> bool:
 
 def checkpoint_advice(trainable: Any) -> str:
     """What to add so that a trainable continues from a checkpoint, in its own form's words."""
+    from tuner.ray_compat import own_code
+
     if is_class(own_code(trainable)):
         return "define save_checkpoint(checkpoint_dir) and load_checkpoint(checkpoint_dir) on the class"
     return "report checkpoints and continue from tune.get_checkpoint()"

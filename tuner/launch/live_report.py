@@ -61,7 +61,7 @@ class LiveReport(Callback):
         if now < self._next or not any(t.last_result for t in trials):
             return
         try:
-            write(storage.here(self.folder) or self.folder, refresh_s=self.every_s)
+            write(storage.here(self.folder), refresh_s=self.every_s)
         except Exception:  # noqa: BLE001 - a page that fails to build must never stop the sweep
             log.debug("live report not written", exc_info=True)
         took = time.monotonic() - now

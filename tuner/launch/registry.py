@@ -113,6 +113,9 @@ def load_space(ref: str) -> SearchSpace:
 
 
 def _import_space(ref: str) -> SearchSpace:
+    from tuner.ray_compat import keep_parameters
+
+    keep_parameters()  # a space's tune.with_parameters data stays at hand for a later Ray session
     if is_module_ref(ref):
         try:
             found = importlib.util.find_spec(ref) is not None

@@ -31,13 +31,19 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_sample
     learnt, proposes the extra trials. ``trial_timeout`` replaces the saved one.
     """
     from tuner.claim import claimed
+    from tuner.launch import disk
     from tuner.launch.signals import OrderlyStop
     from tuner.review import experiment
 
     if errored not in ERRORED_CHOICES:
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
     folder = experiment.locate(ref)
-    with claimed(folder, "tuner resume"), OrderlyStop(f"continue with: tuner resume {folder}") as stop:
+    short = disk.room_left(folder)  # before the claim: a full storage is told in a line and nothing is written
+    if short:
+        raise StorageRefused(f"{short}; free space, then run tuner resume {folder} again")
+    origin = experiment.load_saved_config(folder).origin
+    with claimed(folder, "tuner resume"), OrderlyStop(f"continue with: tuner resume {folder}") as stop, \
+            storage.moved_while(origin, folder):  # what Ray saved of the sweep names where it was made
         return _resume_claimed(folder, errored, out, num_samples, budget, trial_timeout, stop)
 
 
@@ -50,14 +56,8 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
     from tuner.review.ray_state import latest_state_name, saved_trial_states
 
     config = experiment.load_saved_config(folder)
-    if config.origin:
-        storage.moved(config.origin, folder)  # what Ray saved of the sweep names where it was made
-    short = disk.room_left(folder)
-    if short:
-        raise StorageRefused(f"{short}; free space, then run tuner resume {folder} again")
-    reopen_saved_trials(folder, disk.stopped_trials(folder))  # the trials a full disk stopped go on, not errored
-    relocate_saved_search(folder)  # a moved or copied experiment makes its new trials where it lies now
-    statuses = {tid: state["status"] for tid, state in saved_trial_states(folder).items()}
+    stopped = disk.stopped_trials(folder)  # trials a full disk stopped: they go on, they did not fail
+    statuses = {tid: "PAUSED" if tid in stopped else state["status"] for tid, state in saved_trial_states(folder).items()}
     if latest_state_name(folder) is None or not storage.exists(folder, "tuner.pkl"):
         if any(storage.exists(storage.join(folder, d), "params.json") for d in storage.list_dirs(folder)):
             raise UsageError(f"{folder} has trials but no saved sweep state (Ray's experiment_state and tuner.pkl "
@@ -102,6 +102,8 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
             if budget is not None:
                 out(f"budget now {budgets.Budget.parse(config.budget or '').describe()}; "
                     + budgets.describe_spent(budgets.load_spent(folder), None))  # fmt: skip
+        reopen_saved_trials(folder, stopped)  # everything checked: now the saved state may change
+        relocate_saved_search(folder)  # a moved or copied experiment makes its new trials where it lies now
         tuner = tune.Tuner.restore(
             folder,
             trainable=wrapped_trainable(plan),

@@ -80,8 +80,10 @@ def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
 
     from tuner.launch import packing, resources
     from tuner.launch.in_trial import in_trial
+    from tuner.ray_compat import refresh_parameters
 
     cfg = plan.config
+    refresh_parameters(plan.trainable)  # this process's earlier Ray session (a notebook's last sweep) is gone
     if packing_key is not None:
         request: Any = functools.partial(packing.trial_resources, packing_key, cfg.cpus_per_trial)
     else:
@@ -91,12 +93,14 @@ def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
 
 
 def checkpoint_config(plan: SweepPlan) -> Any:
-    """Checkpoints kept per trial, the best by the metric; a class trainable is asked for one every epoch (Tune
-    asks a function nothing: it reports its own), so a stopped sweep resumes where each trial was."""
+    """Checkpoints kept per trial, the best by the metric; a class trainable that saves them is asked for one every
+    epoch (Tune asks a function nothing: it reports its own), so a stopped sweep resumes where each trial was."""
     from ray import tune
 
+    from tuner.launch.plan import keeps_checkpoints
+
     cfg = plan.config
-    every_epoch = forms.is_class(plan.trainable)
+    every_epoch = forms.is_class(plan.trainable) and keeps_checkpoints(plan.trainable)
     return tune.CheckpointConfig(num_to_keep=plan.scheduler.checkpoints_to_keep, checkpoint_score_attribute=cfg.metric,
                                  checkpoint_score_order=cfg.mode, checkpoint_frequency=1 if every_epoch else 0,
                                  checkpoint_at_end=every_epoch)  # fmt: skip
@@ -119,6 +123,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     from tuner.launch import packing as packings
     from tuner.launch.budget import BudgetWatch, forget_spent
     from tuner.launch.reporting import MetricGuard, OomNotice, build_reporter, logger_callbacks
+    from tuner.launch.signals import StepEndStop
     from tuner.launch.stall import StallAwareSearcher, StallWatch
     from tuner.launch.tensorboard_log import TensorBoardLogger
     from tuner.ray_compat import StatusRecorder
@@ -144,7 +149,8 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
         search_alg = StallAwareSearcher(search_alg, watch)
     fate_log = FateLog(folder)
     forget_spent(folder)
-    callbacks: list[Any] = [guard, watch, StatusRecorder(folder), OomNotice(out), *guards(cfg, folder, fate_log)]
+    callbacks: list[Any] = [guard, watch, StatusRecorder(folder), OomNotice(out), *guards(cfg, folder, fate_log),
+                            StepEndStop()]  # fmt: skip
     live_page = live_report.report_path(folder)
     if live_page is not None:
         callbacks.append(live_report.LiveReport(folder))
@@ -171,7 +177,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
         run_config=tune.RunConfig(
             name=cfg.name,
             storage_path=cfg.storage_path,
-            stop=sweep_stopper(watch, budget),
+            stop=sweep_stopper(watch, budget, cfg.max_epochs if plan.scheduler.ends_at_max_epochs else None),
             callbacks=[*callbacks, TensorBoardLogger(folder, plan.space.flat_params, cfg.metric, cfg.mode,
                                                      cfg.max_epochs), *logger_callbacks(cfg, out)],  # fmt: skip
             progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.flat_params), cfg.max_epochs),
@@ -202,14 +208,19 @@ def guards(cfg: SweepConfig, folder: str, fate_log: Any) -> list[Any]:
             disk.StorageWatch(storage.local_path(folder), folder, fate_log)]  # fmt: skip
 
 
-def sweep_stopper(stall: Any, budget: Any) -> Any:
-    """Ends the whole sweep when it stalls or its budget is spent."""
+def sweep_stopper(stall: Any, budget: Any, max_epochs: int | None = None) -> Any:
+    """Ends the whole sweep when it stalls or its budget is spent, and with ``max_epochs`` each trial there (for
+    schedulers that never end one: ``SchedulerEntry.ends_at_max_epochs``)."""
     from ray.tune.stopper import CombinedStopper
 
     from tuner.launch.budget import BudgetStopper
+    from tuner.launch.epoch_limit import EpochLimit
     from tuner.launch.stall import StallStopper
 
-    return CombinedStopper(StallStopper(stall), BudgetStopper(budget))
+    stoppers = [StallStopper(stall), BudgetStopper(budget)]
+    if max_epochs is not None:
+        stoppers.append(EpochLimit(max_epochs))
+    return CombinedStopper(*stoppers)
 
 
 def trial_folder_name(params: list[str], trial: Any) -> str:

@@ -5,8 +5,10 @@ terminal sends SIGHUP. Ray's own handler (installed while ``Tuner.fit`` runs) tu
 SIGUSR1 into an orderly stop, and Ray's core installs a C-level handler for SIGTERM that prints a crash
 report and exits 1. ``OrderlyStop`` takes SIGINT, SIGTERM and SIGHUP for the length of a run (Ray is told
 to leave SIGINT alone, so every signal is counted here): the first is handed to Ray's handler, which
-``fit`` keeps on SIGUSR1 (trials keep their last checkpoint, the state is saved); the second, or one that
-comes before any trial runs, ends at once by raising ``Stopped`` (the saved state stays resumable). The CLI exits 128 + the signal's number: 143 for SIGTERM, 129 for SIGHUP, 130 for SIGINT.
+``fit`` keeps on SIGUSR1, between two steps of the sweep when no trial's checkpoint is in flight (trials keep
+their last checkpoint, the state is saved, and a resumed trial goes on after its last reported epoch); the
+second, or one that comes before any trial runs, ends at once by raising ``Stopped`` (the saved state stays
+resumable). The CLI exits 128 + the signal's number: 143 for SIGTERM, 129 for SIGHUP, 130 for SIGINT.
 """
 
 from __future__ import annotations
@@ -17,10 +19,13 @@ import signal
 import threading
 from typing import Any
 
+from ray.tune import Callback
+
 log = logging.getLogger(__name__)
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 RAY_STOP = signal.SIGUSR1  # where Ray's orderly-stop handler sits while fit runs
 RAY_SIGINT_OFF = "TUNE_DISABLE_SIGINT_HANDLER"
+STOP_WITHIN_S = 10.0  # an asked-for stop waits for a step without a checkpoint in flight at most this long
 
 
 class Stopped(KeyboardInterrupt):
@@ -52,6 +57,8 @@ class OrderlyStop:
         self.resume_hint = resume_hint
         self.received: int | None = None
         self.reason: str | None = None  # why the sweep asked itself to stop (``stop_for``), not a signal
+        self.at_step_ends = False  # a StepEndStop runs in this sweep: stops are handed to Ray between steps
+        self._asked: float | None = None  # when a stop was asked for that Ray has not been told of yet
         self._saved: dict[int, Any] = {}
 
     def __enter__(self) -> OrderlyStop:
@@ -88,23 +95,66 @@ class OrderlyStop:
     def stop_for(self, reason: str) -> bool:
         """Stop the sweep in order, as the first signal would, for ``reason``; False when Ray's orderly stop is not
         in place (before ``fit``, or off the main thread) or the sweep is stopping already."""
-        ray_stop = signal.getsignal(RAY_STOP)
-        if self.received is not None or self.reason is not None or not callable(ray_stop) or ray_stop == self._handle:
+        if self.received is not None or self.reason is not None or not self._ray_stop():
             return False
         self.reason = reason
         log.warning("%s: stopping the sweep; trials keep their last checkpoint", reason)
-        ray_stop(RAY_STOP, None)
+        self._ask_ray()
         return True
+
+    def at_step_end(self, trials: list) -> None:
+        """Hand an asked-for stop to Ray at the end of a step in which no trial's checkpoint is on its way (Tune
+        takes a reported checkpoint a step after its result: a stop between them would run that epoch again
+        on resume), or once ``STOP_WITHIN_S`` has passed whatever the trials do."""
+        import time
+
+        if self._asked is None:
+            return
+        saving = any(getattr(t, "is_saving", False) for t in trials)
+        if saving and time.monotonic() - self._asked < STOP_WITHIN_S:
+            return
+        self._asked = None
+        ray_stop = self._ray_stop()
+        if ray_stop is not None:
+            ray_stop(RAY_STOP, None)
+
+    def _ray_stop(self) -> Any:
+        ray_stop = signal.getsignal(RAY_STOP)
+        return ray_stop if callable(ray_stop) and ray_stop != self._handle else None
+
+    def _ask_ray(self) -> None:
+        """Ray's orderly stop: at the next step's end where a StepEndStop runs this sweep, else now."""
+        import time
+
+        if self.at_step_ends:
+            self._asked = time.monotonic()
+            return
+        ray_stop = self._ray_stop()
+        if ray_stop is not None:
+            ray_stop(RAY_STOP, None)
 
     def _handle(self, signum: int, frame: Any) -> None:
         name = signal.Signals(signum).name
-        ray_stop = signal.getsignal(RAY_STOP)
-        if self.received is None and callable(ray_stop) and ray_stop != self._handle:
+        if self.received is None and self._ray_stop() is not None:
             self.received = signum
             log.warning("%s received: stopping the sweep; trials keep their last checkpoint (a second signal "
                         "ends at once)", name if signum != signal.SIGINT else "Ctrl-C")  # fmt: skip
-            ray_stop(RAY_STOP, frame)  # Ray's own orderly stop
+            if self.reason is None:  # else a stop is on its way already (a full disk): the signal joins it
+                self._ask_ray()
             return
         self.received = self.received or signum
         hint = f"; {self.resume_hint}" if self.resume_hint else ""
         raise Stopped(signum, f"{name} received: stopped at once{hint}")
+
+
+class StepEndStop(Callback):
+    """Lets this run's stops (a signal, a full disk) land between steps: see ``OrderlyStop.at_step_end``. Runs
+    without it (experiments saved before it) stop at once, as before."""
+
+    def setup(self, **info: Any) -> None:
+        if _active is not None:
+            _active.at_step_ends = True
+
+    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+        if _active is not None:
+            _active.at_step_end(trials)

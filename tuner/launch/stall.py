@@ -43,11 +43,9 @@ class StallWatch(Callback):
     @property
     def path(self) -> str | None:
         """The stall file beside the experiment where it lies now (a moved one's follows it)."""
-        from tuner.storage import sidecar
+        from tuner.storage import sidecar_of
 
-        if "folder" not in self.__dict__:
-            return self.__dict__.get("path")  # pickled before: a path
-        return str(sidecar(self.folder, STALL_FILE)) if self.folder else None
+        return sidecar_of(self.__dict__, STALL_FILE)
 
     def _register(self) -> None:
         from tuner.ray_compat import register_live

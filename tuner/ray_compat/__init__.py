@@ -5,7 +5,8 @@ fails when an upgrade changes what the part relies on (tests/integration/test_ra
 parts that need a running Ray). Nothing outside this package imports Ray's private modules or reads its
 private attributes. Seen in Ray 2.60:
 
- 1. statuses       a trial HyperBand paused and then stopped is saved as PAUSED: record and repair statuses
+ 1. statuses       a trial HyperBand paused and then stopped is saved as PAUSED: record and repair statuses;
+                   a trial a refused write (a full disk) errored is never continued: reopen it as paused
  2. completion     Tune completes a paused trial without a result: hand the searcher the last one
  3. sync_race      a sync racing Ray's own rename of a scratch file logs a traceback: hide that one
  4. terminal       token-auth opt-out advice, per-trial tracebacks, Ray's stop notices, no-result warnings
@@ -23,13 +24,14 @@ private attributes. Seen in Ray 2.60:
 16. cluster        token mode for a client needs Ray's C++ configuration read again
 17. trainable_forms  tune.with_parameters and tune.with_resources hide the user's code and its resources
 18. atomic_sync    the experiment's state is copied over the old one in place: rename whole files instead
- 1. statuses       a trial a refused write (full disk) errored is never continued: reopen it as paused
+19. parameters     tune.with_parameters forgets its data once put: keep it for a later Ray session
 """
 
 from tuner.ray_compat.atomic_sync import atomic_local_copies
 from tuner.ray_compat.completion import LastResultOnCompletion
 from tuner.ray_compat.growth import can_grow, extend_saved_search, relocate_saved_search
 from tuner.ray_compat.live import live, register_live
+from tuner.ray_compat.parameters import keep_parameters, refresh_parameters
 from tuner.ray_compat.statuses import (
     FINISHED,
     UNFINISHED,
@@ -53,8 +55,9 @@ from tuner.ray_compat.trial_process import end_trial_process
 from tuner.ray_compat.tutorial_api import old_api_notice, tutorial_api
 from tuner.ray_compat.worker_logs import plain_formatting
 
-__all__ = ["FINISHED", "SYNC_LOGGER", "UNFINISHED", "LastResultOnCompletion", "StatusRecorder", "atomic_local_copies", "can_grow",
-           "crash_noise", "declared_resources", "end_trial_process", "extend_saved_search", "forget_last_step", "last_step", "live",
-           "name_trial_folders", "old_api_notice", "own_code", "plain_formatting", "quiet_benign_sync_races",
-           "quiet_terminal", "quiet_worker_crashes", "register_live", "relocate_saved_search", "reopen_saved_trials", "repair_saved_statuses", "spec_form_warnings_off",
-           "status_file", "tutorial_api"]  # fmt: skip
+__all__ = ["FINISHED", "LastResultOnCompletion", "SYNC_LOGGER", "StatusRecorder", "UNFINISHED",
+           "atomic_local_copies", "can_grow", "crash_noise", "declared_resources", "end_trial_process",
+           "extend_saved_search", "forget_last_step", "keep_parameters", "last_step", "live", "name_trial_folders",
+           "old_api_notice", "own_code", "plain_formatting", "quiet_benign_sync_races", "quiet_terminal",
+           "quiet_worker_crashes", "refresh_parameters", "register_live", "relocate_saved_search",
+           "reopen_saved_trials", "repair_saved_statuses", "spec_form_warnings_off", "status_file", "tutorial_api"]  # fmt: skip

@@ -43,8 +43,9 @@ class StatusRecorder(Callback):
 
     @property
     def path(self) -> str:
-        folder = self.__dict__.get("folder")
-        return status_file(folder) if folder else self.__dict__["path"]  # pickled before: a path
+        from tuner.storage import sidecar_of
+
+        return sidecar_of(self.__dict__, STATUS_FILE) or ""
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         statuses = {t.trial_id: t.status for t in trials}
@@ -70,33 +71,8 @@ def last_step(folder: str) -> dict[str, str] | None:
 def reopen_saved_trials(folder: str | Path, trial_ids: list[str]) -> list[str]:
     """Mark errored trials paused in Ray's saved state, so ``Tuner.restore`` continues them from their last
     checkpoint: trials whose error was the storage refusing a write, not their own code. Returns those changed."""
-    from tuner.review.ray_state import latest_state_name, read_state
-
-    name = latest_state_name(folder)
-    if name is None or not trial_ids:
-        return []
-    state = read_state(folder, name)
-    changed = []
-    for entry in state.get("trial_data", []):
-        trial = json.loads(entry[0])
-        if trial.get("trial_id") in trial_ids and trial.get("status") == "ERROR":
-            trial["status"] = "PAUSED"
-            entry[0] = json.dumps(trial, indent=2)
-            changed.append(trial["trial_id"])
-    if changed:
-        _write_state(folder, name, state)
-    return changed
-
-
-def _write_state(folder: str | Path, name: str, state: dict[str, Any]) -> None:
-    from tuner import storage
-
-    local = storage.local_path(str(folder))
-    text = json.dumps(state)
-    if local is None:  # an object store replaces whole objects on write
-        storage.write_text(folder, name, text)
-    else:
-        write_atomically(str(Path(local) / name), text)
+    return _set_saved_statuses(folder, lambda trial_id, saved: "PAUSED" if trial_id in trial_ids and saved == "ERROR"
+                               else None)  # fmt: skip
 
 
 def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[str]:
@@ -105,6 +81,18 @@ def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[
     Only moves a trial from an unfinished status to the finished one it really reached; anything else
     in the file is left as it was. ``folder`` may be a storage URI. Returns the ids it changed.
     """
+
+    def finished(trial_id: str, saved: str) -> str | None:
+        real = statuses.get(trial_id)
+        return real if real in FINISHED and saved in UNFINISHED else None
+
+    return _set_saved_statuses(folder, finished)
+
+
+def _set_saved_statuses(folder: str | Path, new_status: Any) -> list[str]:
+    """Rewrite Ray's newest saved state where ``new_status(trial_id, saved_status)`` names another status (written
+    whole, only when something changed); returns the trial ids changed."""
+    from tuner import storage
     from tuner.review.ray_state import latest_state_name, read_state
 
     name = latest_state_name(folder)
@@ -114,13 +102,11 @@ def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[
     changed = []
     for entry in state.get("trial_data", []):
         trial = json.loads(entry[0])
-        real = statuses.get(trial.get("trial_id"))
-        if real in FINISHED and trial.get("status") in UNFINISHED:
-            trial["status"] = real
+        status = new_status(trial.get("trial_id"), trial.get("status"))
+        if status is not None:
+            trial["status"] = status
             entry[0] = json.dumps(trial, indent=2)
             changed.append(trial["trial_id"])
     if changed:
-        _write_state(folder, name, state)
+        storage.write_text(folder, name, json.dumps(state))  # whole or not at all, folder or bucket
     return changed
-
-

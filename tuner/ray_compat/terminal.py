@@ -128,7 +128,16 @@ _CRASH_LINE = re.compile(
 def crash_noise(lines: list[str]) -> list[str]:
     """``lines`` without the crash report of a signal-killed worker, the raylet's guess about it, and the
     traceback of Ray's SIGTERM handler in a worker stopped at shutdown."""
-    kept, skipping = [], False
+    kept, held = crash_noise_so_far(lines)
+    return kept + held
+
+
+def crash_noise_so_far(lines: list[str], held: list[str] | None = None) -> tuple[list[str], list[str]]:
+    """``crash_noise`` over a stream that arrives in batches: ``held`` is an "Exception ignored in" traceback a
+    batch ended inside (whose it is shows only in the next batch); returns what to print now and what to hold."""
+    kept: list[str] = []
+    held = list(held or [])
+    skipping = bool(held)
     for line in lines:
         if line.startswith("Exception ignored in"):
             skipping = True  # held until we know whose traceback it is
@@ -136,21 +145,28 @@ def crash_noise(lines: list[str]) -> list[str]:
             continue
         if skipping:
             held.append(line)
-            if line.startswith(("SystemExit", "KeyboardInterrupt")) or not line.startswith((" ", "Traceback")):
+            ends = line.strip() and not line.startswith((" ", "Traceback"))  # a blank line is still inside it
+            if line.startswith(("SystemExit", "KeyboardInterrupt")) or ends:
                 skipping = False
                 if not any("sigterm_handler" in h for h in held):
                     kept.extend(held)
+                held = []
             continue
         if not _CRASH_LINE.search(line):
             kept.append(line)
-    if skipping and not any("sigterm_handler" in h for h in held):
-        kept.extend(held)
-    return kept
+    if skipping and any("sigterm_handler" in h for h in held):
+        return kept, []  # its handler already shows: the rest of it is noise too
+    return kept, held if skipping else []
 
 
 def _filtering(printer: Callable[..., Any]) -> Callable[..., Any]:
+    held: dict[Any, list[str]] = {}  # per worker: a traceback a batch ended inside
+
     def filtered(data: dict, *args: Any, **kwargs: Any) -> None:
-        lines = crash_noise(list(data.get("lines") or []))
+        source = data.get("pid")
+        lines, held[source] = crash_noise_so_far(list(data.get("lines") or []), held.pop(source, None))
+        if not held[source]:
+            del held[source]
         if lines:
             printer({**data, "lines": lines}, *args, **kwargs)
 

@@ -24,6 +24,26 @@ STOPPED, PERTURBED = "stopped", "perturbed"
 RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the cutoff, what was decided
 HUNG, DIED, BUDGET = "hung", "died", "budget"
 STORAGE = "storage"  # a write the storage refused (full, over quota): the trial is run again on resume
+# How a write the storage refused reads in an error, by what it means. A full disk or quota is met alike
+# wherever the write was; a bucket's refusal only in Ray's storage layer (a trainable's own download that gets
+# a 403 is its own failure).
+_DISK_REFUSALS = ((("No space left on device", "[Errno 28]", "errno 28"), "the storage is full (no space left on device)"),
+                  (("Disk quota exceeded", "[Errno 122]"), "the storage quota is exceeded"))  # fmt: skip
+_BUCKET_REFUSALS = ((("QuotaExceeded",), "the bucket refused a write (its quota is exceeded)"),
+                    (("AccessDenied", "Access Denied"), "the bucket refused a write (access denied)"))  # fmt: skip
+_STORAGE_LAYER = ("persist_current_checkpoint", "_upload_to_fs_path", "pyarrow/_fs", "sync_up")
+
+
+def refusal(text: str) -> str | None:
+    """What an error says about the storage refusing a write, in words; None when it says nothing of it."""
+    for marks, meaning in _DISK_REFUSALS:
+        if any(mark in text for mark in marks):
+            return meaning
+    if any(frame in text for frame in _STORAGE_LAYER):
+        for marks, meaning in _BUCKET_REFUSALS:
+            if any(mark in text for mark in marks):
+                return meaning
+    return None
 UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
 NOT_STARTED = "not started yet: the sweep stopped first; tuner resume starts it"
 NEVER_STARTED = "never started: the budget was spent first"
@@ -39,8 +59,7 @@ class FateLog:
     @property
     def path(self) -> str:
         """The log beside the experiment where it lies now (a moved one's log follows it, storage.here)."""
-        folder = self.__dict__.get("folder")
-        return str(storage.sidecar(folder, LOG_NAME)) if folder else self.__dict__["path"]  # pickled before: a path
+        return storage.sidecar_of(self.__dict__, LOG_NAME) or ""
 
     def record(self, trial_id: str, kind: str, text: str, data: dict[str, Any] | None = None) -> None:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +73,7 @@ class FateLog:
 def recorded(folder: str) -> dict[str, dict[str, Any]]:
     """Decisions per trial id: those saved in the experiment, then any this machine logged since."""
     decisions: dict[str, dict[str, Any]] = {}
-    folder = storage.here(folder) or folder
+    folder = storage.here(folder)
     saved = storage.read_text(folder, FATES_FILE)
     if saved:
         try:
@@ -120,8 +139,10 @@ def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[s
         note = f"; {perturbed[-1]}" + (f" (perturbed {len(perturbed)} times)" if len(perturbed) > 1 else "")
     if nonfinite:
         note += f"; {nonfinite}"
-    if decision.get("storage") and (status == "ERROR" or (status in ("RUNNING", "PENDING", "PAUSED") and not live)):
-        return decision["storage"] + note  # stopped by a refused write, not by its own code: resumed later
+    refused = decision.get("storage") and (status in ("RUNNING", "PENDING", "PAUSED") and not live
+                                           or status == "ERROR" and refusal(error))  # fmt: skip
+    if refused:  # stopped by a refused write, not by its own code: resumed later
+        return decision["storage"] + note
     if status == "ERROR":
         cause = failure(decision) or (f"errored: {error}" if error else "errored")
         return cause + note

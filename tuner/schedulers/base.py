@@ -40,6 +40,11 @@ class SchedulerEntry:
     # Checkpoints kept per trial (the best by the metric); None keeps all, for schedulers that hand a
     # trial's latest checkpoint to another trial at any time.
     checkpoints_to_keep: ClassVar[int | None] = 1
+    # Whether tuner ends each trial at --max-epochs itself: schedulers without a max_t never end one, and a
+    # trainable with a loop of its own (a class, a function that takes no max_epochs) would run past it.
+    # Those with a max_t (ASHA, HyperBand, BOHB) end it as they decide, and the median rule, which records a
+    # trial's last result as it completes, is left to decide as it does.
+    ends_at_max_epochs: ClassVar[bool] = False
 
     def build(self, ctx: SchedulerContext) -> Any:
         raise NotImplementedError

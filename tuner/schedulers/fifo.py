@@ -10,6 +10,7 @@ from tuner.schedulers.base import SchedulerContext, SchedulerEntry
 class Fifo(SchedulerEntry):
     name = "fifo"
     summary = "every trial runs all its epochs"
+    ends_at_max_epochs = True
 
     def build(self, ctx: SchedulerContext) -> Any:
         from ray.tune.schedulers import FIFOScheduler

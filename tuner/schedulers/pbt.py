@@ -42,6 +42,7 @@ class Pbt(SchedulerEntry):
     requires_searcher = "random"
     takes_no_searcher = True
     checkpoints_to_keep = None  # a worse trial may copy a better one's latest checkpoint at any perturbation
+    ends_at_max_epochs = True
 
     def build(self, ctx: SchedulerContext) -> Any:
         from tuner.ray_compat.schedulers import RecordingPBT

@@ -356,21 +356,13 @@ def _probed_plan(name: str, value: Any, text: str, entry: Planner, seed: int, pa
 
 def _traced_plan(name: str, value: Any, text: str, entry: Planner, seed: int) -> ParamPlan:
     """A function with many values, searched through the one random draw it makes (tuner/searchers/traced.py)."""
-    from tuner.searchers.traced import TracedDecode, TracedEncode, trace
+    from tuner.searchers.traced import trace
 
     traced = trace(value, seed)
     if isinstance(traced, str):
         return ParamPlan(name, text, f"drawn at random, not searched by {entry.name}: {traced}", RANDOM, value)
-    draw = traced.draw
-    try:
-        inner = domain_plan(name, draw.domain(), draw.text(), entry)
-    except CannotSearch:
-        return ParamPlan(name, text, f"drawn at random: its draw {draw.text()} cannot be searched by {entry.name}",
-                         RANDOM, value)  # fmt: skip
     span = f", values {traced.low:g}…{traced.high:g}" if traced.low is not None else ""
-    how = f"follows its draw {draw.text()}{span}: {inner.how}"
-    return ParamPlan(name, text, how, ENCODED, inner.encoded, TracedDecode(value, draw, inner.decode),
-                     TracedEncode(value, draw, inner.encode))  # fmt: skip
+    return _through_draw(name, value, text, entry, traced.draw, ENCODED, span)
 
 
 def _derived_plan(name: str, value: Any, text: str, entry: Planner, seed: int, params: Mapping[str, Any],
@@ -378,7 +370,7 @@ def _derived_plan(name: str, value: Any, text: str, entry: Planner, seed: int, p
     """A function of other parameters that are not one choice (``spec.config.alpha * np.random.normal()``):
     searched through its one draw when that draw is the same whatever the others are, its value made from the
     trial's config once the others are decided."""
-    from tuner.searchers.traced import TracedDecode, TracedEncode, trace
+    from tuner.searchers.traced import TracedDecode, trace
 
     def others(rng: Any) -> dict[str, Any]:
         return _draw_others(params, name, rng)
@@ -387,18 +379,24 @@ def _derived_plan(name: str, value: Any, text: str, entry: Planner, seed: int, p
     if isinstance(traced, str):
         why = traced if why_not_branches.startswith("it depends on") and not traced.startswith("it fails") else why_not_branches
         return ParamPlan(name, text, f"drawn at random, not searched by {entry.name}: {why}", RANDOM, value)
-    draw = traced.draw
-    if draw is None:
+    if traced.draw is None:
         return ParamPlan(name, text, "computed from the other parameters in each trial (it draws nothing itself)",
                          COMPUTED, value, TracedDecode(value, None))  # fmt: skip
+    return _through_draw(name, value, text, entry, traced.draw, DERIVED, ", given the other parameters")
+
+
+def _through_draw(name: str, value: Any, text: str, entry: Planner, draw: Any, treatment: str, note: str) -> ParamPlan:
+    """``value`` searched by ``entry`` through its ``draw``: the model sees the draw's domain as it sees any, the
+    function is run on the model's value (``TracedDecode``) and an earlier value found back (``TracedEncode``)."""
+    from tuner.searchers.traced import TracedDecode, TracedEncode
+
     try:
         inner = domain_plan(name, draw.domain(), draw.text(), entry)
     except CannotSearch:
         return ParamPlan(name, text, f"drawn at random: its draw {draw.text()} cannot be searched by {entry.name}",
                          RANDOM, value)  # fmt: skip
-    how = f"follows its draw {draw.text()}, given the other parameters: {inner.how}"
-    return ParamPlan(name, text, how, DERIVED, inner.encoded, TracedDecode(value, draw, inner.decode),
-                     TracedEncode(value, draw, inner.encode))  # fmt: skip
+    return ParamPlan(name, text, f"follows its draw {draw.text()}{note}: {inner.how}", treatment, inner.encoded,
+                     TracedDecode(value, draw, inner.decode), TracedEncode(value, draw, inner.encode))  # fmt: skip
 
 
 def _draw_others(params: Mapping[str, Any], name: str, rng: Any) -> dict[str, Any]:

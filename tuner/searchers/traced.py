@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import math
 import random as pyrandom
-import statistics
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -50,10 +49,11 @@ class Draw:
             return searched
         if self.kind == "randint":
             return int(searched)
-        if self.kind == "normal":
-            return statistics.NormalDist(*self.args).inv_cdf(float(searched))
-        if self.kind == "lognormal":
-            return math.exp(statistics.NormalDist(*self.args).inv_cdf(float(searched)))
+        if self.kind in ("normal", "lognormal"):
+            from tuner.searchers.plan import NormalQuantile
+
+            drawn = NormalQuantile(*self.args, q=None, integer=False).decode(searched)
+            return drawn if self.kind == "normal" else math.exp(drawn)
         if self.kind == "exponential":
             return -self.args[0] * math.log1p(-float(searched))
         values, weights = self.args  # weighted: a choice drawn with probabilities, searched through their sum
@@ -109,9 +109,9 @@ class _Watch:
 
 def _numpy_draw(name: str, args: tuple, kwargs: dict) -> Draw | None:
     """The draw a call to ``numpy.random.NAME`` makes, or None (arrays, or a form not followed)."""
-    if kwargs.get("size") is not None:
-        return None
     bound = dict(zip(_NUMPY_ARGS.get(name, ()), args, strict=False)) | kwargs
+    if bound.get("size") is not None:  # an array of draws, not one
+        return None
     if name in ("rand", "random", "random_sample", "ranf", "sample"):
         return Draw("uniform", (0.0, 1.0)) if not args and not kwargs else None
     if name == "uniform":
@@ -136,8 +136,9 @@ def _numpy_draw(name: str, args: tuple, kwargs: dict) -> Draw | None:
     return None
 
 
-_NUMPY_ARGS = {"uniform": ("low", "high"), "randint": ("low", "high"), "normal": ("loc", "scale"),
-               "lognormal": ("mean", "sigma"), "exponential": ("scale",), "choice": ("a", "size", "replace", "p")}  # fmt: skip
+_NUMPY_ARGS = {"uniform": ("low", "high", "size"), "randint": ("low", "high", "size"), "normal": ("loc", "scale", "size"),
+               "lognormal": ("mean", "sigma", "size"), "exponential": ("scale", "size"),
+               "choice": ("a", "size", "replace", "p")}  # fmt: skip
 NUMPY_FUNCTIONS = ("rand", "random", "random_sample", "ranf", "sample", "uniform", "randint", "normal", "randn",
                    "standard_normal", "lognormal", "exponential", "choice")  # fmt: skip
 

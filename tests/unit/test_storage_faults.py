@@ -1,0 +1,102 @@
+"""A write cut short never replaces a good file: Ray's state copies, tuner's own writes, the refusal in words."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import pyarrow.fs
+import pytest
+
+from tuner import storage
+from tuner.launch import disk
+from tuner.ray_compat.atomic_sync import atomic_local_copies, copy_renaming
+
+
+def test_a_state_copy_cut_short_leaves_the_last_good_state(tmp_path, monkeypatch):
+    source, target = tmp_path / "staging", tmp_path / "experiment"
+    source.mkdir()
+    target.mkdir()
+    (source / "experiment_state-1.json").write_text('{"trial_data": ["new"]}')
+    (source / "searcher-state-1.pkl").write_bytes(b"new searcher")
+    (target / "experiment_state-1.json").write_text('{"trial_data": ["good"]}')
+    real_open = open
+    calls = {"n": 0}
+
+    def open_failing(path, mode="r", *args, **kwargs):
+        if "w" in mode and str(path).endswith(".partial"):
+            calls["n"] += 1
+            if calls["n"] == 1:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        return real_open(path, mode, *args, **kwargs)
+
+    monkeypatch.setattr("builtins.open", open_failing)
+    with pytest.raises(OSError, match="No space left on device"):
+        copy_renaming(pyarrow.fs.LocalFileSystem(), str(source), str(target))
+    monkeypatch.undo()
+    assert (target / "experiment_state-1.json").read_text() == '{"trial_data": ["good"]}'
+    assert not list(target.glob(".*partial"))
+    copy_renaming(pyarrow.fs.LocalFileSystem(), str(source), str(target))  # space again: the whole new state
+    assert (target / "experiment_state-1.json").read_text() == '{"trial_data": ["new"]}'
+    assert (target / "searcher-state-1.pkl").read_bytes() == b"new searcher"
+
+
+def test_rays_own_upload_goes_through_the_renaming_copy(tmp_path):
+    from ray.train._internal import storage as ray_storage
+
+    atomic_local_copies()
+    atomic_local_copies()  # once is enough, twice changes nothing
+    (tmp_path / "staging").mkdir()
+    (tmp_path / "staging" / "tuner.pkl").write_bytes(b"state")
+    ray_storage._upload_to_fs_path(str(tmp_path / "staging"), pyarrow.fs.LocalFileSystem(), str(tmp_path / "exp"),
+                                   exclude=["*.tmp"])  # fmt: skip
+    assert (tmp_path / "exp" / "tuner.pkl").read_bytes() == b"state"
+    assert getattr(ray_storage._pyarrow_fs_copy_files, "_tuner_atomic", False)
+
+
+def test_tuners_own_writes_keep_the_old_file_when_cut_short(tmp_path, monkeypatch):
+    storage.write_text(tmp_path, "best_config.json", "good")
+
+    def full(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("pathlib.Path.write_text", full)
+    with pytest.raises(OSError):
+        storage.write_text(tmp_path, "best_config.json", "new")
+    monkeypatch.undo()
+    assert (tmp_path / "best_config.json").read_text() == "good"
+    assert not list(tmp_path.glob(".*partial"))
+
+
+@pytest.mark.parametrize(
+    "text, meaning",
+    [
+        ("OSError: [Errno 28] Error writing bytes to file. Detail: [errno 28] No space left on device",
+         "the storage is full (no space left on device)"),
+        ("OSError: [Errno 122] Disk quota exceeded", "the storage quota is exceeded"),
+        ('File ".../ray/train/_internal/storage.py", in persist_current_checkpoint\nOSError: When uploading part '
+         "for key 'x': AWS Error ACCESS_DENIED ... AccessDenied", "the bucket refused a write (access denied)"),
+        ("HTTPError: 403 Client Error: Forbidden for url: https://data.example/cifar.tar.gz AccessDenied", None),
+        ("ValueError: loss went to nan", None),
+    ],
+)  # fmt: skip
+def test_a_refused_write_is_told_from_the_trainables_own_error(text, meaning):
+    assert disk.refusal(text) == meaning
+
+
+def test_the_refusal_is_found_behind_the_error_ray_raises_about_it():
+    try:
+        try:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        except OSError as inner:
+            raise RuntimeError("pickle data was truncated") from inner
+    except RuntimeError as outer:
+        assert disk.refusal_of(outer) == "the storage is full (no space left on device)"
+    assert disk.refusal_of(RuntimeError("Trials did not complete")) is None
+
+
+def test_the_reserve_grows_with_the_largest_checkpoint():
+    watch = disk.StorageWatch(None, "exp")
+    assert watch.reserve == disk.RESERVE_MIN
+    watch.largest_checkpoint = 100 * 2**20
+    assert watch.reserve == 4 * 100 * 2**20
