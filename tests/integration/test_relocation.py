@@ -49,3 +49,14 @@ def test_a_copied_experiment_grows_and_leaves_the_original_as_it_was(run_cli, tm
     assert len(experiment.load(str(copy)).trials) == 6
     assert _digest(made) == before, "the original changed"
     assert len(experiment.load(str(made)).trials) == 4
+
+
+def test_a_resumed_asha_keeps_the_rungs_it_had(run_cli, tmp_path):
+    """Tune saves no scheduler state; the comparisons written down put ASHA's rungs back when a sweep resumes."""
+    made = _first_sweep(run_cli, tmp_path)
+    first = run_cli("results", made)
+    assert first.code == 0
+    grown = run_cli("resume", made, "--num-samples", 7)
+    assert grown.code == 0, grown.out[-3000:] + grown.err[-3000:]
+    cutoffs = [line for line in grown.out.splitlines() if line.startswith("rung cutoffs")]
+    assert cutoffs and "epoch 1: -" not in cutoffs[0], cutoffs[:2]

@@ -2,7 +2,7 @@
 
 Each subclass lets Ray's own scheduler decide and then reads the reason from the state that decided it
 (the rung's recorded values, the running means, the bracket's halving, PBT's exploit); nothing about the
-decision itself changes. The reads use Ray 2.60's scheduler internals (part 13 of tuner/ray_compat/__init__.py);
+decision itself changes, but that a resumed ASHA gets back the rungs it had (Tune saves no scheduler state). The reads use Ray 2.60's scheduler internals (part 13 of tuner/ray_compat/__init__.py);
 tests/unit/test_ray_compat.py checks each internal is still there, and the replay tests run them on real
 schedulers.
 """
@@ -30,9 +30,34 @@ def _less_is_better(scheduler: Any) -> bool:
 
 
 class RecordingASHA(ASHAScheduler):
+    """ASHA that writes down every comparison, and that a resumed sweep gives back its rungs.
+
+    Tune saves no scheduler state: a sweep resumed (after a signal, a full disk, or to grow it) starts ASHA
+    with empty rungs, so its first trials go on against no cutoff at all. The comparisons written down in the
+    fate log are put back in the rungs when the resumed ASHA takes its first trial (one bracket, tuner's)."""
+
     def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
+
+    def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
+        super().on_trial_add(tune_controller, trial)
+        if not self.__dict__.get("_rungs_restored"):
+            self._rungs_restored = True
+            self._restore_rungs()
+
+    def _restore_rungs(self) -> None:
+        from tuner.review.fates import recorded
+
+        folder = getattr(self.fate_log, "folder", None) if self.fate_log else None
+        if folder is None or len(self._brackets) != 1:
+            return
+        rungs = dict(self._brackets[0]._rungs)  # milestone -> {trial id: value, as ASHA keeps it}
+        for trial_id, decision in recorded(folder).items():
+            for seen in decision.get("rungs", []):
+                at = rungs.get(seen.get("rung"))
+                if at is not None and trial_id not in at and isinstance(seen.get("value"), (int, float)):
+                    at[trial_id] = float(seen["value"]) * self._metric_op
 
     def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
         rung = self._rung_for(trial, result)

@@ -7,7 +7,9 @@ once at the end, with the error file inside the experiment folder. On a stop sig
 ``Tuner.restore(...)``; tuner prints its own ``tuner resume`` command instead. A trial that a budget or a
 signal ended before its first report makes Ray warn at the end that it found no results for it; that
 warning is dropped (any other trial it lists keeps it). When the disk fills, Ray logs a traceback for each
-state save and each trial's refused write; tuner says it in one line (tuner/launch/disk.py), so those go.
+state save and each trial's refused write; tuner says it in one line (tuner/launch/disk.py), so those go. Under
+PBT, Ray warns of results "not found" for a trial restarted from a checkpoint before any were synced, and
+advises reuse_actors where a class trainable has no reset_config: both dropped.
 
 11. A worker's crash, forwarded (Ray 2.60): a trial process killed by a signal prints the C++ core's crash
 report (``*** SIGSEGV received at time=…``, ``PC: @ 0x…``, its stack addresses, and the same again through
@@ -30,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -90,8 +93,18 @@ class _DropNeverReported(logging.Filter):
 
 
 STATE_LOGGER = "ray.tune.execution.experiment_state"  # "Saving experiment state to storage at ... failed"
+# A trial PBT restarts from a checkpoint makes Ray look for its results in the storage before they were ever
+# synced there ("Remote file not found"), and a class trainable PBT cannot reuse (no reset_config) makes Ray
+# advise reuse_actors, which tuner already sets wherever Ray can use it (README: the trainable forms).
+RESULTS_LOGGER, NOT_SYNCED_YET = "ray.tune.logger.logger", "Remote file not found"
+PBT_REUSE_ADVICE = "Consider boosting PBT performance"
 WORKER_LOGGER = "ray._private.worker"  # "Unhandled error (suppress with ...)": a trial's error nobody awaited
 REFUSED_WRITE = ("No space left on device", "Disk quota exceeded")
+
+
+class _DropNotSyncedYet(_DropMessage):
+    def __init__(self) -> None:
+        super().__init__(NOT_SYNCED_YET)
 
 
 class _DropRefusedWrites(logging.Filter):
@@ -116,6 +129,8 @@ def quiet_terminal() -> None:
     install_filter(ANALYSIS_LOGGER, _DropNeverReported())
     install_filter(STATE_LOGGER, _DropRefusedWrites())
     install_filter(WORKER_LOGGER, _DropRefusedWrites())
+    install_filter(RESULTS_LOGGER, _DropNotSyncedYet())
+    warnings.filterwarnings("ignore", message=PBT_REUSE_ADVICE, category=UserWarning)
 
 
 FORWARDER = "ray_print_logs"
