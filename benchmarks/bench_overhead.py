@@ -23,16 +23,16 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tuner.launch.resolve import resolve  # noqa: E402
 from tuner.launch.runner import run_sweep  # noqa: E402
-from tuner.settings import SweepConfig  # noqa: E402
 
 
 def one_sweep(storage: str, trials: int, cpus: int, reuse: bool) -> dict:
-    config = SweepConfig(
-        space="cifar_small", dataset="synthetic", synthetic_size=200, num_samples=trials, max_epochs=1,
-        scheduler="fifo", searcher="random", storage_path=storage, name=f"reuse-{reuse}", cpus_per_trial=1,
-        gpus_per_trial=0,
-    )  # fmt: skip
+    config = resolve({
+        "space": "cifar_small", "dataset": "synthetic", "synthetic_size": 200, "num_samples": trials, "max_epochs": 1,
+        "scheduler": "fifo", "searcher": "random", "storage_path": storage, "name": f"reuse-{reuse}",
+        "cpus_per_trial": 1, "gpus_per_trial": 0,
+    })  # fmt: skip  (settings completed as a sweep's are: metric and mode from the space)
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
         summary = run_sweep(config, out=lambda line: None, num_cpus=cpus, reuse_actors=reuse)
