@@ -100,3 +100,13 @@ def test_the_reserve_grows_with_the_largest_checkpoint():
     assert watch.reserve == disk.RESERVE_MIN
     watch.largest_checkpoint = 100 * 2**20
     assert watch.reserve == 4 * 100 * 2**20
+
+
+def test_a_state_caught_mid_write_in_staging_never_replaces_the_last_good_one(tmp_path):
+    (tmp_path / "staging").mkdir()
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "staging" / "experiment_state-1.json").write_text("")  # Ray's open(..., "w") just truncated it
+    (tmp_path / "exp" / "experiment_state-1.json").write_text('{"trial_data": []}')
+    copy_renaming(pyarrow.fs.LocalFileSystem(), str(tmp_path / "staging"), str(tmp_path / "exp"))
+    assert (tmp_path / "exp" / "experiment_state-1.json").read_text() == '{"trial_data": []}'
+    assert not list((tmp_path / "exp").glob(".*partial"))

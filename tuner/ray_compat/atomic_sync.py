@@ -6,7 +6,10 @@ each step with ``pyarrow.fs.copy_files`` (through ``ray.train._internal.storage.
 which writes each file in place: when the disk fills mid-copy the good state is replaced by a truncated one
 and the experiment can no longer be resumed. ``atomic_local_copies`` makes each copy into a local folder
 write a hidden temporary file and rename it over the old one, so a copy cut short leaves the last good
-file as it was. Buckets are left to Ray: an object store replaces an object only once it is whole.
+file as it was. Ray also writes ``experiment_state-*.json`` in place in the staging folder while its
+background copy of the previous one may still be reading it (a ``kill -9`` then left an empty state behind):
+a state that does not parse is never copied over a good one. Buckets are left to Ray: an object store
+replaces an object only once it is whole.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from typing import Any
 _MODULE = "ray.train._internal.storage"
 _FUNCTION = "_pyarrow_fs_copy_files"
 CHUNK = 16 * 2**20
+STATE_PREFIX = "experiment_state-"  # written in place in the staging folder (``open(..., "w")``), so read mid-write
 
 
 def atomic_local_copies() -> None:
@@ -96,8 +100,22 @@ def _copy_one(source_fs: Any, origin: str, destination: str) -> None:
     try:
         with source_fs.open_input_stream(origin) as stream, open(scratch, "wb") as out:
             shutil.copyfileobj(stream, out, CHUNK)
+        if name.startswith(STATE_PREFIX) and not _whole_json(scratch):
+            os.remove(scratch)  # caught mid-write in the staging folder: the last good state stays
+            return
         os.replace(scratch, destination)
     except BaseException:
         with contextlib.suppress(OSError):
             os.remove(scratch)
         raise
+
+
+def _whole_json(path: str) -> bool:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as stream:
+            json.load(stream)
+    except (OSError, ValueError):
+        return False
+    return True
