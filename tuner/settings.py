@@ -18,7 +18,9 @@ from typing import Any
 from tuner import storage
 from tuner.errors import UsageError
 from tuner.limits import Budget, TrialTimeout
-from tuner.spec import MODES
+from tuner.objectives import MODES, Constraint, Objective, parse_objectives
+from tuner.objectives import decode as decode_objectives
+from tuner.objectives import encode as encode_objectives
 
 ENV_PREFIX = "TUNER_"
 DEFAULT_STORAGE = "~/tuner_results"
@@ -41,8 +43,10 @@ class SweepConfig:
     reduction_factor: int = 2  # ASHA, HyperBand and BOHB keep the best 1/reduction_factor at each rung
     cpus_per_trial: float = 1.0
     gpus_per_trial: float | None = None  # or "auto": packed by measured memory (tuner/launch/packing.py)
-    metric: str | None = None
-    mode: str | None = None
+    metric: str | None = None  # the first objective; given as "loss,latency_ms" for several (see objectives)
+    mode: str | None = None  # the first objective's; "min,max" for several, or one mode for all
+    objectives: list[str] | None = None  # several objectives, as "name:mode" (decided from metric and mode)
+    constraints: list[str] | None = None  # "METRIC<=VALUE": a trial that breaks one is never on the front
     name: str | None = None
     storage_path: str = DEFAULT_STORAGE
     seed: int = 0
@@ -74,8 +78,9 @@ class SweepConfig:
             object.__setattr__(self, "warm_start", [str(self.warm_start)])
         elif self.warm_start is not None:
             object.__setattr__(self, "warm_start", [str(ref) for ref in self.warm_start] or None)
-        if self.mode is not None:
-            _check_choice("mode", self.mode, MODES)
+        self._settle_objectives()
+        for text in self.constraints or []:
+            Constraint.parse(text)
         if self.num_samples is not None:
             _check_at_least("num-samples", self.num_samples, 1)
         if self.budget is not None and Budget.parse(self.budget).extra:
@@ -110,6 +115,43 @@ class SweepConfig:
             raise UsageError(
                 f"--name {self.name!r} must be a plain folder name (no '/', not starting with '.')"
             )
+
+    def _settle_objectives(self) -> None:
+        """``--metric loss,latency_ms --mode min,min`` kept as the first objective in ``metric``/``mode`` (what a
+        single-objective view ranks by) and all of them in ``objectives``; one metric leaves ``objectives`` unset."""
+        if self.metric is None or self.mode is None:
+            if self.mode is not None and "," not in self.mode:
+                _check_choice("mode", self.mode, MODES)
+            return
+        if "," not in self.metric and "," not in self.mode:
+            _check_choice("mode", self.mode, MODES)
+            if self.objectives is not None:
+                names = [o.name for o in self.objective_list]
+                if names[0] != self.metric:  # a saved sweep's first objective is its metric
+                    raise UsageError(f"objectives {self.objectives} do not start with metric {self.metric!r}")
+            return
+        parsed = parse_objectives(self.metric, self.mode)
+        if len(parsed) == 1:
+            object.__setattr__(self, "objectives", None)
+        else:
+            object.__setattr__(self, "objectives", encode_objectives(parsed))
+        object.__setattr__(self, "metric", parsed[0].name)
+        object.__setattr__(self, "mode", parsed[0].mode)
+
+    @property
+    def objective_list(self) -> list[Objective]:
+        """Every objective, in the order given: one (``metric``, ``mode``) unless several were given."""
+        if self.objectives:
+            return decode_objectives(self.objectives)
+        return [Objective(self.metric or "loss", self.mode or "min")]
+
+    @property
+    def several_objectives(self) -> bool:
+        return len(self.objectives or []) > 1
+
+    @property
+    def constraint_list(self) -> list[Constraint]:
+        return [Constraint.parse(text) for text in self.constraints or []]
 
     @property
     def experiment_path(self) -> str:
@@ -176,7 +218,7 @@ def _check_at_least(flag: str, value: int, low: int) -> None:
 
 _FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig)}
 FIELD_NAMES = tuple(_FIELD_TYPES)
-DECIDED = ("searcher_chosen", "origin")  # settings tuner decides and records, never given
+DECIDED = ("searcher_chosen", "origin", "objectives")  # settings tuner decides and records, never given
 USER_SETTINGS = tuple(name for name in FIELD_NAMES if name not in DECIDED)
 
 
@@ -219,6 +261,8 @@ def coerce(name: str, value: Any, where: str) -> Any:
         if base.startswith("list"):
             items = value if isinstance(value, (list, tuple)) else str(value).split(",")
             return [str(v).strip() for v in items if str(v).strip()] or None
+        if isinstance(value, (list, tuple)) and name in ("metric", "mode"):  # several objectives, as a YAML list
+            return ",".join(str(v).strip() for v in value)
         if isinstance(value, (dict, list)):
             raise ValueError
         return str(value)

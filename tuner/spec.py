@@ -10,8 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tuner.errors import UsageError
-
-MODES = ("min", "max")
+from tuner.objectives import MODES, from_mapping, parse_objectives
 # What a trainable may report beside its learning metrics about the run itself (the out-of-memory fallback's
 # batch size and retries, GPU memory and use): the live table and TensorBoard show them; plots and the
 # report's learning views leave them out unless asked.
@@ -20,7 +19,8 @@ DIAGNOSTICS = ("batch_size_effective", "oom_retries", "gpu_memory_peak_mb", "gpu
 
 @dataclass(frozen=True)
 class SearchSpace:
-    """A declarative sweep: which trainable, which metric to optimise, and the parameter domains.
+    """A declarative sweep: which trainable, which metric to optimise (or ``metrics``, several with their
+    modes), and the parameter domains.
 
     ``trainable`` is the name of a module under ``trainables/`` (which defines ``train``), a
     ``"package.module:function"`` reference, or the function itself. ``params`` maps names to Ray Tune
@@ -37,12 +37,18 @@ class SearchSpace:
     mode: str = "min"
     description: str = ""
     defaults: Mapping[str, Any] = field(default_factory=dict)
+    metrics: Mapping[str, str] | None = None  # several objectives: {"loss": "min", "latency_ms": "min"}
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise UsageError(f"space mode {self.mode!r} is not valid; use one of: {', '.join(MODES)}")
+        if self.metrics is not None:  # kept as the comma-separated metric and mode a sweep's flags take
+            metric, mode = from_mapping(self.metrics)
+            object.__setattr__(self, "metric", metric)
+            object.__setattr__(self, "mode", mode)
         if not self.metric or not isinstance(self.metric, str):
             raise UsageError("space metric must be a non-empty string, e.g. metric='loss'")
+        if not isinstance(self.mode, str) or any(m.strip() not in MODES for m in self.mode.split(",")):
+            raise UsageError(f"space mode {self.mode!r} is not valid; use one of: {', '.join(MODES)}")
+        parse_objectives(self.metric, self.mode)
         if not isinstance(self.trainable, str) and not callable(self.trainable):
             raise UsageError(
                 f"space trainable must be a name under trainables/ or a function, not {type(self.trainable).__name__}"

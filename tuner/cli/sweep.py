@@ -58,8 +58,12 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
             "(share GPUs by the measured memory of the most demanding config). "
             "[default: 1 where the cluster has GPUs, else 0]",
         ),
-        click.option("--metric", help="Metric to optimise. [default: the space's]"),
-        click.option("--mode", type=click.Choice(["min", "max"]), help="Minimise or maximise. [default: the space's]"),
+        click.option("--metric", help="Metric to optimise, or several separated by commas (loss,latency_ms): a "
+                     "Pareto front is searched. [default: the space's]"),
+        click.option("--mode", help="min or max; one per metric (min,max) or one for all. [default: the space's]"),
+        click.option("--constraint", "constraints", multiple=True, metavar="METRIC<=VALUE",
+                     help="A bound a trial must meet to count, on any metric it reports (repeatable; <=, >=, <, >): "
+                     "trials that break it never make the best or the front."),
         click.option("--name", help="Experiment name (a new one: an existing name is refused). [default: SPACE-SCHEDULER-SEARCHER-TIME]"),
         click.option("--storage-path", help=f"Folder (or s3://, gs:// URI) holding experiments. [default: {DEFAULT_STORAGE}]"),
         click.option("--seed", type=int, help=f"Seed for sampling, data split and initialisation. [default: {d.seed}]"),

@@ -103,7 +103,9 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     context = schedulers.SchedulerContext(config.max_epochs, config.metric, config.mode, space.flat_params,
                                           config.planned_trials * grid_points(space.flat_params), config.seed,
                                           grace_period=config.grace_period,
-                                          reduction_factor=config.reduction_factor)  # fmt: skip
+                                          reduction_factor=config.reduction_factor,
+                                          objectives=tuple(config.objective_list) if config.several_objectives else (),
+                                          constraints=tuple(config.constraint_list))  # fmt: skip
     search_plan = searchers.plan_search(space.flat_params, config.searcher, config.seed)
     if scheduler.needs_checkpoints and not keeps_checkpoints(trainable):
         why = ("continues trials from other trials' checkpoints" if config.scheduler == "pbt"

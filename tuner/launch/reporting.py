@@ -16,12 +16,15 @@ from tuner.review.ray_state import bookkeeping
 ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_memory_peak_mb": "gpu MB"}
 
 
-def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs: int) -> CLIReporter:
-    """A live table: the tuned parameters, then loss, accuracy and the epoch count, best trials first."""
+def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs: int,
+                   also: Sequence[str] = ()) -> CLIReporter:  # fmt: skip
+    """A live table: the tuned parameters, then loss, accuracy (and ``also``: the other objectives and
+    constrained metrics) and the epoch count, best trials first."""
     columns = {"loss": "loss", "accuracy": "accuracy"}
     if metric not in columns:
         columns = {metric: metric, **columns}
     columns[metric] = f"{metric} (last)"  # the rows are ranked by each trial's best, the column is its last
+    columns.update({name: name for name in also if name not in columns})
     columns.update(ADAPTIVE_COLUMNS)
     columns["training_iteration"] = "iter"
     return SweepReporter(  # metric and mode come from the sweep's TuneConfig
@@ -38,19 +41,25 @@ def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs
 
 
 class MetricGuard(Callback):
-    """Stops the sweep at the first result that lacks the optimised metric, naming what was reported."""
+    """Stops the sweep at the first result that lacks a metric it decides on (the metric, each objective, each
+    constraint's), naming what was reported."""
 
-    def __init__(self, metric: str) -> None:
+    def __init__(self, metric: str, *objectives: str, constrained: tuple[str, ...] = ()) -> None:
         self.metric = metric
+        self.objectives = objectives
+        self.constrained = constrained
         self.problem: str | None = None
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
-        if self.metric in result:
+        wanted = (self.metric, *self.__dict__.get("objectives", ()), *self.__dict__.get("constrained", ()))
+        missing = [m for m in wanted if m not in result]
+        if not missing:
             return
         reported = sorted(k for k in result if not bookkeeping(k))
+        flag = "--constraint" if missing[0] in self.__dict__.get("constrained", ()) else "--metric"
         self.problem = (
-            f"the trainable never reports metric {self.metric!r}; it reports: "
-            f"{', '.join(reported) or '(nothing)'}; pass --metric with one of those"
+            f"the trainable never reports metric {missing[0]!r}; it reports: "
+            f"{', '.join(reported) or '(nothing)'}; pass {flag} with one of those"
         )
         raise UsageError(self.problem)
 

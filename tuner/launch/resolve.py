@@ -84,6 +84,7 @@ def complete(config: SweepConfig, space: Any) -> SweepConfig:
         updates["storage_path"] = str(Path(config.storage_path).expanduser().resolve())
     config = dataclasses.replace(config, **updates)
     config = _choose_searcher(config, space)
+    _check_objectives(config)
     if config.name is None:
         config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
     return dataclasses.replace(config, origin=config.experiment_path)
@@ -98,8 +99,24 @@ def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
         return config
     if brings and config.searcher is None:
         return dataclasses.replace(config, searcher=brings)
-    name, why = choose(space.flat_params, config.scheduler, config.planned_trials, budgeted=config.num_samples is None)
+    name, why = choose(space.flat_params, config.scheduler, config.planned_trials, budgeted=config.num_samples is None,
+                       objectives=len(config.objective_list))  # fmt: skip
     return dataclasses.replace(config, searcher=name, searcher_chosen=f"auto chose {name}: {why}")
+
+
+def _check_objectives(config: SweepConfig) -> None:
+    """Several objectives need a scheduler and a searcher that decide by fronts; one line names those that do."""
+    if not config.several_objectives:
+        return
+    count = f"{len(config.objective_list)} objectives ({', '.join(map(str, config.objective_list))})"
+    if not schedulers.REGISTRY[config.scheduler].multi_objective:
+        able = [e.name for e in schedulers.ENTRIES if e.multi_objective]
+        raise UsageError(f"--scheduler {config.scheduler} ranks trials by one value and cannot decide on {count}; "
+                         f"use one that can: {', '.join(able)}")  # fmt: skip
+    if config.searcher and not searchers.REGISTRY[config.searcher].multi_objective:
+        able = [e.name for e in searchers.ENTRIES if e.multi_objective]
+        raise UsageError(f"--searcher {config.searcher} models one value and cannot search {count}; use one that "
+                         f"can: {', '.join(able)} (or auto)")  # fmt: skip
 
 
 def _free_name(config: SweepConfig, label: str) -> str:

@@ -140,10 +140,12 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     max_concurrent = plan.max_concurrent
     search_alg = build_searcher(plan.search_plan, SearcherContext(
         cfg.metric, cfg.mode, cfg.planned_trials, cfg.seed, max_concurrent, never_wait=plan.scheduler.pauses_trials,
-        generator_only=plan.scheduler.takes_no_searcher, full_epochs=cfg.max_epochs))  # fmt: skip
+        generator_only=plan.scheduler.takes_no_searcher, full_epochs=cfg.max_epochs,
+        objectives=plan.context.objectives, constraints=plan.context.constraints))  # fmt: skip
     if plan.warm_start is not None:
         search_alg.add_observations(plan.warm_start.points, first=plan.warm_start.best())
-    guard, watch = MetricGuard(cfg.metric), StallWatch(cfg.stall_timeout, folder)
+    guard = MetricGuard(*(o.name for o in cfg.objective_list), constrained=tuple(c.metric for c in cfg.constraint_list))
+    watch = StallWatch(cfg.stall_timeout, folder)
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
     if not generator:
         search_alg = StallAwareSearcher(search_alg, watch)
@@ -180,7 +182,8 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
             stop=sweep_stopper(watch, budget, cfg.max_epochs if plan.scheduler.ends_at_max_epochs else None),
             callbacks=[*callbacks, TensorBoardLogger(folder, plan.space.flat_params, cfg.metric, cfg.mode,
                                                      cfg.max_epochs), *logger_callbacks(cfg, out)],  # fmt: skip
-            progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.flat_params), cfg.max_epochs),
+            progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.flat_params), cfg.max_epochs,
+                                             also=watched_metrics(cfg)[1:]),
             checkpoint_config=checkpoint_config(plan),
             sync_config=sync_config(cfg),
             failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
@@ -192,6 +195,12 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     finally:
         if packing_key is not None:
             packings.forget(packing_key)
+
+
+def watched_metrics(cfg: SweepConfig) -> list[str]:
+    """Every metric the sweep decides on, its first objective first: each objective, each constraint's."""
+    names = [o.name for o in cfg.objective_list] + [c.metric for c in cfg.constraint_list]
+    return list(dict.fromkeys(names))
 
 
 def guards(cfg: SweepConfig, folder: str, fate_log: Any) -> list[Any]:

@@ -132,15 +132,27 @@ class Experiment:
         return self.config.mode or "min"
 
     def ranked(self) -> list[TrialRecord]:
-        """Trials by the best value of the metric within each, best first; trials with no result last."""
+        """Trials by the best value of the metric within each, best first; trials with no result last, and
+        under constraints, those that break one after those that do not."""
         sign = 1 if self.mode == "min" else -1
         return sorted(
             self.trials,
-            key=lambda t: (t.best(self.metric, self.mode) is None, sign * (t.best(self.metric, self.mode) or 0.0)),
+            key=lambda t: (t.best(self.metric, self.mode) is None, bool(self.breaks(t)),
+                           sign * (t.best(self.metric, self.mode) or 0.0)),  # fmt: skip
         )
 
+    def breaks(self, trial: TrialRecord) -> list[str]:
+        """The constraints (``--constraint``) the trial's last result breaks, in words; none without constraints."""
+        constraints = self.config.constraint_list
+        if not constraints or not trial.rows:
+            return []
+        from tuner.objectives import broken
+
+        return broken(constraints, trial.rows[-1])
+
     def best_trial(self) -> TrialRecord | None:
-        ranked = [t for t in self.ranked() if t.best(self.metric, self.mode) is not None]
+        """The best trial by the first objective; under constraints, the best that meets them all."""
+        ranked = [t for t in self.ranked() if t.best(self.metric, self.mode) is not None and not self.breaks(t)]
         return ranked[0] if ranked else None
 
     def best_checkpoint(self, trial: TrialRecord) -> str | None:

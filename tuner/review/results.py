@@ -49,6 +49,13 @@ def summarize(experiment: Experiment) -> dict[str, Any]:
             checkpoint=experiment.best_checkpoint(best),
             trial_path=best.path,
         )
+    if experiment.config.several_objectives:
+        from tuner.review import front
+
+        summary["pareto"] = front.write(experiment)
+    elif experiment.config.constraints:
+        summary["infeasible"] = sum(1 for t in experiment.trials if experiment.breaks(t))
+        summary["constraints"] = experiment.config.constraints
     write_text(experiment.path, BEST_FILE, json.dumps(jsonable(summary), indent=2) + "\n")
     return summary
 
@@ -56,9 +63,14 @@ def summarize(experiment: Experiment) -> dict[str, Any]:
 def format_summary(summary: dict[str, Any]) -> list[str]:
     """The lines printed when a sweep ends."""
     lines = []
+    if summary.get("pareto"):
+        from tuner.review.front import format_front
+
+        lines += format_front(summary["pareto"], summary["experiment"])
     if "config" in summary:
+        which = f"best by {summary['metric']}, the first objective" if summary.get("pareto") else "best trial"
         lines += [
-            f"best trial: {summary['best_trial']} ({summary['metric']} {summary['best_value']:.4g} "
+            f"{which}: {summary['best_trial']} ({summary['metric']} {summary['best_value']:.4g} "
             f"at epoch {summary['best_epoch']})",
             f"  config: {json.dumps(jsonable(summary['config']), sort_keys=True)}",
             f"  checkpoint: {summary['checkpoint'] or 'none (the trainable saves no checkpoints)'}",
@@ -66,7 +78,11 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
         if summary.get("best_fate"):
             lines.append(f"  fate: {summary['best_fate']}")
     else:
-        lines.append(f"no trial reported {summary['metric']!r}; no best config")
+        lines.append(f"no trial reported {summary['metric']!r}" + (" and met every constraint" if summary.get("constraints")
+                     or (summary.get("pareto") or {}).get("constraints") else "") + "; no best config")  # fmt: skip
+    if summary.get("constraints"):
+        lines.append(f"constraints: {', '.join(summary['constraints'])}; {summary['infeasible']} trial(s) broke one and "
+                     "are never the best")  # fmt: skip
     for failure in summary["failed"]:
         # A hung or signal-killed trial's error file holds only Ray's account of its end; the fate says more.
         where = f" ({failure['error_file']})" if failure.get("error_file") and not failure.get("explained") else ""
@@ -136,12 +152,23 @@ def trial_rows(experiment: Experiment, top: int | None = None) -> list[dict[str,
     """One row per trial, best first: id, status, parameters, best and last metric, epochs run."""
     metric, mode = experiment.metric, experiment.mode
     params = sorted({k for t in experiment.trials for k in t.config})
+    on_front = None
+    if experiment.config.several_objectives:
+        from tuner.review.front import front
+
+        on_front = {p.trial.trial_id for p in front(experiment)}
     rows = []
     for trial in experiment.ranked()[:top]:
         row: dict[str, Any] = {"trial_id": trial.trial_id, "status": trial.status}
         row.update({p: trial.config.get(p) for p in params})
         row[f"best_{metric}"] = trial.best(metric, mode)
         row[f"last_{metric}"] = trial.last_reported(metric)
+        for other in experiment.config.objective_list[1:]:
+            row[f"last_{other.name}"] = trial.last_reported(other.name)
+        if on_front is not None:
+            row["front"] = "yes" if trial.trial_id in on_front else ""
+        if experiment.config.constraints:
+            row["feasible"] = "no" if experiment.breaks(trial) else "yes"
         row["epochs"] = trial.epochs
         row["fate"] = trial.fate
         rows.append(row)

@@ -19,9 +19,16 @@ def rungs(max_epochs: int, grace: int = GRACE_PERIOD, eta: int = REDUCTION_FACTO
 class Asha(SchedulerEntry):
     name = "asha"
     summary = "asynchronous successive halving: the worse half stopped at each rung"
+    multi_objective = True  # several objectives: ranked by fronts at each rung (tuner/schedulers/pareto_asha.py)
 
     def build(self, ctx: SchedulerContext) -> Any:
         from tuner.ray_compat.schedulers import RecordingASHA
+
+        if ctx.ranked_by_front:
+            from tuner.schedulers.pareto_asha import ParetoASHA
+
+            return ParetoASHA(ctx.max_epochs, min(ctx.grace_period, ctx.max_epochs), ctx.reduction_factor,
+                              ctx.objectives or (), ctx.constraints, fate_log=ctx.fate_log)  # fmt: skip
 
         return RecordingASHA(time_attr="training_iteration", max_t=ctx.max_epochs, fate_log=ctx.fate_log,
                              grace_period=min(ctx.grace_period, ctx.max_epochs),
@@ -32,6 +39,17 @@ class Asha(SchedulerEntry):
         if not at:
             return [f"ASHA: no rung below {ctx.max_epochs} epoch(s), so every trial runs to the end"]
         expected = expected_epochs(ctx.num_samples, ctx.max_epochs, ctx.grace_period, ctx.reduction_factor)
+        if ctx.ranked_by_front:
+            by = ("fronts of " + ", ".join(map(str, ctx.objectives)) if len(ctx.objectives) > 1
+                  else f"{ctx.metric} ({ctx.mode})")  # fmt: skip
+            bounds = f"; trials that break {', '.join(map(str, ctx.constraints))} rank last" if ctx.constraints else ""
+            return [
+                f"ASHA: rungs at epoch {', '.join(map(str, at))} (max {ctx.max_epochs}); at each, a trial goes on only "
+                f"if it is in the best 1/{ctx.reduction_factor} of results reported there so far, ranked by {by}"
+                + (" (non-dominated sorting, crowding distance breaking ties)" if len(ctx.objectives) > 1 else "")
+                + bounds,
+                f"  about {expected} epochs in all if results arrive in no particular order",
+            ]
         return [
             f"ASHA: rungs at epoch {', '.join(map(str, at))} (max {ctx.max_epochs}); at each, a trial goes on only "
             f"if it is in the best 1/{ctx.reduction_factor} of results reported there so far",

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from tuner.objectives import Constraint, Objective
+
 # The seed tutorial's ASHA: the worse half stopped at every rung, the first rung after one epoch.
 GRACE_PERIOD = 1
 REDUCTION_FACTOR = 2
@@ -24,6 +26,13 @@ class SchedulerContext:
     fate_log: Any = None  # tuner.review.fates.FateLog: where the scheduler writes why it stops or perturbs trials
     grace_period: int = GRACE_PERIOD  # epochs before the first rung (ASHA) or comparison (median)
     reduction_factor: int = REDUCTION_FACTOR  # 1/eta of the trials at a rung go on (ASHA, HyperBand, BOHB)
+    objectives: tuple[Objective, ...] = ()  # several objectives (tuner/objectives.py); empty: metric and mode
+    constraints: tuple[Constraint, ...] = ()  # bounds a trial must meet to count
+
+    @property
+    def ranked_by_front(self) -> bool:
+        """Several objectives or constraints: trials are ranked by fronts, not by one value."""
+        return len(self.objectives) > 1 or bool(self.constraints)
 
 
 class SchedulerEntry:
@@ -45,6 +54,7 @@ class SchedulerEntry:
     # Those with a max_t (ASHA, HyperBand, BOHB) end it as they decide, and the median rule, which records a
     # trial's last result as it completes, is left to decide as it does.
     ends_at_max_epochs: ClassVar[bool] = False
+    multi_objective: ClassVar[bool] = False  # decides on several objectives (by fronts) as well as on one
 
     def build(self, ctx: SchedulerContext) -> Any:
         raise NotImplementedError

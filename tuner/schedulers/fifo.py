@@ -11,6 +11,7 @@ class Fifo(SchedulerEntry):
     name = "fifo"
     summary = "every trial runs all its epochs"
     ends_at_max_epochs = True
+    multi_objective = True  # it decides nothing
 
     def build(self, ctx: SchedulerContext) -> Any:
         from ray.tune.schedulers import FIFOScheduler

@@ -24,7 +24,8 @@ GP_MAX_TRIALS = 100
 STOPS_EARLY = ("asha", "hyperband", "median")
 
 
-def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budgeted: bool = False) -> tuple[str, str]:
+def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budgeted: bool = False,
+           objectives: int = 1) -> tuple[str, str]:  # fmt: skip
     """The searcher ``auto`` stands for here, and why (the plan prints it)."""
     from tuner import schedulers, searchers
     from tuner.errors import UsageError
@@ -45,6 +46,9 @@ def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budge
         return "random", "nothing in the space for a model to search"
     searched = [p for p in plan.params if p.treatment in SEARCHED]
     numeric = [p for p in searched if _numeric(p)]
+    if objectives > 1:
+        return "optuna", (f"{objectives} objectives: Optuna's multi-objective TPE splits the trials it learns from "
+                          "by fronts (non-dominated sorting) rather than by one value")  # fmt: skip
     if plan.conditionals:
         names = ", ".join(p.name for p in plan.conditionals)
         return "optuna", f"{names} depends on another parameter, which TPE models as the space is drawn"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from tuner.objectives import Constraint, Objective
 from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points
 
 QUANTILE = "quantile"  # plan_native: this model takes bounded domains, so a normal is searched through its quantile
@@ -27,6 +28,8 @@ class SearcherContext:
     never_wait: bool = False  # a scheduler holds trials until more join (sync brackets): never block on a model
     generator_only: bool = False  # the scheduler runs over Tune's variant generator only (PBT)
     full_epochs: int | None = None  # a trial that ends before them without an error was stopped early
+    objectives: tuple[Objective, ...] = ()  # several objectives (tuner/objectives.py); empty: metric and mode
+    constraints: tuple[Constraint, ...] = ()  # bounds told to a model that takes them
 
 
 class SearcherEntry:
@@ -42,6 +45,8 @@ class SearcherEntry:
     stopped_as_pruned: ClassVar[bool] = False
     takes_earlier_results: ClassVar[bool] = False  # --warm-start: the model accepts evaluated points
     models_conditionals: ClassVar[bool] = False  # searches a parameter only where its parent makes it vary
+    multi_objective: ClassVar[bool] = False  # models several objectives at once (a front, not one value)
+    takes_constraints: ClassVar[bool] = False  # told which trials broke a --constraint, and keeps away from them
 
     def ordered(self, n: int) -> tuple[Any, Any, Any]:
         """How this model sees a choice among ``n`` ordered values: a domain, the index a point decodes to,
@@ -89,9 +94,15 @@ class SearcherEntry:
         from tuner.searchers.planned import PlannedSearcher
 
         warmup = initial_random_points(ctx.num_samples)
-        inner = self.build_inner(self.space_for(plan), ctx.metric, ctx.mode, warmup, ctx.seed)
-        pruned_below = ctx.full_epochs if self.stopped_as_pruned else None
-        return PlannedSearcher(inner, plan, ctx.seed, never_wait=ctx.never_wait, pruned_below=pruned_below)
+        metric: Any = ctx.metric
+        mode: Any = ctx.mode
+        if len(ctx.objectives) > 1:  # Ray's searchers take several objectives as lists
+            metric, mode = [o.name for o in ctx.objectives], [o.mode for o in ctx.objectives]
+        inner = self.build_inner(self.space_for(plan), metric, mode, warmup, ctx.seed)
+        pruned_below = ctx.full_epochs if self.stopped_as_pruned and len(ctx.objectives) <= 1 else None
+        constraints = ctx.constraints if self.takes_constraints else ()
+        return PlannedSearcher(inner, plan, ctx.seed, never_wait=ctx.never_wait, pruned_below=pruned_below,
+                               constraints=constraints)  # fmt: skip
 
     def space_for(self, plan: SearchPlan) -> Any:
         """What ``build_inner`` models: the plan's searched domains, nested as Ray's searchers take a nested

@@ -160,7 +160,10 @@ class FreshTPE(StartCounted, TPESampler):
         return TPESampler.sample_independent(self, study, trial, param_name, param_distribution)
 
     def _sample(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
-        """Optuna's TPE step on the trials as seen at the furthest epoch enough of them reached."""
+        """Optuna's TPE step on the trials as seen at the furthest epoch enough of them reached (with several
+        objectives, as they were told: each at its last epoch)."""
+        if study._is_multi_objective():
+            return TPESampler._sample(self, study, trial, search_space)
         trials = study._get_trials(deepcopy=False, states=(*FINISHED, TrialState.RUNNING), use_cache=False)
         return TPESampler._sample(self, _StudyAs(study, at_furthest_epoch(trials)), trial, search_space)
 

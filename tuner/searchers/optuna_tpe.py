@@ -24,6 +24,8 @@ class OptunaTPE(SearcherEntry):
     stopped_as_pruned = True
     takes_earlier_results = True
     models_conditionals = True  # Optuna's define-by-run: a conditional parameter is asked for where it applies
+    multi_objective = True  # with several objectives Optuna's TPE splits its good group by fronts (MOTPE)
+    takes_constraints = True  # Optuna keeps infeasible trials out of its good group
 
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
         from ray.tune.search.sample import LogUniform, Quantized

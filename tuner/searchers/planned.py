@@ -8,11 +8,15 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
+from tuner.objectives import Constraint
 from tuner.ray_compat import LastResultOnCompletion
 from tuner.searchers.plan import COMPUTED, CONDITIONAL, DERIVED, ENCODED, NATIVE, RANDOM, SEARCHED, SearchPlan
 from tuner.searchers.wrapping import WrappingSearcher
 from tuner.spec import flatten, unflatten
 from tuner.values import plain
+
+
+BROKEN_BEYOND_MEASURE = 1e12  # the violation told for a constraint metric not reported (Optuna takes no infinity)
 
 
 class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
@@ -28,12 +32,18 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
     The model learns each trial's best value so far, epoch by epoch and at its end, because that is how the
     sweep ranks trials (a trial's best epoch, whose checkpoint is kept): where curves overfit, a last-epoch
     value would teach the model to prefer configs that are worst when it matters.
+
+    With several objectives (the inner searcher's metric a list), each trial is told with its values at its
+    last epoch, stopped early or not: a best value per objective would mix epochs into a point no checkpoint
+    holds. With ``constraints``, each finished trial's violations are told to the model (Optuna's constraints).
     """
 
     pruned_below: int | None = None  # searchers pickled before this existed restore without it
+    constraints: tuple[Constraint, ...] = ()
 
     def __init__(
-        self, inner: Searcher, plan: SearchPlan, seed: int, never_wait: bool = False, pruned_below: int | None = None
+        self, inner: Searcher, plan: SearchPlan, seed: int, never_wait: bool = False, pruned_below: int | None = None,
+        constraints: tuple[Constraint, ...] = (),
     ) -> None:
         WrappingSearcher.__init__(self, inner)
         LastResultOnCompletion.__init__(self)
@@ -41,6 +51,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         self.seed = seed
         self.never_wait = never_wait
         self.pruned_below = pruned_below
+        self.constraints = tuple(constraints)
         self._draws = 0
         self._drawn_here: dict[str, dict[str, Any]] = {}  # trial id -> encoded values drawn at random
         self._again: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (encoded point, config) to run again
@@ -89,10 +100,23 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             return queued.pop(0)[1]
         return {}
 
+    @property
+    def _metrics(self) -> list[str]:
+        metric = self.inner.metric
+        return list(metric) if isinstance(metric, (list, tuple)) else [metric]
+
+    @property
+    def _several(self) -> bool:
+        return isinstance(self.inner.metric, (list, tuple))
+
+    def _reports_all(self, result: dict | None) -> bool:
+        return result is not None and all(m in result for m in self._metrics)
+
     def on_trial_result(self, trial_id: str, result: dict) -> None:
-        if self.inner.metric not in result:  # the sweep's metric guard names what was reported instead
+        if not self._reports_all(result):  # the sweep's metric guard names what was reported instead
             return
-        result = self._at_best(trial_id, result)
+        if not self._several:
+            result = self._at_best(trial_id, result)
         self.remember(trial_id, result)
         if trial_id not in self._drawn_here:  # the model never saw that trial
             self.inner.on_trial_result(trial_id, result)
@@ -121,9 +145,11 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
 
     def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
         result = self.completed(trial_id, result, error)
-        if result is not None and self.inner.metric not in result:
+        if result is not None and not self._reports_all(result):
             result, error = None, True
-        if result is not None:
+        if result is not None and self.constraints:
+            self._tell_constraints(trial_id, result)
+        if result is not None and not self._several:
             result = self._at_best(trial_id, result)
         self._bests.pop(trial_id, None)
         drawn = self._drawn_here.pop(trial_id, None)
@@ -141,6 +167,17 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             self.inner.add_evaluated_point(drawn, value)
         except NotImplementedError:  # a model that cannot take outside points just does without this one
             pass
+
+    def _tell_constraints(self, trial_id: str, result: dict) -> None:
+        """Each constraint's violation by the trial's last result, on the model's own trial (Optuna reads them
+        from there: an infeasible trial is never in its good group)."""
+        from tuner.objectives import violations
+
+        model_trial = getattr(self.inner, "_ot_trials", {}).get(trial_id)  # Ray's OptunaSearch: id -> Optuna trial
+        if model_trial is None:
+            return
+        for constraint, over in zip(self.constraints, violations(self.constraints, result), strict=True):
+            model_trial.set_constraint(str(constraint), min(over, BROKEN_BEYOND_MEASURE))
 
     def add_observations(self, points: list[tuple[dict[str, Any], Any]], first: tuple[dict[str, Any], Any] | None = None) -> None:
         """Seed the model with earlier sweeps' trials, already encoded (tuner/launch/warm_start.py ``encode``);

@@ -12,6 +12,7 @@ class RandomSearch(SearcherEntry):
     name = "random"
     summary = "independent random draws; grids are crossed (Ray's BasicVariantGenerator)"
     model_based = False
+    multi_objective = True  # it models nothing
 
     def build(self, plan: SearchPlan, ctx: SearcherContext) -> Any:
         """Seeded draws as a Searcher (a sweep that can grow later); Tune's own variant generator where the

@@ -1,0 +1,130 @@
+"""What a sweep optimises: one metric or several (``--metric loss,latency_ms --mode min,min``), and the
+constraints a trial must meet to count (``--constraint "gpu_memory_peak_mb<=4000"``).
+
+Kept free of Ray and torch: the settings, the review and the launch path all read them from here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tuner.errors import UsageError
+
+MODES = ("min", "max")
+OPERATORS = ("<=", ">=", "<", ">")
+_CONSTRAINT = re.compile(r"^\s*([A-Za-z_][\w./-]*)\s*(<=|>=|<|>)\s*(\S+)\s*$")
+
+
+@dataclass(frozen=True)
+class Objective:
+    name: str
+    mode: str
+
+    def better(self, a: float, b: float) -> bool:
+        return a < b if self.mode == "min" else a > b
+
+    def as_min(self, value: float) -> float:
+        """The value in the sign every comparison uses: less is better."""
+        return value if self.mode == "min" else -value
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.mode})"
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """``metric op bound``: a trial whose last reported ``metric`` breaks it is infeasible."""
+
+    metric: str
+    op: str
+    bound: float
+
+    @classmethod
+    def parse(cls, text: str) -> Constraint:
+        match = _CONSTRAINT.match(str(text))
+        if not match:
+            raise UsageError(f"--constraint {text!r} is not METRIC<=VALUE; e.g. --constraint 'gpu_memory_peak_mb<=4000' "
+                             f"(operators: {', '.join(OPERATORS)})")  # fmt: skip
+        metric, op, bound = match.groups()
+        try:
+            number = float(bound)
+        except ValueError:
+            raise UsageError(f"--constraint {text!r}: {bound!r} is not a number") from None
+        if not math.isfinite(number):
+            raise UsageError(f"--constraint {text!r}: the bound must be a finite number")
+        return cls(metric, op, number)
+
+    def violation(self, value: float | None) -> float:
+        """How far ``value`` is beyond the bound (0 when it meets it; infinite when it was not reported or is
+        not finite): Optuna's convention, feasible at 0 or less."""
+        if value is None or not math.isfinite(value):
+            return math.inf
+        over = value - self.bound if self.op in ("<=", "<") else self.bound - value
+        if self.op in ("<", ">") and over == 0:
+            return math.ulp(max(abs(self.bound), 1.0))  # a strict bound met exactly is broken, by the least
+        return max(0.0, over)
+
+    def __str__(self) -> str:
+        return f"{self.metric}{self.op}{self.bound:g}"
+
+
+def parse_objectives(metric: str, mode: str) -> list[Objective]:
+    """``metric`` and ``mode`` as given (comma-separated for several): one mode for all, or one per metric."""
+    names = [n.strip() for n in str(metric).split(",")]
+    modes = [m.strip() for m in str(mode).split(",")]
+    if any(not n for n in names):
+        raise UsageError(f"--metric {metric!r} has an empty name; give names separated by commas, e.g. loss,latency_ms")
+    if len(set(names)) < len(names):
+        raise UsageError(f"--metric {metric!r} names a metric twice")
+    for m in modes:
+        if m not in MODES:
+            raise UsageError(f"unknown mode {m!r}; valid: {', '.join(MODES)} (one per metric, e.g. --mode min,max)")
+    if len(modes) == 1:
+        modes = modes * len(names)
+    if len(modes) != len(names):
+        raise UsageError(f"--metric names {len(names)} metric(s) ({', '.join(names)}) but --mode gives {len(modes)} "
+                         f"modes; give one mode for all or one per metric, e.g. --mode {','.join(['min'] * len(names))}")  # fmt: skip
+    return [Objective(n, m) for n, m in zip(names, modes, strict=True)]
+
+
+def encode(objectives: Sequence[Objective]) -> list[str]:
+    """As ``tuner_config.yaml`` keeps them: ``["loss:min", "latency_ms:min"]``."""
+    return [f"{o.name}:{o.mode}" for o in objectives]
+
+
+def decode(saved: Sequence[str]) -> list[Objective]:
+    out = []
+    for item in saved:
+        name, _, mode = str(item).rpartition(":")
+        out.append(Objective(name, mode))
+    return out
+
+
+def from_mapping(metrics: Mapping[str, str]) -> tuple[str, str]:
+    """A space's ``metrics={"loss": "min", ...}`` as the comma-separated metric and mode."""
+    if not isinstance(metrics, Mapping) or not metrics:
+        raise UsageError("space metrics must map each metric to 'min' or 'max', e.g. metrics={'loss': 'min'}")
+    return ",".join(str(k) for k in metrics), ",".join(str(v) for v in metrics.values())
+
+
+def violations(constraints: Sequence[Constraint], result: Mapping[str, Any]) -> list[float]:
+    """Each constraint's violation by ``result`` (a trial's last reported values)."""
+    from tuner.review.vocabulary import number
+
+    return [c.violation(number(result.get(c.metric))) for c in constraints]
+
+
+def broken(constraints: Sequence[Constraint], result: Mapping[str, Any]) -> list[str]:
+    """The constraints ``result`` breaks, as the user wrote them, with the value it had."""
+    from tuner.review.vocabulary import number
+
+    out = []
+    for c, v in zip(constraints, violations(constraints, result), strict=True):
+        if v > 0:
+            value = number(result.get(c.metric))
+            out.append(f"{c.metric} {'not reported' if value is None else f'{value:.4g}'} breaks {c}")
+    return out

@@ -1,0 +1,159 @@
+"""The Pareto front of a sweep on several objectives: which trials no other beats on every objective.
+
+Each trial is one point: its values at its last epoch that reported every objective (a point one checkpoint
+holds; a best value per objective would mix epochs). Trials that break a ``--constraint`` there are never
+on the front. Read from the experiment's files like every review (no Ray), written to ``pareto.json`` at the
+end of a sweep, drawn by the report, and returned by ``exp.pareto`` in Python.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tuner import pareto
+from tuner.objectives import Objective, broken, violations
+from tuner.review.vocabulary import number
+from tuner.spec import unflatten
+from tuner.values import jsonable
+
+if TYPE_CHECKING:
+    from tuner.review.experiment import Experiment, TrialRecord
+
+PARETO_FILE = "pareto.json"
+SHOWN = 8  # front rows printed at the end of a sweep
+
+
+@dataclass(frozen=True)
+class Point:
+    trial: TrialRecord
+    values: dict[str, float]  # objective -> value, in its own sign
+    epoch: int
+    broken: tuple[str, ...]  # the constraints it breaks, in words
+
+    @property
+    def feasible(self) -> bool:
+        return not self.broken
+
+
+def point(trial: TrialRecord, objectives: list[Objective], constraints: list[Any]) -> Point | None:
+    """A trial's point: its last row that reported every objective as a finite number."""
+    for row in reversed(trial.rows):
+        values = {o.name: number(row.get(o.name)) for o in objectives}
+        if all(v is not None for v in values.values()):
+            epoch = int(float(row.get("training_iteration") or 0))
+            return Point(trial, values, epoch, tuple(broken(constraints, row)))  # type: ignore[arg-type]
+    return None
+
+
+def points(experiment: Experiment) -> list[Point]:
+    objectives, constraints = experiment.config.objective_list, experiment.config.constraint_list
+    return [p for p in (point(t, objectives, constraints) for t in experiment.trials) if p is not None]
+
+
+def _as_min(found: list[Point], objectives: list[Objective]) -> list[tuple[float, ...]]:
+    return [tuple(o.as_min(p.values[o.name]) for o in objectives) for p in found]
+
+
+def front(experiment: Experiment) -> list[Point]:
+    """The feasible non-dominated points, by the first objective (best first)."""
+    objectives = experiment.config.objective_list
+    found = points(experiment)
+    keep = pareto.front(_as_min(found, objectives), [0.0 if p.feasible else 1.0 for p in found])
+    first = objectives[0]
+    return sorted((found[i] for i in keep), key=lambda p: first.as_min(p.values[first.name]))
+
+
+def reference(experiment: Experiment, found: list[Point] | None = None) -> tuple[float, ...] | None:
+    """The hypervolume's reference point (less is better): a tenth beyond the worst feasible value seen on each
+    objective, so that every feasible trial counts."""
+    objectives = experiment.config.objective_list
+    found = [p for p in (points(experiment) if found is None else found) if p.feasible]
+    if not found:
+        return None
+    mins = _as_min(found, objectives)
+    out = []
+    for k in range(len(objectives)):
+        low, high = min(m[k] for m in mins), max(m[k] for m in mins)
+        out.append(high + max((high - low) * 0.1, abs(high) * 1e-3, 1e-9))
+    return tuple(out)
+
+
+def hypervolume(experiment: Experiment, found: list[Point] | None = None, ref: tuple[float, ...] | None = None) -> float:
+    objectives = experiment.config.objective_list
+    found = [p for p in (points(experiment) if found is None else found) if p.feasible]
+    ref = ref if ref is not None else reference(experiment, found)
+    return 0.0 if ref is None else pareto.hypervolume(_as_min(found, objectives), ref)
+
+
+def hypervolume_over_time(experiment: Experiment) -> list[tuple[float, float]]:
+    """(seconds into the sweep, the hypervolume of every result reported by then), one pair per result, the
+    reference fixed at the end's so the line only rises."""
+    objectives, constraints = experiment.config.objective_list, experiment.config.constraint_list
+    ref = reference(experiment)
+    if ref is None:
+        return []
+    events = sorted((when, t.trial_id, row) for t in experiment.trials for when, row in t.times())
+    if not events:
+        return []
+    start = events[0][0] - float(number(events[0][2].get("time_this_iter_s")) or 0.0)
+    latest: dict[str, tuple[float, ...]] = {}
+    out = []
+    for when, trial_id, row in events:
+        values = [number(row.get(o.name)) for o in objectives]
+        if any(v is None for v in values) or any(v > 0 for v in violations(constraints, row)):
+            latest.pop(trial_id, None)  # its last point is not a feasible one any more
+        else:
+            latest[trial_id] = tuple(o.as_min(v) for o, v in zip(objectives, values, strict=True))  # type: ignore[arg-type]
+        out.append((when - start, pareto.hypervolume(list(latest.values()), ref)))
+    return out
+
+
+def rows(experiment: Experiment, found: list[Point] | None = None) -> list[dict[str, Any]]:
+    """The front as rows: trial, each objective, the epoch, the config as the trainable reads it, its fate."""
+    return [{"trial_id": p.trial.trial_id, **p.values, "epoch": p.epoch, "config": unflatten(p.trial.config),
+             "fate": p.trial.fate} for p in (front(experiment) if found is None else found)]  # fmt: skip
+
+
+def summary(experiment: Experiment) -> dict[str, Any]:
+    """What ``pareto.json`` holds: the objectives, the constraints, the front and its hypervolume."""
+    found = front(experiment)
+    every = points(experiment)
+    return {
+        "objectives": [{"metric": o.name, "mode": o.mode} for o in experiment.config.objective_list],
+        "constraints": [str(c) for c in experiment.config.constraint_list],
+        "front": rows(experiment, found),
+        "infeasible": sum(1 for p in every if not p.feasible),
+        "hypervolume": hypervolume(experiment, every),
+        "reference": reference(experiment, every),
+    }
+
+
+def write(experiment: Experiment) -> dict[str, Any]:
+    from tuner.storage import write_text
+
+    out = summary(experiment)
+    write_text(experiment.path, PARETO_FILE, json.dumps(jsonable(out), indent=2) + "\n")
+    return out
+
+
+def format_front(out: dict[str, Any], folder: str) -> list[str]:
+    """The lines printed at the end of a sweep: the front, a few rows, each trial's values and config."""
+    names = [o["metric"] for o in out["objectives"]]
+    objectives = ", ".join(f"{o['metric']} ({o['mode']})" for o in out["objectives"])
+    lines = [f"Pareto front: {len(out['front'])} trial(s) no other beats on every objective ({objectives})"]
+    for row in out["front"][:SHOWN]:
+        shown = ", ".join(f"{n} {row[n]:.4g}" for n in names)
+        lines.append(f"  {row['trial_id']}  {shown}  (epoch {row['epoch']})  {json.dumps(jsonable(row['config']), sort_keys=True)}")
+    if len(out["front"]) > SHOWN:
+        lines.append(f"  ... and {len(out['front']) - SHOWN} more")
+    if out["constraints"]:
+        lines.append(f"constraints: {', '.join(out['constraints'])}; {out['infeasible']} trial(s) broke one and are "
+                     "never on the front")  # fmt: skip
+    hv = out["hypervolume"]
+    if isinstance(hv, float) and math.isfinite(hv) and len(names) > 1:
+        lines.append(f"hypervolume {hv:.4g} (reference {', '.join(f'{v:.4g}' for v in out['reference'] or [])}, "
+                     f"each objective as minimised); saved {folder}/{PARETO_FILE}")  # fmt: skip
+    return lines
