@@ -80,6 +80,24 @@ class Experiment:
         return pd.DataFrame(rows, columns=columns).astype({"best_epoch": "Int64"})
 
     @property
+    def pareto(self) -> Any:
+        """A DataFrame of the Pareto front (several objectives), one row a trial, by the first objective: its
+        id, each objective at its last epoch, that epoch, its config and fate; empty for one objective."""
+        import pandas as pd
+
+        from tuner.review.front import front
+
+        record = self._read()
+        names = [o.name for o in record.config.objective_list]
+        params = sorted({k for t in record.trials for k in t.config})
+        columns = ["trial_id", *names, "epoch", *params, "fate"]
+        if not record.config.several_objectives:
+            return pd.DataFrame([], columns=columns)
+        rows = [{"trial_id": p.trial.trial_id, **p.values, "epoch": p.epoch,
+                 **{k: p.trial.config.get(k) for k in params}, "fate": p.trial.fate} for p in front(record)]  # fmt: skip
+        return pd.DataFrame(rows, columns=columns)
+
+    @property
     def history(self) -> Any:
         """A DataFrame, one row an epoch of a trial: trial id, epoch, seconds since the sweep's first result
         (each trial's start to the second, as Ray stamps it, plus its own training time), the trial's own
@@ -138,13 +156,15 @@ def sweep(space: Any, *, config: str | None = None, dry_run: bool = False, **set
 
     ``space`` is a built-in space name, a path to a space file, a module, or a ``SearchSpace`` object;
     ``settings`` are ``tuner sweep``'s flags as keyword arguments (``scheduler="asha"``, ``num_samples=20``,
-    ``max_epochs=10``, ``budget="30m"``...). Ctrl-C (interrupting the kernel) stops the sweep in order; the
+    ``max_epochs=10``, ``budget="30m"``...); several objectives as ``metrics={"loss": "min", "latency_ms": "min"}``
+    (or lists for ``metric`` and ``mode``), bounds as ``constraints=["gpu_memory_peak_mb<=4000"]``. Ctrl-C (interrupting the kernel) stops the sweep in order; the
     experiment returned holds what ran, and ``tuner resume`` continues it.
     """
     from tuner.launch.resolve import resolve
     from tuner.launch.runner import run_sweep
-    from tuner.settings import USER_SETTINGS
+    from tuner.settings import USER_SETTINGS, objectives_given
 
+    settings = objectives_given(settings, "tuner.sweep()")
     unknown = sorted(set(settings) - set(USER_SETTINGS))
     if unknown:
         import difflib

@@ -301,11 +301,28 @@ def read_yaml_settings(path: str | Path) -> dict[str, Any]:
     if not isinstance(loaded, dict):
         raise UsageError(f"config file {path} must hold a mapping of settings, not a {type(loaded).__name__}")
     out = {}
+    loaded = objectives_given(loaded, f"config file {path}")
     for key, value in loaded.items():
         name = str(key).replace("-", "_")
         if name not in USER_SETTINGS:
             raise UsageError(f"config file {path}: unknown key {key!r}; valid keys: {', '.join(USER_SETTINGS)}")
         out[name] = coerce(name, value, f"config file {path}")
+    return out
+
+
+def objectives_given(settings: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``metrics: {loss: min, latency_ms: min}`` (a sweep file, ``tuner.sweep(metrics=...)``) as the metric and
+    mode every other layer gives; lists of metrics or modes joined as the flags take them."""
+    out = dict(settings)
+    if "metrics" in out:
+        if "metric" in out or "mode" in out:
+            raise UsageError(f"{where}: give metrics (names and modes) or metric and mode, not both")
+        from tuner.objectives import from_mapping
+
+        out["metric"], out["mode"] = from_mapping(out.pop("metrics"))
+    for name in ("metric", "mode"):
+        if isinstance(out.get(name), (list, tuple)):
+            out[name] = ",".join(str(v).strip() for v in out[name])
     return out
 
 

@@ -35,8 +35,12 @@ def results(experiment: str, top: int | None, fmt: str) -> None:
 @click.option(
     "--out", "out_file", type=click.Path(dir_okay=False), help="Write to FILE (.yaml/.yml or .json)."
 )
-def export(experiment: str, out_file: str | None) -> None:
-    """The best trial's config, metric and checkpoint, ready for a training run."""
+@click.option("--pick", metavar="TRIAL", help="Export this trial instead of the best (its id or a unique start of it; "
+              "e.g. one from the Pareto front).")
+@click.option("--weights", metavar="NAME=W,...", help="Several objectives: export the front's trial with the least "
+              "weighted sum of its objectives, each scaled 0-1 across the front (loss=1,latency_ms=0.5).")
+def export(experiment: str, out_file: str | None, pick: str | None, weights: str | None) -> None:
+    """The best trial's config, metric and checkpoint (or a trial you pick), ready for a training run."""
     import json
     from pathlib import Path
 
@@ -45,7 +49,7 @@ def export(experiment: str, out_file: str | None) -> None:
     from tuner.review import experiment as experiments
     from tuner.review.results import best_export
 
-    best = best_export(experiments.load(experiment))
+    best = best_export(experiments.load(experiment), pick, weights)
     if out_file is None:
         click.echo(json.dumps(best, indent=2))
         return

@@ -255,6 +255,7 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         lines.append(f"searcher: {cfg.searcher_chosen}")
     lines.append(plan.searcher.intro(cfg.planned_trials, len(plan.warm_start.points) if plan.warm_start else 0))
     lines += plan.search_plan.lines()
+    lines += objective_lines(plan)
     if plan.warm_start is not None:
         lines.append(plan.warm_start.describe())
         note = plan.warm_start.epochs_note(cfg.max_epochs)
@@ -282,6 +283,24 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         worst = plan.scheduler.worst_case_epochs(plan.context)
         lines.append(f"epochs: at most {worst} in all ({trials}, up to {cfg.max_epochs} each)")
     lines += limit_lines(cfg, trials)
+    return lines
+
+
+def objective_lines(plan: SweepPlan) -> list[str]:
+    """What the sweep optimises when it is more than one metric, and the bounds it keeps to."""
+    cfg = plan.config
+    lines = []
+    if cfg.several_objectives:
+        lines.append(f"objectives: {', '.join(map(str, cfg.objective_list))}: the sweep finds the Pareto front (the "
+                     f"trials no other beats on every one), saved as pareto.json; the best by {cfg.metric} is kept "
+                     "as best_config.json")  # fmt: skip
+    if cfg.constraint_list:
+        told = "told to " + plan.searcher.name if plan.searcher.takes_constraints else f"not modelled by {plan.searcher.name}"
+        decides = ("ranked last at each rung" if plan.scheduler.name == "asha"
+                   else f"not seen by {plan.scheduler.name}")  # fmt: skip
+        lines.append(f"constraints: {', '.join(map(str, cfg.constraint_list))} on each trial's last result: a trial "
+                     f"that breaks one is never the best{' or on the front' if cfg.several_objectives else ''} "
+                     f"({told}; {decides})")  # fmt: skip
     return lines
 
 

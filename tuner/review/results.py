@@ -18,7 +18,7 @@ from tuner.storage import write_text
 from tuner.values import jsonable
 
 if TYPE_CHECKING:
-    from tuner.review.experiment import Experiment
+    from tuner.review.experiment import Experiment, TrialRecord
 
 BEST_FILE = "best_config.json"
 
@@ -168,7 +168,7 @@ def trial_rows(experiment: Experiment, top: int | None = None) -> list[dict[str,
         if on_front is not None:
             row["front"] = "yes" if trial.trial_id in on_front else ""
         if experiment.config.constraints:
-            row["feasible"] = "no" if experiment.breaks(trial) else "yes"
+            row["feasible"] = ("no" if experiment.breaks(trial) else "yes") if trial.rows else None
         row["epochs"] = trial.epochs
         row["fate"] = trial.fate
         rows.append(row)
@@ -198,22 +198,76 @@ def render(rows: list[dict[str, Any]], fmt: str, empty: str = "(no trials yet)")
     return "\n".join(line.rstrip() for line in lines)
 
 
-def best_export(experiment: Experiment) -> dict[str, Any]:
-    """What a training run needs from the sweep: the best config, its metric and checkpoint."""
+def best_export(experiment: Experiment, pick: str | None = None, weights: str | None = None) -> dict[str, Any]:
+    """What a training run needs from the sweep: the best config, its metric and checkpoint; or the trial
+    ``pick`` names, or the front's trial that ``weights`` (``loss=1,latency_ms=0.02``) prefer."""
     from tuner.errors import UsageError
 
-    best = experiment.best_trial()
-    if best is None:
+    if pick is not None and weights is not None:
+        raise UsageError("--pick and --weights both choose the trial; give one")
+    if weights is not None:
+        chosen = weighted_pick(experiment, weights)
+    elif pick is not None:
+        chosen = experiment.trial(pick)
+    else:
+        chosen = experiment.best_trial()
+    if chosen is None:
         raise UsageError(f"{experiment.path} has no trial that reported {experiment.metric!r} yet")
-    row = best.best_row(experiment.metric, experiment.mode) or {}
-    checkpoint = experiment.best_checkpoint(best)
-    return {
-        "config": unflatten(best.config),  # as the trainable reads it
+    row = chosen.best_row(experiment.metric, experiment.mode) or {}
+    out = {
+        "config": unflatten(chosen.config),  # as the trainable reads it
         "metric": experiment.metric,
         "mode": experiment.mode,
-        "value": best.best(experiment.metric, experiment.mode),
+        "value": chosen.best(experiment.metric, experiment.mode),
         "epoch": int(float(row.get("training_iteration") or 0)),
-        "trial_id": best.trial_id,
-        "checkpoint": checkpoint,
+        "trial_id": chosen.trial_id,
+        "checkpoint": experiment.best_checkpoint(chosen),
         "experiment": str(experiment.path),
     }
+    if experiment.config.several_objectives:
+        from tuner.review.front import front, point
+
+        at = point(chosen, experiment.config.objective_list, experiment.config.constraint_list)
+        out["values"] = at.values if at else {}
+        out["on_front"] = any(p.trial.trial_id == chosen.trial_id for p in front(experiment))
+    if experiment.breaks(chosen):
+        out["breaks"] = experiment.breaks(chosen)
+    return out
+
+
+def weighted_pick(experiment: Experiment, weights: str) -> TrialRecord:
+    """The front's trial with the least weighted sum of its objectives, each scaled to 0-1 across the front
+    (0 its best there): ``loss=1,latency_ms=0.5`` weighs loss twice as much as latency."""
+    from tuner.errors import UsageError
+    from tuner.review.front import front
+
+    names = [o.name for o in experiment.config.objective_list]
+    if not experiment.config.several_objectives:
+        raise UsageError(f"--weights chooses among several objectives; {experiment.path} has one ({names[0]})")
+    given: dict[str, float] = {}
+    for part in weights.split(","):
+        name, _, text = part.partition("=")
+        name = name.strip()
+        if name not in names:
+            raise UsageError(f"--weights {weights!r}: {name!r} is not an objective of this sweep ({', '.join(names)})")
+        try:
+            given[name] = float(text)
+        except ValueError:
+            raise UsageError(f"--weights {weights!r}: {text!r} is not a number (NAME=WEIGHT,...)") from None
+        if given[name] < 0:
+            raise UsageError(f"--weights {weights!r}: weights are 0 or more")
+    found = front(experiment)
+    if not found:
+        raise UsageError(f"{experiment.path} has no trial on its front yet")
+    objectives = experiment.config.objective_list
+    span = {o.name: [o.as_min(p.values[o.name]) for p in found] for o in objectives}
+
+    def score(p: Any) -> float:
+        total = 0.0
+        for o in objectives:
+            low, high = min(span[o.name]), max(span[o.name])
+            scaled = (o.as_min(p.values[o.name]) - low) / (high - low) if high > low else 0.0
+            total += given.get(o.name, 0.0) * scaled
+        return total
+
+    return min(found, key=score).trial

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tuner.objectives import Objective
 from tuner.schedulers.base import GRACE_PERIOD, REDUCTION_FACTOR, SchedulerContext, SchedulerEntry
 
 
@@ -28,7 +29,8 @@ class Asha(SchedulerEntry):
             from tuner.schedulers.pareto_asha import ParetoASHA
 
             return ParetoASHA(ctx.max_epochs, min(ctx.grace_period, ctx.max_epochs), ctx.reduction_factor,
-                              ctx.objectives or (), ctx.constraints, fate_log=ctx.fate_log)  # fmt: skip
+                              ctx.objectives or (Objective(ctx.metric, ctx.mode),), ctx.constraints,
+                              fate_log=ctx.fate_log)  # fmt: skip
 
         return RecordingASHA(time_attr="training_iteration", max_t=ctx.max_epochs, fate_log=ctx.fate_log,
                              grace_period=min(ctx.grace_period, ctx.max_epochs),

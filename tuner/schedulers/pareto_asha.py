@@ -70,6 +70,8 @@ class ParetoASHA(FIFOScheduler):
                 "place": decision["place"], "of": len(at), "kept": kept})  # fmt: skip
             if not kept:
                 self.fate_log.record(trial.trial_id, STOPPED, self._why(epoch, milestone, result, decision))
+        if not kept:
+            self.stopped = self.__dict__.get("stopped", 0) + 1
         return TrialScheduler.CONTINUE if kept else TrialScheduler.STOP
 
     def _decide(self, trial_id: str, at: dict[str, tuple[tuple[float, ...], float, dict[str, float]]]) -> tuple[bool, dict[str, Any]]:
@@ -115,5 +117,6 @@ class ParetoASHA(FIFOScheduler):
                 at[trial_id] = (point, math.inf if violation is None else float(violation), values)
 
     def debug_string(self) -> str:
-        shown = ", ".join(f"{m}: {len(at)}" for m, at in sorted(self.rungs.items()))
-        return f"Using ASHA by fronts: trials at each rung {{{shown}}}"
+        """The status line of the live table."""
+        shown = ", ".join(f"epoch {m}: {len(at)}" for m, at in sorted(self.rungs.items()))
+        return f"ASHA by fronts: {self.__dict__.get('stopped', 0)} trial(s) stopped early so far; results compared at {shown}"

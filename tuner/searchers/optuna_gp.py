@@ -22,6 +22,8 @@ class OptunaGP(OptunaTPE):
     summary = "Optuna's Gaussian process on power-transformed results (log EI; fantasised running trials); no config twice"
     model = "a Gaussian process"
     models_conditionals = False  # Optuna's GPSampler draws a parameter outside every trial's space at random
+    multi_objective = False  # its power transform warps one value
+    takes_constraints = False
 
     def build_inner(self, space: Any, metric: str, mode: str, warmup: int, seed: int) -> Any:
         from tuner.searchers.optuna_samplers import WarpedGP
