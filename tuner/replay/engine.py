@@ -19,9 +19,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from tuner.objectives import Constraint, Objective
 
 CONTINUE, PAUSE, STOP = "CONTINUE", "PAUSE", "STOP"
 
@@ -61,6 +63,7 @@ class ReplayedTrial:
     missing: bool = False  # the source had no curve for its config
     values: list[float] = field(default_factory=list)  # the metric, per epoch trained
     timeline: list[tuple[float, float]] = field(default_factory=list)  # (simulated seconds, value) per epoch
+    last: dict[str, Any] = field(default_factory=dict)  # its last result (several objectives read theirs here)
 
     def best(self, mode: str) -> float | None:
         finite = [v for v in self.values if math.isfinite(v)]
@@ -90,6 +93,18 @@ class ReplayOutcome:
             return None
         sign = 1 if self.mode == "min" else -1
         return min(scored, key=lambda t: sign * t.best(self.mode))  # type: ignore[operator]
+
+    def points(self, objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()) -> list[tuple[float, ...]]:
+        """Each trial's last result on ``objectives`` (less is better), those that break a constraint left out."""
+        from tuner.objectives import violations
+        from tuner.review.vocabulary import number
+
+        out = []
+        for t in self.trials:
+            values = [number(t.last.get(o.name)) for o in objectives]
+            if t.last and all(v is not None for v in values) and not any(v > 0 for v in violations(constraints, t.last)):
+                out.append(tuple(o.as_min(v) for o, v in zip(objectives, values, strict=True)))  # type: ignore[arg-type]
+        return out
 
     def best_so_far(self) -> list[tuple[int, float, float]]:
         """(epochs spent, simulated seconds, best value) each time the best improves, in time order."""
@@ -257,6 +272,7 @@ class Controller:
         value = result.get(self.metric)
         record.values.append(float(value) if isinstance(value, (int, float)) else math.nan)
         record.timeline.append((self.clock, record.values[-1]))
+        record.last = result
         decision = self.scheduler.on_trial_result(self, trial, result)
         record.decisions.append((epoch, decision))
         if decision != STOP:

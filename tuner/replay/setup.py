@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tuner.errors import UsageError
+from tuner.objectives import Constraint, Objective
 
 
 @dataclass
@@ -21,9 +22,11 @@ class Algorithms:
 
 def build(params: Mapping[str, Any], scheduler: str, searcher: str | None, *, metric: str, mode: str,
           max_epochs: int, num_samples: int, seed: int, workers: int, grace_period: int = 1,
-          reduction_factor: int = 2) -> Algorithms:  # fmt: skip
+          reduction_factor: int = 2, objectives: tuple[Objective, ...] = (),
+          constraints: tuple[Constraint, ...] = ()) -> Algorithms:  # fmt: skip
     """The scheduler ``scheduler`` and searcher ``searcher`` (None: a recorded order, set by the caller) for
-    a space of Tune domains, as ``tuner sweep`` would build them with ``workers`` trials at once."""
+    a space of Tune domains, as ``tuner sweep`` would build them with ``workers`` trials at once; with several
+    ``objectives`` (and any ``constraints``) as a sweep on them builds them."""
     from tuner import schedulers, searchers
     from tuner.replay.engine import _Fates
 
@@ -34,10 +37,16 @@ def build(params: Mapping[str, Any], scheduler: str, searcher: str | None, *, me
     if sched.requires_searcher and searcher not in (None, sched.requires_searcher):
         raise UsageError(f"--scheduler {scheduler} brings its own searcher ({sched.requires_searcher}); "
                          f"--searcher {searcher} cannot run with it")  # fmt: skip
+    objectives = tuple(objectives) if len(objectives) > 1 else ()
+    if objectives and not sched.multi_objective:
+        able = ", ".join(e.name for e in schedulers.ENTRIES if e.multi_objective)
+        raise UsageError(f"--scheduler {scheduler} ranks trials by one value and cannot replay a sweep on "
+                         f"{len(objectives)} objectives; replay it under {able}")  # fmt: skip
     fate_log = _Fates()
     ctx = schedulers.SchedulerContext(max_epochs=max_epochs, metric=metric, mode=mode, params=dict(params),
                                       num_samples=num_samples, seed=seed, fate_log=fate_log,
-                                      grace_period=grace_period, reduction_factor=reduction_factor)  # fmt: skip
+                                      grace_period=grace_period, reduction_factor=reduction_factor,
+                                      objectives=objectives, constraints=tuple(constraints))  # fmt: skip
     built_scheduler = sched.build(ctx)
     if getattr(built_scheduler, "_metric", "unset") is None or hasattr(built_scheduler, "set_search_properties"):
         built_scheduler.set_search_properties(metric, mode)  # Tune hands these to schedulers built without them
@@ -46,12 +55,17 @@ def build(params: Mapping[str, Any], scheduler: str, searcher: str | None, *, me
     if searcher == searchers.AUTO:  # what a sweep of this space, scheduler and size would run
         from tuner.searchers.auto import choose
 
-        searcher, _ = choose(params, scheduler, num_samples)
+        searcher, _ = choose(params, scheduler, num_samples, objectives=max(1, len(objectives)))
     chosen = searchers.entry(sched.requires_searcher or searcher)
+    if objectives and not chosen.multi_objective:
+        able = ", ".join(e.name for e in searchers.ENTRIES if e.multi_objective)
+        raise UsageError(f"--searcher {chosen.name} models one value and cannot search {len(objectives)} "
+                         f"objectives; use one that can: {able}")  # fmt: skip
     plan = searchers.plan_search(params, chosen.name, seed)
     max_concurrent = workers if chosen.model_based and not sched.pauses_trials else None
     ctx = searchers.SearcherContext(metric, mode, num_samples, seed, max_concurrent, never_wait=sched.pauses_trials,
-                                    full_epochs=max_epochs)  # fmt: skip
+                                    full_epochs=max_epochs, objectives=objectives,
+                                    constraints=tuple(constraints))  # fmt: skip
     built = searchers.build_searcher(plan, ctx)
     if not hasattr(built, "suggest"):
         raise UsageError("replay draws configs one at a time; a space with grid_search parameters is crossed by "

@@ -113,7 +113,9 @@ def _rungs(experiment: Experiment, scheduler: str, trials: int, grace: int | Non
     c = experiment.config
     ctx = schedulers.SchedulerContext(c.max_epochs, experiment.metric, experiment.mode, {}, trials, c.seed,
                                       grace_period=grace or c.grace_period,
-                                      reduction_factor=rf or c.reduction_factor)  # fmt: skip
+                                      reduction_factor=rf or c.reduction_factor,
+                                      objectives=tuple(c.objective_list) if c.several_objectives else (),
+                                      constraints=tuple(c.constraint_list))  # fmt: skip
     return schedulers.entry(scheduler).describe(ctx)[:1]
 
 
@@ -154,7 +156,8 @@ def _run(experiment: Experiment, curves: list[Curve], table: CurveTable | None, 
     algorithms = build(params, scheduler, searcher, metric=experiment.metric, mode=experiment.mode,
                        max_epochs=config.max_epochs, num_samples=len(curves), seed=config.seed, workers=workers,
                        grace_period=grace or config.grace_period,
-                       reduction_factor=rf or config.reduction_factor)  # fmt: skip
+                       reduction_factor=rf or config.reduction_factor, objectives=tuple(config.objective_list),
+                       constraints=tuple(config.constraint_list))  # fmt: skip
     if searcher is None:
         algorithms.searcher = FixedOrder(c.config for c in curves)
         source: Any = RecordedOrder(curves)
