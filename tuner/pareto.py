@@ -66,8 +66,8 @@ def crowding(points: Sequence[Point]) -> list[float]:
 
 
 def order(points: Sequence[Point], violation: Sequence[float] | None = None) -> list[int]:
-    """Indices best first: feasible points by front, then by crowding distance (more room first); then the
-    infeasible ones by how far they break their constraints."""
+    """Indices best first: feasible points by front, then by crowding distance (more room first), then by the
+    first objective; then the infeasible ones by how far they break their constraints."""
     n = len(points)
     violation = list(violation) if violation is not None else [0.0] * n
     feasible = [i for i in range(n) if violation[i] <= 0]
@@ -78,7 +78,7 @@ def order(points: Sequence[Point], violation: Sequence[float] | None = None) -> 
         for i, d in zip(members, crowding([points[i] for i in members]), strict=True):
             room[i] = d
     by_front = dict(zip(feasible, level, strict=True))
-    ahead = sorted(feasible, key=lambda i: (by_front[i], -room[i], i))
+    ahead = sorted(feasible, key=lambda i: (by_front[i], -room[i], points[i][0], i))
     behind = sorted((i for i in range(n) if violation[i] > 0), key=lambda i: (violation[i], i))
     return ahead + behind
 

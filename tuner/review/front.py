@@ -89,13 +89,15 @@ def hypervolume(experiment: Experiment, found: list[Point] | None = None, ref: t
 
 
 def hypervolume_over_time(experiment: Experiment) -> list[tuple[float, float]]:
-    """(seconds into the sweep, the hypervolume of every result reported by then), one pair per result, the
-    reference fixed at the end's so the line only rises."""
+    """(seconds into the sweep, the hypervolume of the trials' points as they stood then), one pair per result,
+    up to the end's reference. Each trial counts with its latest point, as the front does, so the line can dip
+    when a later epoch is worse."""
     objectives, constraints = experiment.config.objective_list, experiment.config.constraint_list
     ref = reference(experiment)
     if ref is None:
         return []
-    events = sorted((when, t.trial_id, row) for t in experiment.trials for when, row in t.times())
+    events = sorted(((when, t.trial_id, row) for t in experiment.trials for when, row in t.times()),
+                    key=lambda event: (event[0], event[1]))  # fmt: skip
     if not events:
         return []
     start = events[0][0] - float(number(events[0][2].get("time_this_iter_s")) or 0.0)
@@ -103,8 +105,10 @@ def hypervolume_over_time(experiment: Experiment) -> list[tuple[float, float]]:
     out = []
     for when, trial_id, row in events:
         values = [number(row.get(o.name)) for o in objectives]
-        if any(v is None for v in values) or any(v > 0 for v in violations(constraints, row)):
-            latest.pop(trial_id, None)  # its last point is not a feasible one any more
+        if any(v is None for v in values):
+            pass  # not a point: the trial's last one stands, as on the front
+        elif any(v > 0 for v in violations(constraints, row)):
+            latest.pop(trial_id, None)  # its point is not a feasible one any more
         else:
             latest[trial_id] = tuple(o.as_min(v) for o, v in zip(objectives, values, strict=True))  # type: ignore[arg-type]
         out.append((when - start, pareto.hypervolume(list(latest.values()), ref)))

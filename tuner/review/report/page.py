@@ -1,11 +1,12 @@
 """``tuner report``: one self-contained HTML page that explains a sweep.
 
-Drawn with plotly and inlined with its JavaScript (no server, no network): the best trial and its config;
-the scheduler panel (tuner/review/report/scheduler_panel.py: its settings, each rung's decisions with their reasons, what
-it saved); the best value so far against trials and wall time and every learning curve
-(tuner/review/report/curves.py); parallel coordinates and importance in real units (tuner/review/report/params.py); every
-trial's fate; and the replays ``tuner replay`` saved. While a sweep runs the page is rewritten every few
-seconds and reloads itself until the sweep ends (tuner/launch/live_report.py).
+Drawn with plotly and inlined with its JavaScript (no server, no network): for a sweep on several
+objectives, the Pareto front first (tuner/review/report/front_panel.py); the best trial and its config; the
+scheduler panel (tuner/review/report/scheduler_panel.py: its settings, each rung's decisions with their reasons,
+what it saved); the best value so far against trials and wall time and every learning curve
+(tuner/review/report/curves.py); parallel coordinates and importance in real units
+(tuner/review/report/params.py); every trial's fate; and the replays ``tuner replay`` saved. While a sweep runs
+the page is rewritten every few seconds and reloads itself until the sweep ends (tuner/launch/live_report.py).
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ def build(experiment: Experiment, refresh_s: float | None = None) -> str:
     import plotly.offline
 
     metric, mode = experiment.metric, experiment.mode
+    objectives = experiment.config.objective_list if experiment.config.several_objectives else []
     parts = [
-        ("best", "The best trial", _best_section(experiment)),
+        ("best", f"The best trial by {metric}" if objectives else "The best trial",
+         _best_section(experiment)),
         ("scheduler", f"The scheduler ({experiment.config.scheduler}): what it decided and what it saved",
          _scheduler_section(experiment)),
         ("history", "Best so far", figure_html(history(experiment, _scored(experiment)))),
@@ -36,12 +39,17 @@ def build(experiment: Experiment, refresh_s: float | None = None) -> str:
         ("importance", "Parameter importance", _importance_section(experiment)),
         ("fates", "Every trial, best first", _fates_table(experiment)),
     ]
+    if objectives:  # no one best trial: the trade-off comes first
+        from tuner.review.report import front_panel
+
+        parts.insert(0, ("front", front_panel.title(experiment), front_panel.section(experiment)))
     replays = _replays_section(experiment)
     if replays:
         parts.append(("replays", "Under other schedulers (tuner replay)", replays))
     body = "\n".join(f'<section id="{key}"><h2>{html.escape(title)}</h2>\n{content}</section>' for key, title, content in parts)
-    order = "lowest" if mode == "min" else "highest"
-    title = f"{experiment.config.name}: {len(experiment.trials)} trials, {metric} ({order} is best)"
+    aims = [(o.name, o.mode) for o in objectives] or [(metric, mode)]
+    shown = ", ".join(f"{name} ({'lowest' if aim == 'min' else 'highest'} is best)" for name, aim in aims)
+    title = f"{experiment.config.name}: {len(experiment.trials)} trials, {shown}"
     live = ""
     if refresh_s:
         import time

@@ -1,0 +1,221 @@
+"""Several objectives and constraints: parsing, settings, Pareto arithmetic and ASHA's decisions by fronts."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from types import SimpleNamespace
+
+import pytest
+
+from tuner import pareto
+from tuner.errors import UsageError
+from tuner.objectives import Constraint, Objective, parse_objectives
+from tuner.settings import SweepConfig, read_yaml_settings
+
+# --- parsing -----------------------------------------------------------------------------------------------
+
+
+def test_one_mode_serves_every_metric_and_one_per_metric_is_kept_in_order():
+    assert parse_objectives("loss,latency_ms", "min") == [Objective("loss", "min"), Objective("latency_ms", "min")]
+    assert parse_objectives("loss, acc", "min, max") == [Objective("loss", "min"), Objective("acc", "max")]
+
+
+@pytest.mark.parametrize("metric, mode, fragment", [
+    ("loss,latency_ms", "min,max,min", "gives 3 modes"),
+    ("loss,,x", "min", "empty name"),
+    ("loss,loss", "min", "twice"),
+    ("loss,x", "min,best", "unknown mode 'best'"),
+])  # fmt: skip
+def test_bad_objectives_are_one_line_each(metric, mode, fragment):
+    with pytest.raises(UsageError, match=fragment):
+        parse_objectives(metric, mode)
+
+
+@pytest.mark.parametrize("text, value, over", [
+    ("gpu_memory_peak_mb<=4000", 3999.0, 0.0), ("gpu_memory_peak_mb<=4000", 4100.0, 100.0),
+    ("accuracy>=0.9", 0.85, 0.05), ("accuracy>=0.9", 0.95, 0.0), ("size < 10", 12.0, 2.0),
+])  # fmt: skip
+def test_a_constraint_says_how_far_a_value_breaks_it(text, value, over):
+    assert Constraint.parse(text).violation(value) == pytest.approx(over)
+
+
+def test_a_strict_bound_met_exactly_is_broken_and_a_missing_value_breaks_every_bound():
+    assert Constraint.parse("size<10").violation(10.0) > 0
+    assert Constraint.parse("size<=10").violation(None) == math.inf
+    assert Constraint.parse("size<=10").violation(float("nan")) == math.inf
+
+
+@pytest.mark.parametrize("text, fragment", [("latency=3", "is not METRIC<=VALUE"), ("x<=fast", "not a number"),
+                                            ("x<=inf", "finite")])  # fmt: skip
+def test_bad_constraints_are_one_line_each(text, fragment):
+    with pytest.raises(UsageError, match=fragment):
+        Constraint.parse(text)
+
+
+# --- settings ---------------------------------------------------------------------------------------------
+
+
+def test_several_metrics_keep_the_first_as_metric_and_all_as_objectives():
+    config = SweepConfig(space="s", metric="loss,latency_ms", mode="min,min")
+    assert (config.metric, config.mode) == ("loss", "min")
+    assert config.objectives == ["loss:min", "latency_ms:min"] and config.several_objectives
+    assert config.objective_list == [Objective("loss", "min"), Objective("latency_ms", "min")]
+    again = SweepConfig(**{**config.to_dict(), "check_names": False})  # as tuner_config.yaml reads back
+    assert again.objective_list == config.objective_list and again.metric == "loss"
+
+
+def test_one_metric_leaves_the_settings_as_they_always_were():
+    config = SweepConfig(space="s", metric="loss", mode="min")
+    assert config.objectives is None and not config.several_objectives
+    assert config.objective_list == [Objective("loss", "min")]
+
+
+def test_a_sweep_file_takes_metrics_as_a_mapping_or_lists(tmp_path):
+    by_map = tmp_path / "a.yaml"
+    by_map.write_text("metrics: {loss: min, accuracy: max}\nconstraints: ['params_k<=50']\n")
+    settings = read_yaml_settings(by_map)
+    assert settings["metric"] == "loss,accuracy" and settings["mode"] == "min,max"
+    assert settings["constraints"] == ["params_k<=50"]
+    by_list = tmp_path / "b.yaml"
+    by_list.write_text("metric: [loss, latency_ms]\nmode: min\n")
+    assert read_yaml_settings(by_list)["metric"] == "loss,latency_ms"
+    both = tmp_path / "c.yaml"
+    both.write_text("metrics: {loss: min}\nmetric: loss\n")
+    with pytest.raises(UsageError, match="not both"):
+        read_yaml_settings(both)
+
+
+def test_a_space_declares_several_metrics_with_their_modes():
+    from ray import tune
+
+    from tuner.spec import SearchSpace
+
+    space = SearchSpace(trainable=print, params={"x": tune.uniform(0, 1)}, metrics={"loss": "min", "ms": "min"})
+    assert (space.metric, space.mode) == ("loss,ms", "min,min")
+    with pytest.raises(UsageError, match="not valid"):
+        SearchSpace(trainable=print, params={"x": tune.uniform(0, 1)}, metrics={"loss": "lowest"})
+
+
+def test_a_constraint_is_checked_when_the_settings_are_made():
+    with pytest.raises(UsageError, match="is not METRIC<=VALUE"):
+        SweepConfig(space="s", constraints=["memory 4000"])
+
+
+# --- Pareto arithmetic --------------------------------------------------------------------------------------
+
+
+def test_fronts_by_non_dominated_sorting():
+    points = [(1, 5), (2, 2), (5, 1), (3, 3), (4, 4), (6, 6)]
+    assert pareto.ranks(points) == [0, 0, 0, 1, 2, 3]
+    assert pareto.front(points) == [0, 1, 2]
+    assert pareto.dominated_by(4, points) == 2  # (2, 2) and (3, 3)
+    assert pareto.dominated_by(5, points) == 5
+
+
+def test_crowding_prefers_the_ends_and_the_lonely():
+    points = [(0, 10), (1, 9), (5, 5), (10, 0)]
+    room = pareto.crowding(points)
+    assert room[0] == room[3] == math.inf and room[2] > room[1]
+
+
+def test_order_puts_every_feasible_point_ahead_of_the_infeasible_least_broken_first():
+    points = [(1, 1), (2, 2), (0, 0), (0.5, 0.5)]
+    assert pareto.order(points, [0, 0, 3.0, 1.0]) == [0, 1, 3, 2]
+    assert pareto.front(points, [0, 0, 3.0, 1.0]) == [0]
+
+
+@pytest.mark.parametrize("dims", [1, 2, 3])
+def test_hypervolume_matches_a_count_on_a_grid(dims):
+    rng = random.Random(dims)
+    points = [tuple(rng.randint(0, 7) for _ in range(dims)) for _ in range(6)]
+    reference = (8,) * dims
+    cells = sum(1 for cell in itertools.product(range(8), repeat=dims)
+                if any(all(p[k] <= cell[k] for k in range(dims)) for p in points))  # fmt: skip
+    assert pareto.hypervolume(points, reference) == pytest.approx(cells)
+
+
+def test_points_beyond_the_reference_add_nothing():
+    assert pareto.hypervolume([(5, 5)], (4, 10)) == 0.0
+    assert pareto.hypervolume([(1, 1), (5, 5)], (4, 4)) == pytest.approx(9.0)
+
+
+# --- ASHA by fronts -------------------------------------------------------------------------------------------
+
+
+class Fates:
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, str, str, dict | None]] = []
+        self.folder = None
+
+    def record(self, trial_id, kind, text, data=None):
+        self.entries.append((trial_id, kind, text, data))
+
+    def stopped(self, trial_id):
+        return next((text for tid, kind, text, _ in self.entries if tid == trial_id and kind == "stopped"), "")
+
+
+def asha(objectives, constraints=(), eta=2):
+    from tuner.schedulers.pareto_asha import ParetoASHA
+
+    fates = Fates()
+    return ParetoASHA(8, 1, eta, tuple(objectives), tuple(constraints), fate_log=fates), fates
+
+
+def report(scheduler, trial_id, epoch, **values):
+    return scheduler.on_trial_result(None, SimpleNamespace(trial_id=trial_id), {"training_iteration": epoch, **values})
+
+
+def test_a_dominated_trial_stops_at_the_rung_and_its_fate_says_by_how_many():
+    scheduler, fates = asha([Objective("loss", "min"), Objective("ms", "min")])
+    assert report(scheduler, "a", 1, loss=1.0, ms=10) == "CONTINUE"
+    assert report(scheduler, "b", 1, loss=0.5, ms=20) == "CONTINUE"  # on the front with a; room at its end
+    assert report(scheduler, "c", 1, loss=2.0, ms=30) == "STOP"
+    assert fates.stopped("c") == "stopped early by ASHA at epoch 1: dominated by 2 trials at the epoch-1 rung"
+    rung = next(data for tid, kind, _, data in fates.entries if tid == "c" and kind == "rung")
+    assert rung["values"] == {"loss": 2.0, "ms": 30} and rung["kept"] is False and rung["of"] == 3
+
+
+def test_a_maximised_objective_is_ranked_the_right_way_round():
+    scheduler, fates = asha([Objective("acc", "max"), Objective("ms", "min")])
+    report(scheduler, "a", 1, acc=0.9, ms=10)
+    assert report(scheduler, "b", 1, acc=0.5, ms=10) == "STOP"
+    assert "dominated by 1 trial " in fates.stopped("b")
+
+
+def test_on_the_front_but_crowded_out_says_so():
+    scheduler, fates = asha([Objective("loss", "min"), Objective("ms", "min")])
+    for trial_id, loss, ms in [("a", 0.0, 10), ("b", 10.0, 0), ("c", 5.0, 5)]:
+        report(scheduler, trial_id, 1, loss=loss, ms=ms)
+    assert report(scheduler, "d", 1, loss=4.9, ms=5.1) == "STOP"  # on the front, beside c
+    assert "on the front at the epoch-1 rung" in fates.stopped("d") and "crowding distance" in fates.stopped("d")
+
+
+def test_an_infeasible_trial_ranks_last_and_its_fate_names_the_bound():
+    scheduler, fates = asha([Objective("loss", "min")], [Constraint.parse("mb<=100")])
+    report(scheduler, "a", 1, loss=5.0, mb=50)
+    assert report(scheduler, "b", 1, loss=0.1, mb=500) == "STOP"
+    assert fates.stopped("b") == "stopped early by ASHA at epoch 1: infeasible (mb 500 breaks mb<=100)"
+
+
+def test_a_trial_goes_to_the_highest_rung_it_reached_once_and_ends_at_max_epochs():
+    scheduler, _ = asha([Objective("loss", "min"), Objective("ms", "min")])
+    assert report(scheduler, "a", 1, loss=1, ms=1) == "CONTINUE"
+    assert report(scheduler, "a", 3, loss=1, ms=1) == "CONTINUE"  # recorded at rung 2
+    assert set(scheduler.rungs[2]) == {"a"} and set(scheduler.rungs[1]) == {"a"}
+    assert report(scheduler, "a", 8, loss=1, ms=1) == "STOP"
+
+
+def test_a_resumed_scheduler_gets_its_rungs_back_from_the_fate_log(tmp_path):
+    from tuner.review.fates import FateLog
+    from tuner.schedulers.pareto_asha import ParetoASHA
+
+    objectives = (Objective("loss", "min"), Objective("ms", "min"))
+    first = ParetoASHA(8, 1, 2, objectives, fate_log=FateLog(str(tmp_path)))
+    report(first, "a", 1, loss=1.0, ms=1.0)
+    report(first, "b", 1, loss=0.5, ms=0.5)
+    resumed = ParetoASHA(8, 1, 2, objectives, fate_log=FateLog(str(tmp_path)))
+    resumed.on_trial_add(SimpleNamespace(get_trials=lambda: []), SimpleNamespace(trial_id="c"))
+    assert set(resumed.rungs[1]) == {"a", "b"}
+    assert report(resumed, "c", 1, loss=2.0, ms=2.0) == "STOP"  # compared with what ran before the stop

@@ -1,0 +1,153 @@
+"""The report's Pareto panel, built from a small experiment written on disk by hand (no Ray)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+
+from tuner.review import front
+from tuner.review.experiment import load
+from tuner.review.report import front_panel
+from tuner.review.report.page import build
+
+STOPPED = "stopped early by ASHA at epoch 1: dominated by 2 trials at the epoch-1 rung"
+COLUMNS = ["loss", "latency_ms", "params_k", "timestamp", "training_iteration", "trial_id", "time_this_iter_s",
+           "time_total_s"]  # fmt: skip
+# trial id -> (config, one (loss, latency_ms, params_k) a reported epoch, stopped early)
+TRIALS = {
+    "aaaa0001": ({"lr": 0.01, "width": 64}, [(1.2, 30.0, 100), (0.5, 30.0, 100)], False),  # front
+    "aaaa0002": ({"lr": 0.02, "width": 16}, [(1.4, 10.0, 20), (1.0, 10.0, 20)], False),  # front
+    "aaaa0003": ({"lr": 0.03, "width": 96}, [(1.1, 40.0, 300), (0.9, 40.0, 300)], False),  # dominated by 0001
+    "aaaa0004": ({"lr": 0.04, "width": 80}, [(2.0, 50.0, 200)], True),  # stopped early, dominated
+    "aaaa0005": ({"lr": 0.05, "width": 8}, [(1.5, 5.0, 5)], True),  # stopped early, on the front
+}
+
+
+def _experiment(tmp_path, objectives=("loss:min", "latency_ms:min"), constraints=None):
+    """An experiment folder as a finished sweep leaves it: settings, Ray's state, each trial's results, fates."""
+    folder = tmp_path / "exp"
+    folder.mkdir(parents=True)
+    metric, mode = objectives[0].split(":")
+    settings = {"space": "x.py", "scheduler": "asha", "searcher": "optuna", "num_samples": len(TRIALS),
+                "max_epochs": 2, "metric": metric, "mode": mode,
+                "objectives": list(objectives) if len(objectives) > 1 else None, "constraints": constraints,
+                "name": "exp", "storage_path": str(tmp_path)}  # fmt: skip
+    (folder / "tuner_config.yaml").write_text(yaml.safe_dump(settings))
+    state, fates = [], {}
+    for n, (trial_id, (config, epochs, stopped)) in enumerate(TRIALS.items(), 1):
+        name = f"{trial_id}_{n}"
+        (folder / name).mkdir()
+        (folder / name / "params.json").write_text(json.dumps(config))
+        lines = [",".join(COLUMNS)]
+        for epoch, (loss, latency, params) in enumerate(epochs, 1):
+            stamp = 1000 + 10 * n + epoch
+            lines.append(f"{loss},{latency},{params},{stamp},{epoch},{trial_id},1.0,{float(epoch)}")
+        (folder / name / "progress.csv").write_text("\n".join(lines) + "\n")
+        trial = {"trial_id": trial_id, "status": "TERMINATED", "relative_logdir": name,
+                 "experiment_tag": f"{n}_lr={config['lr']}", "config": config}  # fmt: skip
+        state.append([json.dumps(trial), json.dumps({"error_filename": None})])
+        if stopped:
+            fates[trial_id] = {"stopped": STOPPED}
+    (folder / "experiment_state-2026-01-01_00-00-00.json").write_text(json.dumps({"trial_data": state}))
+    (folder / "fates.json").write_text(json.dumps(fates))
+    return load(str(folder), running=False)
+
+
+def _trial(hover: str) -> str:
+    """The trial id a hover text starts with."""
+    return hover.split("</b>")[0].removeprefix("<b>")
+
+
+def _front_table(page: str) -> str:
+    found = re.search(r"<table class=front>.*?</table>", page, re.S)
+    assert found, "no front table"
+    return found.group(0)
+
+
+def test_two_objectives_draw_the_front_its_staircase_and_the_hypervolume(tmp_path):
+    experiment = _experiment(tmp_path)
+    html = front_panel.section(experiment)
+    table = _front_table(html)
+    for trial_id in ("aaaa0001", "aaaa0002", "aaaa0005"):
+        assert trial_id in table
+    assert "aaaa0003" not in table and "aaaa0004" not in table  # dominated: drawn, never in the front's table
+    assert "aaaa0003" in html and "aaaa0004" in html  # every trial's point is in the scatter
+    counts = "Early stopping removed 2 of 5 trials before their last epoch; 3 trials are on the Pareto front"
+    assert counts in html
+    assert "1 of them was stopped early" in html
+    assert "loss (lower is better)" in html and "latency_ms (lower is better)" in html
+    assert "Hypervolume over time" in html and "seconds since the sweep started" in html
+
+
+def test_stopped_early_trials_are_hollow_and_dominated_ones_faded(tmp_path):
+    experiment = _experiment(tmp_path)
+    found = front.points(experiment)
+    best = front.front(experiment)
+    fig = front_panel.scatter(experiment.config.objective_list, found, best)
+    marks = {}
+    for trace in fig.data:
+        if trace.mode != "markers":
+            continue
+        for text, symbol in zip(trace.hovertext, trace.marker.symbol, strict=True):
+            marks[_trial(text)] = (trace.name, symbol, trace.marker.opacity)
+    assert marks["aaaa0001"] == ("on the Pareto front", "diamond", 1.0)
+    assert marks["aaaa0005"] == ("on the Pareto front", "diamond-open", 1.0)  # on the front, stopped early
+    assert marks["aaaa0004"] == ("stopped early, dominated", "circle-open", front_panel.FADED)
+    assert marks["aaaa0003"] == ("completed, dominated", "circle", front_panel.FADED)
+    hover = next(t for t in fig.data if t.name == "stopped early, dominated").hovertext[0]
+    assert "epoch 1" in hover and "lr=0.04, width=80" in hover and STOPPED in hover
+
+
+def test_the_staircase_steps_towards_the_better_corner_for_either_mode(tmp_path):
+    experiment = _experiment(tmp_path)
+    objectives = experiment.config.objective_list
+    xs, ys = front_panel.staircase(front.front(experiment), objectives, front.points(experiment))
+    # from the worst latency down to the best loss, a step at each front point, out to the worst loss
+    steps = [(0.5, 50.0), (0.5, 30.0), (1.0, 30.0), (1.0, 10.0), (1.5, 10.0), (1.5, 5.0), (2.0, 5.0)]
+    assert list(zip(xs, ys, strict=True)) == steps
+    maxed = _experiment(tmp_path / "max", objectives=("loss:min", "params_k:max"))
+    best = front.front(maxed)
+    assert [p.trial.trial_id for p in best] == ["aaaa0001", "aaaa0003"]
+    xs, ys = front_panel.staircase(best, maxed.config.objective_list, front.points(maxed))
+    steps = [(0.5, 5.0), (0.5, 100.0), (0.9, 100.0), (0.9, 300.0), (2.0, 300.0)]  # up is better for params_k
+    assert list(zip(xs, ys, strict=True)) == steps
+
+
+def test_the_hypervolume_figure_ends_at_the_sweeps_hypervolume(tmp_path):
+    experiment = _experiment(tmp_path)
+    fig = front_panel.hypervolume_figure(experiment)
+    assert fig.layout.xaxis.title.text == "seconds since the sweep started"
+    assert fig.data[0].x[0] >= 0
+    assert fig.data[0].y[-1] == pytest.approx(front.hypervolume(experiment))
+
+
+def test_constraints_keep_a_trial_off_the_front_and_say_so(tmp_path):
+    experiment = _experiment(tmp_path, constraints=["latency_ms>=8"])  # aaaa0005 (5 ms) would be on the front
+    html = front_panel.section(experiment)
+    table = _front_table(html)
+    assert "aaaa0001" in table and "aaaa0002" in table and "aaaa0005" not in table
+    assert "breaks a constraint (never on the front)" in html and "1 broke a constraint" in html
+    assert "latency_ms 5 breaks latency_ms&gt;=8" in html  # its hover says which, and by how much
+
+
+def test_three_objectives_draw_parallel_coordinates_with_the_front_highlighted(tmp_path):
+    experiment = _experiment(tmp_path, objectives=("loss:min", "latency_ms:min", "params_k:min"))
+    best = {p.trial.trial_id for p in front.front(experiment)}
+    assert best == {"aaaa0001", "aaaa0002", "aaaa0005"}
+    fig = front_panel.parallel(experiment.config.objective_list, front.points(experiment), best)
+    highlighted = {_trial(t.hovertext) for t in fig.data if t.name == "on the Pareto front"}
+    assert highlighted == best
+    dotted = {_trial(t.hovertext) for t in fig.data if t.line.dash == "dot"}
+    assert dotted == {"aaaa0004", "aaaa0005"}
+    assert "params_k (lower is better)" in front_panel.section(experiment)
+
+
+def test_the_page_puts_the_front_first_only_with_several_objectives(tmp_path):
+    page = build(_experiment(tmp_path / "two"))
+    assert page.index('<section id="front">') < page.index('<section id="best">')
+    assert "The Pareto front (loss, latency_ms)" in page
+    single = build(_experiment(tmp_path / "one", objectives=("loss:min",)))
+    assert 'id="front"' not in single and "Pareto" not in single
