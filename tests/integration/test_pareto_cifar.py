@@ -1,0 +1,58 @@
+"""A real CIFAR sweep on two objectives, loss and epoch time, and its report in a real browser (slow tier)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from tests.integration.conftest import TINY
+
+pytestmark = pytest.mark.slow
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    from tuner.cli import main
+
+    storage = tmp_path_factory.mktemp("cifar_front")
+    try:
+        main(["sweep", "--space", "cifar_small", *TINY, "--max-epochs", "3", "--num-samples", "6",
+              "--metric", "loss,time_this_iter_s", "--mode", "min", "--storage-path", str(storage), "--name", "lt"])  # fmt: skip
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    return storage / "lt"
+
+
+def test_a_cifar_sweep_on_loss_and_epoch_time_finds_a_front(swept):
+    saved = json.loads((swept / "pareto.json").read_text())
+    assert [o["metric"] for o in saved["objectives"]] == ["loss", "time_this_iter_s"]
+    assert saved["front"] and saved["hypervolume"] > 0
+    losses = [row["loss"] for row in saved["front"]]
+    assert losses == sorted(losses)
+    times = [row["time_this_iter_s"] for row in saved["front"]]
+    assert times == sorted(times, reverse=True), "along a front, a lower loss costs a slower epoch"
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs Debian's chromium)")
+def test_its_report_draws_the_front_without_errors(swept, run_cli, tmp_path):
+    page = tmp_path / "report.html"
+    assert run_cli("report", swept, "--out", page).code == 0
+    html = page.read_text()
+    assert '<section id="front">' in html and html.index('<section id="front">') < html.index('<section id="best">')
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync",
+             "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]  # fmt: skip
+    run = subprocess.run([CHROMIUM, *flags, "--enable-logging=stderr", "--v=0", "--window-size=1300,3000",
+                          f"--screenshot={tmp_path / 'shot.png'}", f"file://{page}"],
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    errors = [line for line in run.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or ":ERROR:" in line)]
+    assert not errors, errors
+    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", "--virtual-time-budget=5000", f"file://{page}"],
+                         capture_output=True, text=True, timeout=120).stdout  # fmt: skip
+    front = dom[dom.index('<section id="front">'):dom.index("</section>", dom.index('<section id="front">'))]
+    assert front.count('class="main-svg"') >= 2, "the front and the hypervolume over time were drawn"
+    for row in json.loads((swept / "pareto.json").read_text())["front"]:
+        assert row["trial_id"] in front
