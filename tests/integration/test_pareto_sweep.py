@@ -94,7 +94,7 @@ def test_a_replay_decides_by_fronts_too(swept, run_cli):
 
 
 @pytest.mark.parametrize("args, fragment", [
-    (("--scheduler", "hyperband"), "--scheduler hyperband ranks trials by one value and cannot decide on 2 objectives"),
+    (("--scheduler", "pbt"), "--scheduler pbt ranks trials by one value and cannot decide on 2 objectives"),
     (("--searcher", "gp"), "--searcher gp models one value and cannot search 2 objectives"),
     (("--mode", "min,max,min"), "but --mode gives 3 modes"),
     (("--constraint", "mb=3"), "is not METRIC<=VALUE"),
@@ -111,3 +111,46 @@ def test_the_plan_says_how_several_objectives_are_searched(space_file, run_cli, 
     assert "auto chose optuna: 2 objectives" in plan.out
     assert "objectives: loss (min), size (min): the sweep finds the Pareto front" in plan.out
     assert "constraints: mb<=500 on each trial's last result" in plan.out and "told to optuna" in plan.out
+
+
+CHECKPOINTED = textwrap.dedent('''
+    """Loss against size, continuing from checkpoints (HyperBand pauses trials)."""
+    import json, math, os, tempfile
+    from ray import tune
+    from tuner import SearchSpace
+
+
+    def train(config, *, max_epochs=4):
+        start, size = 0, config["width"] * config["depth"]
+        if tune.get_checkpoint() is not None:
+            with tune.get_checkpoint().as_directory() as folder:
+                start = json.load(open(os.path.join(folder, "state.json")))["epoch"]
+        for epoch in range(start + 1, max_epochs + 1):
+            floor = abs(math.log10(config["lr"]) + 2.5) + 16 / config["width"]
+            with tempfile.TemporaryDirectory() as folder:
+                json.dump({"epoch": epoch}, open(os.path.join(folder, "state.json"), "w"))
+                tune.report({"loss": floor + 2.0 / epoch, "size": size, "mb": config["width"] * 10},
+                            checkpoint=tune.Checkpoint.from_directory(folder))
+
+
+    SPACE = SearchSpace(
+        trainable=train,
+        metrics={"loss": "min", "size": "min"},
+        params={"width": tune.randint(4, 64), "depth": tune.randint(1, 4), "lr": tune.loguniform(1e-4, 1e-1)},
+    )
+''')
+
+
+@pytest.mark.parametrize("scheduler, by", [("hyperband", "HyperBand"), ("median", "the median rule")])
+def test_hyperband_and_the_median_rule_decide_by_fronts_too(tmp_path, run_cli, scheduler, by):
+    space = tmp_path / "checkpointed.py"
+    space.write_text(CHECKPOINTED)
+    result = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--name", scheduler, "--scheduler",
+                     scheduler, "--num-samples", "10", "--max-epochs", "4", "--constraint", "mb<=500")  # fmt: skip
+    assert result.code == 0, result.err
+    assert "by fronts of loss (min), size (min)" in result.out
+    fates = [t.fate for t in tuner.load(str(tmp_path / scheduler))._read().trials]
+    stopped = [f for f in fates if f.startswith(f"stopped early by {by}")]
+    assert stopped and all(("dominated by" in f or "crowded" in f or "infeasible (mb" in f) for f in stopped), fates
+    front = json.loads((tmp_path / scheduler / "pareto.json").read_text())["front"]
+    assert front and all(row["config"]["width"] * 10 <= 500 for row in front)

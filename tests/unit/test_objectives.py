@@ -219,3 +219,42 @@ def test_a_resumed_scheduler_gets_its_rungs_back_from_the_fate_log(tmp_path):
     resumed.on_trial_add(SimpleNamespace(get_trials=lambda: []), SimpleNamespace(trial_id="c"))
     assert set(resumed.rungs[1]) == {"a", "b"}
     assert report(resumed, "c", 1, loss=2.0, ms=2.0) == "STOP"  # compared with what ran before the stop
+
+
+# --- the median rule and HyperBand by fronts ---------------------------------------------------------------------
+
+
+def test_the_median_rule_by_fronts_stops_the_worse_half_once_enough_trials_reported_the_epoch():
+    from tuner.schedulers.pareto_median import ParetoMedian
+
+    fates = Fates()
+    rule = ParetoMedian(1, 3, (Objective("loss", "min"), Objective("ms", "min")), fate_log=fates)
+    for trial_id, loss, ms in [("a", 1.0, 1.0), ("b", 2.0, 2.0), ("c", 3.0, 3.0)]:
+        assert report(rule, trial_id, 2, loss=loss, ms=ms) == "CONTINUE"  # too few others yet
+    assert report(rule, "d", 1, loss=9.0, ms=9.0) == "CONTINUE"  # within the grace period
+    assert report(rule, "d", 2, loss=2.5, ms=2.5) == "STOP"  # 3rd of 4 at epoch 2
+    assert fates.stopped("d") == ("stopped early by the median rule at epoch 2: in the worse half of the 4 trials at "
+                                  "that epoch by fronts (dominated by 2 trials)")  # fmt: skip
+    assert report(rule, "e", 2, loss=0.5, ms=0.5) == "CONTINUE"
+
+
+def test_a_hyperband_round_keeps_the_best_by_fronts_and_says_why_the_others_stop():
+    from ray.tune.experiment import Trial
+
+    from tuner.ray_compat.schedulers import RecordingHyperBand
+
+    fates = Fates()
+    scheduler = RecordingHyperBand(time_attr="training_iteration", max_t=4, reduction_factor=2, fate_log=fates,
+                                   objectives=(Objective("loss", "min"), Objective("ms", "min")))  # fmt: skip
+    scheduler.set_search_properties("loss", "min")
+    bracket = scheduler._create_bracket(1)
+    trials = [Trial("t", config={}, trial_id=name, stub=True) for name in "abcd"]
+    values = {"a": (1.0, 9.0), "b": (9.0, 1.0), "c": (5.0, 5.0), "d": (6.0, 6.0)}
+    bracket._n, bracket._halves = 4, 1  # a round of four trials, halved once
+    for trial in trials:
+        loss, ms = values[trial.trial_id]
+        bracket._live_trials[trial] = {"training_iteration": 2, "loss": loss, "ms": ms}
+    good, bad = bracket.successive_halving("loss", 1.0)
+    assert {t.trial_id for t in good} == {"a", "b"}  # the ends of the front; loss alone would keep a and c
+    assert "dominated by 1 trial, not among the best 2 of 4" in fates.stopped("d")
+    assert "on the front but crowded out" in fates.stopped("c")

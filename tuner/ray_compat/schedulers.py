@@ -9,6 +9,7 @@ schedulers.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -22,6 +23,7 @@ from ray.tune.schedulers import (
 )
 from ray.tune.schedulers.hyperband import _Bracket
 
+from tuner.objectives import Constraint, Objective
 from tuner.review.fates import PERTURBED, RUNG, STOPPED, FateLog
 
 
@@ -132,28 +134,71 @@ class _RecordingBracket(_Bracket):
     metric = "loss"
     planned: list[int] = []  # the epochs of each round, the first one this bracket's start
     number = 0  # brackets in the order the scheduler made them, from 1
+    objectives: tuple[Objective, ...] = ()  # several: the round keeps the best by fronts (pareto_asha's ranking)
+    constraints: tuple[Constraint, ...] = ()
 
     def successive_halving(self, metric: str, metric_op: float) -> tuple[list, list]:
         compared_at = self._cumul_r
         good, bad = super().successive_halving(metric, metric_op)
+        if len(self.objectives) > 1 or self.constraints:
+            good, bad = self._by_fronts([*good, *bad], len(good))
         if self.planned:  # Ray multiplied by eta; the next round is the planned one
             self._r = self._cumul_r = self.planned[len(self.planned) - 1 - self._halves]
         if self.fate_log:
             for trial in [*good, *bad]:
                 result = self._live_trials.get(trial) or {}
                 value = result.get(metric)
-                self.fate_log.record(trial.trial_id, RUNG, "", {
-                    "rung": compared_at, "epoch": result.get(self._time_attr), "bracket": self.number,
-                    "value": float(value) if isinstance(value, (int, float)) else None, "kept": trial in good,
-                    "keep": len(good), "of": len(good) + len(bad)})  # fmt: skip
+                data = {"rung": compared_at, "epoch": result.get(self._time_attr), "bracket": self.number,
+                        "value": float(value) if isinstance(value, (int, float)) else None, "kept": trial in good,
+                        "keep": len(good), "of": len(good) + len(bad)}
+                if len(self.objectives) > 1:
+                    data["values"] = {o.name: result.get(o.name) for o in self.objectives}
+                self.fate_log.record(trial.trial_id, RUNG, "", data)
             for trial in bad:
                 result = self._live_trials.get(trial) or {}
                 epoch, value = result.get(self._time_attr), result.get(metric)
                 shown = f"{metric} {value:.4g}" if isinstance(value, (int, float)) else metric
+                if len(self.objectives) > 1 or self.constraints:
+                    shown = self._why_not(trial, [*good, *bad])
                 self.fate_log.record(trial.trial_id, STOPPED,
                                      f"stopped early by {self.label} at epoch {epoch}: {shown} not among the best "
                                      f"{len(good)} of {len(good) + len(bad)} in its bracket")  # fmt: skip
         return good, bad
+
+    def _points(self, trials: list) -> tuple[list[tuple[float, ...]], list[float]]:
+        """Each trial's result as a point (less is better) and how far it breaks the constraints."""
+        from tuner.objectives import violations
+        from tuner.review.vocabulary import number
+
+        objectives = self.objectives  # with constraints on one metric: that one (tuner/schedulers/hyperband.py)
+        points, broken = [], []
+        for trial in trials:
+            result = self._live_trials.get(trial) or {}
+            values = [number(result.get(o.name)) for o in objectives]
+            points.append(tuple(math.inf if v is None else o.as_min(v) for o, v in zip(objectives, values, strict=True)))
+            broken.append(sum(violations(self.constraints, result)))
+        return points, broken
+
+    def _by_fronts(self, trials: list, keep: int) -> tuple[list, list]:
+        """The round's ``keep`` best by fronts (then crowding distance), feasible ones first."""
+        from tuner import pareto
+
+        points, broken = self._points(trials)
+        order = pareto.order(points, broken)
+        return [trials[i] for i in order[:keep]], [trials[i] for i in order[keep:]]
+
+    def _why_not(self, trial: Any, trials: list) -> str:
+        from tuner import pareto
+        from tuner.objectives import broken
+
+        result = self._live_trials.get(trial) or {}
+        breaks = broken(self.constraints, result)
+        if breaks:
+            return f"infeasible ({'; '.join(breaks)}),"
+        points, violation = self._points(trials)
+        feasible = [i for i, v in enumerate(violation) if v <= 0]
+        beaten = pareto.dominated_by(feasible.index(trials.index(trial)), [points[i] for i in feasible])
+        return f"dominated by {beaten} trial{'s' if beaten != 1 else ''}," if beaten else "on the front but crowded out,"
 
 
 class _RecordingBrackets:
@@ -166,6 +211,8 @@ class _RecordingBrackets:
         bracket = super()._create_bracket(s)  # type: ignore[misc]
         bracket.__class__ = _RecordingBracket
         bracket.fate_log = self.fate_log  # type: ignore[attr-defined]
+        bracket.objectives = self.__dict__.get("objectives", ())
+        bracket.constraints = self.__dict__.get("constraints", ())
         bracket.label = self.label
         bracket.planned = rounds(self._max_t_attr, self._eta, s)  # type: ignore[attr-defined]
         self.made += 1
@@ -175,9 +222,11 @@ class _RecordingBrackets:
 
 
 class RecordingHyperBand(_RecordingBrackets, HyperBandScheduler):
-    def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, fate_log: FateLog | None = None, objectives: tuple[Objective, ...] = (),
+                 constraints: tuple[Constraint, ...] = (), **kwargs: Any) -> None:  # fmt: skip
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
+        self.objectives, self.constraints = tuple(objectives), tuple(constraints)
 
 
 class RecordingBOHB(_RecordingBrackets, HyperBandForBOHB):

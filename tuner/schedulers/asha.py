@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tuner.objectives import Objective
-from tuner.schedulers.base import GRACE_PERIOD, REDUCTION_FACTOR, SchedulerContext, SchedulerEntry
+from tuner.schedulers.base import GRACE_PERIOD, REDUCTION_FACTOR, SchedulerContext, SchedulerEntry, ranking
 
 
 def rungs(max_epochs: int, grace: int = GRACE_PERIOD, eta: int = REDUCTION_FACTOR) -> list[int]:
@@ -42,14 +42,10 @@ class Asha(SchedulerEntry):
             return [f"ASHA: no rung below {ctx.max_epochs} epoch(s), so every trial runs to the end"]
         expected = expected_epochs(ctx.num_samples, ctx.max_epochs, ctx.grace_period, ctx.reduction_factor)
         if ctx.ranked_by_front:
-            by = ("fronts of " + ", ".join(map(str, ctx.objectives)) if len(ctx.objectives) > 1
-                  else f"{ctx.metric} ({ctx.mode})")  # fmt: skip
-            bounds = f"; trials that break {', '.join(map(str, ctx.constraints))} rank last" if ctx.constraints else ""
             return [
                 f"ASHA: rungs at epoch {', '.join(map(str, at))} (max {ctx.max_epochs}); at each, a trial goes on only "
-                f"if it is in the best 1/{ctx.reduction_factor} of results reported there so far, ranked by {by}"
-                + (" (non-dominated sorting, crowding distance breaking ties)" if len(ctx.objectives) > 1 else "")
-                + bounds,
+                f"if it is in the best 1/{ctx.reduction_factor} of results reported there so far, ranked by "
+                f"{ranking(ctx)}",
                 f"  about {expected} epochs in all if results arrive in no particular order",
             ]
         return [

@@ -35,6 +35,18 @@ class SchedulerContext:
         return len(self.objectives) > 1 or bool(self.constraints)
 
 
+def ranking(ctx: SchedulerContext) -> str:
+    """How a scheduler ranks trials when it ranks them by fronts, in the plan's words."""
+    if len(ctx.objectives) > 1:
+        by = ("fronts of " + ", ".join(map(str, ctx.objectives))
+              + " (non-dominated sorting, crowding distance breaking ties)")  # fmt: skip
+    else:
+        by = f"{ctx.metric} ({ctx.mode})"
+    if ctx.constraints:
+        by += f"; trials that break {', '.join(map(str, ctx.constraints))} rank last"
+    return by
+
+
 class SchedulerEntry:
     """One trial scheduler: which trials keep running."""
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tuner.schedulers.base import SchedulerContext, SchedulerEntry
+from tuner.objectives import Objective
+from tuner.schedulers.base import SchedulerContext, SchedulerEntry, ranking
 from tuner.schedulers.brackets import bracket_epochs, fill
 
 
@@ -31,12 +32,21 @@ class HyperBand(_Brackets):
     name = "hyperband"
     summary = "synchronous HyperBand brackets: trials wait for their bracket, the worse half stopped"
     label = "HyperBand"
+    multi_objective = True  # several objectives: each round keeps the best by fronts
 
     def build(self, ctx: SchedulerContext) -> Any:
         from tuner.ray_compat.schedulers import RecordingHyperBand
 
+        objectives = ctx.objectives or ((Objective(ctx.metric, ctx.mode),) if ctx.constraints else ())
         return RecordingHyperBand(time_attr="training_iteration", max_t=ctx.max_epochs,
-                                  reduction_factor=ctx.reduction_factor, fate_log=ctx.fate_log)  # fmt: skip
+                                  reduction_factor=ctx.reduction_factor, fate_log=ctx.fate_log,
+                                  objectives=objectives, constraints=ctx.constraints)  # fmt: skip
+
+    def describe(self, ctx: SchedulerContext) -> list[str]:
+        lines = super().describe(ctx)
+        if ctx.ranked_by_front:
+            lines.insert(1, f"  each round keeps the best by {ranking(ctx)}")
+        return lines
 
 
 class Bohb(_Brackets):
