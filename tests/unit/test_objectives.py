@@ -258,3 +258,30 @@ def test_a_hyperband_round_keeps_the_best_by_fronts_and_says_why_the_others_stop
     assert {t.trial_id for t in good} == {"a", "b"}  # the ends of the front; loss alone would keep a and c
     assert "dominated by 1 trial, not among the best 2 of 4" in fates.stopped("d")
     assert "on the front but crowded out" in fates.stopped("c")
+
+
+# --- the searcher ----------------------------------------------------------------------------------------------
+
+
+def test_optuna_models_several_objectives_and_is_told_each_trials_constraints():
+    from ray import tune
+
+    from tuner import searchers
+    from tuner.searchers import SearcherContext
+
+    plan = searchers.plan_search({"x": tune.uniform(0, 1), "y": tune.uniform(0, 1)}, "optuna")
+    objectives = (Objective("f1", "min"), Objective("f2", "max"))
+    built = searchers.build_searcher(plan, SearcherContext("f1", "min", 12, objectives=objectives,
+                                                           constraints=(Constraint.parse("g<=0.5"),)))  # fmt: skip
+    for i in range(12):
+        config = built.suggest(f"t{i}")
+        result = {"f1": config["x"], "f2": config["y"], "g": config["x"] + config["y"], "training_iteration": 3}
+        built.on_trial_result(f"t{i}", result)
+        built.on_trial_complete(f"t{i}", result)
+    study = built.inner._ot_study  # Ray's OptunaSearch: its study and its trials by Ray's ids
+    assert len(study.directions) == 2
+    done = study.get_trials(deepcopy=False)
+    assert all(len(t.values) == 2 for t in done)
+    broken = [t for t in done if t.params["x"] + t.params["y"] > 0.5]
+    assert broken and all(t.system_attrs["constraints:g<=0.5"] > 0 for t in broken)
+    assert built.inner._ot_trials  # where tuner finds the Optuna trial of a Ray trial to tell its constraints

@@ -2,7 +2,10 @@
 
 Each subclass lets Ray's own scheduler decide and then reads the reason from the state that decided it
 (the rung's recorded values, the running means, the bracket's halving, PBT's exploit); nothing about the
-decision itself changes, but that a resumed ASHA gets back the rungs it had (Tune saves no scheduler state). The reads use Ray 2.60's scheduler internals (part 13 of tuner/ray_compat/__init__.py);
+decision itself changes, but that a resumed ASHA gets back the rungs it had (Tune saves no scheduler state),
+and that a HyperBand round on several objectives (or under constraints) keeps its best by fronts, the ranking
+tuner/schedulers/pareto_asha.py uses, where Ray's keeps the best by one value. The reads use Ray 2.60's
+scheduler internals (part 13 of tuner/ray_compat/__init__.py);
 tests/unit/test_ray_compat.py checks each internal is still there, and the replay tests run them on real
 schedulers.
 """
