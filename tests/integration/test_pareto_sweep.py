@@ -98,6 +98,7 @@ def test_a_replay_decides_by_fronts_too(swept, run_cli):
     (("--searcher", "gp"), "--searcher gp models one value and cannot search 2 objectives"),
     (("--mode", "min,max,min"), "but --mode gives 3 modes"),
     (("--constraint", "mb=3"), "is not METRIC<=VALUE"),
+    (("--warm-start", "."), "a sweep on several objectives starts without it"),
 ])  # fmt: skip
 def test_what_cannot_decide_on_several_objectives_is_one_line(space_file, run_cli, tmp_path, args, fragment):
     result = run_cli("sweep", "--space", space_file, "--storage-path", tmp_path, "--dry-run", *args)

@@ -130,6 +130,9 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: Any) -> An
     from tuner.launch import warm_start
 
     entry = searchers.entry(search_plan.searcher)
+    if config.several_objectives:
+        raise UsageError("--warm-start seeds a model with one value per earlier trial; a sweep on several objectives "
+                         "starts without it")  # fmt: skip
     if not entry.takes_earlier_results:
         able = [e.name for e in searchers.ENTRIES if e.takes_earlier_results]
         raise UsageError(f"--warm-start: searcher {entry.name} cannot take earlier results; use one that can: "

@@ -160,6 +160,8 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
                 result = {k: v for k, v in result.items() if k != self.inner.metric}
             self.inner.on_trial_complete(trial_id, result=result, error=error)
             return
+        if self._several:  # drawn while the model waited; Ray's OptunaSearch takes an outside point as one value
+            return
         value = (result or {}).get(self.inner.metric)
         if value is None or error:
             return
