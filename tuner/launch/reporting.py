@@ -9,6 +9,7 @@ from ray.tune import CLIReporter
 from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
+from tuner.objectives import Objective
 from tuner.ray_compat.live_table import SweepReporter
 from tuner.review.ray_state import bookkeeping
 
@@ -17,7 +18,7 @@ ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_
 
 
 def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs: int,
-                   also: Sequence[str] = ()) -> CLIReporter:  # fmt: skip
+                   also: Sequence[str] = (), objectives: Sequence[Objective] = ()) -> CLIReporter:  # fmt: skip
     """A live table: the tuned parameters, then loss, accuracy (and ``also``: the other objectives and
     constrained metrics) and the epoch count, best trials first."""
     columns = {"loss": "loss", "accuracy": "accuracy"}
@@ -29,6 +30,7 @@ def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs
     columns["training_iteration"] = "iter"
     return SweepReporter(  # metric and mode come from the sweep's TuneConfig
         max_epochs=max_epochs,
+        objectives=tuple(objectives),
         metric_columns=columns,
         parameter_columns=list(parameters),
         sort_by_metric=False,  # SweepReporter ranks by each trial's best value, as every review does

@@ -14,6 +14,7 @@ from typing import Any
 
 from ray.tune import CLIReporter
 
+from tuner.objectives import Objective
 from tuner.ray_compat.trial_folders import name_trial_folders
 
 _LONG_FLOAT = re.compile(r"-?\d+\.\d{5,}(?:e[-+]?\d+)?")
@@ -30,9 +31,10 @@ class SweepReporter(CLIReporter):
     session folder ("Result logdir"), which is not where the experiment is.
     """
 
-    def __init__(self, *, max_epochs: int, **kwargs: Any) -> None:
+    def __init__(self, *, max_epochs: int, objectives: tuple[Objective, ...] = (), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._max_epochs = max_epochs
+        self._objectives = tuple(objectives)  # several: the status line counts the front so far
 
     def _best(self, trial: Any) -> float | None:
         value = (getattr(trial, "metric_analysis", None) or {}).get(self._metric, {}).get(self._mode)
@@ -82,9 +84,25 @@ class SweepReporter(CLIReporter):
             order = "lowest" if self._mode == "min" else "highest"
             line = _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.4g}", line)
             head, _, params = line.partition(" and parameters=")
+            if len(self.__dict__.get("_objectives", ())) > 1:
+                return (f"Pareto front so far: {self._front_size(trials)} trial(s) on "
+                        f"{', '.join(map(str, self._objectives))}; rows ranked by each trial's best {self._metric}, "
+                        f"{order} first; best {self._metric}: trial {best.trial_id}, {self._best(best):.4g}")  # fmt: skip
             return (f"Best so far: trial {best.trial_id}, {self._metric} {self._best(best):.4g} (trials ranked by their "
                     f"best {self._metric}, {order} first); parameters={params}")  # fmt: skip
         return line
+
+    def _front_size(self, trials: list) -> int:
+        """Trials on the front of the results so far (each at its last result)."""
+        from tuner import pareto
+        from tuner.review.vocabulary import number
+
+        points = []
+        for trial in trials:
+            values = [number((trial.last_result or {}).get(o.name)) for o in self._objectives]
+            if all(v is not None for v in values):
+                points.append(tuple(o.as_min(v) for o, v in zip(self._objectives, values, strict=True)))  # type: ignore[arg-type]
+        return len(pareto.front(points))
 
     def _rung_cutoffs(self, line: str) -> str:
         """ASHA compares a trial with the cutoff of its rung (Ray keeps them negated for min metrics)."""
