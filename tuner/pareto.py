@@ -60,7 +60,7 @@ def crowding(points: Sequence[Point]) -> list[float]:
         out[order[0]] = out[order[-1]] = math.inf
         if high == low:
             continue
-        for before, here, after in zip(order, order[1:], order[2:]):
+        for before, here, after in zip(order, order[1:], order[2:], strict=False):
             out[here] += (points[after][k] - points[before][k]) / (high - low)
     return out
 

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 
 from tuner.errors import UsageError
 from tuner.objectives import MODES, from_mapping, parse_objectives
+
 # What a trainable may report beside its learning metrics about the run itself (the out-of-memory fallback's
 # batch size and retries, GPU memory and use): the live table and TensorBoard show them; plots and the
 # report's learning views leave them out unless asked.

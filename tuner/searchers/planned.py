@@ -15,7 +15,6 @@ from tuner.searchers.wrapping import WrappingSearcher
 from tuner.spec import flatten, unflatten
 from tuner.values import plain
 
-
 BROKEN_BEYOND_MEASURE = 1e12  # the violation told for a constraint metric not reported (Optuna takes no infinity)
 
 
