@@ -171,7 +171,8 @@ def sweep(space: Any, *, config: str | None = None, dry_run: bool = False, **set
 
         near = difflib.get_close_matches(unknown[0], USER_SETTINGS, n=1)
         hint = f"did you mean {near[0]}? " if near else ""
-        raise UsageError(f"tuner.sweep() got an unknown setting {unknown[0]!r}; {hint}valid: {', '.join(USER_SETTINGS)}")
+        raise UsageError(f"tuner.sweep() got an unknown setting {unknown[0]!r}; {hint}valid: "
+                         f"{', '.join(USER_SETTINGS)}, metrics")  # fmt: skip
     given = {k: v for k, v in settings.items() if v is not None}
     given["space"] = _space_ref(space)
     resolved = resolve(given, config)

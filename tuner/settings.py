@@ -78,6 +78,8 @@ class SweepConfig:
             object.__setattr__(self, "warm_start", [str(self.warm_start)])
         elif self.warm_start is not None:
             object.__setattr__(self, "warm_start", [str(ref) for ref in self.warm_start] or None)
+        if isinstance(self.constraints, str):  # tuner.sweep(constraints="mb<=4000"): one bound
+            object.__setattr__(self, "constraints", [self.constraints])
         self._settle_objectives()
         for text in self.constraints or []:
             Constraint.parse(text)

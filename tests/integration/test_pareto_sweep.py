@@ -71,7 +71,7 @@ def test_dominated_and_infeasible_trials_are_stopped_with_their_reason(swept):
     fates = [t.fate for t in tuner.load(str(swept))._read().trials]
     stopped = [f for f in fates if f.startswith("stopped early by ASHA")]
     assert stopped, fates
-    assert all(("dominated by" in f or "on the front" in f or "infeasible (mb" in f) for f in stopped), stopped
+    assert all(("dominated by" in f or "ranked behind them" in f or "infeasible (mb" in f) for f in stopped), stopped
 
 
 def test_results_and_export_read_the_front(swept, run_cli):
@@ -152,6 +152,17 @@ def test_hyperband_and_the_median_rule_decide_by_fronts_too(tmp_path, run_cli, s
     assert "by fronts of loss (min), size (min)" in result.out
     fates = [t.fate for t in tuner.load(str(tmp_path / scheduler))._read().trials]
     stopped = [f for f in fates if f.startswith(f"stopped early by {by}")]
-    assert stopped and all(("dominated by" in f or "crowded" in f or "infeasible (mb" in f) for f in stopped), fates
+    assert stopped and all(("dominated by" in f or "ranked behind" in f or "infeasible (mb" in f) for f in stopped), fates
     front = json.loads((tmp_path / scheduler / "pareto.json").read_text())["front"]
     assert front and all(row["config"]["width"] * 10 <= 500 for row in front)
+
+
+def test_metric_alone_takes_each_metrics_mode_from_the_space_by_name(tmp_path, run_cli):
+    space = tmp_path / "acc.py"
+    space.write_text(SPACE.replace('metrics={"loss": "min", "size": "min"}', 'metrics={"acc": "max", "size": "min"}'))
+    swapped = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--dry-run", "--metric", "size,acc")
+    assert swapped.code == 0 and "objectives: ['size:min', 'acc:max']" in swapped.out
+    one = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--dry-run", "--metric", "acc")
+    assert one.code == 0 and "mode: max" in one.out and "objectives: None" in one.out
+    unknown = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--dry-run", "--metric", "loss")
+    assert unknown.code == 2 and "does not say whether to minimise or maximise it; pass --mode" in unknown.err

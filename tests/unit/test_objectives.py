@@ -189,7 +189,8 @@ def test_on_the_front_but_crowded_out_says_so():
     for trial_id, loss, ms in [("a", 0.0, 10), ("b", 10.0, 0), ("c", 5.0, 5)]:
         report(scheduler, trial_id, 1, loss=loss, ms=ms)
     assert report(scheduler, "d", 1, loss=4.9, ms=5.1) == "STOP"  # on the front, beside c
-    assert "on the front at the epoch-1 rung" in fates.stopped("d") and "crowding distance" in fates.stopped("d")
+    assert "on the front at the epoch-1 rung" in fates.stopped("d")
+    assert "ranked behind them there (by crowding distance, then loss)" in fates.stopped("d")
 
 
 def test_an_infeasible_trial_ranks_last_and_its_fate_names_the_bound():
@@ -257,7 +258,7 @@ def test_a_hyperband_round_keeps_the_best_by_fronts_and_says_why_the_others_stop
     good, bad = bracket.successive_halving("loss", 1.0)
     assert {t.trial_id for t in good} == {"a", "b"}  # the ends of the front; loss alone would keep a and c
     assert "dominated by 1 trial, not among the best 2 of 4" in fates.stopped("d")
-    assert "on the front but crowded out" in fates.stopped("c")
+    assert "on the front but ranked behind (by crowding distance, then loss)" in fates.stopped("c")
 
 
 # --- the searcher ----------------------------------------------------------------------------------------------
@@ -285,3 +286,14 @@ def test_optuna_models_several_objectives_and_is_told_each_trials_constraints():
     broken = [t for t in done if t.params["x"] + t.params["y"] > 0.5]
     assert broken and all(t.system_attrs["constraints:g<=0.5"] > 0 for t in broken)
     assert built.inner._ot_trials  # where tuner finds the Optuna trial of a Ray trial to tell its constraints
+
+
+def test_a_replays_best_trial_meets_the_sweeps_constraints():
+    from tuner.replay.engine import ReplayedTrial, ReplayOutcome
+
+    fast = ReplayedTrial("a", {}, values=[0.5], last={"loss": 0.5, "mb": 900})
+    slow = ReplayedTrial("b", {}, values=[0.7], last={"loss": 0.7, "mb": 100})
+    outcome = ReplayOutcome([fast, slow], "loss", "min", workers=1, wall=1.0)
+    assert outcome.best_trial().trial_id == "a"
+    assert outcome.best_trial([Constraint.parse("mb<=500")]).trial_id == "b"
+    assert outcome.points([Objective("loss", "min"), Objective("mb", "min")], [Constraint.parse("mb<=500")]) == [(0.7, 100)]

@@ -299,8 +299,8 @@ def objective_lines(plan: SweepPlan) -> list[str]:
                      "as best_config.json")  # fmt: skip
     if cfg.constraint_list:
         told = "told to " + plan.searcher.name if plan.searcher.takes_constraints else f"not modelled by {plan.searcher.name}"
-        decides = ("ranked last at each rung" if plan.scheduler.name == "asha"
-                   else f"not seen by {plan.scheduler.name}")  # fmt: skip
+        decides = (f"ranked last by {plan.scheduler.name}" if plan.scheduler.multi_objective and
+                   plan.scheduler.name != "fifo" else f"not seen by {plan.scheduler.name}")  # fmt: skip
         lines.append(f"constraints: {', '.join(map(str, cfg.constraint_list))} on each trial's last result: a trial "
                      f"that breaks one is never the best{' or on the front' if cfg.several_objectives else ''} "
                      f"({told}; {decides})")  # fmt: skip

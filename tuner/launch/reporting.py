@@ -9,7 +9,7 @@ from ray.tune import CLIReporter
 from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
-from tuner.objectives import Objective
+from tuner.objectives import Constraint, Objective
 from tuner.ray_compat.live_table import SweepReporter
 from tuner.review.ray_state import bookkeeping
 
@@ -18,7 +18,8 @@ ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_
 
 
 def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs: int,
-                   also: Sequence[str] = (), objectives: Sequence[Objective] = ()) -> CLIReporter:  # fmt: skip
+                   also: Sequence[str] = (), objectives: Sequence[Objective] = (),
+                   constraints: Sequence[Constraint] = ()) -> CLIReporter:  # fmt: skip
     """A live table: the tuned parameters, then loss, accuracy (and ``also``: the other objectives and
     constrained metrics) and the epoch count, best trials first."""
     columns = {"loss": "loss", "accuracy": "accuracy"}
@@ -31,6 +32,7 @@ def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs
     return SweepReporter(  # metric and mode come from the sweep's TuneConfig
         max_epochs=max_epochs,
         objectives=tuple(objectives),
+        constraints=tuple(constraints),
         metric_columns=columns,
         parameter_columns=list(parameters),
         sort_by_metric=False,  # SweepReporter ranks by each trial's best value, as every review does

@@ -74,7 +74,7 @@ def complete(config: SweepConfig, space: Any) -> SweepConfig:
 
     updates: dict[str, Any] = {
         "metric": config.metric or space.metric,
-        "mode": config.mode or space.mode,
+        "mode": config.mode or _modes_by_name(config.metric, space),
         "data_dir": str(Path(config.data_dir).expanduser().resolve()),
         "num_samples": config.trials_cap,
     }
@@ -102,6 +102,26 @@ def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
     name, why = choose(space.flat_params, config.scheduler, config.planned_trials, budgeted=config.num_samples is None,
                        objectives=len(config.objective_list))  # fmt: skip
     return dataclasses.replace(config, searcher=name, searcher_chosen=f"auto chose {name}: {why}")
+
+
+def _modes_by_name(metric: str | None, space: Any) -> str:
+    """The space's mode for each metric named (``--metric`` alone may reorder or pick among the space's
+    ``metrics``); a metric the space does not name takes its mode when it has one, else needs ``--mode``."""
+    from tuner.objectives import parse_objectives
+
+    declared = {o.name: o.mode for o in parse_objectives(space.metric, space.mode)}
+    if not metric:
+        return space.mode
+    modes = []
+    for name in (n.strip() for n in metric.split(",")):
+        if name in declared:
+            modes.append(declared[name])
+        elif len(set(declared.values())) == 1:
+            modes.append(next(iter(declared.values())))
+        else:
+            raise UsageError(f"--metric {name}: the space does not say whether to minimise or maximise it; pass "
+                             "--mode (one per metric, e.g. --mode min,max)")  # fmt: skip
+    return ",".join(modes)
 
 
 def _check_objectives(config: SweepConfig) -> None:

@@ -183,7 +183,8 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
             callbacks=[*callbacks, TensorBoardLogger(folder, plan.space.flat_params, cfg.metric, cfg.mode,
                                                      cfg.max_epochs), *logger_callbacks(cfg, out)],  # fmt: skip
             progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.flat_params), cfg.max_epochs,
-                                             also=watched_metrics(cfg)[1:], objectives=plan.context.objectives),
+                                             also=watched_metrics(cfg)[1:], objectives=plan.context.objectives,
+                                             constraints=plan.context.constraints),
             checkpoint_config=checkpoint_config(plan),
             sync_config=sync_config(cfg),
             failure_config=tune.FailureConfig(max_failures=cfg.max_failures),

@@ -14,7 +14,7 @@ from typing import Any
 
 from ray.tune import CLIReporter
 
-from tuner.objectives import Objective
+from tuner.objectives import Constraint, Objective
 from tuner.ray_compat.trial_folders import name_trial_folders
 
 _LONG_FLOAT = re.compile(r"-?\d+\.\d{5,}(?:e[-+]?\d+)?")
@@ -31,22 +31,29 @@ class SweepReporter(CLIReporter):
     session folder ("Result logdir"), which is not where the experiment is.
     """
 
-    def __init__(self, *, max_epochs: int, objectives: tuple[Objective, ...] = (), **kwargs: Any) -> None:
+    def __init__(self, *, max_epochs: int, objectives: tuple[Objective, ...] = (),
+                 constraints: tuple[Constraint, ...] = (), **kwargs: Any) -> None:  # fmt: skip
         super().__init__(**kwargs)
         self._max_epochs = max_epochs
         self._objectives = tuple(objectives)  # several: the status line counts the front so far
+        self._constraints = tuple(constraints)  # a trial that breaks one is never the best nor on the front
+
+    def _breaks(self, trial: Any) -> bool:
+        from tuner.objectives import violations
+
+        return any(v > 0 for v in violations(self.__dict__.get("_constraints", ()), trial.last_result or {}))
 
     def _best(self, trial: Any) -> float | None:
         value = (getattr(trial, "metric_analysis", None) or {}).get(self._metric, {}).get(self._mode)
         return value if isinstance(value, (int, float)) and value == value else None
 
     def _current_best_trial(self, trials: list) -> tuple[Any, str | None]:
-        ranked = [t for t in self._ranked(trials) if self._best(t) is not None]
+        ranked = [t for t in self._ranked(trials) if self._best(t) is not None and not self._breaks(t)]
         return (ranked[0] if ranked else None), self._metric
 
     def _ranked(self, trials: list) -> list:
         sign = 1 if self._mode == "min" else -1
-        return sorted(trials, key=lambda t: (self._best(t) is None, sign * (self._best(t) or 0.0)))
+        return sorted(trials, key=lambda t: (self._best(t) is None, self._breaks(t), sign * (self._best(t) or 0.0)))
 
     def _progress_str(self, trials: list, done: bool, *sys_info: str, fmt: str = "psql", delim: str = "\n") -> str:
         name_trial_folders(trials)  # Ray's error table reads every trial's folder (ray_compat part 8)
@@ -84,6 +91,10 @@ class SweepReporter(CLIReporter):
             order = "lowest" if self._mode == "min" else "highest"
             line = _LONG_FLOAT.sub(lambda m: f"{float(m.group()):.4g}", line)
             head, _, params = line.partition(" and parameters=")
+            if best is None:  # every trial with a result breaks a --constraint
+                return f"Best so far: none yet that meets {', '.join(map(str, self._constraints))}"
+            if self.__dict__.get("_constraints"):  # Ray's best ignores them: show ours
+                params = "{" + ", ".join(f"'{k}': {_short(v)}" for k, v in best.config.items()) + "}"
             if len(self.__dict__.get("_objectives", ())) > 1:
                 return (f"Pareto front so far: {self._front_size(trials)} trial(s) on "
                         f"{', '.join(map(str, self._objectives))}; rows ranked by each trial's best {self._metric}, "
@@ -100,7 +111,7 @@ class SweepReporter(CLIReporter):
         points = []
         for trial in trials:
             values = [number((trial.last_result or {}).get(o.name)) for o in self._objectives]
-            if all(v is not None for v in values):
+            if all(v is not None for v in values) and not self._breaks(trial):
                 points.append(tuple(o.as_min(v) for o, v in zip(self._objectives, values, strict=True)))  # type: ignore[arg-type]
         return len(pareto.front(points))
 
@@ -114,6 +125,10 @@ class SweepReporter(CLIReporter):
             cutoffs.append(f"epoch {epoch}: " + ("-" if value == "None" else f"{sign * float(value):.4g}"))
         relation = "at most" if self._mode == "min" else "at least"
         return f"rung cutoffs ({self._metric} {relation} this to go on): {', '.join(cutoffs)}"
+
+
+def _short(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else repr(value)
 
 
 def stopped_early(trials: list, max_epochs: int) -> int:

@@ -201,7 +201,9 @@ class _RecordingBracket(_Bracket):
         points, violation = self._points(trials)
         feasible = [i for i, v in enumerate(violation) if v <= 0]
         beaten = pareto.dominated_by(feasible.index(trials.index(trial)), [points[i] for i in feasible])
-        return f"dominated by {beaten} trial{'s' if beaten != 1 else ''}," if beaten else "on the front but crowded out,"
+        if beaten:
+            return f"dominated by {beaten} trial{'s' if beaten != 1 else ''},"
+        return f"on the front but ranked behind (by crowding distance, then {self.objectives[0].name}),"
 
 
 class _RecordingBrackets:

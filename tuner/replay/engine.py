@@ -87,8 +87,12 @@ class ReplayOutcome:
     def epochs(self) -> int:
         return sum(t.epochs for t in self.trials)
 
-    def best_trial(self) -> ReplayedTrial | None:
-        scored = [t for t in self.trials if t.best(self.mode) is not None]
+    def best_trial(self, constraints: Sequence[Constraint] = ()) -> ReplayedTrial | None:
+        """The best trial by the metric; under ``constraints``, the best whose last result meets them all."""
+        from tuner.objectives import violations
+
+        scored = [t for t in self.trials if t.best(self.mode) is not None
+                  and not any(v > 0 for v in violations(constraints, t.last))]  # fmt: skip
         if not scored:
             return None
         sign = 1 if self.mode == "min" else -1

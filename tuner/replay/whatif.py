@@ -16,6 +16,7 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
+from tuner.objectives import Constraint
 from tuner.replay.curves import CurveTable, metrics_only
 from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
 from tuner.review.experiment import Experiment, TrialRecord
@@ -103,7 +104,7 @@ def replay_experiment(experiment: Experiment, scheduler: str, *, searcher: str |
     unfinished = sum(t.status in ("RUNNING", "PENDING", "PAUSED") for t in experiment.trials)
     return WhatIf(experiment.path, scheduler, searcher, options, workers, experiment.metric, experiment.mode,
                   used, theirs.wall, ours.epochs, ours.wall, _best(experiment, trials),
-                  _replayed_best(ours, trials, searcher), stopped, cut_short, unfinished,
+                  _replayed_best(ours, trials, searcher, config.constraint_list), stopped, cut_short, unfinished,
                   _rungs(experiment, scheduler, len(trials), grace_period, reduction_factor), theirs.epochs)  # fmt: skip
 
 
@@ -176,8 +177,9 @@ def _best(experiment: Experiment, trials: list[TrialRecord]) -> dict[str, Any] |
             "epoch": int(float(row.get("training_iteration") or 0))}  # fmt: skip
 
 
-def _replayed_best(outcome: ReplayOutcome, trials: list[TrialRecord], searcher: str | None) -> dict[str, Any] | None:
-    best = outcome.best_trial()
+def _replayed_best(outcome: ReplayOutcome, trials: list[TrialRecord], searcher: str | None,
+                   constraints: Sequence[Constraint] = ()) -> dict[str, Any] | None:  # fmt: skip
+    best = outcome.best_trial(constraints)
     if best is None:
         return None
     value = best.best(outcome.mode)

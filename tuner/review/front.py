@@ -125,13 +125,16 @@ def summary(experiment: Experiment) -> dict[str, Any]:
     """What ``pareto.json`` holds: the objectives, the constraints, the front and its hypervolume."""
     found = front(experiment)
     every = points(experiment)
+    ref = reference(experiment, every)
+    objectives = experiment.config.objective_list
     return {
         "objectives": [{"metric": o.name, "mode": o.mode} for o in experiment.config.objective_list],
         "constraints": [str(c) for c in experiment.config.constraint_list],
         "front": rows(experiment, found),
         "infeasible": sum(1 for p in every if not p.feasible),
-        "hypervolume": hypervolume(experiment, every),
-        "reference": reference(experiment, every),
+        "hypervolume": hypervolume(experiment, every, ref),
+        # in each objective's own sign (the hypervolume is measured with every objective minimised)
+        "reference": None if ref is None else {o.name: o.as_min(v) for o, v in zip(objectives, ref, strict=True)},
     }
 
 
@@ -154,10 +157,10 @@ def format_front(out: dict[str, Any], folder: str) -> list[str]:
     if len(out["front"]) > SHOWN:
         lines.append(f"  ... and {len(out['front']) - SHOWN} more")
     if out["constraints"]:
-        lines.append(f"constraints: {', '.join(out['constraints'])}; {out['infeasible']} trial(s) broke one and are "
-                     "never on the front")  # fmt: skip
+        broke = f"{out['infeasible']} trial(s) broke one and are" if out["infeasible"] else "no trial broke one; one that does is"
+        lines.append(f"constraints: {', '.join(out['constraints'])}; {broke} never on the front")
     hv = out["hypervolume"]
     if isinstance(hv, float) and math.isfinite(hv) and len(names) > 1:
-        lines.append(f"hypervolume {hv:.4g} (reference {', '.join(f'{v:.4g}' for v in out['reference'] or [])}, "
-                     f"each objective as minimised); saved {folder}/{PARETO_FILE}")  # fmt: skip
+        up_to = ", ".join(f"{name} {value:.4g}" for name, value in (out["reference"] or {}).items())
+        lines.append(f"hypervolume {hv:.4g} (the region the front dominates up to {up_to}); saved {folder}/{PARETO_FILE}")
     return lines

@@ -256,6 +256,8 @@ def weighted_pick(experiment: Experiment, weights: str) -> TrialRecord:
             raise UsageError(f"--weights {weights!r}: {text!r} is not a number (NAME=WEIGHT,...)") from None
         if given[name] < 0:
             raise UsageError(f"--weights {weights!r}: weights are 0 or more")
+    if not any(given.values()):
+        raise UsageError(f"--weights {weights!r}: give at least one objective a weight above 0")
     found = front(experiment)
     if not found:
         raise UsageError(f"{experiment.path} has no trial on its front yet")

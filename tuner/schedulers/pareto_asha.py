@@ -97,7 +97,8 @@ class ParetoASHA(FIFOScheduler):
             n = decision["dominated_by"]
             return f"{head}: dominated by {n} trial{'s' if n > 1 else ''} at the epoch-{milestone} rung"
         return (f"{head}: on the front at the epoch-{milestone} rung, but only the best {decision['keep']} of "
-                f"{decision['of']} go on and those had more room on it (crowding distance)")  # fmt: skip
+                f"{decision['of']} go on and it ranked behind them there (by crowding distance, then "
+                f"{self.objectives[0].name})")  # fmt: skip
 
     def _restore_rungs(self) -> None:
         """A resumed sweep's rungs as they were (Tune saves no scheduler state): from the fate log."""

@@ -59,7 +59,8 @@ class ParetoMedian(FIFOScheduler):
         here = self.at_epoch[epoch]
         feasible = [i for i in ids if here[i][1] <= 0]
         beaten = pareto.dominated_by(feasible.index(trial_id), [here[i][0] for i in feasible])
-        where = f"dominated by {beaten} trial{'s' if beaten != 1 else ''}" if beaten else "on the front but crowded"
+        where = (f"dominated by {beaten} trial{'s' if beaten != 1 else ''}" if beaten
+                 else f"on the front but ranked behind, by crowding distance, then {self.objectives[0].name}")  # fmt: skip
         return f"{head}: in the worse half of the {len(ids)} trials at that epoch by fronts ({where})"
 
     def debug_string(self) -> str:
