@@ -31,6 +31,13 @@ def section(experiment: Experiment) -> str:
     if events:
         from tuner.review.report.curves import figure_html
 
+        config = experiment.config
+        if config.several_objectives or config.constraints:
+            by = ", ".join(map(str, config.objective_list)) + (f"; bounds {', '.join(config.constraints)}"
+                                                                  if config.constraints else "")  # fmt: skip
+            parts.append(f"<p class=note>Each rung decided by fronts of {html.escape(by)}; this view plots "
+                         f"{html.escape(experiment.metric)} only, so a trial may go on with a worse value there for "
+                         "its other objectives (the reasons table and the front above say which).</p>")  # fmt: skip
         parts.append(figure_html(rung_figure(experiment, events)))
         parts.append(_reasons_table(experiment, events))
     elif experiment.config.scheduler in ("asha", "hyperband", "bohb"):
