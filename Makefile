@@ -36,8 +36,11 @@ test: venv
 test-fast: venv
 	$(BIN)/python -m pytest tests -m "not slow"
 
+# The linter over the repo, the formatter and the type checker over tuner/ (pyproject.toml says where).
 lint: venv
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 bench: venv
 	$(BIN)/python benchmarks/bench_trainable.py

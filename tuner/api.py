@@ -72,11 +72,28 @@ class Experiment:
         rows = []
         for trial in record.ranked():
             best_row = trial.best_row(metric, mode) or {}
-            rows.append({"trial_id": trial.trial_id, **{p: trial.config.get(p) for p in params},
-                         f"best_{metric}": trial.best(metric, mode), f"last_{metric}": trial.last_reported(metric),
-                         "best_epoch": _int(best_row.get("training_iteration")), "epochs": trial.epochs,
-                         "status": trial.status, "fate": trial.fate})  # fmt: skip
-        columns = ["trial_id", *params, f"best_{metric}", f"last_{metric}", "best_epoch", "epochs", "status", "fate"]
+            rows.append(
+                {
+                    "trial_id": trial.trial_id,
+                    **{p: trial.config.get(p) for p in params},
+                    f"best_{metric}": trial.best(metric, mode),
+                    f"last_{metric}": trial.last_reported(metric),
+                    "best_epoch": _int(best_row.get("training_iteration")),
+                    "epochs": trial.epochs,
+                    "status": trial.status,
+                    "fate": trial.fate,
+                }
+            )
+        columns = [
+            "trial_id",
+            *params,
+            f"best_{metric}",
+            f"last_{metric}",
+            "best_epoch",
+            "epochs",
+            "status",
+            "fate",
+        ]
         return pd.DataFrame(rows, columns=columns).astype({"best_epoch": "Int64"})
 
     @property
@@ -93,8 +110,16 @@ class Experiment:
         columns = ["trial_id", *names, "epoch", *params, "fate"]
         if not record.config.several_objectives:
             return pd.DataFrame([], columns=columns)
-        rows = [{"trial_id": p.trial.trial_id, **p.values, "epoch": p.epoch,
-                 **{k: p.trial.config.get(k) for k in params}, "fate": p.trial.fate} for p in front(record)]  # fmt: skip
+        rows = [
+            {
+                "trial_id": p.trial.trial_id,
+                **p.values,
+                "epoch": p.epoch,
+                **{k: p.trial.config.get(k) for k in params},
+                "fate": p.trial.fate,
+            }
+            for p in front(record)
+        ]
         return pd.DataFrame(rows, columns=columns)
 
     @property
@@ -113,8 +138,15 @@ class Experiment:
         rows = []
         for trial, when, row in timed:
             values = {k: cell(v) for k, v in row.items() if not bookkeeping(k)}
-            rows.append({**values, "trial_id": trial.trial_id, "epoch": _int(row.get("training_iteration")),
-                         "seconds": when - start, "trial_seconds": _float(row.get("time_total_s"))})  # fmt: skip
+            rows.append(
+                {
+                    **values,
+                    "trial_id": trial.trial_id,
+                    "epoch": _int(row.get("training_iteration")),
+                    "seconds": when - start,
+                    "trial_seconds": _float(row.get("time_total_s")),
+                }
+            )
         first = ["trial_id", "epoch", "seconds", "trial_seconds"]
         frame = pd.DataFrame(rows, columns=list(dict.fromkeys([*first, *(k for r in rows for k in r)])))
         return frame.astype({"epoch": "Int64"})
@@ -129,7 +161,9 @@ class Experiment:
         if record.best_trial() is None:
             return None
         best = best_export(record)
-        return Best(best["trial_id"], best["config"], best["metric"], best["value"], best["epoch"], best["checkpoint"])
+        return Best(
+            best["trial_id"], best["config"], best["metric"], best["value"], best["epoch"], best["checkpoint"]
+        )
 
     def report(self, path: str | None = None) -> str:
         """Write the HTML report (default: EXP/report.html) and return its path."""
@@ -151,7 +185,9 @@ def load(ref: str) -> Experiment:
     return Experiment(ref)
 
 
-def sweep(space: Any, *, config: str | None = None, dry_run: bool = False, **settings: Any) -> Experiment | None:
+def sweep(
+    space: Any, *, config: str | None = None, dry_run: bool = False, **settings: Any
+) -> Experiment | None:
     """Run a sweep as ``tuner sweep`` does and return its experiment (None for ``dry_run``).
 
     ``space`` is a built-in space name, a path to a space file, a module, or a ``SearchSpace`` object;
@@ -171,8 +207,10 @@ def sweep(space: Any, *, config: str | None = None, dry_run: bool = False, **set
 
         near = difflib.get_close_matches(unknown[0], USER_SETTINGS, n=1)
         hint = f"did you mean {near[0]}? " if near else ""
-        raise UsageError(f"tuner.sweep() got an unknown setting {unknown[0]!r}; {hint}valid: "
-                         f"{', '.join(USER_SETTINGS)}, metrics")  # fmt: skip
+        raise UsageError(
+            f"tuner.sweep() got an unknown setting {unknown[0]!r}; {hint}valid: "
+            f"{', '.join(USER_SETTINGS)}, metrics"
+        )
     given = {k: v for k, v in settings.items() if v is not None}
     given["space"] = _space_ref(space)
     resolved = resolve(given, config)
@@ -201,8 +239,10 @@ def _space_ref(space: Any) -> str:
         return space
     if isinstance(space, SearchSpace):
         return keep_in_memory(space)
-    raise UsageError(f"tuner.sweep(space=...) takes a space name, a .py path, a module or a SearchSpace, "
-                     f"not {type(space).__name__}")  # fmt: skip
+    raise UsageError(
+        f"tuner.sweep(space=...) takes a space name, a .py path, a module or a SearchSpace, "
+        f"not {type(space).__name__}"
+    )
 
 
 def _int(value: Any) -> int | None:
@@ -215,8 +255,6 @@ def _float(value: Any) -> float | None:
         return float(value)
     except (TypeError, ValueError):
         return None
-
-
 
 
 __all__ = ["Best", "Experiment", "load", "sweep"]

@@ -38,8 +38,13 @@ SETTLE_S = 1.0  # a bucket claimant waits this long before reading its claim bac
 
 
 def _holder(command: str) -> dict[str, Any]:
-    return {"host": socket.gethostname(), "pid": os.getpid(), "started": time.time(), "command": command,
-            "token": uuid.uuid4().hex}  # fmt: skip
+    return {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "started": time.time(),
+        "command": command,
+        "token": uuid.uuid4().hex,
+    }
 
 
 def _since(started: float | None) -> str:
@@ -54,12 +59,20 @@ def _name(folder: str) -> str:
 
 
 def _busy(folder: str, holder: dict[str, Any]) -> UsageError:
-    return UsageError(f"{_name(folder)} is being run by {describe_holder(holder)}; wait for it, or stop it first")
+    return UsageError(
+        f"{_name(folder)} is being run by {describe_holder(holder)}; wait for it, or stop it first"
+    )
 
 
 def _left_behind(folder: str, holder: dict[str, Any], why: str) -> None:
-    log.warning("%s was left claimed by pid %s on %s since %s, %s; taking it over", _name(folder),
-                holder.get("pid", "?"), holder.get("host", "?"), _since(holder.get("started")), why)  # fmt: skip
+    log.warning(
+        "%s was left claimed by pid %s on %s since %s, %s; taking it over",
+        _name(folder),
+        holder.get("pid", "?"),
+        holder.get("host", "?"),
+        _since(holder.get("started")),
+        why,
+    )
 
 
 def _parse(text: str | None) -> dict[str, Any] | None:
@@ -147,10 +160,14 @@ class LeaseClaim:
         storage.prepare(self.folder)
         current = self._read()
         if current:
-            expired = time.time() - float(current.get("renewed") or 0) > float(current.get("lease_s") or self.lease_s)
+            expired = time.time() - float(current.get("renewed") or 0) > float(
+                current.get("lease_s") or self.lease_s
+            )
             if not expired and not _gone_from_this_host(current):
                 raise _busy(self.folder, current)
-            _left_behind(self.folder, current, "whose lease ran out" if expired else "which is no longer running")
+            _left_behind(
+                self.folder, current, "whose lease ran out" if expired else "which is no longer running"
+            )
         self._write()
         time.sleep(SETTLE_S)
         if (self._read() or {}).get("token") != self.holder["token"]:
@@ -201,15 +218,19 @@ def holder_elsewhere(folder: str) -> dict[str, Any] | None:
 
 def describe_holder(holder: dict[str, Any]) -> str:
     """``pid 4242 on host-a since 10:02 (tuner resume)``: who holds an experiment, for messages."""
-    return (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')} since {_since(holder.get('started'))} "
-            f"({holder.get('command', 'tuner')})")
+    return (
+        f"pid {holder.get('pid', '?')} on {holder.get('host', '?')} since {_since(holder.get('started'))} "
+        f"({holder.get('command', 'tuner')})"
+    )
 
 
 @contextlib.contextmanager
 def claimed(folder: str, command: str):
     """Hold ``folder`` for one writer while the block runs; a one-line error (exit 2) when another holds it."""
     local = storage.local_path(folder)
-    claim: FolderClaim | LeaseClaim = FolderClaim(local, command) if local is not None else LeaseClaim(folder, command)
+    claim: FolderClaim | LeaseClaim = (
+        FolderClaim(local, command) if local is not None else LeaseClaim(folder, command)
+    )
     claim.acquire()
     try:
         yield claim

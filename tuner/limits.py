@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from tuner.errors import UsageError
 
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$")
+_DURATION = re.compile(
+    r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$"
+)
 _SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _BUDGET = re.compile(r"^\s*(\+)?\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]+)?\s*$")
 _EPOCH_UNITS = ("ep", "epoch", "epochs")
@@ -65,8 +67,10 @@ class Budget:
         unit = match.group(3)
         if unit is None:
             n = match.group(2)
-            raise UsageError(f"{flag} {text!r} needs a unit: {n}s, {n}m, {n}h (wall time), {n}ep (epochs) or "
-                             f"{n}gpuh (GPU-hours)")  # fmt: skip
+            raise UsageError(
+                f"{flag} {text!r} needs a unit: {n}s, {n}m, {n}h (wall time), {n}ep (epochs) or "
+                f"{n}gpuh (GPU-hours)"
+            )
         amount, extra = float(match.group(2)), bool(match.group(1))
         if unit in _EPOCH_UNITS:
             if amount != int(amount):
@@ -150,6 +154,8 @@ class TrialTimeout:
     def describe(self) -> str:
         if self.fixed is not None:
             return f"trial timeout: a trial silent for {format_seconds(self.fixed)} is stopped as hung (--trial-timeout)"
-        return (f"trial timeout: a trial silent for {EPOCH_FACTOR:g}x the slowest epoch seen (at least "
-                f"{format_seconds(EPOCH_FLOOR_S)}; {format_seconds(FIRST_REPORT_FLOOR_S)} before its first report) is "
-                "stopped as hung; set it with --trial-timeout")  # fmt: skip
+        return (
+            f"trial timeout: a trial silent for {EPOCH_FACTOR:g}x the slowest epoch seen (at least "
+            f"{format_seconds(EPOCH_FLOOR_S)}; {format_seconds(FIRST_REPORT_FLOOR_S)} before its first report) is "
+            "stopped as hung; set it with --trial-timeout"
+        )

@@ -15,15 +15,45 @@ from types import ModuleType
 from typing import Any
 
 MOVED = {
-    **{f"tuner.{m}": f"tuner.launch.{m}" for m in
-       ("plan", "runner", "registry", "cluster", "resources", "packing", "auth", "jobs", "reporting",
-        "tensorboard_log", "live_report", "warm_start", "stall", "watchdog", "budget", "crashes", "signals")},
-    **{f"tuner.{m}": f"tuner.review.{m}" for m in
-       ("experiment", "ray_state", "fates", "results", "compare", "plots", "dashboard", "vocabulary")},
+    **{
+        f"tuner.{m}": f"tuner.launch.{m}"
+        for m in (
+            "plan",
+            "runner",
+            "registry",
+            "cluster",
+            "resources",
+            "packing",
+            "auth",
+            "jobs",
+            "reporting",
+            "tensorboard_log",
+            "live_report",
+            "warm_start",
+            "stall",
+            "watchdog",
+            "budget",
+            "crashes",
+            "signals",
+        )
+    },
+    **{
+        f"tuner.{m}": f"tuner.review.{m}"
+        for m in (
+            "experiment",
+            "ray_state",
+            "fates",
+            "results",
+            "compare",
+            "plots",
+            "dashboard",
+            "vocabulary",
+        )
+    },
     "tuner.report": "tuner.review.report.page",
     "tuner.config": "tuner.settings",
     "tuner.schedulers.recording": "tuner.ray_compat.schedulers",
-}  # fmt: skip
+}
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):

@@ -47,8 +47,10 @@ class Constraint:
     def parse(cls, text: str) -> Constraint:
         match = _CONSTRAINT.match(str(text))
         if not match:
-            raise UsageError(f"--constraint {text!r} is not METRIC<=VALUE; e.g. --constraint 'gpu_memory_peak_mb<=4000' "
-                             f"(operators: {', '.join(OPERATORS)})")  # fmt: skip
+            raise UsageError(
+                f"--constraint {text!r} is not METRIC<=VALUE; e.g. --constraint 'gpu_memory_peak_mb<=4000' "
+                f"(operators: {', '.join(OPERATORS)})"
+            )
         metric, op, bound = match.groups()
         try:
             number = float(bound)
@@ -77,17 +79,23 @@ def parse_objectives(metric: str, mode: str) -> list[Objective]:
     names = [n.strip() for n in str(metric).split(",")]
     modes = [m.strip() for m in str(mode).split(",")]
     if any(not n for n in names):
-        raise UsageError(f"--metric {metric!r} has an empty name; give names separated by commas, e.g. loss,latency_ms")
+        raise UsageError(
+            f"--metric {metric!r} has an empty name; give names separated by commas, e.g. loss,latency_ms"
+        )
     if len(set(names)) < len(names):
         raise UsageError(f"--metric {metric!r} names a metric twice")
     for m in modes:
         if m not in MODES:
-            raise UsageError(f"unknown mode {m!r}; valid: {', '.join(MODES)} (one per metric, e.g. --mode min,max)")
+            raise UsageError(
+                f"unknown mode {m!r}; valid: {', '.join(MODES)} (one per metric, e.g. --mode min,max)"
+            )
     if len(modes) == 1:
         modes = modes * len(names)
     if len(modes) != len(names):
-        raise UsageError(f"--metric names {len(names)} metric(s) ({', '.join(names)}) but --mode gives {len(modes)} "
-                         f"modes; give one mode for all or one per metric, e.g. --mode {','.join(['min'] * len(names))}")  # fmt: skip
+        raise UsageError(
+            f"--metric names {len(names)} metric(s) ({', '.join(names)}) but --mode gives {len(modes)} "
+            f"modes; give one mode for all or one per metric, e.g. --mode {','.join(['min'] * len(names))}"
+        )
     return [Objective(n, m) for n, m in zip(names, modes, strict=True)]
 
 

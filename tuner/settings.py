@@ -68,13 +68,17 @@ class SweepConfig:
     trial_timeout: str | None = None  # seconds a trial may stay silent; None: from the epoch times seen
     warm_start: list[str] | None = None  # earlier experiments whose trials seed the searcher
     searcher_chosen: str | None = None  # why "auto" chose the searcher (the plan prints it)
-    origin: str | None = None  # where the experiment was made: what its pickled parts (scheduler, callbacks) name
-    check_names: InitVar[bool] = True  # scheduler and searcher names against the registries (not for a saved one)
+    # where the experiment was made: what its pickled parts (scheduler, callbacks) name
+    origin: str | None = None
+    # scheduler and searcher names against the registries (not for a saved one)
+    check_names: InitVar[bool] = True
 
     def __post_init__(self, check_names: bool) -> None:
         if check_names:
             check_algorithm_names(self.scheduler, self.searcher)
-        if isinstance(self.warm_start, (str, Path)):  # tuner.sweep(warm_start="results/first"): one experiment
+        if isinstance(
+            self.warm_start, (str, Path)
+        ):  # tuner.sweep(warm_start="results/first"): one experiment
             object.__setattr__(self, "warm_start", [str(self.warm_start)])
         elif self.warm_start is not None:
             object.__setattr__(self, "warm_start", [str(ref) for ref in self.warm_start] or None)
@@ -86,8 +90,10 @@ class SweepConfig:
         if self.num_samples is not None:
             _check_at_least("num-samples", self.num_samples, 1)
         if self.budget is not None and Budget.parse(self.budget).extra:
-            raise UsageError(f"--budget {self.budget}: '+' adds to what a sweep spent, for 'tuner resume'; a new "
-                             f"sweep takes the amount itself ({self.budget.strip().lstrip('+')})")  # fmt: skip
+            raise UsageError(
+                f"--budget {self.budget}: '+' adds to what a sweep spent, for 'tuner resume'; a new "
+                f"sweep takes the amount itself ({self.budget.strip().lstrip('+')})"
+            )
         TrialTimeout.parse(self.trial_timeout)
         _check_at_least("max-epochs", self.max_epochs, 1)
         _check_at_least("grace-period", self.grace_period, 1)
@@ -102,9 +108,7 @@ class SweepConfig:
             raise UsageError(f"--cpus-per-trial must be more than 0, got {self.cpus_per_trial:g}")
         if isinstance(self.gpus_per_trial, str):
             if self.gpus_per_trial != GPUS_AUTO:
-                raise UsageError(
-                    f"--gpus-per-trial must be a number or 'auto', got {self.gpus_per_trial!r}"
-                )
+                raise UsageError(f"--gpus-per-trial must be a number or 'auto', got {self.gpus_per_trial!r}")
         elif self.gpus_per_trial is not None:
             g = self.gpus_per_trial
             if g < 0:
@@ -146,6 +150,11 @@ class SweepConfig:
         if self.objectives:
             return decode_objectives(self.objectives)
         return [Objective(self.metric or "loss", self.mode or "min")]
+
+    @property
+    def objective(self) -> Objective:
+        """The first objective: the metric and mode a resolved sweep ranks its best trial by."""
+        return self.objective_list[0]
 
     @property
     def several_objectives(self) -> bool:
@@ -218,7 +227,7 @@ def _check_at_least(flag: str, value: int, low: int) -> None:
 
 # --- reading values from strings, YAML and the environment ---------------------------------------
 
-_FIELD_TYPES = {f.name: f.type for f in fields(SweepConfig)}
+_FIELD_TYPES = {f.name: str(f.type) for f in fields(SweepConfig)}  # annotations are text (from __future__)
 FIELD_NAMES = tuple(_FIELD_TYPES)
 DECIDED = ("searcher_chosen", "origin", "objectives")  # settings tuner decides and records, never given
 USER_SETTINGS = tuple(name for name in FIELD_NAMES if name not in DECIDED)
@@ -263,7 +272,10 @@ def coerce(name: str, value: Any, where: str) -> Any:
         if base.startswith("list"):
             items = value if isinstance(value, (list, tuple)) else str(value).split(",")
             return [str(v).strip() for v in items if str(v).strip()] or None
-        if isinstance(value, (list, tuple)) and name in ("metric", "mode"):  # several objectives, as a YAML list
+        if isinstance(value, (list, tuple)) and name in (
+            "metric",
+            "mode",
+        ):  # several objectives, as a YAML list
             return ",".join(str(v).strip() for v in value)
         if isinstance(value, (dict, list)):
             raise ValueError
@@ -307,7 +319,9 @@ def read_yaml_settings(path: str | Path) -> dict[str, Any]:
     for key, value in loaded.items():
         name = str(key).replace("-", "_")
         if name not in USER_SETTINGS:
-            raise UsageError(f"config file {path}: unknown key {key!r}; valid keys: {', '.join(USER_SETTINGS)}")
+            raise UsageError(
+                f"config file {path}: unknown key {key!r}; valid keys: {', '.join(USER_SETTINGS)}"
+            )
         out[name] = coerce(name, value, f"config file {path}")
     return out
 
@@ -369,8 +383,13 @@ def load_saved_config(folder: str | Path) -> SweepConfig:
         raise UsageError(f"{where} is corrupted: expected a mapping of settings")
     known = {k: coerce(k, v, where) for k, v in raw.items() if k in _FIELD_TYPES}
     lies = _where_it_lies(folder)
-    if known.get("storage_path") and known.get("name") and (known["storage_path"], known["name"]) != (lies["storage_path"], lies["name"]):
-        known["origin"] = known.get("origin") or storage.join(known["storage_path"], known["name"])  # saved before origin
+    if (
+        known.get("storage_path")
+        and known.get("name")
+        and (known["storage_path"], known["name"]) != (lies["storage_path"], lies["name"])
+    ):
+        # saved before origin
+        known["origin"] = known.get("origin") or storage.join(known["storage_path"], known["name"])
     known.update(lies)
     return build_config(known, check_names=False)  # what ran: a review needs no algorithm registries
 
@@ -382,4 +401,3 @@ def _where_it_lies(folder: str | Path) -> dict[str, str]:
     if not storage.is_uri(folder):
         parent = str(Path(parent).expanduser().resolve())
     return {"storage_path": parent, "name": name}
-

@@ -149,8 +149,10 @@ def contract(trainable: Callable[..., Any]) -> TrainableContract:
             continue
         near = difflib.get_close_matches(attribute, CONTRACT_ATTRIBUTES, n=1, cutoff=0.8)
         if near:
-            raise UsageError(f"trainable {name} sets {attribute!r}, which tuner does not read; did you mean "
-                             f"{near[0]!r}? (the contract: {', '.join(CONTRACT_ATTRIBUTES)})")  # fmt: skip
+            raise UsageError(
+                f"trainable {name} sets {attribute!r}, which tuner does not read; did you mean "
+                f"{near[0]!r}? (the contract: {', '.join(CONTRACT_ATTRIBUTES)})"
+            )
     for attribute, kind in CONTRACT_ATTRIBUTES.items():
         value = getattr(trainable, attribute, None)
         if value is None:

@@ -46,15 +46,17 @@ def check_usable(storage_path: str) -> None:
     if plain is not None:
         path = Path(plain)
         if path.exists() and not path.is_dir():
-            raise UsageError(f"--storage-path {storage_path} is a file, not a folder; pass a folder for experiments")
+            raise UsageError(
+                f"--storage-path {storage_path} is a file, not a folder; pass a folder for experiments"
+            )
         existing = next(p for p in [path, *path.parents] if p.exists())
         if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
             raise UsageError(f"--storage-path {storage_path}: {existing} is not writable by this user")
         return
     import pyarrow.fs
 
-    fs, path = _filesystem(storage_path)
-    bucket = path.split("/", 1)[0]
+    fs, inside = _filesystem(storage_path)
+    bucket = inside.split("/", 1)[0]
     try:
         info = fs.get_file_info(bucket)
     except OSError as exc:
@@ -93,7 +95,8 @@ def write_text(location: str | Path, name: str, text: str) -> str:
     """Write ``name`` into the experiment folder; returns where it went."""
     if not is_uri(location):
         target = Path(location) / name
-        write_atomically(target, text)  # a write cut short (a full disk) never replaces the file it was to replace
+        # a write cut short (a full disk) never replaces the file it was to replace
+        write_atomically(target, text)
         return str(target)
     fs, path = _filesystem(str(location))
     with fs.open_output_stream(posixpath.join(path, name)) as stream:

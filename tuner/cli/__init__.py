@@ -28,7 +28,7 @@ class _StderrHandler(logging.StreamHandler):
         super().__init__(sys.stderr)
 
     @property
-    def stream(self):  # type: ignore[override]
+    def stream(self):
         return sys.stderr
 
     @stream.setter
@@ -55,8 +55,14 @@ def _turn_on_debug(ctx: click.Context, param: click.Parameter, value: bool) -> N
         _setup_logging(True)
 
 
-DEBUG_OPTION = click.Option(["--debug"], is_flag=True, expose_value=False, is_eager=True, callback=_turn_on_debug,
-                            help="Show tracebacks and debug logs.")  # fmt: skip
+DEBUG_OPTION = click.Option(
+    ["--debug"],
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_turn_on_debug,
+    help="Show tracebacks and debug logs.",
+)
 
 
 class _Group(click.Group):
@@ -134,6 +140,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         meaning = refusal(f"{exc}")
         if _debug or meaning is None:
             raise
-        click.echo(f"tuner: error: {meaning} ({exc.filename or 'a write'}); free space and run the command again", err=True)
+        click.echo(
+            f"tuner: error: {meaning} ({exc.filename or 'a write'}); free space and run the command again",
+            err=True,
+        )
         sys.exit(EXIT_STORAGE)
     sys.exit(code if isinstance(code, int) else 0)

@@ -87,5 +87,4 @@ def jobs_stop(job_id: str, address: str | None) -> None:
     click.echo(f"{job_id}: {'stopping' if stopped else 'not running, nothing to stop'}")
 
 
-
 COMMANDS = (submit, jobs_group)

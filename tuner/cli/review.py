@@ -26,7 +26,9 @@ def results(experiment: str, top: int | None, fmt: str) -> None:
     record = experiments.load(experiment)
     if fmt == "table":
         order = "lowest" if record.mode == "min" else "highest"
-        click.echo(f"{record.path}  ({len(record.trials)} trials, ranked by each trial's best {record.metric}, {order} first)")
+        click.echo(
+            f"{record.path}  ({len(record.trials)} trials, ranked by each trial's best {record.metric}, {order} first)"
+        )
     click.echo(render(trial_rows(record, top), fmt))
 
 
@@ -35,10 +37,18 @@ def results(experiment: str, top: int | None, fmt: str) -> None:
 @click.option(
     "--out", "out_file", type=click.Path(dir_okay=False), help="Write to FILE (.yaml/.yml or .json)."
 )
-@click.option("--pick", metavar="TRIAL", help="Export this trial instead of the best (its id or a unique start of it; "
-              "e.g. one from the Pareto front).")
-@click.option("--weights", metavar="NAME=W,...", help="Several objectives: export the front's trial with the least "
-              "weighted sum of its objectives, each scaled 0-1 across the front (loss=1,latency_ms=0.5).")
+@click.option(
+    "--pick",
+    metavar="TRIAL",
+    help="Export this trial instead of the best (its id or a unique start of it; "
+    "e.g. one from the Pareto front).",
+)
+@click.option(
+    "--weights",
+    metavar="NAME=W,...",
+    help="Several objectives: export the front's trial with the least "
+    "weighted sum of its objectives, each scaled 0-1 across the front (loss=1,latency_ms=0.5).",
+)
 def export(experiment: str, out_file: str | None, pick: str | None, weights: str | None) -> None:
     """The best trial's config, metric and checkpoint (or a trial you pick), ready for a training run."""
     import json
@@ -72,8 +82,12 @@ def export(experiment: str, out_file: str | None, pick: str | None, weights: str
     type=click.Path(file_okay=False),
     help="Folder for the PNGs. [default: EXPERIMENT/plots, or NAME-plots here for remote storage]",
 )
-@click.option("--metric", "metrics", multiple=True,
-              help="Plot this reported metric (repeatable). [default: the trainable's learning metrics]")  # fmt: skip
+@click.option(
+    "--metric",
+    "metrics",
+    multiple=True,
+    help="Plot this reported metric (repeatable). [default: the trainable's learning metrics]",
+)
 def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None:
     """PNG figures: each metric per epoch for every trial, the best so far, each parameter against the best."""
     from pathlib import Path
@@ -110,18 +124,22 @@ def tensorboard(experiment: str, port: int, host: str) -> None:
     from tuner.review.dashboard import serve
 
     if storage.local_path(experiment) is None:
-        raise UsageError(f"TensorBoard reads a local folder and {experiment} is in remote storage: copy it down "
-                         "first (e.g. aws s3 sync, gsutil rsync) and pass that folder")  # fmt: skip
+        raise UsageError(
+            f"TensorBoard reads a local folder and {experiment} is in remote storage: copy it down "
+            "first (e.g. aws s3 sync, gsutil rsync) and pass that folder"
+        )
     record = experiments.load(experiment)
     serve(experiments.local_folder(record, "TensorBoard"), host, port, click.echo)
 
 
-
-
 @click.command()
 @click.argument("experiment")
-@click.option("--out", "out_file", type=click.Path(dir_okay=False),
-              help="The HTML file to write. [default: EXPERIMENT/report.html, or NAME-report.html here for remote storage]")  # fmt: skip
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False),
+    help="The HTML file to write. [default: EXPERIMENT/report.html, or NAME-report.html here for remote storage]",
+)
 def report(experiment: str, out_file: str | None) -> None:
     """One self-contained HTML page that explains the sweep (open it in any browser, no server needed)."""
     from pathlib import Path
@@ -142,9 +160,17 @@ def report(experiment: str, out_file: str | None) -> None:
 
 @click.command()
 @click.argument("experiments", nargs=-1, required=True)
-@click.option("--out", "out_file", type=click.Path(dir_okay=False), default="compare.png", show_default=True,
-              help="The figure: best so far against trials and against epochs trained.")  # fmt: skip
-@click.option("--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True)
+@click.option(
+    "--out",
+    "out_file",
+    type=click.Path(dir_okay=False),
+    default="compare.png",
+    show_default=True,
+    help="The figure: best so far against trials and against epochs trained.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
+)
 def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
     """Several sweeps of one metric side by side (e.g. one space under asha and hyperband)."""
     from pathlib import Path
@@ -165,16 +191,33 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
 
 @click.command()
 @click.argument("experiment")
-@click.option("--scheduler", required=True, help="The scheduler to replay the sweep under: asha, hyperband, median, "
-              "fifo or bohb.")  # fmt: skip
+@click.option(
+    "--scheduler",
+    required=True,
+    help="The scheduler to replay the sweep under: asha, hyperband, median, fifo or bohb.",
+)
 @click.option("--grace-period", type=click.IntRange(min=1), help="Its grace period. [default: the sweep's]")
-@click.option("--reduction-factor", type=click.IntRange(min=2), help="Its reduction factor. [default: the sweep's]")
-@click.option("--workers", type=click.IntRange(min=1),
-              help="Trials at once in the replay. [default: as many as the sweep ran at once]")  # fmt: skip
-@click.option("--searcher", help="Propose configs with this searcher instead of the sweep's own order (only where "
-              "the sweep ran every config of its space).")  # fmt: skip
-def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_factor: int | None,
-           workers: int | None, searcher: str | None) -> None:  # fmt: skip
+@click.option(
+    "--reduction-factor", type=click.IntRange(min=2), help="Its reduction factor. [default: the sweep's]"
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(min=1),
+    help="Trials at once in the replay. [default: as many as the sweep ran at once]",
+)
+@click.option(
+    "--searcher",
+    help="Propose configs with this searcher instead of the sweep's own order (only where "
+    "the sweep ran every config of its space).",
+)
+def replay(
+    experiment: str,
+    scheduler: str,
+    grace_period: int | None,
+    reduction_factor: int | None,
+    workers: int | None,
+    searcher: str | None,
+) -> None:
     """What another scheduler would have done with EXPERIMENT: its recorded curves replayed in seconds (epochs and
     time saved, whether the best trial survives, which trials it stops where). Saved for `tuner report`."""
     from tuner import schedulers, searchers
@@ -186,8 +229,14 @@ def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_
     if searcher not in (None, searchers.AUTO):
         searchers.entry(searcher)
     record = experiments.load(experiment)
-    whatif = replay_experiment(record, scheduler, searcher=searcher, workers=workers, grace_period=grace_period,
-                               reduction_factor=reduction_factor)  # fmt: skip
+    whatif = replay_experiment(
+        record,
+        scheduler,
+        searcher=searcher,
+        workers=workers,
+        grace_period=grace_period,
+        reduction_factor=reduction_factor,
+    )
     for line in describe(whatif, record.config.scheduler):
         click.echo(line)
     click.echo(f"saved {whatif.save()} (tuner report shows it)")
@@ -197,8 +246,13 @@ def replay(experiment: str, scheduler: str, grace_period: int | None, reduction_
 @click.argument("experiment")
 @click.argument("trial", required=False)
 @click.option("--tail", "lines", type=click.IntRange(min=1), help="Only the last N lines of each stream.")
-@click.option("--stream", type=click.Choice(["stdout", "stderr", "both"]), default="both", show_default=True,
-              help="Which of the trial's streams to show.")  # fmt: skip
+@click.option(
+    "--stream",
+    type=click.Choice(["stdout", "stderr", "both"]),
+    default="both",
+    show_default=True,
+    help="Which of the trial's streams to show.",
+)
 def logs(experiment: str, trial: str | None, lines: int | None, stream: str) -> None:
     """What a trial printed (its stdout.log and stderr.log); without TRIAL, how much each trial printed."""
     from tuner.review import experiment as experiments
@@ -216,7 +270,9 @@ def logs(experiment: str, trial: str | None, lines: int | None, stream: str) -> 
     names = {"stdout": [STDOUT_FILE], "stderr": [STDERR_FILE], "both": [STDOUT_FILE, STDERR_FILE]}[stream]
     texts = [(name, chosen.output(name)) for name in names]
     if not any(text for _, text in texts):
-        click.echo(f"trial {chosen.trial_id} printed nothing to {' or '.join(names)} ({chosen.path})", err=True)
+        click.echo(
+            f"trial {chosen.trial_id} printed nothing to {' or '.join(names)} ({chosen.path})", err=True
+        )
         return
     for name, text in texts:
         if len(names) > 1 and text:

@@ -35,66 +35,151 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """Every sweep flag; ``None`` means "not given here", so sweep files and TUNER_* variables can fill it."""
     d = _DEFAULTS
     options = [
-        click.option("--space", help="Built-in space name (see 'tuner spaces'), a path to a .py space file, or a module."),
-        click.option("--scheduler", type=click.Choice(schedulers.NAMES), help=f"Early stopping. [default: {d.scheduler}]"),
-        click.option("--searcher", type=click.Choice(searchers.CHOICES),
-                     help="How configs are proposed; auto picks for the space, budget and scheduler (the plan says which and why). "
-                          "[default: the scheduler's own if it brings one, else auto]"),
-        click.option("--num-samples", type=int,
-                     help=f"Trials to run (with --budget: at most). [default: {DEFAULT_NUM_SAMPLES}; no cap with --budget]"),
-        click.option("--budget", help=f"End the sweep when this is spent (time counted from the first trial's start): "
-                     f"{BUDGET_FORMS}. Trials keep coming until then."),
-        click.option("--warm-start", multiple=True, metavar="EXP",
-                     help="Seed the searcher with an earlier sweep's trials (repeatable; matching parameters)."),
-        click.option("--max-epochs", type=int, help=f"Epochs per trial at most (the schedulers' max_t). [default: {d.max_epochs}]"),
-        click.option("--grace-period", type=int, help=f"Epochs every trial gets before ASHA's first rung or the median "
-                     f"rule's first comparison. [default: {d.grace_period}]"),
-        click.option("--reduction-factor", type=int, help=f"ASHA, HyperBand and BOHB keep the best 1/N of the trials "
-                     f"at each rung. [default: {d.reduction_factor}]"),
-        click.option("--cpus-per-trial", type=float, help=f"CPUs reserved per trial. [default: {d.cpus_per_trial:g}]"),
         click.option(
-            "--gpus-per-trial", type=GpuShare(),
+            "--space",
+            help="Built-in space name (see 'tuner spaces'), a path to a .py space file, or a module.",
+        ),
+        click.option(
+            "--scheduler",
+            type=click.Choice(schedulers.NAMES),
+            help=f"Early stopping. [default: {d.scheduler}]",
+        ),
+        click.option(
+            "--searcher",
+            type=click.Choice(searchers.CHOICES),
+            help="How configs are proposed; auto picks for the space, budget and scheduler (the plan says which and why). "
+            "[default: the scheduler's own if it brings one, else auto]",
+        ),
+        click.option(
+            "--num-samples",
+            type=int,
+            help=f"Trials to run (with --budget: at most). [default: {DEFAULT_NUM_SAMPLES}; no cap with --budget]",
+        ),
+        click.option(
+            "--budget",
+            help=f"End the sweep when this is spent (time counted from the first trial's start): "
+            f"{BUDGET_FORMS}. Trials keep coming until then.",
+        ),
+        click.option(
+            "--warm-start",
+            multiple=True,
+            metavar="EXP",
+            help="Seed the searcher with an earlier sweep's trials (repeatable; matching parameters).",
+        ),
+        click.option(
+            "--max-epochs",
+            type=int,
+            help=f"Epochs per trial at most (the schedulers' max_t). [default: {d.max_epochs}]",
+        ),
+        click.option(
+            "--grace-period",
+            type=int,
+            help=f"Epochs every trial gets before ASHA's first rung or the median "
+            f"rule's first comparison. [default: {d.grace_period}]",
+        ),
+        click.option(
+            "--reduction-factor",
+            type=int,
+            help=f"ASHA, HyperBand and BOHB keep the best 1/N of the trials "
+            f"at each rung. [default: {d.reduction_factor}]",
+        ),
+        click.option(
+            "--cpus-per-trial", type=float, help=f"CPUs reserved per trial. [default: {d.cpus_per_trial:g}]"
+        ),
+        click.option(
+            "--gpus-per-trial",
+            type=GpuShare(),
             help="GPUs per trial: a fraction (0.5: two trials share a GPU), a whole number, or 'auto' "
             "(share GPUs by the measured memory of the most demanding config). "
             "[default: 1 where the cluster has GPUs, else 0]",
         ),
-        click.option("--metric", help="Metric to optimise, or several separated by commas (loss,latency_ms): a "
-                     "Pareto front is searched. [default: the space's]"),
-        click.option("--mode", help="min or max; one per metric (min,max) or one for all. [default: the space's]"),
-        click.option("--constraint", "constraints", multiple=True, metavar="METRIC<=VALUE",
-                     help="A bound a trial must meet to count, on any metric it reports (repeatable; <=, >=, <, >): "
-                     "trials that break it never make the best or the front."),
-        click.option("--name", help="Experiment name (a new one: an existing name is refused). [default: SPACE-SCHEDULER-SEARCHER-TIME]"),
-        click.option("--storage-path", help=f"Folder (or s3://, gs:// URI) holding experiments. [default: {DEFAULT_STORAGE}]"),
-        click.option("--seed", type=int, help=f"Seed for sampling, data split and initialisation. [default: {d.seed}]"),
-        click.option("--max-concurrent", type=int, help="Trials running at once at most. [default: as many as fit]"),
-        click.option("--max-failures", type=int, help=f"Retries of a failing trial from its last checkpoint. [default: {d.max_failures}]"),
-        click.option("--dataset", help=f"Training data, a name the trainable's loader knows (CIFAR: cifar10, synthetic). [default: {d.dataset}]"),
-        click.option("--data-dir", help=f"Folder holding cifar-10-batches-py/. [default: {d.data_dir}]"),
-        click.option("--synthetic-size", type=int, help=f"Images in the synthetic set. [default: {d.synthetic_size}]"),
-        click.option("--download/--no-download", default=None, help="Let torchvision fetch CIFAR-10 if it is missing."),
-        click.option("--address", help="An existing Ray cluster (auto, HOST:PORT, ray://HOST:10001). [default: start a local Ray]"),
         click.option(
-            "--allow-local-storage", is_flag=True, default=None,
+            "--metric",
+            help="Metric to optimise, or several separated by commas (loss,latency_ms): a "
+            "Pareto front is searched. [default: the space's]",
+        ),
+        click.option(
+            "--mode", help="min or max; one per metric (min,max) or one for all. [default: the space's]"
+        ),
+        click.option(
+            "--constraint",
+            "constraints",
+            multiple=True,
+            metavar="METRIC<=VALUE",
+            help="A bound a trial must meet to count, on any metric it reports (repeatable; <=, >=, <, >): "
+            "trials that break it never make the best or the front.",
+        ),
+        click.option(
+            "--name",
+            help="Experiment name (a new one: an existing name is refused). [default: SPACE-SCHEDULER-SEARCHER-TIME]",
+        ),
+        click.option(
+            "--storage-path",
+            help=f"Folder (or s3://, gs:// URI) holding experiments. [default: {DEFAULT_STORAGE}]",
+        ),
+        click.option(
+            "--seed", type=int, help=f"Seed for sampling, data split and initialisation. [default: {d.seed}]"
+        ),
+        click.option(
+            "--max-concurrent", type=int, help="Trials running at once at most. [default: as many as fit]"
+        ),
+        click.option(
+            "--max-failures",
+            type=int,
+            help=f"Retries of a failing trial from its last checkpoint. [default: {d.max_failures}]",
+        ),
+        click.option(
+            "--dataset",
+            help=f"Training data, a name the trainable's loader knows (CIFAR: cifar10, synthetic). [default: {d.dataset}]",
+        ),
+        click.option("--data-dir", help=f"Folder holding cifar-10-batches-py/. [default: {d.data_dir}]"),
+        click.option(
+            "--synthetic-size", type=int, help=f"Images in the synthetic set. [default: {d.synthetic_size}]"
+        ),
+        click.option(
+            "--download/--no-download", default=None, help="Let torchvision fetch CIFAR-10 if it is missing."
+        ),
+        click.option(
+            "--address",
+            help="An existing Ray cluster (auto, HOST:PORT, ray://HOST:10001). [default: start a local Ray]",
+        ),
+        click.option(
+            "--allow-local-storage",
+            is_flag=True,
+            default=None,
             help="On a multi-node cluster, accept a storage folder some nodes cannot see (results scatter).",
         ),
         click.option(
-            "--dashboard/--no-dashboard", default=None,
+            "--dashboard/--no-dashboard",
+            default=None,
             help="Start Ray's dashboard with the local Ray (on 127.0.0.1). [default: off]",
         ),
         click.option("--wandb/--no-wandb", default=None, help="Also log every trial to Weights & Biases."),
         click.option("--wandb-project", help="Weights & Biases project. [default: tuner]"),
         click.option("--wandb-group", help="Weights & Biases group. [default: the experiment name]"),
-        click.option("--trial-output/--no-trial-output", default=None,
-                     help="Also show what trials print on the terminal (it is always kept in each trial's "
-                     "stdout.log and stderr.log; 'tuner logs EXP TRIAL' shows it). [default: off]"),
-        click.option("--stall-timeout", type=float,
-                     help=f"End a sweep in which nothing has run or waited to run for this many seconds. [default: {d.stall_timeout:g}]"),
-        click.option("--trial-timeout",
-                     help="Stop a trial silent for this long as hung (90s, 10m, 2h). "
-                     "[default: 5x the slowest epoch seen, at least 2 min; 10 min before a trial's first report]"),
-        click.option("--config", "config_file", type=click.Path(dir_okay=False), help="A YAML sweep file; flags override its keys."),
-    ]  # fmt: skip
+        click.option(
+            "--trial-output/--no-trial-output",
+            default=None,
+            help="Also show what trials print on the terminal (it is always kept in each trial's "
+            "stdout.log and stderr.log; 'tuner logs EXP TRIAL' shows it). [default: off]",
+        ),
+        click.option(
+            "--stall-timeout",
+            type=float,
+            help=f"End a sweep in which nothing has run or waited to run for this many seconds. [default: {d.stall_timeout:g}]",
+        ),
+        click.option(
+            "--trial-timeout",
+            help="Stop a trial silent for this long as hung (90s, 10m, 2h). "
+            "[default: 5x the slowest epoch seen, at least 2 min; 10 min before a trial's first report]",
+        ),
+        click.option(
+            "--config",
+            "config_file",
+            type=click.Path(dir_okay=False),
+            help="A YAML sweep file; flags override its keys.",
+        ),
+    ]
     for option in reversed(options):
         func = option(func)
     return func
@@ -139,7 +224,11 @@ def print_outcome(summary: dict[str, Any]) -> None:
 
 @click.command()
 @sweep_options
-@click.option("--dry-run", is_flag=True, help="Print the resolved settings, plan and resources, then stop: nothing is written, no trial starts.")
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Print the resolved settings, plan and resources, then stop: nothing is written, no trial starts.",
+)
 def sweep(dry_run: bool, config_file: str | None, **flags: Any) -> None:
     """Run a sweep; print the best config and checkpoint."""
     from tuner.launch.resolve import resolve
@@ -166,22 +255,41 @@ def spaces() -> None:
 @click.command()
 @click.argument("experiment")
 @click.option(
-    "--errored", type=click.Choice(["resume", "restart", "skip"]), default="skip", show_default=True,
+    "--errored",
+    type=click.Choice(["resume", "restart", "skip"]),
+    default="skip",
+    show_default=True,
     help="Errored trials: go on from their last checkpoint, start over, or leave them.",
-)  # fmt: skip
-@click.option("--num-samples", type=click.IntRange(min=1),
-              help="Grow a sweep to this many trials; the searcher keeps all it learnt. [default: as saved]")  # fmt: skip
-@click.option("--budget", help="Extend the sweep's budget: a new total (2h, 500ep, 4gpuh) or +AMOUNT for that much "
-              "more (+30m). [default: as saved; what is left of it]")  # fmt: skip
+)
+@click.option(
+    "--num-samples",
+    type=click.IntRange(min=1),
+    help="Grow a sweep to this many trials; the searcher keeps all it learnt. [default: as saved]",
+)
+@click.option(
+    "--budget",
+    help="Extend the sweep's budget: a new total (2h, 500ep, 4gpuh) or +AMOUNT for that much "
+    "more (+30m). [default: as saved; what is left of it]",
+)
 @click.option("--trial-timeout", help="Stop a trial silent this long as hung (90s, 15m). [default: as saved]")
-def resume(experiment: str, errored: str, num_samples: int | None, budget: str | None, trial_timeout: str | None) -> None:
+def resume(
+    experiment: str, errored: str, num_samples: int | None, budget: str | None, trial_timeout: str | None
+) -> None:
     """Continue a sweep stopped by Ctrl-C, a signal, a crash, a kill or a stall, with its saved settings and
     what is left of its budget; or grow a finished one with --num-samples or --budget. Every other setting
     stays as saved."""
     from tuner.launch.resume import resume_sweep
 
-    print_outcome(resume_sweep(experiment, errored, out=click.echo, num_samples=num_samples, budget=budget,
-                               trial_timeout=trial_timeout))  # fmt: skip
+    print_outcome(
+        resume_sweep(
+            experiment,
+            errored,
+            out=click.echo,
+            num_samples=num_samples,
+            budget=budget,
+            trial_timeout=trial_timeout,
+        )
+    )
 
 
 COMMANDS = (sweep, resume, spaces)

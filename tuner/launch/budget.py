@@ -50,7 +50,8 @@ def load_spent(folder: str) -> dict[str, Any]:
             spent[key] = max(spent[key], saved.get(key) or 0)
         spent["ended_by_budget"] = spent["ended_by_budget"] or bool(saved.get("ended_by_budget"))
         spent[AT_ONCE] = max(spent.get(AT_ONCE, 0), int(saved.get(AT_ONCE) or 0))
-    spent[EPOCHS] = max(spent[EPOCHS], _epochs_reported(folder))  # the results hold every epoch, a kill or not
+    # the results hold every epoch, a kill or not
+    spent[EPOCHS] = max(spent[EPOCHS], _epochs_reported(folder))
     return spent
 
 
@@ -88,8 +89,13 @@ def forget_ended(folder: str) -> None:
 class BudgetWatch(Callback):
     """Counts the sweep's spending; decides when its budget is spent (``ended``)."""
 
-    def __init__(self, folder: str, budget: str | None, fate_log: Any = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:  # fmt: skip
+    def __init__(
+        self,
+        folder: str,
+        budget: str | None,
+        fate_log: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.folder = folder
         self.budget_text = budget
         self.fate_log = fate_log
@@ -105,7 +111,9 @@ class BudgetWatch(Callback):
 
         register_live(self.key, self)
         self.budget = Budget.parse(self.budget_text) if self.budget_text else None
-        self.before = load_spent(storage.here(self.folder)) if self.folder else {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
+        self.before = (
+            load_spent(storage.here(self.folder)) if self.folder else {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
+        )
         self.now_spent = {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
         self.ended = False
         self.most_at_once = int(self.before.get(AT_ONCE, 0))
@@ -114,14 +122,18 @@ class BudgetWatch(Callback):
         self._last_save = 0.0
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"folder": self.folder, "budget_text": self.budget_text, "fate_log": self.fate_log,
-                "clock": self.clock}  # fmt: skip
+        return {
+            "folder": self.folder,
+            "budget_text": self.budget_text,
+            "fate_log": self.fate_log,
+            "clock": self.clock,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._reset()
 
-    def setup(self, **info: Any) -> None:
+    def setup(self, **info: Any) -> None:  # type: ignore[override]  # Tune passes its arguments by keyword
         """At the start of every run: the budget as saved now (``tuner resume --budget`` changes it)."""
         from tuner.settings import load_saved_config
 
@@ -170,8 +182,11 @@ class BudgetWatch(Callback):
         for trial in open_trials:
             if self.fate_log is not None:
                 self.fate_log.record(trial.trial_id, BUDGET, "ended by the budget")
-        log.info("the budget (%s) is spent; stopping %d open trial(s) with their last checkpoints",
-                 self.budget.describe(), len(open_trials))  # fmt: skip
+        log.info(
+            "the budget (%s) is spent; stopping %d open trial(s) with their last checkpoints",
+            self.budget.describe(),
+            len(open_trials),
+        )
         self._save()
 
     def _save(self) -> None:
@@ -180,8 +195,12 @@ class BudgetWatch(Callback):
         self._last_save = self.clock()
         side = storage.sidecar(self.folder, SIDECAR)
         side.parent.mkdir(parents=True, exist_ok=True)
-        record = {**self.spent(), "budget": self.budget_text, "ended_by_budget": self.ended,
-                  AT_ONCE: self.most_at_once}  # fmt: skip
+        record = {
+            **self.spent(),
+            "budget": self.budget_text,
+            "ended_by_budget": self.ended,
+            AT_ONCE: self.most_at_once,
+        }
         storage.write_atomically(side, json.dumps(record))
 
 

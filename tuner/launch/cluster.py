@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from typing import Any
 
 from tuner.errors import UsageError
 
@@ -37,7 +38,7 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
         quiet_worker_crashes()
         return False
     # Workers log warnings and errors (a trial's traceback, an OOM fallback), not Ray's per-checkpoint chatter.
-    kwargs = {
+    kwargs: dict[str, Any] = {
         "logging_level": logging.WARNING,
         "log_to_driver": True,
         "logging_config": ray.LoggingConfig(log_level="WARNING"),
@@ -75,6 +76,7 @@ REACH_TIMEOUT_S = 5.0
 
 def check_reachable(address: str) -> None:
     """A one-line error, within seconds, for an address where no Ray cluster answers."""
+    where: str | None
     if address.startswith("ray://"):
         where = address[len("ray://") :]
     else:
@@ -166,5 +168,8 @@ def check_storage_reachable(storage_path: str, allow_local: bool) -> None:
     )
     if not allow_local:
         raise UsageError(message + ", or pass --allow-local-storage to accept scattered results")
-    log.warning("WARNING: %s. Going on because of --allow-local-storage: each node keeps its own trials' "
-                "results and checkpoints, and resume and 'tuner results' see only this machine's.", message)  # fmt: skip
+    log.warning(
+        "WARNING: %s. Going on because of --allow-local-storage: each node keeps its own trials' "
+        "results and checkpoints, and resume and 'tuner results' see only this machine's.",
+        message,
+    )

@@ -26,9 +26,13 @@ from tuner.storage import here
 CRASH_FILE = "crash.txt"
 RUN_MARKER = "--- a run of this trial started; a fatal signal's stack follows when it died of one ---\n"
 # Python's fault handler names the signal in its first line: "Fatal Python error: Segmentation fault".
-_SIGNALS = {"Segmentation fault": ("SIGSEGV", "segmentation fault"), "Bus error": ("SIGBUS", "bus error"),
-            "Floating-point exception": ("SIGFPE", "arithmetic fault"), "Aborted": ("SIGABRT", "abort"),
-            "Illegal instruction": ("SIGILL", "illegal instruction")}  # fmt: skip
+_SIGNALS = {
+    "Segmentation fault": ("SIGSEGV", "segmentation fault"),
+    "Bus error": ("SIGBUS", "bus error"),
+    "Floating-point exception": ("SIGFPE", "arithmetic fault"),
+    "Aborted": ("SIGABRT", "abort"),
+    "Illegal instruction": ("SIGILL", "illegal instruction"),
+}
 _PROCESS_DIED = "worker process has died"  # Ray 2.60's ActorDiedError for a worker that vanished
 OOM_EVENTS = "/sys/fs/cgroup/memory.events"
 
@@ -74,8 +78,10 @@ def death(error_text: str, crash_text: str | None, oom_kills: int, epoch: int, c
         return None
     where = f"in epoch {epoch + 1}"
     if crash_text is None:  # the file is on the worker's node
-        return f"died: its process ended without a Python error {where} (a signal such as SIGSEGV, or SIGKILL " \
-               "from the kernel's out-of-memory killer; the worker's log has the rest)"
+        return (
+            f"died: its process ended without a Python error {where} (a signal such as SIGSEGV, or SIGKILL "
+            "from the kernel's out-of-memory killer; the worker's log has the rest)"
+        )
     last_run = crash_text.rpartition(RUN_MARKER)[2]
     fatal = [line for line in last_run.splitlines() if line.startswith("Fatal Python error: ")]
     if fatal:
@@ -83,8 +89,10 @@ def death(error_text: str, crash_text: str | None, oom_kills: int, epoch: int, c
         signal, what = _SIGNALS.get(name, (name, name.lower()))
         return f"died: killed by {signal} ({what}) {where}; the Python stack is in {crash_file}"
     if oom_kills > 0:
-        return f"died: killed by SIGKILL from the kernel's out-of-memory killer {where}; use a smaller batch or " \
-               "fewer trials at once"
+        return (
+            f"died: killed by SIGKILL from the kernel's out-of-memory killer {where}; use a smaller batch or "
+            "fewer trials at once"
+        )
     return f"died: killed by SIGKILL {where} (most often the kernel's out-of-memory killer, or a kill -9)"
 
 

@@ -22,8 +22,10 @@ from ray.tune import Callback
 from tuner.review.fates import STORAGE, refusal
 from tuner.storage import here
 
-RESERVE_MIN = 64 * 2**20  # bytes kept free on the storage: the last state and a round of results and checkpoints
+# bytes kept free on the storage: the last state and a round of results and checkpoints
+RESERVE_MIN = 64 * 2**20
 RESERVE_CHECKPOINTS = 4  # ... or this many of the largest checkpoint saved, if that is more
+
 
 def refusal_of(exc: BaseException) -> str | None:
     """``refusal`` for an exception and the exceptions behind it."""
@@ -104,8 +106,12 @@ class StorageWatch(Callback):
             return
         epoch = int((trial.last_result or {}).get("training_iteration") or 0)
         if self.fate_log is not None:
-            self.fate_log.record(trial.trial_id, STORAGE, f"unfinished: {meaning} in epoch {epoch + 1}; tuner resume "
-                                 "runs it again from its last checkpoint")  # fmt: skip
+            self.fate_log.record(
+                trial.trial_id,
+                STORAGE,
+                f"unfinished: {meaning} in epoch {epoch + 1}; tuner resume "
+                "runs it again from its last checkpoint",
+            )
         if not self.stopped:
             self._stop(meaning)
 

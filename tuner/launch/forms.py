@@ -29,13 +29,17 @@ def check_form(trainable: Any, name: str) -> None:
     if not inspect.isclass(trainable):
         return
     if not is_class(trainable):
-        raise UsageError(f"trainable {name} is a class but not a ray.tune.Trainable; subclass tune.Trainable "
-                         "(setup, step, save_checkpoint, load_checkpoint) or pass a function")  # fmt: skip
+        raise UsageError(
+            f"trainable {name} is a class but not a ray.tune.Trainable; subclass tune.Trainable "
+            "(setup, step, save_checkpoint, load_checkpoint) or pass a function"
+        )
     from ray.tune import Trainable
 
-    if trainable.step is Trainable.step:
-        raise UsageError(f"trainable {name} defines no step(); Tune calls step() once per epoch and reads the "
-                         "metrics it returns")  # fmt: skip
+    if getattr(trainable, "step", None) is Trainable.step:
+        raise UsageError(
+            f"trainable {name} defines no step(); Tune calls step() once per epoch and reads the "
+            "metrics it returns"
+        )
 
 
 def settings_keywords(trainable: Any) -> set[str] | None:
@@ -59,7 +63,10 @@ def keeps_checkpoints(trainable: Any, declared: bool | None) -> bool:
     if is_class(own):
         from ray.tune import Trainable
 
-        return own.save_checkpoint is not Trainable.save_checkpoint and own.load_checkpoint is not Trainable.load_checkpoint
+        return (
+            own.save_checkpoint is not Trainable.save_checkpoint
+            and own.load_checkpoint is not Trainable.load_checkpoint
+        )
     try:
         return "get_checkpoint" in inspect.getsource(own)
     except (OSError, TypeError):

@@ -24,7 +24,9 @@ from tuner.launch.trial_output import captured
 
 
 @contextlib.contextmanager
-def duties(experiment: str | None, trial_id: str, trial_dir: str, working_dir: Path | None, echo: bool) -> Iterator[None]:
+def duties(
+    experiment: str | None, trial_id: str, trial_dir: str, working_dir: Path | None, echo: bool
+) -> Iterator[None]:
     """One run of one trial: output captured, fatal signals recorded, log lines named after the trial.
 
     ``experiment`` is the experiment's local folder (None for a bucket); ``trial_dir`` the trial's folder name.
@@ -35,10 +37,15 @@ def duties(experiment: str | None, trial_id: str, trial_dir: str, working_dir: P
     with contextlib.suppress(Exception):
         plain_formatting(f"(trial {trial_id}) %(levelname)s: %(message)s")
     with contextlib.ExitStack() as stack:
-        for record in (captured(local or working_dir, echo), fatal_signals_to(local / CRASH_FILE if local else None)):
+        for record in (
+            captured(local or working_dir, echo),
+            fatal_signals_to(local / CRASH_FILE if local else None),
+        ):
             try:
                 stack.enter_context(record)
-            except OSError:  # a full or unwritable disk: the trial runs without this record (its own writes will say)
+            except (
+                OSError
+            ):  # a full or unwritable disk: the trial runs without this record (its own writes will say)
                 continue
         yield
 
@@ -92,14 +99,16 @@ def _class_trial(cls: type, experiment: str | None, echo: bool, max_epochs: int)
     The last step says ``done`` as a function's return does, rather than a stopper ending the trial: Tune asks
     no scheduler about a result a stopper ends on, and HyperBand's last rung would never be decided."""
 
-    class Trial(cls):  # type: ignore[misc, valid-type]
+    class Trial(cls):
         def setup(self, config: dict, **kwargs: Any) -> None:
             self._tuner_begin()
             super().setup(config, **kwargs)
 
         def step(self) -> dict:
             result = super().step()
-            if self.iteration + 1 >= max_epochs and isinstance(result, dict):  # ``iteration``: steps before this one
+            if self.iteration + 1 >= max_epochs and isinstance(
+                result, dict
+            ):  # ``iteration``: steps before this one
                 result = {**result, "done": True}
             return result
 

@@ -18,8 +18,18 @@ from tuner.settings import NO_SPACE
 
 # Never shipped with the working directory: environments, results, data, caches.
 # (.git and .venv Ray leaves out by itself.)
-SHIP_EXCLUDES = ["venv/", "results/", "data/", "wandb/", "__pycache__/", "*.egg-info/", ".pytest_cache/",
-                 ".ruff_cache/", ".whl/", "*.pt"]  # fmt: skip
+SHIP_EXCLUDES = [
+    "venv/",
+    "results/",
+    "data/",
+    "wandb/",
+    "__pycache__/",
+    "*.egg-info/",
+    ".pytest_cache/",
+    ".ruff_cache/",
+    ".whl/",
+    "*.pt",
+]
 
 
 def dashboard_address(address: str | None) -> str:
@@ -41,7 +51,9 @@ def client(address: str | None) -> Any:
     url = dashboard_address(address)
     parts = urlsplit(url)
     port = parts.port or (443 if parts.scheme == "https" else 80)
-    reach_tcp(f"{parts.hostname}:{port}", f"a Ray dashboard at {url}", "that the head runs with its dashboard on")
+    reach_tcp(
+        f"{parts.hostname}:{port}", f"a Ray dashboard at {url}", "that the head runs with its dashboard on"
+    )
     enable_token_auth()
     from ray.job_submission import JobSubmissionClient
 
@@ -171,10 +183,14 @@ def list_jobs(address: str | None) -> list[dict[str, Any]]:
     jobs, url = client(address), dashboard_address(address)
     details = _call(url, jobs.list_jobs)
     return [
-        {"job_id": d.submission_id or d.job_id, "status": str(d.status.value if hasattr(d.status, "value") else d.status),
-         "started": _when(d.start_time), "entrypoint": d.entrypoint}
+        {
+            "job_id": d.submission_id or d.job_id,
+            "status": str(d.status.value if hasattr(d.status, "value") else d.status),
+            "started": _when(d.start_time),
+            "entrypoint": d.entrypoint,
+        }
         for d in sorted(details, key=lambda d: d.start_time or 0)
-    ]  # fmt: skip
+    ]
 
 
 def _when(milliseconds: int | None) -> str:

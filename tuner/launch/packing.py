@@ -270,5 +270,7 @@ class OomWatcher(Callback):
         self.seen.add(trial.trial_id)
         lowered = lower(self.key)
         if lowered is not None:
-            self.out(f"trial {trial.trial_id} ran out of GPU memory; trials created from now on get "
-                     f"{gpu_share(lowered):g} GPU ({lowered} per GPU)")  # fmt: skip
+            self.out(
+                f"trial {trial.trial_id} ran out of GPU memory; trials created from now on get "
+                f"{gpu_share(lowered):g} GPU ({lowered} per GPU)"
+            )

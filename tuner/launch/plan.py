@@ -30,8 +30,16 @@ if TYPE_CHECKING:
 
 # Settings a trainable (or its data loader) may declare as keyword arguments; ``data`` is what the
 # trainable's ``data_loader`` returns, loaded once per sweep and shared with every trial.
-RUN_SETTINGS = ("max_epochs", "seed", "dataset", "data_dir", "synthetic_size", "download", "cpus_per_trial",
-                "gpus_per_trial")  # fmt: skip
+RUN_SETTINGS = (
+    "max_epochs",
+    "seed",
+    "dataset",
+    "data_dir",
+    "synthetic_size",
+    "download",
+    "cpus_per_trial",
+    "gpus_per_trial",
+)
 Print = Callable[[str], None]
 
 
@@ -53,7 +61,7 @@ class SweepPlan:
 
     @property
     def searcher(self) -> Any:
-        return searchers.entry(self.config.searcher)
+        return searchers.entry(self.config.searcher or searchers.AUTO)  # resolved: always a name by now
 
     @property
     def max_concurrent(self) -> int | None:
@@ -82,7 +90,9 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     from tuner import storage
 
     if config.name is None or config.searcher in (None, searchers.AUTO):
-        raise TypeError("prepare() takes the settings tuner.launch.resolve.resolve() completed (name and searcher set)")
+        raise TypeError(
+            "prepare() takes the settings tuner.launch.resolve.resolve() completed (name and searcher set)"
+        )
     space = load_space(config.space)
     storage.check_usable(config.storage_path)
     if not resuming:
@@ -90,7 +100,9 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
 
         short = room_left(config.storage_path)
         if short:
-            raise UsageError(f"--storage-path {config.storage_path}: {short}; free space or pass another folder")
+            raise UsageError(
+                f"--storage-path {config.storage_path}: {short}; free space or pass another folder"
+            )
     if not resuming and storage.holds_experiment(config.experiment_path):
         raise UsageError(
             f"experiment {config.name} already exists in {config.storage_path}; continue it with 'tuner resume "
@@ -100,16 +112,25 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     check_form(trainable, space.trainable_name)
     contract(trainable)  # a misnamed or mistyped declaration is one line now, before anything starts
     scheduler = schedulers.entry(config.scheduler)
-    context = schedulers.SchedulerContext(config.max_epochs, config.metric, config.mode, space.flat_params,
-                                          config.planned_trials * grid_points(space.flat_params), config.seed,
-                                          grace_period=config.grace_period,
-                                          reduction_factor=config.reduction_factor,
-                                          objectives=tuple(config.objective_list) if config.several_objectives else (),
-                                          constraints=tuple(config.constraint_list))  # fmt: skip
+    context = schedulers.SchedulerContext(
+        config.max_epochs,
+        config.objective.name,
+        config.objective.mode,
+        space.flat_params,
+        config.planned_trials * grid_points(space.flat_params),
+        config.seed,
+        grace_period=config.grace_period,
+        reduction_factor=config.reduction_factor,
+        objectives=tuple(config.objective_list) if config.several_objectives else (),
+        constraints=tuple(config.constraint_list),
+    )
     search_plan = searchers.plan_search(space.flat_params, config.searcher, config.seed)
     if scheduler.needs_checkpoints and not keeps_checkpoints(trainable):
-        why = ("continues trials from other trials' checkpoints" if config.scheduler == "pbt"
-               else "pauses trials and continues them from their checkpoints")  # fmt: skip
+        why = (
+            "continues trials from other trials' checkpoints"
+            if config.scheduler == "pbt"
+            else "pauses trials and continues them from their checkpoints"
+        )
         raise UsageError(
             f"--scheduler {config.scheduler} {why}, but trainable {space.trainable_name} does not continue from "
             f"a checkpoint; {checkpoint_advice(trainable)}, or choose another scheduler (asha, fifo, median)"
@@ -131,18 +152,25 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: Any) -> An
 
     entry = searchers.entry(search_plan.searcher)
     if config.several_objectives:
-        raise UsageError("--warm-start seeds a model with one value per earlier trial; a sweep on several objectives "
-                         "starts without it")  # fmt: skip
+        raise UsageError(
+            "--warm-start seeds a model with one value per earlier trial; a sweep on several objectives "
+            "starts without it"
+        )
     if not entry.takes_earlier_results:
         able = [e.name for e in searchers.ENTRIES if e.takes_earlier_results]
-        raise UsageError(f"--warm-start: searcher {entry.name} cannot take earlier results; use one that can: "
-                         f"{', '.join(able)}")  # fmt: skip
+        raise UsageError(
+            f"--warm-start: searcher {entry.name} cannot take earlier results; use one that can: "
+            f"{', '.join(able)}"
+        )
     if search_plan.conditionals:
         names = ", ".join(p.name for p in search_plan.conditionals)
-        raise UsageError(f"--warm-start: this space has conditional parameters ({names}), whose searcher is defined "
-                         "as it runs and cannot take earlier results; start without --warm-start")  # fmt: skip
-    warm = warm_start.gather(config.warm_start or [], space.flat_params, config.metric or space.metric,
-                             config.mode or space.mode)  # fmt: skip
+        raise UsageError(
+            f"--warm-start: this space has conditional parameters ({names}), whose searcher is defined "
+            "as it runs and cannot take earlier results; start without --warm-start"
+        )
+    warm = warm_start.gather(
+        config.warm_start or [], space.flat_params, config.metric or space.metric, config.mode or space.mode
+    )
     return warm_start.encode(warm, search_plan)
 
 
@@ -164,7 +192,9 @@ def trainable_kwargs(trainable: Callable[..., Any], config: SweepConfig) -> tupl
     loader = contract(trainable).data_loader
     if loader is None:
         name = getattr(trainable, "__qualname__", "the trainable")
-        raise UsageError(f"{name} takes `data` but declares no data_loader to load it (set {name}.data_loader)")
+        raise UsageError(
+            f"{name} takes `data` but declares no data_loader to load it (set {name}.data_loader)"
+        )
     wanted = declared_keywords(loader, after_config=False)
     data = loader(**{k: v for k, v in settings.items() if wanted is None or k in wanted})
     kwargs["data"] = data
@@ -210,8 +240,10 @@ def _check_budget_unit(cfg: SweepConfig, gpus: float) -> None:
     from tuner.limits import GPU_HOURS, Budget
 
     if cfg.budget is not None and Budget.parse(cfg.budget).kind == GPU_HOURS and not gpus:
-        raise UsageError(f"--budget {cfg.budget} counts GPU-hours, but trials run on CPUs only (0 GPUs per trial); "
-                         "give the budget in time (e.g. 2h) or epochs (e.g. 500ep)")  # fmt: skip
+        raise UsageError(
+            f"--budget {cfg.budget} counts GPU-hours, but trials run on CPUs only (0 GPUs per trial); "
+            "give the budget in time (e.g. 2h) or epochs (e.g. 500ep)"
+        )
 
 
 def _auto_packing(plan: SweepPlan, nodes: list[Any], memory_probe: Any) -> Any:
@@ -226,8 +258,15 @@ def _auto_packing(plan: SweepPlan, nodes: list[Any], memory_probe: Any) -> Any:
     if memory_probe is None:
         probe = packing.memory_probe_of(plan.trainable)
         if probe is None:
-            return packing.Packing(1, 1, 1, None, None, "the trainable declares no memory probe "
-                                   "(train.memory_probe), so each trial gets one whole GPU")  # fmt: skip
+            return packing.Packing(
+                1,
+                1,
+                1,
+                None,
+                None,
+                "the trainable declares no memory probe "
+                "(train.memory_probe), so each trial gets one whole GPU",
+            )
         declared = declared_keywords(probe)
         probe_kwargs = {k: v for k, v in plan.kwargs.items() if declared is None or k in declared}
         measured = packing.measure_on_gpu(probe, config, probe_kwargs, cpus=cfg.cpus_per_trial)
@@ -256,7 +295,9 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     lines += plan.scheduler.describe(plan.context)[1:]
     if cfg.searcher_chosen:
         lines.append(f"searcher: {cfg.searcher_chosen}")
-    lines.append(plan.searcher.intro(cfg.planned_trials, len(plan.warm_start.points) if plan.warm_start else 0))
+    lines.append(
+        plan.searcher.intro(cfg.planned_trials, len(plan.warm_start.points) if plan.warm_start else 0)
+    )
     lines += plan.search_plan.lines()
     lines += objective_lines(plan)
     if plan.warm_start is not None:
@@ -267,21 +308,27 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     if plan.packing is not None:
         lines += plan.packing.describe()
     at_once = min(plan.slots, plan.max_concurrent or plan.slots)
-    lines.append(f"resources: {cfg.cpus_per_trial:g} CPU and {cfg.gpus_per_trial:g} GPU per trial; "
-                 f"{at_once} trial(s) at once")  # fmt: skip
-    if 0 < cfg.gpus_per_trial < 1 and cfg.address is None and plan.packing is None:
+    lines.append(
+        f"resources: {cfg.cpus_per_trial:g} CPU and {cfg.gpus_per_trial:g} GPU per trial; "
+        f"{at_once} trial(s) at once"
+    )
+    if 0 < float(cfg.gpus_per_trial or 0) < 1 and cfg.address is None and plan.packing is None:
         from tuner.launch.packing import mps_running
 
         if not mps_running():
-            lines.append("  trials sharing a GPU take turns on it; with NVIDIA MPS running they train side by "
-                         "side (README: 'Many trials on one GPU')")  # fmt: skip
+            lines.append(
+                "  trials sharing a GPU take turns on it; with NVIDIA MPS running they train side by "
+                "side (README: 'Many trials on one GPU')"
+            )
     grids = grid_points(plan.space.flat_params)
     trials = f"{cfg.num_samples} trial(s)"
     if grids > 1 and cfg.num_samples is not None:
         trials = f"{cfg.num_samples * grids} trial(s): {cfg.num_samples} sample(s) x {grids} grid points"
     if cfg.trials_cap is None:
-        lines.append(f"epochs: as many as the budget allows, up to {cfg.max_epochs} per trial; trials keep coming "
-                     "until it is spent")  # fmt: skip
+        lines.append(
+            f"epochs: as many as the budget allows, up to {cfg.max_epochs} per trial; trials keep coming "
+            "until it is spent"
+        )
     else:
         worst = plan.scheduler.worst_case_epochs(plan.context)
         lines.append(f"epochs: at most {worst} in all ({trials}, up to {cfg.max_epochs} each)")
@@ -294,16 +341,27 @@ def objective_lines(plan: SweepPlan) -> list[str]:
     cfg = plan.config
     lines = []
     if cfg.several_objectives:
-        lines.append(f"objectives: {', '.join(map(str, cfg.objective_list))}: the sweep finds the Pareto front (the "
-                     f"trials no other beats on every one), saved as pareto.json; the best by {cfg.metric} is kept "
-                     "as best_config.json")  # fmt: skip
+        lines.append(
+            f"objectives: {', '.join(map(str, cfg.objective_list))}: the sweep finds the Pareto front (the "
+            f"trials no other beats on every one), saved as pareto.json; the best by {cfg.metric} is kept "
+            "as best_config.json"
+        )
     if cfg.constraint_list:
-        told = "told to " + plan.searcher.name if plan.searcher.takes_constraints else f"not modelled by {plan.searcher.name}"
-        decides = (f"ranked last by {plan.scheduler.name}" if plan.scheduler.multi_objective and
-                   plan.scheduler.name != "fifo" else f"not seen by {plan.scheduler.name}")  # fmt: skip
-        lines.append(f"constraints: {', '.join(map(str, cfg.constraint_list))} on each trial's last result: a trial "
-                     f"that breaks one is never the best{' or on the front' if cfg.several_objectives else ''} "
-                     f"({told}; {decides})")  # fmt: skip
+        told = (
+            "told to " + plan.searcher.name
+            if plan.searcher.takes_constraints
+            else f"not modelled by {plan.searcher.name}"
+        )
+        decides = (
+            f"ranked last by {plan.scheduler.name}"
+            if plan.scheduler.multi_objective and plan.scheduler.name != "fifo"
+            else f"not seen by {plan.scheduler.name}"
+        )
+        lines.append(
+            f"constraints: {', '.join(map(str, cfg.constraint_list))} on each trial's last result: a trial "
+            f"that breaks one is never the best{' or on the front' if cfg.several_objectives else ''} "
+            f"({told}; {decides})"
+        )
     return lines
 
 
@@ -312,10 +370,14 @@ def limit_lines(cfg: SweepConfig, trials: str) -> list[str]:
     from tuner.limits import Budget, TrialTimeout
 
     if cfg.budget is None:
-        lines = [f"budget: none; the sweep ends after {trials} (--budget caps it by time, epochs or GPU-hours)"]
+        lines = [
+            f"budget: none; the sweep ends after {trials} (--budget caps it by time, epochs or GPU-hours)"
+        ]
     else:
         budget = Budget.parse(cfg.budget)
         cap = f", at most {trials}" if cfg.num_samples is not None else ""
-        lines = [f"budget: {budget.describe()}, {budget.counted}{cap}; when it is spent, running trials "
-                 "stop with their last checkpoint"]  # fmt: skip
+        lines = [
+            f"budget: {budget.describe()}, {budget.counted}{cap}; when it is spent, running trials "
+            "stop with their last checkpoint"
+        ]
     return [*lines, TrialTimeout.parse(cfg.trial_timeout).describe()]

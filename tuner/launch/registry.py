@@ -88,8 +88,10 @@ def keep_in_memory(space: SearchSpace) -> str:
 def _in_memory(ref: str) -> SearchSpace:
     if ref in _KEPT:
         return _KEPT[ref]
-    raise UsageError(f"space {ref} was a Python object in the process that started the sweep; pass the space as "
-                     "a file or module to use it here")  # fmt: skip
+    raise UsageError(
+        f"space {ref} was a Python object in the process that started the sweep; pass the space as "
+        "a file or module to use it here"
+    )
 
 
 def load_space(ref: str) -> SearchSpace:
@@ -239,10 +241,13 @@ def summarize_space_file(path: Path) -> SpaceSummary:
     fields: dict[str, str] = {"trainable": "?", "metric": "loss", "mode": "min"}
     for node in tree.body:
         targets = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
-        if "SPACE" in targets and isinstance(node.value, ast.Call):
+        if "SPACE" in targets and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             for kw in node.value.keywords:
                 if kw.arg in fields:
                     fields[kw.arg] = _literal_text(kw.value)
+                elif kw.arg == "metrics" and isinstance(kw.value, ast.Dict):  # several objectives
+                    fields["metric"] = ",".join(_literal_text(k) for k in kw.value.keys if k is not None)
+                    fields["mode"] = ",".join(_literal_text(v) for v in kw.value.values)
     return SpaceSummary(
         path.stem, doc[0] if doc else "", fields["trainable"], fields["metric"], fields["mode"], path
     )

@@ -17,9 +17,15 @@ from tuner.review.ray_state import bookkeeping
 ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_memory_peak_mb": "gpu MB"}
 
 
-def build_reporter(metric: str, mode: str, parameters: Sequence[str], max_epochs: int,
-                   also: Sequence[str] = (), objectives: Sequence[Objective] = (),
-                   constraints: Sequence[Constraint] = ()) -> CLIReporter:  # fmt: skip
+def build_reporter(
+    metric: str,
+    mode: str,
+    parameters: Sequence[str],
+    max_epochs: int,
+    also: Sequence[str] = (),
+    objectives: Sequence[Objective] = (),
+    constraints: Sequence[Constraint] = (),
+) -> CLIReporter:
     """A live table: the tuned parameters, then loss, accuracy (and ``also``: the other objectives and
     constrained metrics) and the epoch count, best trials first."""
     columns = {"loss": "loss", "accuracy": "accuracy"}
@@ -86,8 +92,10 @@ class OomNotice(Callback):
         self.retries[trial.trial_id] = retries
         batch = result.get("batch_size_effective")
         now = f"; it goes on at batch size {batch}" if batch is not None else ""
-        self.out(f"trial {trial.trial_id} ran out of memory in epoch {result.get('training_iteration', '?')} "
-                 f"({retries} retr{'y' if retries == 1 else 'ies'} so far){now}")  # fmt: skip
+        self.out(
+            f"trial {trial.trial_id} ran out of memory in epoch {result.get('training_iteration', '?')} "
+            f"({retries} retr{'y' if retries == 1 else 'ies'} so far){now}"
+        )
 
 
 def logger_callbacks(config: Any, out: Any) -> list[Callback]:

@@ -99,8 +99,13 @@ def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
         return config
     if brings and config.searcher is None:
         return dataclasses.replace(config, searcher=brings)
-    name, why = choose(space.flat_params, config.scheduler, config.planned_trials, budgeted=config.num_samples is None,
-                       objectives=len(config.objective_list))  # fmt: skip
+    name, why = choose(
+        space.flat_params,
+        config.scheduler,
+        config.planned_trials,
+        budgeted=config.num_samples is None,
+        objectives=len(config.objective_list),
+    )
     return dataclasses.replace(config, searcher=name, searcher_chosen=f"auto chose {name}: {why}")
 
 
@@ -119,8 +124,10 @@ def _modes_by_name(metric: str | None, space: Any) -> str:
         elif len(set(declared.values())) == 1:
             modes.append(next(iter(declared.values())))
         else:
-            raise UsageError(f"--metric {name}: the space does not say whether to minimise or maximise it; pass "
-                             "--mode (one per metric, e.g. --mode min,max)")  # fmt: skip
+            raise UsageError(
+                f"--metric {name}: the space does not say whether to minimise or maximise it; pass "
+                "--mode (one per metric, e.g. --mode min,max)"
+            )
     return ",".join(modes)
 
 
@@ -131,12 +138,16 @@ def _check_objectives(config: SweepConfig) -> None:
     count = f"{len(config.objective_list)} objectives ({', '.join(map(str, config.objective_list))})"
     if not schedulers.REGISTRY[config.scheduler].multi_objective:
         able = [e.name for e in schedulers.ENTRIES if e.multi_objective]
-        raise UsageError(f"--scheduler {config.scheduler} ranks trials by one value and cannot decide on {count}; "
-                         f"use one that can: {', '.join(able)}")  # fmt: skip
+        raise UsageError(
+            f"--scheduler {config.scheduler} ranks trials by one value and cannot decide on {count}; "
+            f"use one that can: {', '.join(able)}"
+        )
     if config.searcher and not searchers.REGISTRY[config.searcher].multi_objective:
         able = [e.name for e in searchers.ENTRIES if e.multi_objective]
-        raise UsageError(f"--searcher {config.searcher} models one value and cannot search {count}; use one that "
-                         f"can: {', '.join(able)} (or auto)")  # fmt: skip
+        raise UsageError(
+            f"--searcher {config.searcher} models one value and cannot search {count}; use one that "
+            f"can: {', '.join(able)} (or auto)"
+        )
 
 
 def _free_name(config: SweepConfig, label: str) -> str:

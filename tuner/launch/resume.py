@@ -20,8 +20,14 @@ from tuner.settings import SweepConfig
 ERRORED_CHOICES = ("resume", "restart", "skip")
 
 
-def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_samples: int | None = None,
-                 budget: str | None = None, trial_timeout: str | None = None) -> dict[str, Any]:  # fmt: skip
+def resume_sweep(
+    ref: str,
+    errored: str = "skip",
+    out: Print = print,
+    num_samples: int | None = None,
+    budget: str | None = None,
+    trial_timeout: str | None = None,
+) -> dict[str, Any]:
     """Continue a stopped sweep from its folder: unfinished trials go on from their last checkpoint.
 
     Settings come from the saved ``tuner_config.yaml``; everything is read and checked before Ray
@@ -38,17 +44,28 @@ def resume_sweep(ref: str, errored: str = "skip", out: Print = print, num_sample
     if errored not in ERRORED_CHOICES:
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
     folder = experiment.locate(ref)
-    short = disk.room_left(folder)  # before the claim: a full storage is told in a line and nothing is written
+    # before the claim: a full storage is told in a line and nothing is written
+    short = disk.room_left(folder)
     if short:
         raise StorageRefused(f"{short}; free space, then run tuner resume {folder} again")
     origin = experiment.load_saved_config(folder).origin
-    with claimed(folder, "tuner resume"), OrderlyStop(f"continue with: tuner resume {folder}") as stop, \
-            storage.moved_while(origin, folder):  # what Ray saved of the sweep names where it was made
+    with (
+        claimed(folder, "tuner resume"),
+        OrderlyStop(f"continue with: tuner resume {folder}") as stop,
+        storage.moved_while(origin, folder),
+    ):  # what Ray saved of the sweep names where it was made
         return _resume_claimed(folder, errored, out, num_samples, budget, trial_timeout, stop)
 
 
-def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | None, budget: str | None,
-                    trial_timeout: str | None, stop: Any) -> dict[str, Any]:  # fmt: skip
+def _resume_claimed(
+    folder: str,
+    errored: str,
+    out: Print,
+    num_samples: int | None,
+    budget: str | None,
+    trial_timeout: str | None,
+    stop: Any,
+) -> dict[str, Any]:
     from tuner.launch import budget as budgets
     from tuner.launch import cluster, disk
     from tuner.ray_compat import relocate_saved_search, reopen_saved_trials
@@ -57,11 +74,16 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
 
     config = experiment.load_saved_config(folder)
     stopped = disk.stopped_trials(folder)  # trials a full disk stopped: they go on, they did not fail
-    statuses = {tid: "PAUSED" if tid in stopped else state["status"] for tid, state in saved_trial_states(folder).items()}
+    statuses = {
+        tid: "PAUSED" if tid in stopped else state["status"]
+        for tid, state in saved_trial_states(folder).items()
+    }
     if latest_state_name(folder) is None or not storage.exists(folder, "tuner.pkl"):
         if any(storage.exists(storage.join(folder, d), "params.json") for d in storage.list_dirs(folder)):
-            raise UsageError(f"{folder} has trials but no saved sweep state (Ray's experiment_state and tuner.pkl "
-                             "are missing), so it cannot be resumed; start a new sweep")  # fmt: skip
+            raise UsageError(
+                f"{folder} has trials but no saved sweep state (Ray's experiment_state and tuner.pkl "
+                "are missing), so it cannot be resumed; start a new sweep"
+            )
         return _start_afresh(folder, config, out, stop, num_samples, budget, trial_timeout)
     if num_samples is not None:
         config = _grown(folder, config, num_samples)
@@ -71,7 +93,8 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
         _check_budget_left(folder, config)
     grows = num_samples is not None or budget is not None
     if trial_timeout is not None:
-        config = dataclasses.replace(config, trial_timeout=trial_timeout)  # checked here, saved before the run
+        # checked here, saved before the run
+        config = dataclasses.replace(config, trial_timeout=trial_timeout)
     plan = prepare(config, out, resuming=True)
     started = cluster.connect(config.address)
     stop.reinstall()  # Ray's core put its own SIGTERM handler in place
@@ -100,8 +123,10 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
             if num_samples is not None:
                 out(f"growing the sweep to {num_samples} trials: {num_samples - len(statuses)} more")
             if budget is not None:
-                out(f"budget now {budgets.Budget.parse(config.budget or '').describe()}; "
-                    + budgets.describe_spent(budgets.load_spent(folder), None))  # fmt: skip
+                out(
+                    f"budget now {budgets.Budget.parse(config.budget or '').describe()}; "
+                    + budgets.describe_spent(budgets.load_spent(folder), None)
+                )
         reopen_saved_trials(folder, stopped)  # everything checked: now the saved state may change
         relocate_saved_search(folder)  # a moved or copied experiment makes its new trials where it lies now
         tuner = tune.Tuner.restore(
@@ -116,12 +141,21 @@ def _resume_claimed(folder: str, errored: str, out: Print, num_samples: int | No
         cluster.disconnect(started)
 
 
-def _start_afresh(folder: str, config: SweepConfig, out: Print, stop: Any, num_samples: int | None,
-                  budget: str | None, trial_timeout: str | None) -> dict[str, Any]:  # fmt: skip
+def _start_afresh(
+    folder: str,
+    config: SweepConfig,
+    out: Print,
+    stop: Any,
+    num_samples: int | None,
+    budget: str | None,
+    trial_timeout: str | None,
+) -> dict[str, Any]:
     """A sweep stopped before its first trial has nothing to continue: run it from its saved settings."""
     from tuner.launch import cluster
 
-    changes = {k: v for k, v in (("num_samples", num_samples), ("trial_timeout", trial_timeout)) if v is not None}
+    changes: dict[str, Any] = {
+        k: v for k, v in (("num_samples", num_samples), ("trial_timeout", trial_timeout)) if v is not None
+    }
     if budget is not None:
         changes["budget"] = budget.lstrip("+")  # nothing was spent: +AMOUNT is the amount
     config = dataclasses.replace(config, **changes)
@@ -146,13 +180,17 @@ def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:
     wanted = Budget.parse(text)
     if config.budget is not None and Budget.parse(config.budget).kind != wanted.kind:
         saved = Budget.parse(config.budget)
-        raise UsageError(f"--budget {text}: this sweep's budget is {saved.describe()}; extend it in the same unit, "
-                         f"e.g. --budget {saved.example_more()}")  # fmt: skip
+        raise UsageError(
+            f"--budget {text}: this sweep's budget is {saved.describe()}; extend it in the same unit, "
+            f"e.g. --budget {saved.example_more()}"
+        )
     spent = load_spent(folder)[wanted.kind]
     total = spent + wanted.amount if wanted.extra else wanted.amount
     if total <= spent:
-        raise UsageError(f"--budget {text}: the sweep has already spent {wanted.describe(spent)}; pass a larger "
-                         f"total, or +{text.lstrip('+')} for that much more")  # fmt: skip
+        raise UsageError(
+            f"--budget {text}: the sweep has already spent {wanted.describe(spent)}; pass a larger "
+            f"total, or +{text.lstrip('+')} for that much more"
+        )
     return dataclasses.replace(config, budget=wanted.text_for(total))
 
 
@@ -165,8 +203,10 @@ def _check_budget_left(folder: str, config: SweepConfig) -> None:
         return
     limit = Budget.parse(config.budget)
     if limit.spent_of(load_spent(folder)) >= limit.amount:
-        raise UsageError(f"{folder} has spent its budget ({limit.describe()}); extend it with --budget "
-                         f"+AMOUNT (e.g. --budget {limit.example_more()}) or a larger total")  # fmt: skip
+        raise UsageError(
+            f"{folder} has spent its budget ({limit.describe()}); extend it with --budget "
+            f"+AMOUNT (e.g. --budget {limit.example_more()}) or a larger total"
+        )
 
 
 def _grown(folder: str, config: SweepConfig, num_samples: int) -> SweepConfig:
@@ -174,8 +214,12 @@ def _grown(folder: str, config: SweepConfig, num_samples: int) -> SweepConfig:
     from tuner.ray_compat import can_grow
 
     if config.num_samples is not None and num_samples <= config.num_samples:
-        raise UsageError(f"--num-samples {num_samples}: the sweep already has {config.num_samples}; pass more to grow it")
+        raise UsageError(
+            f"--num-samples {num_samples}: the sweep already has {config.num_samples}; pass more to grow it"
+        )
     if not can_grow(folder):
-        raise UsageError(f"{folder} crosses a grid or runs PBT, whose trials were all planned at the start; it "
-                         "cannot grow: start a new sweep instead")  # fmt: skip
+        raise UsageError(
+            f"{folder} crosses a grid or runs PBT, whose trials were all planned at the start; it "
+            "cannot grow: start a new sweep instead"
+        )
     return dataclasses.replace(config, num_samples=num_samples)

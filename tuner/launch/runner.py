@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import logging
 import re
+from collections.abc import Set
 from pathlib import Path
 from typing import Any
 
@@ -87,8 +88,11 @@ def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     if packing_key is not None:
         request: Any = functools.partial(packing.trial_resources, packing_key, cfg.cpus_per_trial)
     else:
-        request = resources.trial_resources(cfg.cpus_per_trial, cfg.gpus_per_trial)
-    trainable = in_trial(plan.trainable, storage.local_path(cfg.experiment_path), cfg.trial_output, cfg.max_epochs)
+        # placed: a number
+        request = resources.trial_resources(cfg.cpus_per_trial, float(cfg.gpus_per_trial or 0))
+    trainable = in_trial(
+        plan.trainable, storage.local_path(cfg.experiment_path), cfg.trial_output, cfg.max_epochs
+    )
     return tune.with_resources(tune.with_parameters(trainable, **plan.kwargs), request)
 
 
@@ -101,16 +105,22 @@ def checkpoint_config(plan: SweepPlan) -> Any:
 
     cfg = plan.config
     every_epoch = forms.is_class(plan.trainable) and keeps_checkpoints(plan.trainable)
-    return tune.CheckpointConfig(num_to_keep=plan.scheduler.checkpoints_to_keep, checkpoint_score_attribute=cfg.metric,
-                                 checkpoint_score_order=cfg.mode, checkpoint_frequency=1 if every_epoch else 0,
-                                 checkpoint_at_end=every_epoch)  # fmt: skip
+    return tune.CheckpointConfig(
+        num_to_keep=plan.scheduler.checkpoints_to_keep,
+        checkpoint_score_attribute=cfg.metric,
+        checkpoint_score_order=cfg.mode,
+        checkpoint_frequency=1 if every_epoch else 0,
+        checkpoint_at_end=every_epoch,
+    )
 
 
 def sync_config(cfg: SweepConfig) -> Any:
     """On a bucket, each trial's working folder (where its output files are) is uploaded beside its results."""
     from ray import tune
 
-    return tune.SyncConfig(sync_artifacts=storage.is_uri(cfg.storage_path) and storage.local_path(cfg.storage_path) is None)
+    return tune.SyncConfig(
+        sync_artifacts=storage.is_uri(cfg.storage_path) and storage.local_path(cfg.storage_path) is None
+    )
 
 
 def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = True) -> dict[str, Any]:
@@ -138,26 +148,47 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
     max_concurrent = plan.max_concurrent
-    search_alg = build_searcher(plan.search_plan, SearcherContext(
-        cfg.metric, cfg.mode, cfg.planned_trials, cfg.seed, max_concurrent, never_wait=plan.scheduler.pauses_trials,
-        generator_only=plan.scheduler.takes_no_searcher, full_epochs=cfg.max_epochs,
-        objectives=plan.context.objectives, constraints=plan.context.constraints))  # fmt: skip
+    search_alg = build_searcher(
+        plan.search_plan,
+        SearcherContext(
+            cfg.objective.name,
+            cfg.objective.mode,
+            cfg.planned_trials,
+            cfg.seed,
+            max_concurrent,
+            never_wait=plan.scheduler.pauses_trials,
+            generator_only=plan.scheduler.takes_no_searcher,
+            full_epochs=cfg.max_epochs,
+            objectives=plan.context.objectives,
+            constraints=plan.context.constraints,
+        ),
+    )
     if plan.warm_start is not None:
         search_alg.add_observations(plan.warm_start.points, first=plan.warm_start.best())
-    guard = MetricGuard(*(o.name for o in cfg.objective_list), constrained=tuple(c.metric for c in cfg.constraint_list))
+    guard = MetricGuard(
+        *(o.name for o in cfg.objective_list), constrained=tuple(c.metric for c in cfg.constraint_list)
+    )
     watch = StallWatch(cfg.stall_timeout, folder)
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
     if not generator:
         search_alg = StallAwareSearcher(search_alg, watch)
     fate_log = FateLog(folder)
     forget_spent(folder)
-    callbacks: list[Any] = [guard, watch, StatusRecorder(folder), OomNotice(out), *guards(cfg, folder, fate_log),
-                            StepEndStop()]  # fmt: skip
+    callbacks: list[Any] = [
+        guard,
+        watch,
+        StatusRecorder(folder),
+        OomNotice(out),
+        *guards(cfg, folder, fate_log),
+        StepEndStop(),
+    ]
     live_page = live_report.report_path(folder)
     if live_page is not None:
         callbacks.append(live_report.LiveReport(folder))
-        out(f"live report: {live_page} (from {live_report.EVERY_S / 3:.0f} s into the sweep, rewritten every "
-            f"{live_report.EVERY_S:.0f} s while it runs)")  # fmt: skip
+        out(
+            f"live report: {live_page} (from {live_report.EVERY_S / 3:.0f} s into the sweep, rewritten every "
+            f"{live_report.EVERY_S:.0f} s while it runs)"
+        )
     budget = next(c for c in callbacks if isinstance(c, BudgetWatch))
     packing_key = None
     if plan.packing is not None and plan.packing.trials_per_gpu > 1:
@@ -180,11 +211,22 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
             name=cfg.name,
             storage_path=cfg.storage_path,
             stop=sweep_stopper(watch, budget, cfg.max_epochs if plan.scheduler.ends_at_max_epochs else None),
-            callbacks=[*callbacks, TensorBoardLogger(folder, plan.space.flat_params, cfg.metric, cfg.mode,
-                                                     cfg.max_epochs), *logger_callbacks(cfg, out)],  # fmt: skip
-            progress_reporter=build_reporter(cfg.metric, cfg.mode, list(plan.space.flat_params), cfg.max_epochs,
-                                             also=watched_metrics(cfg)[1:], objectives=plan.context.objectives,
-                                             constraints=plan.context.constraints),
+            callbacks=[
+                *callbacks,
+                TensorBoardLogger(
+                    folder, plan.space.flat_params, cfg.objective.name, cfg.objective.mode, cfg.max_epochs
+                ),
+                *logger_callbacks(cfg, out),
+            ],
+            progress_reporter=build_reporter(
+                cfg.objective.name,
+                cfg.objective.mode,
+                list(plan.space.flat_params),
+                cfg.max_epochs,
+                also=watched_metrics(cfg)[1:],
+                objectives=plan.context.objectives,
+                constraints=plan.context.constraints,
+            ),
             checkpoint_config=checkpoint_config(plan),
             sync_config=sync_config(cfg),
             failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
@@ -213,9 +255,12 @@ def guards(cfg: SweepConfig, folder: str, fate_log: Any) -> list[Any]:
     from tuner.launch.watchdog import HungTrialWatch
     from tuner.limits import TrialTimeout
 
-    return [HungTrialWatch(TrialTimeout.parse(cfg.trial_timeout), fate_log, folder=folder),
-            CrashNamer(storage.local_path(folder), fate_log), BudgetWatch(folder, cfg.budget, fate_log),
-            disk.StorageWatch(storage.local_path(folder), folder, fate_log)]  # fmt: skip
+    return [
+        HungTrialWatch(TrialTimeout.parse(cfg.trial_timeout), fate_log, folder=folder),
+        CrashNamer(storage.local_path(folder), fate_log),
+        BudgetWatch(folder, cfg.budget, fate_log),
+        disk.StorageWatch(storage.local_path(folder), folder, fate_log),
+    ]
 
 
 def sweep_stopper(stall: Any, budget: Any, max_epochs: int | None = None) -> Any:
@@ -267,7 +312,9 @@ def fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any 
         if guard is not None and guard.problem:
             raise UsageError(guard.problem) from exc
         # Ray fails in many ways when the disk fills under it; its last good state is kept (atomic copies).
-        refused = disk.refusal_of(exc) or (stop.reason if stop is not None else None) or disk.room_left(folder)
+        refused = (
+            disk.refusal_of(exc) or (stop.reason if stop is not None else None) or disk.room_left(folder)
+        )
         if refused is None:
             raise TunerError(f"the sweep failed: {exc}") from exc
     if guard is not None and guard.problem:
@@ -278,8 +325,10 @@ def fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any 
         refused = disk.refusal_of(exc) or refused
         if refused is None:
             raise
-        raise StorageRefused(f"{refused}: the sweep stopped with its last saved state; free space, then continue "
-                             f"with: tuner resume {folder}") from exc  # fmt: skip
+        raise StorageRefused(
+            f"{refused}: the sweep stopped with its last saved state; free space, then continue "
+            f"with: tuner resume {folder}"
+        ) from exc
     stalled = stall_reason(folder)
     if stalled:
         summary["stalled"] = stalled
@@ -315,8 +364,9 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> dict[str, Any]:
     summary = summarize(record)
     summary["spent"] = budget.describe_spent(spent, cfg.budget)
     never_ran = {t.trial_id for t in record.trials if not t.rows}
-    unfinished, not_started = ((0, 0) if spent["ended_by_budget"]
-                               else _unfinished_trials(cfg, folder, statuses, never_ran))  # fmt: skip
+    unfinished, not_started = (
+        (0, 0) if spent["ended_by_budget"] else _unfinished_trials(cfg, folder, statuses, never_ran)
+    )
     summary["unfinished"], summary["not_started"] = unfinished + not_started, not_started
     return summary
 
@@ -332,11 +382,16 @@ def _final_report(folder: str) -> None:
     try:
         live_report.write(folder)
     except Exception:  # noqa: BLE001 - the sweep's outcome stands without its page
-        log.warning("the report could not be written; 'tuner report %s' tries again", folder, exc_info=log.isEnabledFor(10))
+        log.warning(
+            "the report could not be written; 'tuner report %s' tries again",
+            folder,
+            exc_info=log.isEnabledFor(10),
+        )
 
 
-def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] | None,
-                       never_ran: set[str] = frozenset()) -> tuple[int, int]:  # type: ignore[assignment]  # fmt: skip
+def _unfinished_trials(
+    cfg: SweepConfig, folder: str, statuses: dict[str, str] | None, never_ran: Set[str] = frozenset()
+) -> tuple[int, int]:
     """Trials started but not run to their end, and trials not started yet (``never_ran``: created, no
     result; or not created yet): non-zero after a stop signal (Ray turns it into an orderly stop) or a
     stall. ``statuses`` are the sweep's own last-step statuses; without them the saved state is read."""
@@ -350,5 +405,6 @@ def _unfinished_trials(cfg: SweepConfig, folder: str, statuses: dict[str, str] |
             return 0, 0
     waiting = sum(status in UNFINISHED and tid in never_ran for tid, status in statuses.items())
     open_trials = sum(status in UNFINISHED for status in statuses.values()) - waiting
-    never_created = max((cfg.trials_cap or 0) - len(statuses), 0)  # a searcher creates trials as slots free up
+    # a searcher creates trials as slots free up
+    never_created = max((cfg.trials_cap or 0) - len(statuses), 0)
     return open_trials, waiting + never_created

@@ -137,8 +137,11 @@ class OrderlyStop:
         name = signal.Signals(signum).name
         if self.received is None and self._ray_stop() is not None:
             self.received = signum
-            log.warning("%s received: stopping the sweep; trials keep their last checkpoint (a second signal "
-                        "ends at once)", name if signum != signal.SIGINT else "Ctrl-C")  # fmt: skip
+            log.warning(
+                "%s received: stopping the sweep; trials keep their last checkpoint (a second signal "
+                "ends at once)",
+                name if signum != signal.SIGINT else "Ctrl-C",
+            )
             if self.reason is None:  # else a stop is on its way already (a full disk): the signal joins it
                 self._ask_ray()
             return
@@ -151,7 +154,7 @@ class StepEndStop(Callback):
     """Lets this run's stops (a signal, a full disk) land between steps: see ``OrderlyStop.at_step_end``. Runs
     without it (experiments saved before it) stop at once, as before."""
 
-    def setup(self, **info: Any) -> None:
+    def setup(self, **info: Any) -> None:  # type: ignore[override]  # Tune passes its arguments by keyword
         if _active is not None:
             _active.at_step_ends = True
 

@@ -31,7 +31,9 @@ class StallWatch(Callback):
     """Decides a sweep has stalled; says why in ``reason`` and in a file beside the experiment (a
     resumed sweep runs the copy Ray restores, which the driver does not hold)."""
 
-    def __init__(self, timeout: float, folder: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, timeout: float, folder: str | None = None, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.timeout = timeout
         self.clock = clock
         self.folder = folder
@@ -53,7 +55,7 @@ class StallWatch(Callback):
         if self.path:
             register_live(f"stall:{self.path}", self)
 
-    def setup(self, **info: Any) -> None:
+    def setup(self, **info: Any) -> None:  # type: ignore[override]  # Tune passes its arguments by keyword
         self._register()  # a resumed sweep runs an unpickled copy: this one decides now
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
@@ -108,7 +110,7 @@ class StallAwareSearcher(WrappingSearcher):
         super().__init__(inner)
         self.watch = watch
 
-    def suggest(self, trial_id: str) -> dict | None:
+    def suggest(self, trial_id: str) -> dict | str | None:  # type: ignore[override]  # Searcher.FINISHED is a str
         suggestion = self.inner.suggest(trial_id)
         if suggestion is None and self.watch.stalled_now():
             return Searcher.FINISHED

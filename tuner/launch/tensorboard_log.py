@@ -52,11 +52,11 @@ class TensorBoardLogger(TBXLoggerCallback):
         for key, value in own_metrics(result).items():
             writer.add_scalar(key, value, global_step=epoch)
             self._last[trial][key] = value
-        value = result.get(self.metric)
-        if isinstance(value, (int, float)) and value == value:
+        found = result.get(self.metric)
+        if isinstance(found, (int, float)) and found == found:
             best = self._best.get(trial)
-            better = best is None or (value < best if self.mode == "min" else value > best)
-            self._best[trial] = value if better else best
+            if best is None or (found < best if self.mode == "min" else found > best):
+                self._best[trial] = float(found)
         writer.flush()
 
     def log_trial_end(self, trial: Any, failed: bool = False) -> None:
@@ -116,12 +116,20 @@ def hparams_summaries(values: dict, domains: dict, metrics: list[str], trial_id:
     start = hp.hparams_pb({h: values[h.name] for h in hparams}, trial_id=trial_id)
     # HParams knows success, failure, running and unknown: a trial a scheduler stopped early is no success,
     # so it reads "unknown" there, and its "fate" column says "stopped early".
-    status = {"completed": api_pb2.STATUS_SUCCESS, "errored": api_pb2.STATUS_FAILURE,
-              "running": api_pb2.STATUS_RUNNING}.get(fate_kind, api_pb2.STATUS_UNKNOWN)  # fmt: skip
-    end_info = plugin_data_pb2.HParamsPluginData(session_end_info=plugin_data_pb2.SessionEndInfo(status=status))
+    status = {
+        "completed": api_pb2.STATUS_SUCCESS,
+        "errored": api_pb2.STATUS_FAILURE,
+        "running": api_pb2.STATUS_RUNNING,
+    }.get(fate_kind, api_pb2.STATUS_UNKNOWN)
+    end_info = plugin_data_pb2.HParamsPluginData(
+        session_end_info=plugin_data_pb2.SessionEndInfo(status=status)
+    )
     end = summary_pb2.Summary()
-    end.value.add(tag=metadata.SESSION_END_INFO_TAG, metadata=metadata.create_summary_metadata(end_info),
-                  tensor=metadata.NULL_TENSOR)  # fmt: skip
+    end.value.add(
+        tag=metadata.SESSION_END_INFO_TAG,
+        metadata=metadata.create_summary_metadata(end_info),
+        tensor=metadata.NULL_TENSOR,
+    )
     return [Summary.FromString(pb.SerializeToString()) for pb in (experiment, start, end)]
 
 
@@ -141,7 +149,10 @@ def own_metrics(result: dict) -> dict[str, float]:
     return {
         key: float(value)
         for key, value in result.items()
-        if key != "epoch" and not bookkeeping(key) and isinstance(value, (int, float)) and not isinstance(value, bool)
+        if key != "epoch"
+        and not bookkeeping(key)
+        and isinstance(value, (int, float))
+        and not isinstance(value, bool)
         and value == value
     }
 

@@ -25,7 +25,8 @@ from typing import Any
 from tuner.review.experiment import STDERR_FILE, STDOUT_FILE
 
 _lock = threading.Lock()
-_process: tuple[int, int, Any, Any] | None = None  # the process's own fd 1 and 2 and sys.stdout/err while a run holds them
+# the process's own fd 1 and 2 and sys.stdout/err while a run holds them
+_process: tuple[int, int, Any, Any] | None = None
 _holder: object | None = None  # the run whose files fd 1 and 2 point at now
 
 
@@ -39,11 +40,16 @@ def captured(folder: Path | None, echo: bool = False) -> Iterator[None]:
     folder.mkdir(parents=True, exist_ok=True)
     token = object()
     pumps: list[threading.Thread] = []
-    with open(folder / STDOUT_FILE, "ab", buffering=0) as out, open(folder / STDERR_FILE, "ab", buffering=0) as err:
+    with (
+        open(folder / STDOUT_FILE, "ab", buffering=0) as out,
+        open(folder / STDERR_FILE, "ab", buffering=0) as err,
+    ):
         try:
             targets = [out.fileno(), err.fileno()]
             if echo:
-                targets = [_tee(f, original, pumps) for f, original in zip((out, err), _terminal(), strict=True)]
+                targets = [
+                    _tee(f, original, pumps) for f, original in zip((out, err), _terminal(), strict=True)
+                ]
             _take(token, targets)
             for fd in targets if echo else ():
                 os.close(fd)  # fd 1 and 2 now hold the pipes' write ends

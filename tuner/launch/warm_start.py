@@ -61,8 +61,11 @@ class WarmStart:
         used = len(self.points)
         names = ", ".join(self.sources)
         line = f"warm start: {used} earlier trial(s) from {names} seed the searcher"
-        reasons = [(self.no_result, "without a result"), (self.left_out - self.no_result, "missing a parameter of this space"),
-                   (self.outside, "with a value outside this space")]  # fmt: skip
+        reasons = [
+            (self.no_result, "without a result"),
+            (self.left_out - self.no_result, "missing a parameter of this space"),
+            (self.outside, "with a value outside this space"),
+        ]
         left = "; ".join(f"{n} {why}" for n, why in reasons if n)
         if left:
             line += f"; left out: {left}"
@@ -70,7 +73,9 @@ class WarmStart:
             line += f"; parameters this sweep lacks, dropped: {', '.join(self.dropped)}"
         if (best := self.best()) is not None:
             obs = best[1]
-            config = ", ".join(f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in obs.config.items())
+            config = ", ".join(
+                f"{k}={v:.6g}" if isinstance(v, float) else f"{k}={v}" for k, v in obs.config.items()
+            )
             where = f"{self.metric} {obs.value:.6g} in {obs.source}".lstrip()
             if obs.pruned:
                 where += f", stopped at epoch {len(obs.values)}"
@@ -82,8 +87,10 @@ class WarmStart:
         other = sorted({e for e in self.epochs if e != max_epochs})
         if not other:
             return ""
-        return (f"  (the earlier trials ran up to {', '.join(map(str, other))} epochs, this sweep {max_epochs}: their "
-                "values compare at another point of training)")
+        return (
+            f"  (the earlier trials ran up to {', '.join(map(str, other))} epochs, this sweep {max_epochs}: their "
+            "values compare at another point of training)"
+        )
 
 
 def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: str) -> WarmStart:
@@ -97,8 +104,10 @@ def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: st
     for ref in refs:
         earlier = experiment.load(ref)
         if earlier.metric != metric or earlier.mode != mode:
-            raise UsageError(f"--warm-start {ref}: it optimised {earlier.metric} ({earlier.mode}), this sweep "
-                             f"optimises {metric} ({mode}); its results cannot seed this search")  # fmt: skip
+            raise UsageError(
+                f"--warm-start {ref}: it optimised {earlier.metric} ({earlier.mode}), this sweep "
+                f"optimises {metric} ({mode}); its results cannot seed this search"
+            )
         sources.append(earlier.config.name or ref)
         epochs.append(earlier.config.max_epochs)
         for trial in earlier.trials:
@@ -113,8 +122,16 @@ def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: st
             # Each epoch's best so far, as the searcher learns a running trial's (tuner/searchers/planned.py).
             curve = list(itertools.accumulate(curve, min if mode == "min" else max))
             observations.append(Observation(config, curve[-1], pruned, curve if pruned else [], sources[-1]))
-    return WarmStart(sources, observations, sorted(dropped), left_out, no_result=no_result, epochs=epochs,
-                     mode=mode, metric=metric)  # fmt: skip
+    return WarmStart(
+        sources,
+        observations,
+        sorted(dropped),
+        left_out,
+        no_result=no_result,
+        epochs=epochs,
+        mode=mode,
+        metric=metric,
+    )
 
 
 def encode(warm: WarmStart, plan: Any) -> WarmStart:
@@ -134,7 +151,9 @@ def encode(warm: WarmStart, plan: Any) -> WarmStart:
                     point[p.name] = value
                 elif p.treatment == ENCODED:
                     point[p.name] = p.encode(value) if p.encode else value
-                elif p.treatment == DERIVED:  # made from the others: its draw is found given the earlier config
+                elif (
+                    p.treatment == DERIVED
+                ):  # made from the others: its draw is found given the earlier config
                     point[p.name] = p.encode(value, obs.config)
         except (ValueError, KeyError):
             warm.outside += 1

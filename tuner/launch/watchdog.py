@@ -29,8 +29,13 @@ HUNG = "hung"
 class HungTrialWatch(Callback):
     """Times each running trial's silence and stops the ones past the limit."""
 
-    def __init__(self, timeout: TrialTimeout, fate_log: Any = None, clock: Callable[[], float] = time.monotonic,
-                 folder: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        timeout: TrialTimeout,
+        fate_log: Any = None,
+        clock: Callable[[], float] = time.monotonic,
+        folder: str | None = None,
+    ) -> None:
         self.timeout = timeout
         self.fate_log = fate_log
         self.clock = clock
@@ -45,13 +50,18 @@ class HungTrialWatch(Callback):
 
     def __getstate__(self) -> dict[str, Any]:
         # Ray pickles callbacks with the sweep; a resumed sweep starts its clocks afresh.
-        return {"timeout": self.timeout, "fate_log": self.fate_log, "clock": self.clock, "folder": self.folder}
+        return {
+            "timeout": self.timeout,
+            "fate_log": self.fate_log,
+            "clock": self.clock,
+            "folder": self.folder,
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._reset()
 
-    def setup(self, **info: Any) -> None:
+    def setup(self, **info: Any) -> None:  # type: ignore[override]  # Tune passes its arguments by keyword
         """At the start of every run: the timeout as saved now (``tuner resume --trial-timeout`` changes it)."""
         from tuner.settings import load_saved_config
 

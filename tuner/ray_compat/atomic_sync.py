@@ -23,7 +23,8 @@ from typing import Any
 _MODULE = "ray.train._internal.storage"
 _FUNCTION = "_pyarrow_fs_copy_files"
 CHUNK = 16 * 2**20
-STATE_PREFIX = "experiment_state-"  # written in place in the staging folder (``open(..., "w")``), so read mid-write
+# written in place in the staging folder (``open(..., "w")``), so read mid-write
+STATE_PREFIX = "experiment_state-"
 
 
 def atomic_local_copies() -> None:
@@ -35,16 +36,31 @@ def atomic_local_copies() -> None:
     if getattr(original, "_tuner_atomic", False):
         return
 
-    def copy_files(source: Any, destination: Any, source_filesystem: Any = None, destination_filesystem: Any = None,
-                   **kwargs: Any) -> Any:  # fmt: skip
+    def copy_files(
+        source: Any,
+        destination: Any,
+        source_filesystem: Any = None,
+        destination_filesystem: Any = None,
+        **kwargs: Any,
+    ) -> Any:
         target_fs, target = _resolve(destination, destination_filesystem)
         if target_fs is None or not _is_local(target_fs):
-            return original(source, destination, source_filesystem=source_filesystem,
-                            destination_filesystem=destination_filesystem, **kwargs)  # fmt: skip
+            return original(
+                source,
+                destination,
+                source_filesystem=source_filesystem,
+                destination_filesystem=destination_filesystem,
+                **kwargs,
+            )
         origin_fs, origin = _resolve(source, source_filesystem)
         if origin_fs is None:
-            return original(source, destination, source_filesystem=source_filesystem,
-                            destination_filesystem=destination_filesystem, **kwargs)  # fmt: skip
+            return original(
+                source,
+                destination,
+                source_filesystem=source_filesystem,
+                destination_filesystem=destination_filesystem,
+                **kwargs,
+            )
         copy_renaming(origin_fs, origin, target)
         return None
 

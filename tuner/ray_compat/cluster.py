@@ -18,6 +18,6 @@ def bootstrap_address(address: str) -> str | None:
 
 
 def reread_auth_mode() -> None:
-    from ray._raylet import Config
+    from ray._raylet import Config  # type: ignore[attr-defined]
 
     Config.initialize("")

@@ -24,7 +24,9 @@ def can_grow(folder: str) -> bool:
     """Whether the sweep's trials come from a searcher (which can propose more) rather than planned variants."""
     from tuner import storage
 
-    return bool(storage.list_names(folder, SEARCH_STATE_PREFIX)) and not storage.list_names(folder, VARIANT_STATE_PREFIX)
+    return bool(storage.list_names(folder, SEARCH_STATE_PREFIX)) and not storage.list_names(
+        folder, VARIANT_STATE_PREFIX
+    )
 
 
 def extend_saved_search(folder: str, total: int, finished: set[str] = frozenset()) -> None:  # type: ignore[assignment]
@@ -37,8 +39,9 @@ def extend_saved_search(folder: str, total: int, finished: set[str] = frozenset(
         for key, part in state.items():
             if key.startswith("name:ConcurrencyLimiter") and isinstance(part, dict) and "live_trials" in part:
                 still = set(part["live_trials"]) - set(finished)
-                part["num_unfinished_live_trials"] = max(0, part.get("num_unfinished_live_trials", 0)
-                                                         - (len(part["live_trials"]) - len(still)))  # fmt: skip
+                part["num_unfinished_live_trials"] = max(
+                    0, part.get("num_unfinished_live_trials", 0) - (len(part["live_trials"]) - len(still))
+                )
                 part["live_trials"] = still
         return True
 
@@ -57,7 +60,11 @@ def relocate_saved_search(folder: str) -> bool:
     def move(state: dict) -> bool:
         experiment = state.get("experiment")
         old = getattr(experiment, "storage", None)
-        if old is None or (str(old.storage_fs_path).rstrip("/"), old.experiment_dir_name) == (_fs_path(parent), name):
+        if (
+            experiment is None
+            or old is None
+            or (str(old.storage_fs_path).rstrip("/"), old.experiment_dir_name) == (_fs_path(parent), name)
+        ):
             return False
         import copy
 

@@ -31,8 +31,14 @@ class SweepReporter(CLIReporter):
     session folder ("Result logdir"), which is not where the experiment is.
     """
 
-    def __init__(self, *, max_epochs: int, objectives: tuple[Objective, ...] = (),
-                 constraints: tuple[Constraint, ...] = (), **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *,
+        max_epochs: int,
+        objectives: tuple[Objective, ...] = (),
+        constraints: tuple[Constraint, ...] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self._max_epochs = max_epochs
         self._objectives = tuple(objectives)  # several: the status line counts the front so far
@@ -53,9 +59,13 @@ class SweepReporter(CLIReporter):
 
     def _ranked(self, trials: list) -> list:
         sign = 1 if self._mode == "min" else -1
-        return sorted(trials, key=lambda t: (self._best(t) is None, self._breaks(t), sign * (self._best(t) or 0.0)))
+        return sorted(
+            trials, key=lambda t: (self._best(t) is None, self._breaks(t), sign * (self._best(t) or 0.0))
+        )
 
-    def _progress_str(self, trials: list, done: bool, *sys_info: str, fmt: str = "psql", delim: str = "\n") -> str:
+    def _progress_str(
+        self, trials: list, done: bool, *sys_info: str, fmt: str = "psql", delim: str = "\n"
+    ) -> str:
         name_trial_folders(trials)  # Ray's error table reads every trial's folder (ray_compat part 8)
         if not self._metric or not self._mode:
             return super()._progress_str(trials, done, *sys_info, fmt=fmt, delim=delim)
@@ -66,7 +76,9 @@ class SweepReporter(CLIReporter):
             if line.startswith("Number of errored trials:"):
                 # Ray's error table points at its session folder, gone once Ray stops; the sweep's end
                 # names each failure with its error file inside the experiment folder.
-                lines.append(line.replace("Number of errored trials", "Errored trials") + " (summarised at the end)")
+                lines.append(
+                    line.replace("Number of errored trials", "Errored trials") + " (summarised at the end)"
+                )
                 errors = "before"
                 continue
             if errors != "none":
@@ -96,11 +108,15 @@ class SweepReporter(CLIReporter):
             if self.__dict__.get("_constraints"):  # Ray's best ignores them: show ours
                 params = "{" + ", ".join(f"'{k}': {_short(v)}" for k, v in best.config.items()) + "}"
             if len(self.__dict__.get("_objectives", ())) > 1:
-                return (f"Pareto front so far: {self._front_size(trials)} trial(s) on "
-                        f"{', '.join(map(str, self._objectives))}; rows ranked by each trial's best {self._metric}, "
-                        f"{order} first; best {self._metric}: trial {best.trial_id}, {self._best(best):.4g}")  # fmt: skip
-            return (f"Best so far: trial {best.trial_id}, {self._metric} {self._best(best):.4g} (trials ranked by their "
-                    f"best {self._metric}, {order} first); parameters={params}")  # fmt: skip
+                return (
+                    f"Pareto front so far: {self._front_size(trials)} trial(s) on "
+                    f"{', '.join(map(str, self._objectives))}; rows ranked by each trial's best {self._metric}, "
+                    f"{order} first; best {self._metric}: trial {best.trial_id}, {self._best(best):.4g}"
+                )
+            return (
+                f"Best so far: trial {best.trial_id}, {self._metric} {self._best(best):.4g} (trials ranked by their "
+                f"best {self._metric}, {order} first); parameters={params}"
+            )
         return line
 
     def _front_size(self, trials: list) -> int:
@@ -136,5 +152,6 @@ def stopped_early(trials: list, max_epochs: int) -> int:
     return sum(
         1
         for t in trials
-        if t.status == "TERMINATED" and (t.last_result or {}).get("training_iteration", max_epochs) < max_epochs
+        if t.status == "TERMINATED"
+        and (t.last_result or {}).get("training_iteration", max_epochs) < max_epochs
     )

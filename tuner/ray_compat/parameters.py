@@ -33,7 +33,7 @@ def keep_parameters() -> None:
         flush(self)
 
     keeping_flush._tuner_keeps = True  # type: ignore[attr-defined]
-    registry._ParameterRegistry.flush = keeping_flush
+    registry._ParameterRegistry.flush = keeping_flush  # type: ignore[method-assign]
 
 
 def refresh_parameters(trainable: Any) -> int:

@@ -45,6 +45,11 @@ class RecordingASHA(ASHAScheduler):
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
 
+    @property
+    def _sign(self) -> float:
+        """Ray keeps rung values multiplied by this (-1 for a metric to minimise); set with the metric."""
+        return float(self._metric_op if self._metric_op is not None else 1.0)
+
     def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
         super().on_trial_add(tune_controller, trial)
         if not self.__dict__.get("_rungs_restored"):
@@ -62,7 +67,7 @@ class RecordingASHA(ASHAScheduler):
             for seen in decision.get("rungs", []):
                 at = rungs.get(seen.get("rung"))
                 if at is not None and trial_id not in at and isinstance(seen.get("value"), (int, float)):
-                    at[trial_id] = float(seen["value"]) * self._metric_op
+                    at[trial_id] = float(seen["value"]) * self._sign
 
     def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
         rung = self._rung_for(trial, result)
@@ -71,14 +76,26 @@ class RecordingASHA(ASHAScheduler):
         if rung is not None and self.fate_log:
             milestone, before = rung
             value = float(result[self._metric])
-            self.fate_log.record(trial.trial_id, RUNG, "", {
-                "rung": milestone, "epoch": epoch, "value": value, "cutoff": before[0], "arrived": before[1],
-                "kept": action != TrialScheduler.STOP})  # fmt: skip
+            self.fate_log.record(
+                trial.trial_id,
+                RUNG,
+                "",
+                {
+                    "rung": milestone,
+                    "epoch": epoch,
+                    "value": value,
+                    "cutoff": before[0],
+                    "arrived": before[1],
+                    "kept": action != TrialScheduler.STOP,
+                },
+            )
         if action == TrialScheduler.STOP and self.fate_log and epoch is not None and epoch < self._max_t:
             value = result[self._metric]
             cutoff = self._cutoff(trial, epoch)
             worse = ">" if _less_is_better(self) else "<"
-            reason = f"{self._metric} {value:.4g} {worse} rung cutoff {cutoff:.4g}" if cutoff is not None else ""
+            reason = (
+                f"{self._metric} {value:.4g} {worse} rung cutoff {cutoff:.4g}" if cutoff is not None else ""
+            )
             self.fate_log.record(trial.trial_id, STOPPED, f"stopped early by ASHA at epoch {epoch}: {reason}")
         return action
 
@@ -93,7 +110,7 @@ class RecordingASHA(ASHAScheduler):
             if epoch < milestone or trial.trial_id in recorded:
                 continue
             cutoff = bracket.cutoff(recorded)
-            return milestone, (None if cutoff is None else float(cutoff) * self._metric_op, len(recorded))
+            return milestone, (None if cutoff is None else float(cutoff) * self._sign, len(recorded))
         return None
 
     def _cutoff(self, trial: Any, epoch: int) -> float | None:
@@ -105,7 +122,7 @@ class RecordingASHA(ASHAScheduler):
             if milestone <= epoch and trial.trial_id in recorded:
                 others = {k: v for k, v in recorded.items() if k != trial.trial_id}
                 cutoff = bracket.cutoff(others)
-                return None if cutoff is None else float(cutoff) * self._metric_op
+                return None if cutoff is None else float(cutoff) * self._sign
         return None
 
 
@@ -122,9 +139,12 @@ class RecordingMedian(MedianStoppingRule):
             means = [m for m in (self._running_mean(t, epoch) for t in others) if np.isfinite(m)]
             median = float(np.median(means)) if means else float("nan")
             best = self._best_result(trial)
-            self.fate_log.record(trial.trial_id, STOPPED,
-                                 f"stopped early by the median rule at epoch {epoch}: best {self._metric} {best:.4g} "
-                                 f"worse than the median {median:.4g} of the other trials")  # fmt: skip
+            self.fate_log.record(
+                trial.trial_id,
+                STOPPED,
+                f"stopped early by the median rule at epoch {epoch}: best {self._metric} {best:.4g} "
+                f"worse than the median {median:.4g} of the other trials",
+            )
         return action
 
 
@@ -137,7 +157,9 @@ class _RecordingBracket(_Bracket):
     metric = "loss"
     planned: list[int] = []  # the epochs of each round, the first one this bracket's start
     number = 0  # brackets in the order the scheduler made them, from 1
-    objectives: tuple[Objective, ...] = ()  # several: the round keeps the best by fronts (pareto_asha's ranking)
+    objectives: tuple[
+        Objective, ...
+    ] = ()  # several: the round keeps the best by fronts (pareto_asha's ranking)
     constraints: tuple[Constraint, ...] = ()
 
     def successive_halving(self, metric: str, metric_op: float) -> tuple[list, list]:
@@ -151,9 +173,15 @@ class _RecordingBracket(_Bracket):
             for trial in [*good, *bad]:
                 result = self._live_trials.get(trial) or {}
                 value = result.get(metric)
-                data = {"rung": compared_at, "epoch": result.get(self._time_attr), "bracket": self.number,
-                        "value": float(value) if isinstance(value, (int, float)) else None, "kept": trial in good,
-                        "keep": len(good), "of": len(good) + len(bad)}
+                data = {
+                    "rung": compared_at,
+                    "epoch": result.get(self._time_attr),
+                    "bracket": self.number,
+                    "value": float(value) if isinstance(value, (int, float)) else None,
+                    "kept": trial in good,
+                    "keep": len(good),
+                    "of": len(good) + len(bad),
+                }
                 if len(self.objectives) > 1:
                     data["values"] = {o.name: result.get(o.name) for o in self.objectives}
                 self.fate_log.record(trial.trial_id, RUNG, "", data)
@@ -163,9 +191,12 @@ class _RecordingBracket(_Bracket):
                 shown = f"{metric} {value:.4g}" if isinstance(value, (int, float)) else metric
                 if len(self.objectives) > 1 or self.constraints:
                     shown = self._why_not(trial, [*good, *bad])
-                self.fate_log.record(trial.trial_id, STOPPED,
-                                     f"stopped early by {self.label} at epoch {epoch}: {shown} not among the best "
-                                     f"{len(good)} of {len(good) + len(bad)} in its bracket")  # fmt: skip
+                self.fate_log.record(
+                    trial.trial_id,
+                    STOPPED,
+                    f"stopped early by {self.label} at epoch {epoch}: {shown} not among the best "
+                    f"{len(good)} of {len(good) + len(bad)} in its bracket",
+                )
         return good, bad
 
     def _points(self, trials: list) -> tuple[list[tuple[float, ...]], list[float]]:
@@ -173,12 +204,15 @@ class _RecordingBracket(_Bracket):
         from tuner.objectives import violations
         from tuner.review.vocabulary import number
 
-        objectives = self.objectives  # with constraints on one metric: that one (tuner/schedulers/hyperband.py)
+        # with constraints on one metric: that one (tuner/schedulers/hyperband.py)
+        objectives = self.objectives
         points, broken = [], []
         for trial in trials:
             result = self._live_trials.get(trial) or {}
             values = [number(result.get(o.name)) for o in objectives]
-            points.append(tuple(math.inf if v is None else o.as_min(v) for o, v in zip(objectives, values, strict=True)))
+            points.append(
+                tuple(math.inf if v is None else o.as_min(v) for o, v in zip(objectives, values, strict=True))
+            )
             broken.append(sum(violations(self.constraints, result)))
         return points, broken
 
@@ -221,14 +255,20 @@ class _RecordingBrackets:
         bracket.label = self.label
         bracket.planned = rounds(self._max_t_attr, self._eta, s)  # type: ignore[attr-defined]
         self.made += 1
-        bracket.number = self.made  # type: ignore[attr-defined]
+        bracket.number = self.made
         bracket._r = bracket._r0 = bracket._cumul_r = bracket.planned[0]
         return bracket
 
 
 class RecordingHyperBand(_RecordingBrackets, HyperBandScheduler):
-    def __init__(self, *args: Any, fate_log: FateLog | None = None, objectives: tuple[Objective, ...] = (),
-                 constraints: tuple[Constraint, ...] = (), **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        *args: Any,
+        fate_log: FateLog | None = None,
+        objectives: tuple[Objective, ...] = (),
+        constraints: tuple[Constraint, ...] = (),
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
         self.objectives, self.constraints = tuple(objectives), tuple(constraints)
@@ -253,11 +293,17 @@ class RecordingPBT(PopulationBasedTraining):
         donor_epoch = self._trial_state[trial_to_clone].last_train_time
         super()._exploit(tune_controller, trial, trial_to_clone)
         if self.fate_log:
-            changes = ", ".join(f"{k} {_short(before.get(k))} -> {_short(v)}" for k, v in trial.config.items()
-                                if k in self._hyperparam_mutations and v != before.get(k))  # fmt: skip
-            self.fate_log.record(trial.trial_id, PERTURBED,
-                                 f"perturbed by PBT at epoch {epoch}: continued from trial {trial_to_clone.trial_id}'s "
-                                 f"epoch-{donor_epoch} checkpoint with {changes or 'its settings'}")  # fmt: skip
+            changes = ", ".join(
+                f"{k} {_short(before.get(k))} -> {_short(v)}"
+                for k, v in trial.config.items()
+                if k in self._hyperparam_mutations and v != before.get(k)
+            )
+            self.fate_log.record(
+                trial.trial_id,
+                PERTURBED,
+                f"perturbed by PBT at epoch {epoch}: continued from trial {trial_to_clone.trial_id}'s "
+                f"epoch-{donor_epoch} checkpoint with {changes or 'its settings'}",
+            )
 
 
 def _short(value: Any) -> str:

@@ -71,8 +71,9 @@ def last_step(folder: str) -> dict[str, str] | None:
 def reopen_saved_trials(folder: str | Path, trial_ids: list[str]) -> list[str]:
     """Mark errored trials paused in Ray's saved state, so ``Tuner.restore`` continues them from their last
     checkpoint: trials whose error was the storage refusing a write, not their own code. Returns those changed."""
-    return _set_saved_statuses(folder, lambda trial_id, saved: "PAUSED" if trial_id in trial_ids and saved == "ERROR"
-                               else None)  # fmt: skip
+    return _set_saved_statuses(
+        folder, lambda trial_id, saved: "PAUSED" if trial_id in trial_ids and saved == "ERROR" else None
+    )
 
 
 def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[str]:

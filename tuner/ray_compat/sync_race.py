@@ -26,5 +26,3 @@ SYNC_LOGGER = "ray.tune.execution.experiment_state"
 def quiet_benign_sync_races() -> None:
     """Install the filter once on the logger Ray reports experiment-state syncs through."""
     install_filter(SYNC_LOGGER, _SkipRenamedScratchFileSync())
-
-

@@ -79,7 +79,7 @@ class _DropFailureList(_DropMessage):
 
 class _DropInterruptNotices(_DropMessage):
     def __init__(self) -> None:
-        super().__init__(INTERRUPT_NOTICES)  # type: ignore[arg-type]
+        super().__init__(INTERRUPT_NOTICES)
 
 
 class _DropNeverReported(logging.Filter):
@@ -196,7 +196,8 @@ def quiet_worker_crashes() -> bool:
     from ray._private.ray_logging import global_worker_stdstream_dispatcher as dispatcher
 
     if not getattr(worker.print_to_stdstream, "_tuner_filtered", False):
-        worker.print_to_stdstream = _filtering(worker.print_to_stdstream)  # the raylet's messages go through it
+        # the raylet's messages go through it
+        worker.print_to_stdstream = _filtering(worker.print_to_stdstream)
     with dispatcher._lock:
         for i, (name, handler) in enumerate(dispatcher.handlers):
             if name != FORWARDER or getattr(handler, "_tuner_filtered", False):

@@ -45,7 +45,7 @@ def declared_resources(trainable: Any) -> dict[str, float] | None:
 
     request: Any = None
     if inspect.isclass(trainable):
-        if issubclass(trainable, Trainable) and trainable.default_resource_request.__func__ is not (
+        if issubclass(trainable, Trainable) and trainable.default_resource_request.__func__ is not (  # type: ignore[attr-defined]
             Trainable.default_resource_request.__func__  # type: ignore[attr-defined]
         ):
             try:

@@ -34,9 +34,11 @@ def old_api_notice(trainable: Callable[..., Any]) -> str | None:
         used.append("report(name=value) keywords")
     if not used:
         return None
-    return (f"note: the trainable uses {' and '.join(used)}, which Ray 2.60 refuses in a sweep; tuner runs it "
-            "through ray.tune's equivalents. In new code: from ray import tune; tune.report({...}, "
-            "checkpoint=tune.Checkpoint.from_directory(...)); tune.get_checkpoint()")  # fmt: skip
+    return (
+        f"note: the trainable uses {' and '.join(used)}, which Ray 2.60 refuses in a sweep; tuner runs it "
+        "through ray.tune's equivalents. In new code: from ray import tune; tune.report({...}, "
+        "checkpoint=tune.Checkpoint.from_directory(...)); tune.get_checkpoint()"
+    )
 
 
 def tutorial_api(trainable: Callable[..., Any]) -> Callable[..., Any]:
@@ -61,19 +63,34 @@ def _tune_api_for(function: Callable[..., Any]) -> Iterator[None]:
     from ray import tune
 
     def report(metrics: dict | None = None, *, checkpoint: Any = None, **more: Any) -> None:
-        extra = {k: v for k, v in more.items() if k not in ("checkpoint_dir_name", "checkpoint_upload_mode",
-                                                             "delete_local_checkpoint_after_upload",
-                                                             "checkpoint_upload_fn", "validation")}  # fmt: skip
+        extra = {
+            k: v
+            for k, v in more.items()
+            if k
+            not in (
+                "checkpoint_dir_name",
+                "checkpoint_upload_mode",
+                "delete_local_checkpoint_after_upload",
+                "checkpoint_upload_fn",
+                "validation",
+            )
+        }
         if checkpoint is not None and not isinstance(checkpoint, tune.Checkpoint):
             checkpoint = tune.Checkpoint(path=checkpoint.path, filesystem=checkpoint.filesystem)
         original_tune_report({**(metrics or {}), **extra}, checkpoint=checkpoint)
 
     original_tune_report = tune.report
-    swaps = {ray.train.report: report, ray.train.get_checkpoint: tune.get_checkpoint,
-             ray.train.Checkpoint: tune.Checkpoint, tune.report: report}  # fmt: skip
+    swaps = {
+        ray.train.report: report,
+        ray.train.get_checkpoint: tune.get_checkpoint,
+        ray.train.Checkpoint: tune.Checkpoint,
+        tune.report: report,
+    }
     if hasattr(ray.train, "get_context") and hasattr(tune, "get_context"):
         swaps[ray.train.get_context] = tune.get_context
-    targets = [(ray.train, name) for name in ("report", "get_checkpoint", "get_context", "Checkpoint")]
+    targets: list[tuple[Any, str]] = [
+        (ray.train, name) for name in ("report", "get_checkpoint", "get_context", "Checkpoint")
+    ]
     targets += [(tune, "report")]
     globals_ = function.__globals__
     targets += [(globals_, name) for name, value in list(globals_.items()) if _swappable(value, swaps)]

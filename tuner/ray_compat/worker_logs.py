@@ -15,6 +15,8 @@ def plain_formatting(fmt: str) -> None:
     """Replace Ray's context-id formatter (ray/_common/formatters.py) on the root logger's handlers."""
     for handler in logging.getLogger().handlers:
         kind = type(handler.formatter)
-        if (kind.__name__ == "TextFormatter" and kind.__module__.startswith("ray.")) or hasattr(handler, "_plain"):
+        if (kind.__name__ == "TextFormatter" and kind.__module__.startswith("ray.")) or hasattr(
+            handler, "_plain"
+        ):
             handler.setFormatter(logging.Formatter(fmt))
             handler._plain = True  # type: ignore[attr-defined]

@@ -17,9 +17,24 @@ from tuner.errors import UsageError
 from tuner.replay.engine import Curve
 from tuner.values import plain
 
-BOOKKEEPING = {"training_iteration", "time_this_iter_s", "time_total_s", "timestamp", "time_since_restore",
-               "iterations_since_restore", "done", "pid", "date", "hostname", "node_ip", "checkpoint_dir_name",
-               "should_checkpoint", "trial_id", "experiment_tag", "config"}  # fmt: skip
+BOOKKEEPING = {
+    "training_iteration",
+    "time_this_iter_s",
+    "time_total_s",
+    "timestamp",
+    "time_since_restore",
+    "iterations_since_restore",
+    "done",
+    "pid",
+    "date",
+    "hostname",
+    "node_ip",
+    "checkpoint_dir_name",
+    "should_checkpoint",
+    "trial_id",
+    "experiment_tag",
+    "config",
+}
 
 
 def key(config: Mapping[str, Any], params: Sequence[str]) -> str:
@@ -37,7 +52,9 @@ def key(config: Mapping[str, Any], params: Sequence[str]) -> str:
 class CurveTable:
     """Recorded curves keyed by their configs' values; ``curve(config)`` finds the run of those values."""
 
-    def __init__(self, curves: Iterable[Curve], params: Sequence[str], meta: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, curves: Iterable[Curve], params: Sequence[str], meta: Mapping[str, Any] | None = None
+    ) -> None:
         self.params = list(params)
         self.curves = list(curves)
         self.meta = dict(meta or {})  # what the table holds: metric, mode, epochs, source
@@ -51,8 +68,11 @@ class CurveTable:
 
     def save(self, path: str | Path) -> None:
         """JSON, gzipped when the name ends in ``.gz``."""
-        data = {**self.meta, "params": self.params,
-                "curves": [{"config": c.config, "rows": c.rows, "seconds": c.seconds} for c in self.curves]}  # fmt: skip
+        data = {
+            **self.meta,
+            "params": self.params,
+            "curves": [{"config": c.config, "rows": c.rows, "seconds": c.seconds} for c in self.curves],
+        }
         text = json.dumps(data, separators=(",", ":"))
         if str(path).endswith(".gz"):
             import gzip

@@ -63,7 +63,8 @@ class ReplayedTrial:
     missing: bool = False  # the source had no curve for its config
     values: list[float] = field(default_factory=list)  # the metric, per epoch trained
     timeline: list[tuple[float, float]] = field(default_factory=list)  # (simulated seconds, value) per epoch
-    last: dict[str, Any] = field(default_factory=dict)  # its last result (several objectives read theirs here)
+    # its last result (several objectives read theirs here)
+    last: dict[str, Any] = field(default_factory=dict)
 
     def best(self, mode: str) -> float | None:
         finite = [v for v in self.values if math.isfinite(v)]
@@ -91,14 +92,19 @@ class ReplayOutcome:
         """The best trial by the metric; under ``constraints``, the best whose last result meets them all."""
         from tuner.objectives import violations
 
-        scored = [t for t in self.trials if t.best(self.mode) is not None
-                  and not any(v > 0 for v in violations(constraints, t.last))]  # fmt: skip
+        scored = [
+            t
+            for t in self.trials
+            if t.best(self.mode) is not None and not any(v > 0 for v in violations(constraints, t.last))
+        ]
         if not scored:
             return None
         sign = 1 if self.mode == "min" else -1
         return min(scored, key=lambda t: sign * t.best(self.mode))  # type: ignore[operator]
 
-    def points(self, objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()) -> list[tuple[float, ...]]:
+    def points(
+        self, objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()
+    ) -> list[tuple[float, ...]]:
         """Each trial's last result on ``objectives`` (less is better), those that break a constraint left out."""
         from tuner.objectives import violations
         from tuner.review.vocabulary import number
@@ -106,7 +112,11 @@ class ReplayOutcome:
         out = []
         for t in self.trials:
             values = [number(t.last.get(o.name)) for o in objectives]
-            if t.last and all(v is not None for v in values) and not any(v > 0 for v in violations(constraints, t.last)):
+            if (
+                t.last
+                and all(v is not None for v in values)
+                and not any(v > 0 for v in violations(constraints, t.last))
+            ):
                 out.append(tuple(o.as_min(v) for o, v in zip(objectives, values, strict=True)))  # type: ignore[arg-type]
         return out
 
@@ -129,7 +139,9 @@ class _Fates:
 
     def __init__(self) -> None:
         self.texts: dict[str, str] = {}
-        self.rungs: dict[str, list[dict[str, Any]]] = {}  # each comparison at a rung, as the scheduler made it
+        self.rungs: dict[
+            str, list[dict[str, Any]]
+        ] = {}  # each comparison at a rung, as the scheduler made it
 
     def record(self, trial_id: str, kind: str, text: str, data: dict[str, Any] | None = None) -> None:
         if kind == "rung":
@@ -148,9 +160,21 @@ class _SearchAlg:
 class Controller:
     """Ray's TuneController as schedulers see it, driving trials on a simulated clock."""
 
-    def __init__(self, source: CurveSource, scheduler: Any, searcher: Any, *, workers: int, metric: str,
-                 mode: str, num_samples: int | None = None, max_pending: int = 1, max_epochs: int | None = None,
-                 epoch_budget: int | None = None, fate_log: _Fates | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        source: CurveSource,
+        scheduler: Any,
+        searcher: Any,
+        *,
+        workers: int,
+        metric: str,
+        mode: str,
+        num_samples: int | None = None,
+        max_pending: int = 1,
+        max_epochs: int | None = None,
+        epoch_budget: int | None = None,
+        fate_log: _Fates | None = None,
+    ) -> None:
         from ray.tune.experiment import Trial
 
         self._Trial = Trial
@@ -252,9 +276,13 @@ class Controller:
         record = self._records[trial.trial_id]
         if record.started is None:
             record.started = self.clock
-        if record.epochs >= record.available:  # nothing more to train: it ends as a trial that returned at once
+        if (
+            record.epochs >= record.available
+        ):  # nothing more to train: it ends as a trial that returned at once
             self._set(trial, self._Trial.RUNNING)
-            record.cut_short = not record.missing and self.max_epochs is not None and record.epochs < self.max_epochs
+            record.cut_short = (
+                not record.missing and self.max_epochs is not None and record.epochs < self.max_epochs
+            )
             self.stop_trial(trial)
             return
         self._set(trial, self._Trial.RUNNING)
@@ -270,9 +298,14 @@ class Controller:
         record.epochs += 1
         self._spent += 1
         epoch = record.epochs
-        result = {**curve.rows[epoch - 1], "training_iteration": epoch, "trial_id": trial.trial_id,
-                  "time_this_iter_s": curve.seconds[epoch - 1], "time_total_s": sum(curve.seconds[:epoch]),
-                  "done": False}  # fmt: skip
+        result = {
+            **curve.rows[epoch - 1],
+            "training_iteration": epoch,
+            "trial_id": trial.trial_id,
+            "time_this_iter_s": curve.seconds[epoch - 1],
+            "time_total_s": sum(curve.seconds[:epoch]),
+            "done": False,
+        }
         value = result.get(self.metric)
         record.values.append(float(value) if isinstance(value, (int, float)) else math.nan)
         record.timeline.append((self.clock, record.values[-1]))
@@ -343,9 +376,17 @@ class FixedOrder:
         pass
 
 
-def replay(source: CurveSource, algorithms: Any, *, workers: int, metric: str, mode: str,
-           num_samples: int | None = None, max_epochs: int | None = None,
-           epoch_budget: int | None = None) -> ReplayOutcome:  # fmt: skip
+def replay(
+    source: CurveSource,
+    algorithms: Any,
+    *,
+    workers: int,
+    metric: str,
+    mode: str,
+    num_samples: int | None = None,
+    max_epochs: int | None = None,
+    epoch_budget: int | None = None,
+) -> ReplayOutcome:
     """Play ``source``'s curves through ``algorithms`` (tuner/replay/setup.py) with ``workers`` trials at once.
 
     A searcher with a concurrency limit (model-based ones, as a sweep runs them) is wrapped in Ray's
@@ -362,9 +403,19 @@ def replay(source: CurveSource, algorithms: Any, *, workers: int, metric: str, m
         pending = algorithms.max_concurrent
     if isinstance(searcher, FixedOrder):
         pending = max(pending, workers)
-    controller = Controller(source, algorithms.scheduler, searcher, workers=workers, metric=metric, mode=mode,
-                            num_samples=num_samples, max_pending=pending, max_epochs=max_epochs,
-                            epoch_budget=epoch_budget, fate_log=algorithms.fate_log)  # fmt: skip
+    controller = Controller(
+        source,
+        algorithms.scheduler,
+        searcher,
+        workers=workers,
+        metric=metric,
+        mode=mode,
+        num_samples=num_samples,
+        max_pending=pending,
+        max_epochs=max_epochs,
+        epoch_budget=epoch_budget,
+        fate_log=algorithms.fate_log,
+    )
     chatty = logging.getLogger("ray.tune.schedulers")  # "Bracket too small - Retrying..." at every new band
     level = chatty.level
     chatty.setLevel(logging.WARNING)

@@ -20,10 +20,22 @@ class Algorithms:
     max_concurrent: int | None
 
 
-def build(params: Mapping[str, Any], scheduler: str, searcher: str | None, *, metric: str, mode: str,
-          max_epochs: int, num_samples: int, seed: int, workers: int, grace_period: int = 1,
-          reduction_factor: int = 2, objectives: tuple[Objective, ...] = (),
-          constraints: tuple[Constraint, ...] = ()) -> Algorithms:  # fmt: skip
+def build(
+    params: Mapping[str, Any],
+    scheduler: str,
+    searcher: str | None,
+    *,
+    metric: str,
+    mode: str,
+    max_epochs: int,
+    num_samples: int,
+    seed: int,
+    workers: int,
+    grace_period: int = 1,
+    reduction_factor: int = 2,
+    objectives: tuple[Objective, ...] = (),
+    constraints: tuple[Constraint, ...] = (),
+) -> Algorithms:
     """The scheduler ``scheduler`` and searcher ``searcher`` (None: a recorded order, set by the caller) for
     a space of Tune domains, as ``tuner sweep`` would build them with ``workers`` trials at once; with several
     ``objectives`` (and any ``constraints``) as a sweep on them builds them."""
@@ -32,24 +44,42 @@ def build(params: Mapping[str, Any], scheduler: str, searcher: str | None, *, me
 
     sched = schedulers.entry(scheduler)
     if sched.takes_no_searcher:
-        raise UsageError(f"--scheduler {scheduler}: {sched.name} changes configs while trials train, so recorded "
-                         "curves cannot stand in for its trials; replay takes asha, hyperband, median, fifo or bohb")  # fmt: skip
+        raise UsageError(
+            f"--scheduler {scheduler}: {sched.name} changes configs while trials train, so recorded "
+            "curves cannot stand in for its trials; replay takes asha, hyperband, median, fifo or bohb"
+        )
     if sched.requires_searcher and searcher not in (None, sched.requires_searcher):
-        raise UsageError(f"--scheduler {scheduler} brings its own searcher ({sched.requires_searcher}); "
-                         f"--searcher {searcher} cannot run with it")  # fmt: skip
+        raise UsageError(
+            f"--scheduler {scheduler} brings its own searcher ({sched.requires_searcher}); "
+            f"--searcher {searcher} cannot run with it"
+        )
     objectives = tuple(objectives) if len(objectives) > 1 else ()
     if objectives and not sched.multi_objective:
         able = ", ".join(e.name for e in schedulers.ENTRIES if e.multi_objective)
-        raise UsageError(f"--scheduler {scheduler} ranks trials by one value and cannot replay a sweep on "
-                         f"{len(objectives)} objectives; replay it under {able}")  # fmt: skip
+        raise UsageError(
+            f"--scheduler {scheduler} ranks trials by one value and cannot replay a sweep on "
+            f"{len(objectives)} objectives; replay it under {able}"
+        )
     fate_log = _Fates()
-    ctx = schedulers.SchedulerContext(max_epochs=max_epochs, metric=metric, mode=mode, params=dict(params),
-                                      num_samples=num_samples, seed=seed, fate_log=fate_log,
-                                      grace_period=grace_period, reduction_factor=reduction_factor,
-                                      objectives=objectives, constraints=tuple(constraints))  # fmt: skip
+    ctx = schedulers.SchedulerContext(
+        max_epochs=max_epochs,
+        metric=metric,
+        mode=mode,
+        params=dict(params),
+        num_samples=num_samples,
+        seed=seed,
+        fate_log=fate_log,
+        grace_period=grace_period,
+        reduction_factor=reduction_factor,
+        objectives=objectives,
+        constraints=tuple(constraints),
+    )
     built_scheduler = sched.build(ctx)
-    if getattr(built_scheduler, "_metric", "unset") is None or hasattr(built_scheduler, "set_search_properties"):
-        built_scheduler.set_search_properties(metric, mode)  # Tune hands these to schedulers built without them
+    if getattr(built_scheduler, "_metric", "unset") is None or hasattr(
+        built_scheduler, "set_search_properties"
+    ):
+        # Tune hands these to schedulers built without them
+        built_scheduler.set_search_properties(metric, mode)
     if searcher is None:
         return Algorithms(built_scheduler, None, fate_log, None)
     if searcher == searchers.AUTO:  # what a sweep of this space, scheduler and size would run
@@ -59,15 +89,27 @@ def build(params: Mapping[str, Any], scheduler: str, searcher: str | None, *, me
     chosen = searchers.entry(sched.requires_searcher or searcher)
     if objectives and not chosen.multi_objective:
         able = ", ".join(e.name for e in searchers.ENTRIES if e.multi_objective)
-        raise UsageError(f"--searcher {chosen.name} models one value and cannot search {len(objectives)} "
-                         f"objectives; use one that can: {able}")  # fmt: skip
+        raise UsageError(
+            f"--searcher {chosen.name} models one value and cannot search {len(objectives)} "
+            f"objectives; use one that can: {able}"
+        )
     plan = searchers.plan_search(params, chosen.name, seed)
     max_concurrent = workers if chosen.model_based and not sched.pauses_trials else None
-    ctx = searchers.SearcherContext(metric, mode, num_samples, seed, max_concurrent, never_wait=sched.pauses_trials,
-                                    full_epochs=max_epochs, objectives=objectives,
-                                    constraints=tuple(constraints))  # fmt: skip
-    built = searchers.build_searcher(plan, ctx)
+    searcher_ctx = searchers.SearcherContext(
+        metric,
+        mode,
+        num_samples,
+        seed,
+        max_concurrent,
+        never_wait=sched.pauses_trials,
+        full_epochs=max_epochs,
+        objectives=objectives,
+        constraints=tuple(constraints),
+    )
+    built = searchers.build_searcher(plan, searcher_ctx)
     if not hasattr(built, "suggest"):
-        raise UsageError("replay draws configs one at a time; a space with grid_search parameters is crossed by "
-                         "Tune's variant generator instead: write the grid as tune.choice to replay it")  # fmt: skip
+        raise UsageError(
+            "replay draws configs one at a time; a space with grid_search parameters is crossed by "
+            "Tune's variant generator instead: write the grid as tune.choice to replay it"
+        )
     return Algorithms(built_scheduler, built, fate_log, max_concurrent)

@@ -60,26 +60,37 @@ def check_replayable(experiment: Experiment, scheduler: str) -> list[TrialRecord
 
     holder = holder_elsewhere(experiment.path)
     if holder is not None:
-        raise UsageError(f"{experiment.path} is being run by {describe_holder(holder)}; replay it once the "
-                         "sweep has ended")  # fmt: skip
+        raise UsageError(
+            f"{experiment.path} is being run by {describe_holder(holder)}; replay it once the sweep has ended"
+        )
     reported = [t for t in experiment.trials if t.rows]
     if not reported:
         raise UsageError(f"{experiment.path} has no results yet: there is nothing to replay")
     if max(t.epochs for t in reported) < 2:
-        raise UsageError(f"{experiment.path} has one result per trial, not one per epoch: a scheduler has "
-                         "nothing to decide on (report once per epoch to replay a sweep)")  # fmt: skip
+        raise UsageError(
+            f"{experiment.path} has one result per trial, not one per epoch: a scheduler has "
+            "nothing to decide on (report once per epoch to replay a sweep)"
+        )
     entry = schedulers.entry(scheduler)
     if entry.needs_checkpoints and not entry.takes_no_searcher:
         if not any(d.startswith("checkpoint_") for t in reported for d in storage.list_dirs(t.path)):
-            raise UsageError(f"--scheduler {scheduler} pauses trials and continues them from their checkpoints, "
-                             f"and {experiment.config.space}'s trainable saved none; replay it under asha, "
-                             "median or fifo")  # fmt: skip
+            raise UsageError(
+                f"--scheduler {scheduler} pauses trials and continues them from their checkpoints, "
+                f"and {experiment.config.space}'s trainable saved none; replay it under asha, "
+                "median or fifo"
+            )
     return reported
 
 
-def replay_experiment(experiment: Experiment, scheduler: str, *, searcher: str | None = None,
-                      workers: int | None = None, grace_period: int | None = None,
-                      reduction_factor: int | None = None) -> WhatIf:  # fmt: skip
+def replay_experiment(
+    experiment: Experiment,
+    scheduler: str,
+    *,
+    searcher: str | None = None,
+    workers: int | None = None,
+    grace_period: int | None = None,
+    reduction_factor: int | None = None,
+) -> WhatIf:
     """Replay ``experiment``'s curves under ``scheduler`` (with another ``searcher`` only where every config
     it could propose was run), and under the sweep's own scheduler for a like-for-like time."""
     trials = check_replayable(experiment, scheduler)
@@ -89,8 +100,16 @@ def replay_experiment(experiment: Experiment, scheduler: str, *, searcher: str |
     curves = [_curve(t) for t in trials]
     table = _table_for(experiment, curves, searcher)
     ours = _run(experiment, curves, table, scheduler, searcher, workers, grace_period, reduction_factor)
-    theirs = _run(experiment, curves, None, config.scheduler, None, workers, config.grace_period,
-                  config.reduction_factor)  # fmt: skip
+    theirs = _run(
+        experiment,
+        curves,
+        None,
+        config.scheduler,
+        None,
+        workers,
+        config.grace_period,
+        config.reduction_factor,
+    )
     used = sum(len(c.rows) for c in curves)
     stopped, cut_short = [], []
     # With the sweep's own configs, the replay's i-th trial is the sweep's i-th: compare them one by one.
@@ -99,24 +118,55 @@ def replay_experiment(experiment: Experiment, scheduler: str, *, searcher: str |
         if done.cut_short:
             cut_short.append(trial.trial_id)
         elif done.epochs < len(curve.rows):
-            stopped.append({"trial": trial.trial_id, "epochs": trial.epochs, "at": done.epochs,
-                            "why": done.fate or f"stopped at epoch {done.epochs}"})  # fmt: skip
+            stopped.append(
+                {
+                    "trial": trial.trial_id,
+                    "epochs": trial.epochs,
+                    "at": done.epochs,
+                    "why": done.fate or f"stopped at epoch {done.epochs}",
+                }
+            )
     unfinished = sum(t.status in ("RUNNING", "PENDING", "PAUSED") for t in experiment.trials)
-    return WhatIf(experiment.path, scheduler, searcher, options, workers, experiment.metric, experiment.mode,
-                  used, theirs.wall, ours.epochs, ours.wall, _best(experiment, trials),
-                  _replayed_best(ours, trials, searcher, config.constraint_list), stopped, cut_short, unfinished,
-                  _rungs(experiment, scheduler, len(trials), grace_period, reduction_factor), theirs.epochs)  # fmt: skip
+    return WhatIf(
+        experiment.path,
+        scheduler,
+        searcher,
+        options,
+        workers,
+        experiment.metric,
+        experiment.mode,
+        used,
+        theirs.wall,
+        ours.epochs,
+        ours.wall,
+        _best(experiment, trials),
+        _replayed_best(ours, trials, searcher, config.constraint_list),
+        stopped,
+        cut_short,
+        unfinished,
+        _rungs(experiment, scheduler, len(trials), grace_period, reduction_factor),
+        theirs.epochs,
+    )
 
 
-def _rungs(experiment: Experiment, scheduler: str, trials: int, grace: int | None, rf: int | None) -> list[str]:
+def _rungs(
+    experiment: Experiment, scheduler: str, trials: int, grace: int | None, rf: int | None
+) -> list[str]:
     from tuner import schedulers
 
     c = experiment.config
-    ctx = schedulers.SchedulerContext(c.max_epochs, experiment.metric, experiment.mode, {}, trials, c.seed,
-                                      grace_period=grace or c.grace_period,
-                                      reduction_factor=rf or c.reduction_factor,
-                                      objectives=tuple(c.objective_list) if c.several_objectives else (),
-                                      constraints=tuple(c.constraint_list))  # fmt: skip
+    ctx = schedulers.SchedulerContext(
+        c.max_epochs,
+        experiment.metric,
+        experiment.mode,
+        {},
+        trials,
+        c.seed,
+        grace_period=grace or c.grace_period,
+        reduction_factor=rf or c.reduction_factor,
+        objectives=tuple(c.objective_list) if c.several_objectives else (),
+        constraints=tuple(c.constraint_list),
+    )
     return schedulers.entry(scheduler).describe(ctx)[:1]
 
 
@@ -132,20 +182,32 @@ def _table_for(experiment: Experiment, curves: list[Curve], searcher: str | None
     size = 1
     for name, value in params.items():
         if not isinstance(value, Categorical):
-            raise UsageError(f"--searcher {searcher}: a replay can look up only configs the sweep ran, and "
-                             f"parameter {name} is not a choice; without --searcher the replay keeps the sweep's "
-                             "own configs")  # fmt: skip
+            raise UsageError(
+                f"--searcher {searcher}: a replay can look up only configs the sweep ran, and "
+                f"parameter {name} is not a choice; without --searcher the replay keeps the sweep's "
+                "own configs"
+            )
         size *= len(value.categories)
     table = CurveTable(curves, list(params))
     ran = len({json.dumps([c.config.get(p) for p in params], default=str) for c in curves})
     if ran < size:
-        raise UsageError(f"--searcher {searcher}: a replay can look up only configs the sweep ran, and it ran "
-                         f"{ran} of the space's {size}; without --searcher the replay keeps the sweep's own configs")  # fmt: skip
+        raise UsageError(
+            f"--searcher {searcher}: a replay can look up only configs the sweep ran, and it ran "
+            f"{ran} of the space's {size}; without --searcher the replay keeps the sweep's own configs"
+        )
     return table
 
 
-def _run(experiment: Experiment, curves: list[Curve], table: CurveTable | None, scheduler: str,
-         searcher: str | None, workers: int, grace: int | None, rf: int | None) -> ReplayOutcome:  # fmt: skip
+def _run(
+    experiment: Experiment,
+    curves: list[Curve],
+    table: CurveTable | None,
+    scheduler: str,
+    searcher: str | None,
+    workers: int,
+    grace: int | None,
+    rf: int | None,
+) -> ReplayOutcome:
     from tuner.replay.setup import build
 
     config = experiment.config
@@ -154,18 +216,35 @@ def _run(experiment: Experiment, curves: list[Curve], table: CurveTable | None, 
         from tuner.launch.registry import load_space
 
         params = load_space(config.space).flat_params
-    algorithms = build(params, scheduler, searcher, metric=experiment.metric, mode=experiment.mode,
-                       max_epochs=config.max_epochs, num_samples=len(curves), seed=config.seed, workers=workers,
-                       grace_period=grace or config.grace_period,
-                       reduction_factor=rf or config.reduction_factor, objectives=tuple(config.objective_list),
-                       constraints=tuple(config.constraint_list))  # fmt: skip
+    algorithms = build(
+        params,
+        scheduler,
+        searcher,
+        metric=experiment.metric,
+        mode=experiment.mode,
+        max_epochs=config.max_epochs,
+        num_samples=len(curves),
+        seed=config.seed,
+        workers=workers,
+        grace_period=grace or config.grace_period,
+        reduction_factor=rf or config.reduction_factor,
+        objectives=tuple(config.objective_list),
+        constraints=tuple(config.constraint_list),
+    )
     if searcher is None:
         algorithms.searcher = FixedOrder(c.config for c in curves)
         source: Any = RecordedOrder(curves)
     else:
         source = table
-    return replay(source, algorithms, workers=workers, metric=experiment.metric, mode=experiment.mode,
-                  num_samples=len(curves), max_epochs=config.max_epochs)  # fmt: skip
+    return replay(
+        source,
+        algorithms,
+        workers=workers,
+        metric=experiment.metric,
+        mode=experiment.mode,
+        num_samples=len(curves),
+        max_epochs=config.max_epochs,
+    )
 
 
 def _best(experiment: Experiment, trials: list[TrialRecord]) -> dict[str, Any] | None:
@@ -173,18 +252,25 @@ def _best(experiment: Experiment, trials: list[TrialRecord]) -> dict[str, Any] |
     if best is None:
         return None
     row = best.best_row(experiment.metric, experiment.mode) or {}
-    return {"trial": best.trial_id, "value": best.best(experiment.metric, experiment.mode),
-            "epoch": int(float(row.get("training_iteration") or 0))}  # fmt: skip
+    return {
+        "trial": best.trial_id,
+        "value": best.best(experiment.metric, experiment.mode),
+        "epoch": int(float(row.get("training_iteration") or 0)),
+    }
 
 
-def _replayed_best(outcome: ReplayOutcome, trials: list[TrialRecord], searcher: str | None,
-                   constraints: Sequence[Constraint] = ()) -> dict[str, Any] | None:  # fmt: skip
+def _replayed_best(
+    outcome: ReplayOutcome,
+    trials: list[TrialRecord],
+    searcher: str | None,
+    constraints: Sequence[Constraint] = (),
+) -> dict[str, Any] | None:
     best = outcome.best_trial(constraints)
     if best is None:
         return None
     value = best.best(outcome.mode)
+    if value is None:
+        return None
     epoch = best.values.index(value) + 1
     trial = trials[outcome.trials.index(best)].trial_id if searcher is None else best.trial_id
     return {"trial": trial, "value": value, "epoch": epoch, "config": best.config}
-
-

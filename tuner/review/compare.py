@@ -46,12 +46,19 @@ def summary_rows(experiments: list[Any]) -> list[dict[str, Any]]:
         reports = _reports(e)
         wall = reports[-1][0] - reports[0][0] if len(reports) > 1 else 0.0
         fates = Counter(family(t.fate) for t in e.trials)
-        rows.append({
-            "experiment": e.config.name, "scheduler": e.config.scheduler, "searcher": e.config.searcher,
-            "trials": len(e.trials), f"best_{e.metric}": best.best(e.metric, e.mode) if best else None,
-            "best_trial": best.trial_id if best else None, "epochs_trained": len(reports),
-            "wall_s": round(wall, 1), "fates": "; ".join(f"{n} {f}" for f, n in fates.most_common()),
-        })  # fmt: skip
+        rows.append(
+            {
+                "experiment": e.config.name,
+                "scheduler": e.config.scheduler,
+                "searcher": e.config.searcher,
+                "trials": len(e.trials),
+                f"best_{e.metric}": best.best(e.metric, e.mode) if best else None,
+                "best_trial": best.trial_id if best else None,
+                "epochs_trained": len(reports),
+                "wall_s": round(wall, 1),
+                "fates": "; ".join(f"{n} {f}" for f, n in fates.most_common()),
+            }
+        )
     sign = 1 if experiments[0].mode == "min" else -1
     key = f"best_{experiments[0].metric}"
     return sorted(rows, key=lambda r: (r[key] is None, sign * (r[key] or 0.0)))
@@ -68,14 +75,19 @@ def plot(experiments: list[Any], out: Path) -> Path:
     fig, (by_trial, by_epoch) = plt.subplots(1, 2, figsize=(12, 4.5))
     for e in experiments:
         label = f"{e.config.name} ({e.config.scheduler}, {e.config.searcher})"
-        trials = sorted((t for t in e.trials if t.best(metric, mode) is not None),
-                        key=lambda t: min((float(r["timestamp"]) for r in t.rows if r.get("timestamp")), default=math.inf))  # fmt: skip
+        trials = sorted(
+            (t for t in e.trials if t.best(metric, mode) is not None),
+            key=lambda t: min(
+                (float(r["timestamp"]) for r in t.rows if r.get("timestamp")), default=math.inf
+            ),
+        )
         so_far: list[float] = []
         for t in trials:
-            value = t.best(metric, mode)
+            value = t.scored(metric, mode)
             so_far.append(value if not so_far else better(so_far[-1], value))
         by_trial.step(range(1, len(so_far) + 1), so_far, where="post", label=label)
-        epochs, best = [], []
+        epochs: list[int] = []
+        best: list[float] = []
         for n, (_, value) in enumerate(_reports(e), 1):
             if value is None:
                 continue
@@ -94,4 +106,3 @@ def plot(experiments: list[Any], out: Path) -> Path:
     fig.savefig(out, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return out
-

@@ -66,6 +66,13 @@ class TrialRecord:
             return None
         return min(values) if mode == "min" else max(values)
 
+    def scored(self, metric: str, mode: str) -> float:
+        """``best`` for a trial already known to have reported the metric (views that keep only such trials)."""
+        value = self.best(metric, mode)
+        if value is None:
+            raise ValueError(f"trial {self.trial_id} reported no {metric}")
+        return value
+
     def last(self, metric: str) -> float | None:
         values = self.values(metric)
         return values[-1] if values else None
@@ -94,8 +101,12 @@ class TrialRecord:
     def times(self) -> list[tuple[float, dict[str, Any]]]:
         """(seconds since the epoch, row) for each result, as exact as the trial's own clock allows: Ray
         stamps results in whole seconds, so the trial's start is read once and its training time added."""
-        starts = [s - t for r in self.rows if (s := _number(r.get("timestamp"))) is not None
-                  and (t := _number(r.get("time_total_s"))) is not None]  # fmt: skip
+        starts = [
+            s - t
+            for r in self.rows
+            if (s := _number(r.get("timestamp"))) is not None
+            and (t := _number(r.get("time_total_s"))) is not None
+        ]
         start = min(starts) if starts else None
         out = []
         for row in self.rows:
@@ -137,8 +148,11 @@ class Experiment:
         sign = 1 if self.mode == "min" else -1
         return sorted(
             self.trials,
-            key=lambda t: (t.best(self.metric, self.mode) is None, bool(self.breaks(t)),
-                           sign * (t.best(self.metric, self.mode) or 0.0)),  # fmt: skip
+            key=lambda t: (
+                t.best(self.metric, self.mode) is None,
+                bool(self.breaks(t)),
+                sign * (t.best(self.metric, self.mode) or 0.0),
+            ),
         )
 
     def breaks(self, trial: TrialRecord) -> list[str]:
@@ -152,7 +166,9 @@ class Experiment:
 
     def best_trial(self) -> TrialRecord | None:
         """The best trial by the first objective; under constraints, the best that meets them all."""
-        ranked = [t for t in self.ranked() if t.best(self.metric, self.mode) is not None and not self.breaks(t)]
+        ranked = [
+            t for t in self.ranked() if t.best(self.metric, self.mode) is not None and not self.breaks(t)
+        ]
         return ranked[0] if ranked else None
 
     def best_checkpoint(self, trial: TrialRecord) -> str | None:
@@ -195,8 +211,9 @@ class Experiment:
         if not found:
             ids = ", ".join(t.trial_id for t in self.trials[:8]) + (", ..." if len(self.trials) > 8 else "")
             raise UsageError(f"no trial {ref!r} in {self.path}; its trials: {ids or '(none)'}")
-        raise UsageError(f"{ref!r} names {len(found)} trials ({', '.join(t.trial_id for t in found[:4])}); give more of the id")
-
+        raise UsageError(
+            f"{ref!r} names {len(found)} trials ({', '.join(t.trial_id for t in found[:4])}); give more of the id"
+        )
 
 
 # --- finding an experiment ---------------------------------------------------------------------------
@@ -291,7 +308,8 @@ def load(ref: str, running: bool | None = None) -> Experiment:
             trial_config = json.loads(storage.read_text(trial_path, "params.json") or "{}")
         except ValueError:
             trial_config = {}
-        trial_config = trial_config or dict(state.get("config") or {})  # a trial not started yet has no params.json
+        # a trial not started yet has no params.json
+        trial_config = trial_config or dict(state.get("config") or {})
         trial_config = flatten(trial_config)  # a nested config's parameters by their full names (model/width)
         status = state.get("status") or ("RUNNING" if rows else "PENDING")
         error, error_file = "", None
@@ -302,9 +320,17 @@ def load(ref: str, running: bool | None = None) -> Experiment:
             error_file = storage.join(trial_path, name) if storage.exists(trial_path, name) else None
         record = TrialRecord(trial_id, trial_path, status, trial_config, rows, error, error_file)
         record.rungs = [r for r in (decision or {}).get("rungs", []) if isinstance(r, dict)]
-        record.fate = fates.fate(status, record.epochs, config.max_epochs, error, decision,
-                                 record.nonfinite(config.metric or "loss"), live)  # fmt: skip
+        record.fate = fates.fate(
+            status,
+            record.epochs,
+            config.max_epochs,
+            error,
+            decision,
+            record.nonfinite(config.metric or "loss"),
+            live,
+        )
         trials.append(record)
     made = {trial_id: state.get("made") for trial_id, state in states.items()}
-    trials.sort(key=lambda t: (made.get(t.trial_id) is None, made.get(t.trial_id) or 0))  # the order Tune made them
+    # the order Tune made them
+    trials.sort(key=lambda t: (made.get(t.trial_id) is None, made.get(t.trial_id) or 0))
     return Experiment(folder, config, trials)

@@ -27,10 +27,15 @@ STORAGE = "storage"  # a write the storage refused (full, over quota): the trial
 # How a write the storage refused reads in an error, by what it means. A full disk or quota is met alike
 # wherever the write was; a bucket's refusal only in Ray's storage layer (a trainable's own download that gets
 # a 403 is its own failure).
-_DISK_REFUSALS = ((("No space left on device", "[Errno 28]", "errno 28"), "the storage is full (no space left on device)"),
-                  (("Disk quota exceeded", "[Errno 122]"), "the storage quota is exceeded"))  # fmt: skip
-_BUCKET_REFUSALS = ((("QuotaExceeded",), "the bucket refused a write (its quota is exceeded)"),
-                    (("AccessDenied", "Access Denied"), "the bucket refused a write (access denied)"))  # fmt: skip
+_Refusals = tuple[tuple[tuple[str, ...], str], ...]  # (marks any of which names it, what it means)
+_DISK_REFUSALS: _Refusals = (
+    (("No space left on device", "[Errno 28]", "errno 28"), "the storage is full (no space left on device)"),
+    (("Disk quota exceeded", "[Errno 122]"), "the storage quota is exceeded"),
+)
+_BUCKET_REFUSALS: _Refusals = (
+    (("QuotaExceeded",), "the bucket refused a write (its quota is exceeded)"),
+    (("AccessDenied", "Access Denied"), "the bucket refused a write (access denied)"),
+)
 _STORAGE_LAYER = ("persist_current_checkpoint", "_upload_to_fs_path", "pyarrow/_fs", "sync_up")
 
 
@@ -44,6 +49,8 @@ def refusal(text: str) -> str | None:
             if any(mark in text for mark in marks):
                 return meaning
     return None
+
+
 UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
 NOT_STARTED = "not started yet: the sweep stopped first; tuner resume starts it"
 NEVER_STARTED = "never started: the budget was spent first"
@@ -128,8 +135,15 @@ def explained(text: str) -> bool:
     return text.startswith(tuple(f"{kind}:" for kind in FAILURES))
 
 
-def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[str, Any] | None,
-         nonfinite: str = "", live: bool = True) -> str:  # fmt: skip
+def fate(
+    status: str,
+    epochs: int,
+    max_epochs: int,
+    error: str,
+    decision: dict[str, Any] | None,
+    nonfinite: str = "",
+    live: bool = True,
+) -> str:
     """One trial's fate in words; ``nonfinite`` names a NaN or infinite metric it reported; ``live`` says
     whether a process runs the sweep now (else an open trial is unfinished, not running)."""
     decision = decision or {}
@@ -139,8 +153,9 @@ def fate(status: str, epochs: int, max_epochs: int, error: str, decision: dict[s
         note = f"; {perturbed[-1]}" + (f" (perturbed {len(perturbed)} times)" if len(perturbed) > 1 else "")
     if nonfinite:
         note += f"; {nonfinite}"
-    refused = decision.get("storage") and (status in ("RUNNING", "PENDING", "PAUSED") and not live
-                                           or status == "ERROR" and refusal(error))  # fmt: skip
+    refused = decision.get("storage") and (
+        status in ("RUNNING", "PENDING", "PAUSED") and not live or status == "ERROR" and refusal(error)
+    )
     if refused:  # stopped by a refused write, not by its own code: resumed later
         return decision["storage"] + note
     if status == "ERROR":

@@ -81,7 +81,9 @@ def reference(experiment: Experiment, found: list[Point] | None = None) -> tuple
     return tuple(out)
 
 
-def hypervolume(experiment: Experiment, found: list[Point] | None = None, ref: tuple[float, ...] | None = None) -> float:
+def hypervolume(
+    experiment: Experiment, found: list[Point] | None = None, ref: tuple[float, ...] | None = None
+) -> float:
     objectives = experiment.config.objective_list
     found = [p for p in (points(experiment) if found is None else found) if p.feasible]
     ref = ref if ref is not None else reference(experiment, found)
@@ -96,8 +98,10 @@ def hypervolume_over_time(experiment: Experiment) -> list[tuple[float, float]]:
     ref = reference(experiment)
     if ref is None:
         return []
-    events = sorted(((when, t.trial_id, row) for t in experiment.trials for when, row in t.times()),
-                    key=lambda event: (event[0], event[1]))  # fmt: skip
+    events = sorted(
+        ((when, t.trial_id, row) for t in experiment.trials for when, row in t.times()),
+        key=lambda event: (event[0], event[1]),
+    )
     if not events:
         return []
     start = events[0][0] - float(number(events[0][2].get("time_this_iter_s")) or 0.0)
@@ -117,8 +121,16 @@ def hypervolume_over_time(experiment: Experiment) -> list[tuple[float, float]]:
 
 def rows(experiment: Experiment, found: list[Point] | None = None) -> list[dict[str, Any]]:
     """The front as rows: trial, each objective, the epoch, the config as the trainable reads it, its fate."""
-    return [{"trial_id": p.trial.trial_id, **p.values, "epoch": p.epoch, "config": unflatten(p.trial.config),
-             "fate": p.trial.fate} for p in (front(experiment) if found is None else found)]  # fmt: skip
+    return [
+        {
+            "trial_id": p.trial.trial_id,
+            **p.values,
+            "epoch": p.epoch,
+            "config": unflatten(p.trial.config),
+            "fate": p.trial.fate,
+        }
+        for p in (front(experiment) if found is None else found)
+    ]
 
 
 def summary(experiment: Experiment) -> dict[str, Any]:
@@ -134,7 +146,9 @@ def summary(experiment: Experiment) -> dict[str, Any]:
         "infeasible": sum(1 for p in every if not p.feasible),
         "hypervolume": hypervolume(experiment, every, ref),
         # in each objective's own sign (the hypervolume is measured with every objective minimised)
-        "reference": None if ref is None else {o.name: o.as_min(v) for o, v in zip(objectives, ref, strict=True)},
+        "reference": None
+        if ref is None
+        else {o.name: o.as_min(v) for o, v in zip(objectives, ref, strict=True)},
     }
 
 
@@ -153,14 +167,22 @@ def format_front(out: dict[str, Any], folder: str) -> list[str]:
     lines = [f"Pareto front: {len(out['front'])} trial(s) no other beats on every objective ({objectives})"]
     for row in out["front"][:SHOWN]:
         shown = ", ".join(f"{n} {row[n]:.4g}" for n in names)
-        lines.append(f"  {row['trial_id']}  {shown}  (epoch {row['epoch']})  {json.dumps(jsonable(row['config']), sort_keys=True)}")
+        lines.append(
+            f"  {row['trial_id']}  {shown}  (epoch {row['epoch']})  {json.dumps(jsonable(row['config']), sort_keys=True)}"
+        )
     if len(out["front"]) > SHOWN:
         lines.append(f"  ... and {len(out['front']) - SHOWN} more")
     if out["constraints"]:
-        broke = f"{out['infeasible']} trial(s) broke one and are" if out["infeasible"] else "no trial broke one; one that does is"
+        broke = (
+            f"{out['infeasible']} trial(s) broke one and are"
+            if out["infeasible"]
+            else "no trial broke one; one that does is"
+        )
         lines.append(f"constraints: {', '.join(out['constraints'])}; {broke} never on the front")
     hv = out["hypervolume"]
     if isinstance(hv, float) and math.isfinite(hv) and len(names) > 1:
         up_to = ", ".join(f"{name} {value:.4g}" for name, value in (out["reference"] or {}).items())
-        lines.append(f"hypervolume {hv:.4g} (the region the front dominates up to {up_to}); saved {folder}/{PARETO_FILE}")
+        lines.append(
+            f"hypervolume {hv:.4g} (the region the front dominates up to {up_to}); saved {folder}/{PARETO_FILE}"
+        )
     return lines

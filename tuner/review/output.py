@@ -42,6 +42,10 @@ def listing(record: Any) -> list[str]:
     rows = [("TRIAL", "STATUS", "STDOUT", "STDERR", "FOLDER")]
     for trial in record.trials:
         counts = [len(printed_lines(trial.output(name))) for name in OUTPUT_FILES]
-        rows.append((trial.trial_id, trial.status, *(f"{n} line{'' if n == 1 else 's'}" for n in counts), trial.path))
+        rows.append(
+            (trial.trial_id, trial.status, *(f"{n} line{'' if n == 1 else 's'}" for n in counts), trial.path)
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return ["  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4] for row in rows]
+    return [
+        "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4] for row in rows
+    ]

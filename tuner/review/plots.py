@@ -83,9 +83,17 @@ def _per_epoch(plt: Any, experiment: Experiment, metric: str, best: Any) -> Any:
         is_best = best is not None and trial.trial_id == best.trial_id
         label = f"best trial ({trial.trial_id})" if is_best else (family if family not in labelled else None)
         labelled.add(family)
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
-                color=BEST if is_best else FATE_COLOURS[family], linewidth=2.8 if is_best else 1.2,
-                alpha=1.0 if is_best else 0.7, label=label, zorder=3 if is_best else 2)  # fmt: skip
+        ax.plot(
+            [p[0] for p in points],
+            [p[1] for p in points],
+            marker="o",
+            markersize=3,
+            color=BEST if is_best else FATE_COLOURS[family],
+            linewidth=2.8 if is_best else 1.2,
+            alpha=1.0 if is_best else 0.7,
+            label=label,
+            zorder=3 if is_best else 2,
+        )
     ax.set_xlabel("epoch")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(metric)
@@ -100,11 +108,14 @@ def _best_so_far(plt: Any, experiment: Experiment) -> Any:
     trials = [t for t in experiment.trials if t.best(metric, mode) is not None]
     if not trials:
         return None
-    trials.sort(key=lambda t: min((float(r["timestamp"]) for r in t.rows if r.get("timestamp")), default=math.inf))
+    trials.sort(
+        key=lambda t: min((float(r["timestamp"]) for r in t.rows if r.get("timestamp")), default=math.inf)
+    )
     better = min if mode == "min" else max
-    so_far, values = [], []
+    so_far: list[float] = []
+    values: list[float] = []
     for t in trials:
-        values.append(t.best(metric, mode))
+        values.append(t.scored(metric, mode))
         so_far.append(values[-1] if not so_far else better(so_far[-1], values[-1]))
     fig, ax = plt.subplots(figsize=(8, 4.5))
     xs = range(1, len(trials) + 1)
@@ -120,7 +131,11 @@ def _best_so_far(plt: Any, experiment: Experiment) -> Any:
 
 def _against_parameter(plt: Any, experiment: Experiment, name: str, best: Any) -> Any:
     metric, mode = experiment.metric, experiment.mode
-    points = [(t.config.get(name), t.best(metric, mode), t) for t in experiment.trials if t.best(metric, mode) is not None]
+    points = [
+        (t.config.get(name), t.best(metric, mode), t)
+        for t in experiment.trials
+        if t.best(metric, mode) is not None
+    ]
     if not points:
         return None
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -134,10 +149,12 @@ def _against_parameter(plt: Any, experiment: Experiment, name: str, best: Any) -
     ax.scatter(xs, [p[1] for p in points], c=colours, alpha=0.8, s=22)
     for x, (_, y, trial) in zip(xs, points, strict=True):
         if best is not None and trial.trial_id == best.trial_id:
-            ax.scatter([x], [y], marker="*", s=220, color=BEST, zorder=3, label=f"best trial ({trial.trial_id})")
+            ax.scatter(
+                [x], [y], marker="*", s=220, color=BEST, zorder=3, label=f"best trial ({trial.trial_id})"
+            )
             ax.legend(fontsize=8)
     if numeric:
-        _scale_axis(ax, xs)
+        _scale_axis(ax, [float(x) for x in xs if x is not None])  # numeric: every one a number
     ax.set_xlabel(name)
     ax.set_ylabel(f"best {metric} over the trial")
     ax.set_title(f"{name} against each trial's best {metric}")
@@ -158,4 +175,3 @@ def _scale_axis(ax: Any, xs: list[float]) -> None:
         ax.xaxis.set_major_locator(FixedLocator(ticks))
         ax.xaxis.set_major_formatter(ScalarFormatter())
         ax.xaxis.set_minor_locator(NullLocator())
-

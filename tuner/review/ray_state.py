@@ -17,11 +17,28 @@ STATE_PREFIX = "experiment_state-"
 
 # Keys Ray adds to every result; they say nothing about what the trainable itself reported.
 BOOKKEEPING_KEYS = {
-    "done", "training_iteration", "trial_id", "date", "timestamp", "time_this_iter_s", "time_total_s",
-    "pid", "hostname", "node_ip", "config", "time_since_restore", "iterations_since_restore",
-    "checkpoint_dir_name", "should_checkpoint", "experiment_tag", "timesteps_total", "episodes_total",
-    "timesteps_since_restore", "warmup_time", "logdir",
-}  # fmt: skip
+    "done",
+    "training_iteration",
+    "trial_id",
+    "date",
+    "timestamp",
+    "time_this_iter_s",
+    "time_total_s",
+    "pid",
+    "hostname",
+    "node_ip",
+    "config",
+    "time_since_restore",
+    "iterations_since_restore",
+    "checkpoint_dir_name",
+    "should_checkpoint",
+    "experiment_tag",
+    "timesteps_total",
+    "episodes_total",
+    "timesteps_since_restore",
+    "warmup_time",
+    "logdir",
+}
 
 
 def bookkeeping(key: str) -> bool:
@@ -44,7 +61,9 @@ def read_state(folder: str | Path, name: str) -> dict[str, Any]:
             raise ValueError("no trial_data list")
         return state
     except (ValueError, AttributeError) as exc:
-        raise UsageError(f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read") from None
+        raise UsageError(
+            f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read"
+        ) from None
 
 
 def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str, dict[str, Any]]:
@@ -66,7 +85,9 @@ def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str,
                 "config": trial.get("config") if isinstance(trial.get("config"), dict) else None,
             }
     except (ValueError, KeyError, TypeError) as exc:
-        raise UsageError(f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read") from None
+        raise UsageError(
+            f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read"
+        ) from None
     return out
 
 

@@ -38,7 +38,8 @@ class WhatIf:
     stopped: list[dict[str, Any]] = field(default_factory=list)  # trials ended earlier than in the sweep
     cut_short: list[str] = field(default_factory=list)  # trials the replay would have run past their curve
     unfinished: int = 0  # trials the sweep had not finished when it stopped
-    rungs: list[str] = field(default_factory=list)  # the replayed scheduler's rungs or brackets, as a plan says them
+    # the replayed scheduler's rungs or brackets, as a plan says them
+    rungs: list[str] = field(default_factory=list)
     baseline_epochs: int | None = None  # the sweep's own scheduler replayed the same way (like for like)
 
     @property
@@ -84,11 +85,16 @@ def trials_at_once(trials: Sequence[TrialRecord]) -> int:
     seconds, as Ray stamps results), for sweeps made before the count was recorded in spent.json."""
     spans = []
     for trial in trials:
-        stamps = [(float(r["timestamp"]), float(r.get("time_this_iter_s") or 0)) for r in trial.rows
-                  if _is_number(r.get("timestamp"))]  # fmt: skip
+        stamps = [
+            (float(r["timestamp"]), float(r.get("time_this_iter_s") or 0))
+            for r in trial.rows
+            if _is_number(r.get("timestamp"))
+        ]
         if stamps:
             spans.append((stamps[0][0] - stamps[0][1], stamps[-1][0]))
-    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans], key=lambda e: (e[0], e[1]))
+    edges = sorted(
+        [(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans], key=lambda e: (e[0], e[1])
+    )
     most = running = 0
     for _, step in edges:
         running += step
@@ -132,24 +138,32 @@ def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
     if w.best_before is None or w.best_after is None:
         lines.append("  best trial: no trial reported a finite value")
     elif w.best_kept:
-        lines.append(f"  best trial: kept ({w.best_before['trial']}, {w.metric} {w.best_before['value']:.4g} at epoch "
-                     f"{w.best_before['epoch']})")  # fmt: skip
+        lines.append(
+            f"  best trial: kept ({w.best_before['trial']}, {w.metric} {w.best_before['value']:.4g} at epoch "
+            f"{w.best_before['epoch']})"
+        )
     else:
         before, after = w.best_before, w.best_after
         lost = next((s for s in w.stopped if s["trial"] == before["trial"]), None)
         why = f" ({lost['why']})" if lost else ""
-        lines.append(f"  best trial: lost — the sweep's best, {before['trial']} ({w.metric} {before['value']:.4g} at "
-                     f"epoch {before['epoch']}), would have ended at epoch {lost['at'] if lost else '?'}{why}; the "
-                     f"best would have been {after['trial']} ({w.metric} {after['value']:.4g})")  # fmt: skip
+        lines.append(
+            f"  best trial: lost — the sweep's best, {before['trial']} ({w.metric} {before['value']:.4g} at "
+            f"epoch {before['epoch']}), would have ended at epoch {lost['at'] if lost else '?'}{why}; the "
+            f"best would have been {after['trial']} ({w.metric} {after['value']:.4g})"
+        )
     if w.stopped:
         lines.append(f"  {len(w.stopped)} trial(s) would have stopped earlier:")
         for s in w.stopped:
             lines.append(f"    {s['trial']}: {s['epochs']} -> {s['at']} epochs; {s['why']}")
     if w.cut_short:
-        lines.append(f"  {len(w.cut_short)} trial(s) ({', '.join(w.cut_short)}) would have gone on past where the sweep "
-                     "stopped them; their later epochs are unknown, so the replay ends them there and the answer "
-                     "rests on that")  # fmt: skip
+        lines.append(
+            f"  {len(w.cut_short)} trial(s) ({', '.join(w.cut_short)}) would have gone on past where the sweep "
+            "stopped them; their later epochs are unknown, so the replay ends them there and the answer "
+            "rests on that"
+        )
     if w.unfinished:
-        lines.append(f"  {w.unfinished} trial(s) were unfinished when the sweep stopped; the replay has only the "
-                     "epochs they reached")  # fmt: skip
+        lines.append(
+            f"  {w.unfinished} trial(s) were unfinished when the sweep stopped; the replay has only the "
+            "epochs they reached"
+        )
     return lines

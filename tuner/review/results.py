@@ -31,9 +31,18 @@ def summarize(experiment: Experiment) -> dict[str, Any]:
         "metric": metric,
         "mode": mode,
         "trials": len(experiment.trials),
-        "failed": [{"trial_id": t.trial_id, "error": t.error, "error_file": t.error_file,
-                    "explained": explained(t.error)} for t in experiment.failed()],  # fmt: skip
-        "nonfinite": [f"{t.trial_id}: {t.nonfinite(metric)}" for t in experiment.trials if t.nonfinite(metric)],
+        "failed": [
+            {
+                "trial_id": t.trial_id,
+                "error": t.error,
+                "error_file": t.error_file,
+                "explained": explained(t.error),
+            }
+            for t in experiment.failed()
+        ],
+        "nonfinite": [
+            f"{t.trial_id}: {t.nonfinite(metric)}" for t in experiment.trials if t.nonfinite(metric)
+        ],
         "experiment": str(experiment.path),
     }
     summary["fates"] = dict(Counter(family(t.fate) for t in experiment.trials).most_common())
@@ -78,14 +87,27 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
         if summary.get("best_fate"):
             lines.append(f"  fate: {summary['best_fate']}")
     else:
-        lines.append(f"no trial reported {summary['metric']!r}" + (" and met every constraint" if summary.get("constraints")
-                     or (summary.get("pareto") or {}).get("constraints") else "") + "; no best config")  # fmt: skip
+        lines.append(
+            f"no trial reported {summary['metric']!r}"
+            + (
+                " and met every constraint"
+                if summary.get("constraints") or (summary.get("pareto") or {}).get("constraints")
+                else ""
+            )
+            + "; no best config"
+        )
     if summary.get("constraints"):
-        lines.append(f"constraints: {', '.join(summary['constraints'])}; {summary['infeasible']} trial(s) broke one and "
-                     "are never the best")  # fmt: skip
+        lines.append(
+            f"constraints: {', '.join(summary['constraints'])}; {summary['infeasible']} trial(s) broke one and "
+            "are never the best"
+        )
     for failure in summary["failed"]:
         # A hung or signal-killed trial's error file holds only Ray's account of its end; the fate says more.
-        where = f" ({failure['error_file']})" if failure.get("error_file") and not failure.get("explained") else ""
+        where = (
+            f" ({failure['error_file']})"
+            if failure.get("error_file") and not failure.get("explained")
+            else ""
+        )
         lines.append(f"failed: {failure['trial_id']}: {failure['error']}{where}")
     for text in summary.get("nonfinite", []):
         lines.append(f"non-finite: trial {text} (such values are never ranked)")
@@ -101,9 +123,12 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
     if summary.get("storage"):  # a full (or refusing) storage stopped it: what to do comes first
         waiting = summary.get("not_started") or 0
         count = f"{summary.get('unfinished', 0) - waiting} trial(s) unfinished" + (
-            f" and {waiting} not started yet" if waiting else "")
-        lines.append(f"stopped: {summary['storage']}; {count}; free space, then continue with: tuner resume "
-                     f"{summary['experiment']}")  # fmt: skip
+            f" and {waiting} not started yet" if waiting else ""
+        )
+        lines.append(
+            f"stopped: {summary['storage']}; {count}; free space, then continue with: tuner resume "
+            f"{summary['experiment']}"
+        )
     elif summary.get("unfinished"):
         how = "stopped" if summary.get("stalled") else "interrupted"
         if summary.get("signal"):
@@ -118,8 +143,13 @@ def format_summary(summary: dict[str, Any]) -> list[str]:
 
 
 # Frames of the machinery a trial runs in (Ray, Python, tuner's own wrappers); a user wants their own code's.
-_MACHINERY = ("/site-packages/ray/", "/dist-packages/ray/", "/lib/python3", "<frozen ",
-              f'"{Path(__file__).resolve().parents[1]}{os.sep}')  # fmt: skip
+_MACHINERY = (
+    "/site-packages/ray/",
+    "/dist-packages/ray/",
+    "/lib/python3",
+    "<frozen ",
+    f'"{Path(__file__).resolve().parents[1]}{os.sep}',
+)
 
 
 def user_traceback(text: str) -> list[str]:
@@ -198,13 +228,16 @@ def render(rows: list[dict[str, Any]], fmt: str, empty: str = "(no trials yet)")
     return "\n".join(line.rstrip() for line in lines)
 
 
-def best_export(experiment: Experiment, pick: str | None = None, weights: str | None = None) -> dict[str, Any]:
+def best_export(
+    experiment: Experiment, pick: str | None = None, weights: str | None = None
+) -> dict[str, Any]:
     """What a training run needs from the sweep: the best config, its metric and checkpoint; or the trial
     ``pick`` names, or the front's trial that ``weights`` (``loss=1,latency_ms=0.02``) prefer."""
     from tuner.errors import UsageError
 
     if pick is not None and weights is not None:
         raise UsageError("--pick and --weights both choose the trial; give one")
+    chosen: TrialRecord | None
     if weights is not None:
         chosen = weighted_pick(experiment, weights)
     elif pick is not None:
@@ -214,7 +247,7 @@ def best_export(experiment: Experiment, pick: str | None = None, weights: str | 
     if chosen is None:
         raise UsageError(f"{experiment.path} has no trial that reported {experiment.metric!r} yet")
     row = chosen.best_row(experiment.metric, experiment.mode) or {}
-    out = {
+    out: dict[str, Any] = {
         "config": unflatten(chosen.config),  # as the trainable reads it
         "metric": experiment.metric,
         "mode": experiment.mode,
@@ -243,13 +276,17 @@ def weighted_pick(experiment: Experiment, weights: str) -> TrialRecord:
 
     names = [o.name for o in experiment.config.objective_list]
     if not experiment.config.several_objectives:
-        raise UsageError(f"--weights chooses among several objectives; {experiment.path} has one ({names[0]})")
+        raise UsageError(
+            f"--weights chooses among several objectives; {experiment.path} has one ({names[0]})"
+        )
     given: dict[str, float] = {}
     for part in weights.split(","):
         name, _, text = part.partition("=")
         name = name.strip()
         if name not in names:
-            raise UsageError(f"--weights {weights!r}: {name!r} is not an objective of this sweep ({', '.join(names)})")
+            raise UsageError(
+                f"--weights {weights!r}: {name!r} is not an objective of this sweep ({', '.join(names)})"
+            )
         try:
             given[name] = float(text)
         except ValueError:

@@ -10,7 +10,12 @@ import math
 from typing import Any
 
 # A trial's fate family (tuner/review/fates.py ``kind``) -> its colour; the best trial has its own.
-FATE_COLOURS = {"completed": "#1f77b4", "stopped early": "#9a9a9a", "errored": "#d62728", "running": "#2ca02c"}
+FATE_COLOURS = {
+    "completed": "#1f77b4",
+    "stopped early": "#9a9a9a",
+    "errored": "#d62728",
+    "running": "#2ca02c",
+}
 BEST_COLOUR = "#ff7f0e"
 CUTOFF_COLOUR = "#d62728"
 

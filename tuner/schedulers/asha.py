@@ -20,7 +20,8 @@ def rungs(max_epochs: int, grace: int = GRACE_PERIOD, eta: int = REDUCTION_FACTO
 class Asha(SchedulerEntry):
     name = "asha"
     summary = "asynchronous successive halving: the worse half stopped at each rung"
-    multi_objective = True  # several objectives: ranked by fronts at each rung (tuner/schedulers/pareto_asha.py)
+    # several objectives: ranked by fronts at each rung (tuner/schedulers/pareto_asha.py)
+    multi_objective = True
 
     def build(self, ctx: SchedulerContext) -> Any:
         from tuner.ray_compat.schedulers import RecordingASHA
@@ -28,13 +29,22 @@ class Asha(SchedulerEntry):
         if ctx.ranked_by_front:
             from tuner.schedulers.pareto_asha import ParetoASHA
 
-            return ParetoASHA(ctx.max_epochs, min(ctx.grace_period, ctx.max_epochs), ctx.reduction_factor,
-                              ctx.objectives or (Objective(ctx.metric, ctx.mode),), ctx.constraints,
-                              fate_log=ctx.fate_log)  # fmt: skip
+            return ParetoASHA(
+                ctx.max_epochs,
+                min(ctx.grace_period, ctx.max_epochs),
+                ctx.reduction_factor,
+                ctx.objectives or (Objective(ctx.metric, ctx.mode),),
+                ctx.constraints,
+                fate_log=ctx.fate_log,
+            )
 
-        return RecordingASHA(time_attr="training_iteration", max_t=ctx.max_epochs, fate_log=ctx.fate_log,
-                             grace_period=min(ctx.grace_period, ctx.max_epochs),
-                             reduction_factor=ctx.reduction_factor)  # fmt: skip
+        return RecordingASHA(
+            time_attr="training_iteration",
+            max_t=ctx.max_epochs,
+            fate_log=ctx.fate_log,
+            grace_period=min(ctx.grace_period, ctx.max_epochs),
+            reduction_factor=ctx.reduction_factor,
+        )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         at = rungs(ctx.max_epochs, ctx.grace_period, ctx.reduction_factor)
@@ -55,7 +65,9 @@ class Asha(SchedulerEntry):
         ]
 
 
-def expected_epochs(num_samples: int, max_epochs: int, grace: int = GRACE_PERIOD, eta: int = REDUCTION_FACTOR) -> int:
+def expected_epochs(
+    num_samples: int, max_epochs: int, grace: int = GRACE_PERIOD, eta: int = REDUCTION_FACTOR
+) -> int:
     """Epochs when each rung passes 1/eta of the trials that reach it."""
     total, alive, start = 0.0, float(num_samples), 0
     for stop in [*rungs(max_epochs, grace, eta), max_epochs]:

@@ -23,7 +23,8 @@ class SchedulerContext:
     params: Mapping[str, Any]
     num_samples: int
     seed: int = 0
-    fate_log: Any = None  # tuner.review.fates.FateLog: where the scheduler writes why it stops or perturbs trials
+    # tuner.review.fates.FateLog: where the scheduler writes why it stops or perturbs trials
+    fate_log: Any = None
     grace_period: int = GRACE_PERIOD  # epochs before the first rung (ASHA) or comparison (median)
     reduction_factor: int = REDUCTION_FACTOR  # 1/eta of the trials at a rung go on (ASHA, HyperBand, BOHB)
     objectives: tuple[Objective, ...] = ()  # several objectives (tuner/objectives.py); empty: metric and mode
@@ -38,8 +39,11 @@ class SchedulerContext:
 def ranking(ctx: SchedulerContext) -> str:
     """How a scheduler ranks trials when it ranks them by fronts, in the plan's words."""
     if len(ctx.objectives) > 1:
-        by = ("fronts of " + ", ".join(map(str, ctx.objectives))
-              + " (non-dominated sorting, crowding distance breaking ties)")  # fmt: skip
+        by = (
+            "fronts of "
+            + ", ".join(map(str, ctx.objectives))
+            + " (non-dominated sorting, crowding distance breaking ties)"
+        )
     else:
         by = f"{ctx.metric} ({ctx.mode})"
     if ctx.constraints:

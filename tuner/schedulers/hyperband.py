@@ -15,8 +15,10 @@ class _Brackets(SchedulerEntry):
     label = ""
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
-        lines = [f"{self.label}: synchronous brackets up to {ctx.max_epochs} epochs, reduction factor "
-                 f"{ctx.reduction_factor}; trials wait (PAUSED) until their bracket reaches each budget"]  # fmt: skip
+        lines = [
+            f"{self.label}: synchronous brackets up to {ctx.max_epochs} epochs, reduction factor "
+            f"{ctx.reduction_factor}; trials wait (PAUSED) until their bracket reaches each budget"
+        ]
         eta = ctx.reduction_factor
         for i, (n, n0, rounds) in enumerate(fill(ctx.num_samples, ctx.max_epochs, eta), 1):
             steps = " -> ".join(f"epoch {r}" for r in rounds)
@@ -38,9 +40,14 @@ class HyperBand(_Brackets):
         from tuner.ray_compat.schedulers import RecordingHyperBand
 
         objectives = ctx.objectives or ((Objective(ctx.metric, ctx.mode),) if ctx.constraints else ())
-        return RecordingHyperBand(time_attr="training_iteration", max_t=ctx.max_epochs,
-                                  reduction_factor=ctx.reduction_factor, fate_log=ctx.fate_log,
-                                  objectives=objectives, constraints=ctx.constraints)  # fmt: skip
+        return RecordingHyperBand(
+            time_attr="training_iteration",
+            max_t=ctx.max_epochs,
+            reduction_factor=ctx.reduction_factor,
+            fate_log=ctx.fate_log,
+            objectives=objectives,
+            constraints=ctx.constraints,
+        )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         lines = super().describe(ctx)
@@ -58,5 +65,9 @@ class Bohb(_Brackets):
     def build(self, ctx: SchedulerContext) -> Any:
         from tuner.ray_compat.schedulers import RecordingBOHB
 
-        return RecordingBOHB(time_attr="training_iteration", max_t=ctx.max_epochs,
-                             reduction_factor=ctx.reduction_factor, fate_log=ctx.fate_log)  # fmt: skip
+        return RecordingBOHB(
+            time_attr="training_iteration",
+            max_t=ctx.max_epochs,
+            reduction_factor=ctx.reduction_factor,
+            fate_log=ctx.fate_log,
+        )

@@ -14,7 +14,8 @@ NEVER_PAUSE = 10**9
 class Median(SchedulerEntry):
     name = "median"
     summary = "median stopping rule: stop a trial worse than the median of the others at the same epoch"
-    multi_objective = True  # several objectives: the worse half by fronts stops (tuner/schedulers/pareto_median.py)
+    # several objectives: the worse half by fronts stops (tuner/schedulers/pareto_median.py)
+    multi_objective = True
 
     def build(self, ctx: SchedulerContext) -> Any:
         from tuner.ray_compat.schedulers import RecordingMedian
@@ -22,19 +23,33 @@ class Median(SchedulerEntry):
         if ctx.ranked_by_front:
             from tuner.schedulers.pareto_median import ParetoMedian
 
-            return ParetoMedian(ctx.grace_period, MIN_SAMPLES, ctx.objectives or (Objective(ctx.metric, ctx.mode),),
-                                ctx.constraints, fate_log=ctx.fate_log)  # fmt: skip
+            return ParetoMedian(
+                ctx.grace_period,
+                MIN_SAMPLES,
+                ctx.objectives or (Objective(ctx.metric, ctx.mode),),
+                ctx.constraints,
+                fate_log=ctx.fate_log,
+            )
 
         # Never pause a trial while too few others have reported (Ray's default "yields time"): a trainable
         # without checkpoints would start over, and the epochs it reports would run backwards.
-        return RecordingMedian(time_attr="training_iteration", grace_period=ctx.grace_period, fate_log=ctx.fate_log,
-                               min_samples_required=MIN_SAMPLES, min_time_slice=NEVER_PAUSE)  # fmt: skip
+        return RecordingMedian(
+            time_attr="training_iteration",
+            grace_period=ctx.grace_period,
+            fate_log=ctx.fate_log,
+            min_samples_required=MIN_SAMPLES,
+            min_time_slice=NEVER_PAUSE,
+        )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         if ctx.ranked_by_front:
-            return [f"median stopping by fronts: from epoch {ctx.grace_period + 1} on, once {MIN_SAMPLES} other trials "
-                    f"have reported an epoch, a trial whose result is in the worse half there stops; the rest run to "
-                    f"{ctx.max_epochs} epochs. Ranked by {ranking(ctx)}"]  # fmt: skip
-        return [f"median stopping: from epoch {ctx.grace_period + 1} on, a trial whose best {ctx.metric} so far is worse "
-                f"than the median of the other trials' running means at that epoch stops (once {MIN_SAMPLES} "
-                f"trials have reported); the rest run to {ctx.max_epochs} epochs"]  # fmt: skip
+            return [
+                f"median stopping by fronts: from epoch {ctx.grace_period + 1} on, once {MIN_SAMPLES} other trials "
+                f"have reported an epoch, a trial whose result is in the worse half there stops; the rest run to "
+                f"{ctx.max_epochs} epochs. Ranked by {ranking(ctx)}"
+            ]
+        return [
+            f"median stopping: from epoch {ctx.grace_period + 1} on, a trial whose best {ctx.metric} so far is worse "
+            f"than the median of the other trials' running means at that epoch stops (once {MIN_SAMPLES} "
+            f"trials have reported); the rest run to {ctx.max_epochs} epochs"
+        ]

@@ -28,8 +28,15 @@ EPOCH = "training_iteration"
 
 
 class ParetoASHA(FIFOScheduler):
-    def __init__(self, max_t: int, grace_period: int, reduction_factor: int, objectives: tuple[Objective, ...],
-                 constraints: tuple[Constraint, ...] = (), fate_log: FateLog | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        max_t: int,
+        grace_period: int,
+        reduction_factor: int,
+        objectives: tuple[Objective, ...],
+        constraints: tuple[Constraint, ...] = (),
+        fate_log: FateLog | None = None,
+    ) -> None:
         super().__init__()
         self.max_t = max_t
         self.eta = reduction_factor
@@ -38,7 +45,8 @@ class ParetoASHA(FIFOScheduler):
         self.fate_log = fate_log
         # milestone -> trial id -> (point, violation, values as reported), highest milestone first as ASHA looks
         self.rungs: dict[int, dict[str, tuple[tuple[float, ...], float, dict[str, float]]]] = {
-            m: {} for m in sorted(rungs(max_t, grace_period, reduction_factor), reverse=True)}  # fmt: skip
+            m: {} for m in sorted(rungs(max_t, grace_period, reduction_factor), reverse=True)
+        }
         self._restored = False
 
     def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
@@ -64,17 +72,31 @@ class ParetoASHA(FIFOScheduler):
         kept, decision = self._decide(trial.trial_id, at)
         if self.fate_log:
             first = self.objectives[0].name
-            self.fate_log.record(trial.trial_id, RUNG, "", {
-                "rung": milestone, "epoch": epoch, "value": values.get(first), "values": values,
-                "violation": violation if math.isfinite(violation) else None, "arrived": len(at) - 1,
-                "place": decision["place"], "of": len(at), "kept": kept})  # fmt: skip
+            self.fate_log.record(
+                trial.trial_id,
+                RUNG,
+                "",
+                {
+                    "rung": milestone,
+                    "epoch": epoch,
+                    "value": values.get(first),
+                    "values": values,
+                    "violation": violation if math.isfinite(violation) else None,
+                    "arrived": len(at) - 1,
+                    "place": decision["place"],
+                    "of": len(at),
+                    "kept": kept,
+                },
+            )
             if not kept:
                 self.fate_log.record(trial.trial_id, STOPPED, self._why(epoch, milestone, result, decision))
         if not kept:
             self.stopped = self.__dict__.get("stopped", 0) + 1
         return TrialScheduler.CONTINUE if kept else TrialScheduler.STOP
 
-    def _decide(self, trial_id: str, at: dict[str, tuple[tuple[float, ...], float, dict[str, float]]]) -> tuple[bool, dict[str, Any]]:
+    def _decide(
+        self, trial_id: str, at: dict[str, tuple[tuple[float, ...], float, dict[str, float]]]
+    ) -> tuple[bool, dict[str, Any]]:
         """Whether ``trial_id`` is in the best 1/eta at its rung, and where it stands there."""
         ids = list(at)
         points = [at[i][0] for i in ids]
@@ -83,7 +105,11 @@ class ParetoASHA(FIFOScheduler):
         keep = max(1, math.ceil(len(ids) / self.eta))
         mine = ids.index(trial_id)
         feasible = [j for j in range(len(ids)) if violation[j] <= 0]
-        beaten = pareto.dominated_by(feasible.index(mine), [points[j] for j in feasible]) if violation[mine] <= 0 else 0
+        beaten = (
+            pareto.dominated_by(feasible.index(mine), [points[j] for j in feasible])
+            if violation[mine] <= 0
+            else 0
+        )
         return place < keep, {"place": place + 1, "keep": keep, "dominated_by": beaten, "of": len(ids)}
 
     def _why(self, epoch: int, milestone: int, result: dict, decision: dict[str, Any]) -> str:
@@ -96,9 +122,11 @@ class ParetoASHA(FIFOScheduler):
         if decision["dominated_by"]:
             n = decision["dominated_by"]
             return f"{head}: dominated by {n} trial{'s' if n > 1 else ''} at the epoch-{milestone} rung"
-        return (f"{head}: on the front at the epoch-{milestone} rung, but only the best {decision['keep']} of "
-                f"{decision['of']} go on and it ranked behind them there (by crowding distance, then "
-                f"{self.objectives[0].name})")  # fmt: skip
+        return (
+            f"{head}: on the front at the epoch-{milestone} rung, but only the best {decision['keep']} of "
+            f"{decision['of']} go on and it ranked behind them there (by crowding distance, then "
+            f"{self.objectives[0].name})"
+        )
 
     def _restore_rungs(self) -> None:
         """A resumed sweep's rungs as they were (Tune saves no scheduler state): from the fate log."""
@@ -113,7 +141,9 @@ class ParetoASHA(FIFOScheduler):
                 values = seen.get("values")
                 if at is None or trial_id in at or not isinstance(values, dict):
                     continue
-                point = tuple(o.as_min(float(values[o.name])) if o.name in values else math.inf for o in self.objectives)
+                point = tuple(
+                    o.as_min(float(values[o.name])) if o.name in values else math.inf for o in self.objectives
+                )
                 violation = seen.get("violation")
                 at[trial_id] = (point, math.inf if violation is None else float(violation), values)
 

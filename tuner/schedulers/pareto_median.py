@@ -24,8 +24,14 @@ EPOCH = "training_iteration"
 
 
 class ParetoMedian(FIFOScheduler):
-    def __init__(self, grace_period: int, min_samples: int, objectives: tuple[Objective, ...],
-                 constraints: tuple[Constraint, ...] = (), fate_log: FateLog | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        grace_period: int,
+        min_samples: int,
+        objectives: tuple[Objective, ...],
+        constraints: tuple[Constraint, ...] = (),
+        fate_log: FateLog | None = None,
+    ) -> None:
         super().__init__()
         self.grace_period, self.min_samples = grace_period, min_samples
         self.objectives, self.constraints = tuple(objectives), tuple(constraints)
@@ -37,7 +43,9 @@ class ParetoMedian(FIFOScheduler):
         if epoch is None:
             return TrialScheduler.CONTINUE
         values = [number(result.get(o.name)) for o in self.objectives]
-        point = tuple(math.inf if v is None else o.as_min(v) for o, v in zip(self.objectives, values, strict=True))
+        point = tuple(
+            math.inf if v is None else o.as_min(v) for o, v in zip(self.objectives, values, strict=True)
+        )
         here = self.at_epoch.setdefault(int(epoch), {})
         here[trial.trial_id] = (point, sum(violations(self.constraints, result)))
         if epoch <= self.grace_period or len(here) - 1 < self.min_samples:
@@ -59,8 +67,11 @@ class ParetoMedian(FIFOScheduler):
         here = self.at_epoch[epoch]
         feasible = [i for i in ids if here[i][1] <= 0]
         beaten = pareto.dominated_by(feasible.index(trial_id), [here[i][0] for i in feasible])
-        where = (f"dominated by {beaten} trial{'s' if beaten != 1 else ''}" if beaten
-                 else f"on the front but ranked behind, by crowding distance, then {self.objectives[0].name}")  # fmt: skip
+        where = (
+            f"dominated by {beaten} trial{'s' if beaten != 1 else ''}"
+            if beaten
+            else f"on the front but ranked behind, by crowding distance, then {self.objectives[0].name}"
+        )
         return f"{head}: in the worse half of the {len(ids)} trials at that epoch by fronts ({where})"
 
     def debug_string(self) -> str:

@@ -36,7 +36,9 @@ def mutations(params: dict[str, Any]) -> dict[str, Any]:
 
 class Pbt(SchedulerEntry):
     name = "pbt"
-    summary = "population based training: the worse quarter copies a better trial's checkpoint and perturbs it"
+    summary = (
+        "population based training: the worse quarter copies a better trial's checkpoint and perturbs it"
+    )
     needs_checkpoints = True
     # PBT explores by perturbing its population; Ray runs it only over random draws.
     requires_searcher = "random"
@@ -52,10 +54,15 @@ class Pbt(SchedulerEntry):
             raise UsageError("pbt has nothing to perturb: the space has no continuous or choice parameter")
         every = interval(ctx.max_epochs)
         return RecordingPBT(
-            time_attr="training_iteration", perturbation_interval=every, burn_in_period=every,
-            hyperparam_mutations=mutable, quantile_fraction=QUANTILE, resample_probability=RESAMPLE_PROBABILITY,
-            log_config=True, fate_log=ctx.fate_log,
-        )  # fmt: skip
+            time_attr="training_iteration",
+            perturbation_interval=every,
+            burn_in_period=every,
+            hyperparam_mutations=mutable,
+            quantile_fraction=QUANTILE,
+            resample_probability=RESAMPLE_PROBABILITY,
+            log_config=True,
+            fate_log=ctx.fate_log,
+        )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         mutable = ", ".join(mutations(dict(ctx.params))) or "(nothing: pbt will refuse this space)"

@@ -26,8 +26,22 @@ AUTO = "auto"  # not an algorithm: the choice among them for a space and budget 
 CHOICES: tuple[str, ...] = (AUTO, *NAMES)
 DEFAULT = AUTO
 
-__all__ = ["AUTO", "CHOICES", "DEFAULT", "NAMES", "REGISTRY", "ParamPlan", "SearchPlan", "SearcherContext", "SearcherEntry", "build_searcher",
-           "describe_domain", "entry", "initial_random_points", "plan_search"]  # fmt: skip
+__all__ = [
+    "AUTO",
+    "CHOICES",
+    "DEFAULT",
+    "NAMES",
+    "REGISTRY",
+    "ParamPlan",
+    "SearchPlan",
+    "SearcherContext",
+    "SearcherEntry",
+    "build_searcher",
+    "describe_domain",
+    "entry",
+    "initial_random_points",
+    "plan_search",
+]
 
 
 def entry(name: str) -> SearcherEntry:
@@ -65,5 +79,3 @@ def _can_search(name: str, param: str, value: Any, seed: int) -> bool:
 def build_searcher(plan: SearchPlan, ctx: SearcherContext) -> Any:
     """The Ray searcher for a plan (see ``SearcherEntry.build``)."""
     return entry(plan.searcher).build(plan, ctx)
-
-

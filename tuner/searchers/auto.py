@@ -19,13 +19,19 @@ from collections.abc import Mapping
 from typing import Any
 
 GP_MAX_PARAMS = 10  # measured up to HPOLib's 9
-GP_MIN_TRIALS = 20  # fewer, and the GP has too few results past its random start to beat TPE (Hartmann, 16 trials)
+# fewer, and the GP has too few results past its random start to beat TPE (Hartmann, 16 trials)
+GP_MIN_TRIALS = 20
 GP_MAX_TRIALS = 100
 STOPS_EARLY = ("asha", "hyperband", "median")
 
 
-def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budgeted: bool = False,
-           objectives: int = 1) -> tuple[str, str]:  # fmt: skip
+def choose(
+    params: Mapping[str, Any],
+    scheduler: str,
+    planned_trials: int,
+    budgeted: bool = False,
+    objectives: int = 1,
+) -> tuple[str, str]:
     """The searcher ``auto`` stands for here, and why (the plan prints it)."""
     from tuner import schedulers, searchers
     from tuner.errors import UsageError
@@ -38,8 +44,10 @@ def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budge
         return entry.requires_searcher, f"--scheduler {scheduler} brings its own"
     grids = [name for name, value in params.items() if is_grid(value)]
     if grids:
-        return "random", (f"{', '.join(grids)} {'is a grid' if len(grids) == 1 else 'are grids'}: every value is "
-                          "crossed with random draws of the others, which only random search does")  # fmt: skip
+        return "random", (
+            f"{', '.join(grids)} {'is a grid' if len(grids) == 1 else 'are grids'}: every value is "
+            "crossed with random draws of the others, which only random search does"
+        )
     try:
         plan = searchers.plan_search(params, "optuna")
     except UsageError:
@@ -47,8 +55,10 @@ def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budge
     searched = [p for p in plan.params if p.treatment in SEARCHED]
     numeric = [p for p in searched if _numeric(p)]
     if objectives > 1:
-        return "optuna", (f"{objectives} objectives: Optuna's multi-objective TPE splits the trials it learns from "
-                          "by fronts (non-dominated sorting) rather than by one value")  # fmt: skip
+        return "optuna", (
+            f"{objectives} objectives: Optuna's multi-objective TPE splits the trials it learns from "
+            "by fronts (non-dominated sorting) rather than by one value"
+        )
     if plan.conditionals:
         names = ", ".join(p.name for p in plan.conditionals)
         return "optuna", f"{names} depends on another parameter, which TPE models as the space is drawn"
@@ -58,8 +68,10 @@ def choose(params: Mapping[str, Any], scheduler: str, planned_trials: int, budge
         return "optuna", "a budget without a trial cap may run many trials, where TPE scales"
     small = len(numeric) == len(searched) and len(searched) <= GP_MAX_PARAMS
     if small and GP_MIN_TRIALS <= planned_trials <= GP_MAX_TRIALS:
-        return "gp", (f"{len(searched)} numeric parameter(s) and {planned_trials} trials that run all their epochs: "
-                      "a Gaussian process places few trials best")  # fmt: skip
+        return "gp", (
+            f"{len(searched)} numeric parameter(s) and {planned_trials} trials that run all their epochs: "
+            "a Gaussian process places few trials best"
+        )
     if len(numeric) < len(searched):
         why = f"{len(searched) - len(numeric)} parameter(s) without an order"
     elif len(searched) > GP_MAX_PARAMS:

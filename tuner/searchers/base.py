@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 from tuner.objectives import Constraint, Objective
 from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points
 
-QUANTILE = "quantile"  # plan_native: this model takes bounded domains, so a normal is searched through its quantile
+# plan_native: this model takes bounded domains, so a normal is searched through its quantile
+QUANTILE = "quantile"
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,8 @@ class SearcherContext:
     num_samples: int  # trials the sweep plans (the random start is sized from it)
     seed: int = 0
     max_concurrent: int | None = None
-    never_wait: bool = False  # a scheduler holds trials until more join (sync brackets): never block on a model
+    # a scheduler holds trials until more join (sync brackets): never block on a model
+    never_wait: bool = False
     generator_only: bool = False  # the scheduler runs over Tune's variant generator only (PBT)
     full_epochs: int | None = None  # a trial that ends before them without an error was stopped early
     objectives: tuple[Objective, ...] = ()  # several objectives (tuner/objectives.py); empty: metric and mode
@@ -46,7 +48,8 @@ class SearcherEntry:
     takes_earlier_results: ClassVar[bool] = False  # --warm-start: the model accepts evaluated points
     models_conditionals: ClassVar[bool] = False  # searches a parameter only where its parent makes it vary
     multi_objective: ClassVar[bool] = False  # models several objectives at once (a front, not one value)
-    takes_constraints: ClassVar[bool] = False  # told which trials broke a --constraint, and keeps away from them
+    # told which trials broke a --constraint, and keeps away from them
+    takes_constraints: ClassVar[bool] = False
 
     def ordered(self, n: int) -> tuple[Any, Any, Any]:
         """How this model sees a choice among ``n`` ordered values: a domain, the index a point decodes to,
@@ -101,8 +104,14 @@ class SearcherEntry:
         inner = self.build_inner(self.space_for(plan), metric, mode, warmup, ctx.seed)
         pruned_below = ctx.full_epochs if self.stopped_as_pruned and len(ctx.objectives) <= 1 else None
         constraints = ctx.constraints if self.takes_constraints else ()
-        return PlannedSearcher(inner, plan, ctx.seed, never_wait=ctx.never_wait, pruned_below=pruned_below,
-                               constraints=constraints)  # fmt: skip
+        return PlannedSearcher(
+            inner,
+            plan,
+            ctx.seed,
+            never_wait=ctx.never_wait,
+            pruned_below=pruned_below,
+            constraints=constraints,
+        )
 
     def space_for(self, plan: SearchPlan) -> Any:
         """What ``build_inner`` models: the plan's searched domains, nested as Ray's searchers take a nested
@@ -119,6 +128,10 @@ class SearcherEntry:
             return f"search plan ({self.name}: {random_first} random configs first, then {self.model}):"
         still_random = max(0, random_first - earlier - 1)
         if not still_random:
-            return f"search plan ({self.name}: {self.model} on the earlier trials, after their best runs again):"
-        return (f"search plan ({self.name}: the earlier best, {still_random} random config(s), then {self.model} on "
-                "these and the earlier trials):")  # fmt: skip
+            return (
+                f"search plan ({self.name}: {self.model} on the earlier trials, after their best runs again):"
+            )
+        return (
+            f"search plan ({self.name}: the earlier best, {still_random} random config(s), then {self.model} on "
+            "these and the earlier trials):"
+        )

@@ -89,5 +89,11 @@ class BayesOpt(SearcherEntry):
 
         from tuner.searchers.bayesopt_points import BayesOptTakingPoints
 
-        return BayesOptTakingPoints(space=BayesOptSearch.convert_search_space(space), metric=metric, mode=mode,
-                                    random_state=seed, random_search_steps=warmup, verbose=0)  # fmt: skip
+        return BayesOptTakingPoints(
+            space=BayesOptSearch.convert_search_space(space),
+            metric=metric,
+            mode=mode,
+            random_state=seed,
+            random_search_steps=warmup,
+            verbose=0,
+        )

@@ -15,9 +15,17 @@ from ray.tune.search.bayesopt import BayesOptSearch
 
 
 class BayesOptTakingPoints(BayesOptSearch):
-    def add_evaluated_point(self, parameters: dict, value: float, error: bool = False, pruned: bool = False,
-                            **kwargs: Any) -> None:  # fmt: skip
-        if not error and not pruned and math.isfinite(value):  # a stopped trial's early loss is no final value
+    def add_evaluated_point(
+        self,
+        parameters: dict,
+        value: float,
+        error: bool = False,
+        pruned: bool = False,
+        intermediate_values: list[float] | None = None,
+    ) -> None:
+        if (
+            not error and not pruned and math.isfinite(value)
+        ):  # a stopped trial's early loss is no final value
             self._register_once(parameters, self._metric_op * value)
 
     def _register_result(self, params: Any, result: dict) -> None:
@@ -26,6 +34,7 @@ class BayesOptTakingPoints(BayesOptSearch):
             self._register_once(params, self._metric_op * value)
 
     def _register_once(self, params: Any, target: float) -> None:
+        assert self.optimizer is not None, "set up by Tune before any result"
         space = self.optimizer.space
         if space._as_array(params) not in space:
             self.optimizer.register(params=params, target=target)

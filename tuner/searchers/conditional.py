@@ -28,7 +28,8 @@ class Branches:
     parent: str
     values: dict[str, list[Any]] = field(default_factory=dict)  # repr(parent value) -> values searched there
     constants: dict[str, Any] = field(default_factory=dict)  # repr(parent value) -> its one value there
-    draws: dict[str, Any] = field(default_factory=dict)  # repr(parent value) -> the traced.Draw searched there
+    # repr(parent value) -> the traced.Draw searched there
+    draws: dict[str, Any] = field(default_factory=dict)
 
     def key(self, child: str, parent_value: Any) -> str:
         """The name a branch is searched under (never a '/', which Ray would read as nesting)."""
@@ -104,8 +105,10 @@ def _what_it_reads(value: Any, params: Mapping[str, Any]) -> str:
         return "it reads the config drawn so far, and tuner could not tell which parameter"
     if read not in params:
         return f"it reads {read!r}, which the space does not define"
-    return (f"it depends on {read}, which is not a tune.choice; tuner searches a parameter that depends on one "
-            "choice, branch by branch")  # fmt: skip
+    return (
+        f"it depends on {read}, which is not a tune.choice; tuner searches a parameter that depends on one "
+        "choice, branch by branch"
+    )
 
 
 class DefineByRun:
@@ -116,7 +119,9 @@ class DefineByRun:
     index order when it is searched through an index, else None).
     """
 
-    def __init__(self, distributions: dict[str, Any], conditionals: list[tuple[str, Branches, list | None]]) -> None:
+    def __init__(
+        self, distributions: dict[str, Any], conditionals: list[tuple[str, Branches, list | None]]
+    ) -> None:
         self.distributions = distributions
         self.conditionals = conditionals
 
@@ -148,8 +153,14 @@ def _suggest(trial: Any, name: str, dist: Any) -> Any:
     raise TypeError(f"no suggestion for {type(dist).__name__}")
 
 
-def decode(child: str, branches: Branches, parent_value: Any, suggestion: Mapping[str, Any], function: Any = None,
-           config: Mapping[str, Any] | None = None) -> Any:  # fmt: skip
+def decode(
+    child: str,
+    branches: Branches,
+    parent_value: Any,
+    suggestion: Mapping[str, Any],
+    function: Any = None,
+    config: Mapping[str, Any] | None = None,
+) -> Any:
     """The child's value in a trial: the searched branch's value, the function run on the branch's searched
     draw (given the trial's ``config``), or the branch's constant."""
     key = repr(plain(parent_value))

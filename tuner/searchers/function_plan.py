@@ -25,7 +25,9 @@ from tuner.searchers.plan import (
 from tuner.searchers.probe import CANNOT_RUN_ALONE, is_number, probe_function, values_text
 
 
-def function_plan(name: str, value: Any, text: str, entry: Planner, seed: int, params: Mapping[str, Any]) -> ParamPlan:
+def function_plan(
+    name: str, value: Any, text: str, entry: Planner, seed: int, params: Mapping[str, Any]
+) -> ParamPlan:
     """How ``entry`` searches the ``sample_from`` parameter ``name`` of a space with ``params`` (module docstring)."""
     values, why = probe_function(value, seed)
     if values is None and why == CANNOT_RUN_ALONE:
@@ -46,10 +48,19 @@ def function_plan(name: str, value: Any, text: str, entry: Planner, seed: int, p
     probed = f"probed: {values_text(values)}"
     if all(is_number(v) for v in values):
         encoded, decode, encode = ordered_index(values, entry)
-        return ParamPlan(name, text, f"{probed}, searched by {entry.name} as an ordered choice", ENCODED,
-                         encoded, decode, encode)  # fmt: skip
+        return ParamPlan(
+            name,
+            text,
+            f"{probed}, searched by {entry.name} as an ordered choice",
+            ENCODED,
+            encoded,
+            decode,
+            encode,
+        )
     plan = entry.plan_domain(name, categorical(values), text)
-    return ParamPlan(name, text, f"{probed}, {plan.how}", plan.treatment, plan.encoded, plan.decode, plan.encode)
+    return ParamPlan(
+        name, text, f"{probed}, {plan.how}", plan.treatment, plan.encoded, plan.decode, plan.encode
+    )
 
 
 def _traced_plan(name: str, value: Any, text: str, entry: Planner, seed: int) -> ParamPlan:
@@ -58,13 +69,22 @@ def _traced_plan(name: str, value: Any, text: str, entry: Planner, seed: int) ->
 
     traced = trace(value, seed)
     if isinstance(traced, str):
-        return ParamPlan(name, text, f"drawn at random, not searched by {entry.name}: {traced}", RANDOM, value)
+        return ParamPlan(
+            name, text, f"drawn at random, not searched by {entry.name}: {traced}", RANDOM, value
+        )
     span = f", values {traced.low:g}…{traced.high:g}" if traced.low is not None else ""
     return _through_draw(name, value, text, entry, traced.draw, ENCODED, span)
 
 
-def _derived_plan(name: str, value: Any, text: str, entry: Planner, seed: int, params: Mapping[str, Any],
-                  why_not_branches: str) -> ParamPlan:  # fmt: skip
+def _derived_plan(
+    name: str,
+    value: Any,
+    text: str,
+    entry: Planner,
+    seed: int,
+    params: Mapping[str, Any],
+    why_not_branches: str,
+) -> ParamPlan:
     """A function of other parameters that are not one choice (``spec.config.alpha * np.random.normal()``):
     searched through its one draw when that draw is the same whatever the others are, its value made from the
     trial's config once the others are decided."""
@@ -75,15 +95,27 @@ def _derived_plan(name: str, value: Any, text: str, entry: Planner, seed: int, p
 
     traced = trace(value, seed, configs=others)
     if isinstance(traced, str):
-        why = traced if why_not_branches.startswith("it depends on") and not traced.startswith("it fails") else why_not_branches
+        why = (
+            traced
+            if why_not_branches.startswith("it depends on") and not traced.startswith("it fails")
+            else why_not_branches
+        )
         return ParamPlan(name, text, f"drawn at random, not searched by {entry.name}: {why}", RANDOM, value)
     if traced.draw is None:
-        return ParamPlan(name, text, "computed from the other parameters in each trial (it draws nothing itself)",
-                         COMPUTED, value, TracedDecode(value, None))  # fmt: skip
+        return ParamPlan(
+            name,
+            text,
+            "computed from the other parameters in each trial (it draws nothing itself)",
+            COMPUTED,
+            value,
+            TracedDecode(value, None),
+        )
     return _through_draw(name, value, text, entry, traced.draw, DERIVED, ", given the other parameters")
 
 
-def _through_draw(name: str, value: Any, text: str, entry: Planner, draw: Any, treatment: str, note: str) -> ParamPlan:
+def _through_draw(
+    name: str, value: Any, text: str, entry: Planner, draw: Any, treatment: str, note: str
+) -> ParamPlan:
     """``value`` searched by ``entry`` through its ``draw``: the model sees the draw's domain as it sees any, the
     function is run on the model's value (``TracedDecode``) and an earlier value found back (``TracedEncode``)."""
     from tuner.searchers.traced import TracedDecode, TracedEncode
@@ -91,10 +123,22 @@ def _through_draw(name: str, value: Any, text: str, entry: Planner, draw: Any, t
     try:
         inner = domain_plan(name, draw.domain(), draw.text(), entry)
     except CannotSearch:
-        return ParamPlan(name, text, f"drawn at random: its draw {draw.text()} cannot be searched by {entry.name}",
-                         RANDOM, value)  # fmt: skip
-    return ParamPlan(name, text, f"follows its draw {draw.text()}{note}: {inner.how}", treatment, inner.encoded,
-                     TracedDecode(value, draw, inner.decode), TracedEncode(value, draw, inner.encode))  # fmt: skip
+        return ParamPlan(
+            name,
+            text,
+            f"drawn at random: its draw {draw.text()} cannot be searched by {entry.name}",
+            RANDOM,
+            value,
+        )
+    return ParamPlan(
+        name,
+        text,
+        f"follows its draw {draw.text()}{note}: {inner.how}",
+        treatment,
+        inner.encoded,
+        TracedDecode(value, draw, inner.decode),
+        TracedEncode(value, draw, inner.encode),
+    )
 
 
 def _draw_others(params: Mapping[str, Any], name: str, rng: Any) -> dict[str, Any]:

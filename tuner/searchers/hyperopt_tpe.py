@@ -19,5 +19,10 @@ class HyperOpt(SearcherEntry):
     def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
         from ray.tune.search.hyperopt import HyperOptSearch
 
-        return HyperOptSearch(space=HyperOptSearch.convert_search_space(space), metric=metric, mode=mode,
-                              n_initial_points=warmup, random_state_seed=seed)  # fmt: skip
+        return HyperOptSearch(
+            space=HyperOptSearch.convert_search_space(space),
+            metric=metric,
+            mode=mode,
+            n_initial_points=warmup,
+            random_state_seed=seed,
+        )

@@ -36,7 +36,7 @@ import json
 import math
 import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import optuna
@@ -125,7 +125,9 @@ class FreshTPE(StartCounted, TPESampler):
     def __init__(self, warmup: int, seed: int | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("multivariate", True)
         kwargs.setdefault("constant_liar", True)
-        with warnings.catch_warnings():  # multivariate, group and constant_liar are 'experimental' in Optuna 5
+        with (
+            warnings.catch_warnings()
+        ):  # multivariate, group and constant_liar are 'experimental' in Optuna 5
             warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
             TPESampler.__init__(self, n_startup_trials=0, seed=seed, **kwargs)
         self._count_from(warmup)
@@ -159,13 +161,16 @@ class FreshTPE(StartCounted, TPESampler):
             return self._random_sampler.sample_independent(study, trial, param_name, param_distribution)
         return TPESampler.sample_independent(self, study, trial, param_name, param_distribution)
 
-    def _sample(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> dict[str, Any]:
+    def _sample(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
         """Optuna's TPE step on the trials as seen at the furthest epoch enough of them reached (with several
         objectives, as they were told: each at its last epoch)."""
         if study._is_multi_objective():
             return TPESampler._sample(self, study, trial, search_space)
         trials = study._get_trials(deepcopy=False, states=(*FINISHED, TrialState.RUNNING), use_cache=False)
-        return TPESampler._sample(self, _StudyAs(study, at_furthest_epoch(trials)), trial, search_space)
+        seen = cast(Study, _StudyAs(study, at_furthest_epoch(trials)))  # a Study where TPE reads its trials
+        return TPESampler._sample(self, seen, trial, search_space)
 
 
 RAN_TO_THE_END = 2**62  # how far a completed trial counts as having got, whatever epochs it reported
@@ -177,7 +182,9 @@ def _reached(trial: FrozenTrial) -> int:
     return max(trial.intermediate_values, default=0)
 
 
-def at_furthest_epoch(trials: list[FrozenTrial], enough: Callable[[int], int] = default_gamma) -> list[FrozenTrial]:
+def at_furthest_epoch(
+    trials: list[FrozenTrial], enough: Callable[[int], int] = default_gamma
+) -> list[FrozenTrial]:
     """``trials`` with every finished one that reached the furthest epoch at least ``enough(n)`` of the ``n``
     finished trials reached shown as completed there, valued at that epoch (its value reported at it or last
     before it); the others (stopped sooner, or still running) as they are. Optuna's TPE then fills its good
@@ -211,7 +218,9 @@ class _StudyAs:
     def __getattr__(self, name: str) -> Any:
         return getattr(self._study, name)
 
-    def _get_trials(self, deepcopy: bool = False, states: Any = None, use_cache: bool = False) -> list[FrozenTrial]:
+    def _get_trials(
+        self, deepcopy: bool = False, states: Any = None, use_cache: bool = False
+    ) -> list[FrozenTrial]:
         return [t for t in self._trials if states is None or t.state in states]
 
 
@@ -238,8 +247,11 @@ class WarpedGP(StartCounted, GPSampler):
         self._space = gp_search_space.SearchSpace(search_space)
         others = [(t, _params_of(t)) for t in self._tried_here(study, trial)]
         others = [(t, p) for t, p in others if search_space.keys() <= p.keys()]
-        self._tried_normalized = (self._space.get_normalized_params([t for t, _ in others], [p for _, p in others])
-                                  if others else None)  # fmt: skip
+        self._tried_normalized = (
+            self._space.get_normalized_params([t for t, _ in others], [p for _, p in others])
+            if others
+            else None
+        )
         return GPSampler.sample_relative(self, study, trial, search_space)
 
     def _sample_relative_impl(
@@ -278,8 +290,9 @@ class WarpedGP(StartCounted, GPSampler):
         return candidates[int(np.argmax(acqf.eval_acqf_no_grad(candidates)))]
 
 
-def _best_untried(acqf: Any, space: Any, tried: np.ndarray | None, start: np.ndarray | None,
-                  rng: np.random.RandomState) -> np.ndarray | None:  # fmt: skip
+def _best_untried(
+    acqf: Any, space: Any, tried: np.ndarray | None, start: np.ndarray | None, rng: np.random.RandomState
+) -> np.ndarray | None:
     """The untried config of a discrete space that scores best: every config where there are at most
     ``GRID_ALL``, else a random ``GRID_SAMPLE`` of them and the best's neighbours, then a climb from the best
     one neighbour at a time while the acquisition rises. None if every config has been tried."""

@@ -23,7 +23,8 @@ class OptunaTPE(SearcherEntry):
     model = "multivariate TPE"
     stopped_as_pruned = True
     takes_earlier_results = True
-    models_conditionals = True  # Optuna's define-by-run: a conditional parameter is asked for where it applies
+    # Optuna's define-by-run: a conditional parameter is asked for where it applies
+    models_conditionals = True
     multi_objective = True  # with several objectives Optuna's TPE splits its good group by fronts (MOTPE)
     takes_constraints = True  # Optuna keeps infeasible trials out of its good group
 
@@ -32,7 +33,8 @@ class OptunaTPE(SearcherEntry):
 
         sampler = value.get_sampler()
         if isinstance(sampler, Quantized) and isinstance(sampler.get_sampler(), LogUniform):
-            return log_quantized(name, value, text, self.name)  # Optuna takes a log domain only without a step
+            # Optuna takes a log domain only without a step
+            return log_quantized(name, value, text, self.name)
         return self.plan_native(name, value, text, normal=QUANTILE)
 
     def space_for(self, plan: Any) -> Any:
@@ -45,7 +47,9 @@ class OptunaTPE(SearcherEntry):
         from tuner.searchers.conditional import DefineByRun
 
         distributions = OptunaSearch.convert_search_space(super().space_for(plan))
-        conditionals = [(p.name, p.branches, plan.parent_values(p.branches.parent)) for p in plan.conditionals]
+        conditionals = [
+            (p.name, p.branches, plan.parent_values(p.branches.parent)) for p in plan.conditionals
+        ]
         return DefineByRun(distributions, conditionals)
 
     def build_inner(self, space: Any, metric: str, mode: str, warmup: int, seed: int) -> Any:

@@ -13,14 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from tuner.errors import UsageError
 from tuner.searchers.probe import is_number
 
 NATIVE, ENCODED, RANDOM, CONSTANT = "native", "encoded", "random", "constant"
 CONDITIONAL = "conditional"  # searched only where its parent makes it vary (tuner/searchers/conditional.py)
-DERIVED = "derived"  # searched through its one draw, its value made from the trial's other parameters (traced.py)
+# searched through its one draw, its value made from the trial's other parameters (traced.py)
+DERIVED = "derived"
 COMPUTED = "computed"  # no draw of its own: its value is made from the trial's other parameters
 SEARCHED = (NATIVE, ENCODED, DERIVED)  # what a model sees as a dimension of its own
 
@@ -28,12 +29,12 @@ SEARCHED = (NATIVE, ENCODED, DERIVED)  # what a model sees as a dimension of its
 class Planner(Protocol):
     """What the plan needs of a searcher entry (tuner/searchers/base.py)."""
 
-    name: str
-    model_based: bool
+    name: ClassVar[str]
+    model_based: ClassVar[bool]
 
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan: ...
 
-    def ordered(self, n: int) -> tuple[Any, Callable[[Any], int]]: ...
+    def ordered(self, n: int) -> tuple[Any, Callable[[Any], int], Callable[[Any], Any]]: ...
 
 
 @dataclass(frozen=True)
@@ -45,8 +46,10 @@ class ParamPlan:
     how: str
     treatment: str
     encoded: Any = None
-    decode: Callable[[Any], Any] | None = None
-    encode: Callable[[Any], Any] | None = None  # a value the space allows -> what the model sees (warm starts)
+    # (searched value) -> config value; DERIVED and COMPUTED take the config too
+    decode: Callable[..., Any] | None = None
+    # a value the space allows -> what the model sees (warm starts)
+    encode: Callable[[Any], Any] | None = None
     branches: Any = None  # a CONDITIONAL parameter's parent and branches (conditional.Branches)
 
 
@@ -128,7 +131,9 @@ class CannotSearch(UsageError):
     def __init__(self, name: str, value: Any, searcher: str, capable: list[str] | None = None) -> None:
         self.param, self.value, self.searcher, self.capable = name, value, searcher, capable
         tail = f"; searchers that can: {', '.join(capable)}" if capable else ""
-        super().__init__(f"parameter {name!r} ({describe_domain(value)}) cannot be searched by {searcher}{tail}")
+        super().__init__(
+            f"parameter {name!r} ({describe_domain(value)}) cannot be searched by {searcher}{tail}"
+        )
 
 
 class NothingToSearch(UsageError):
@@ -139,7 +144,9 @@ def unsupported(name: str, value: Any, searcher: str, capable: list[str] | None 
     return CannotSearch(name, value, searcher, capable)
 
 
-def ordered_index(values: list[Any], planner: Planner) -> tuple[Any, Callable[[Any], Any], Callable[[Any], Any]]:
+def ordered_index(
+    values: list[Any], planner: Planner
+) -> tuple[Any, Callable[[Any], Any], Callable[[Any], Any]]:
     """An ordered encoding of a sorted value list: one number the model sees, decoded to the value.
 
     Every searcher models it as one ordered number (neighbouring values are neighbours), and each value
@@ -255,7 +262,9 @@ class NormalQuantile:
 
         if not is_number(value) or not math.isfinite(value):
             raise ValueError(f"{value!r} is not a number")
-        return min(max(statistics.NormalDist(self.mean, self.sd).cdf(float(value)), QUANTILE_EDGE), 1 - QUANTILE_EDGE)
+        return min(
+            max(statistics.NormalDist(self.mean, self.sd).cdf(float(value)), QUANTILE_EDGE), 1 - QUANTILE_EDGE
+        )
 
 
 def normal_quantile(name: str, value: Any, text: str, searcher: str) -> ParamPlan:
@@ -270,9 +279,18 @@ def normal_quantile(name: str, value: Any, text: str, searcher: str) -> ParamPla
     if isinstance(sampler, Quantized):
         q, sampler = sampler.q, sampler.get_sampler()
     quantile = NormalQuantile(sampler.mean, sampler.sd, q, isinstance(value, Integer))
-    how = f"searched by {searcher} through its quantile (a normal has no bounds; each quantile equally likely)"
-    return ParamPlan(name, text, how, ENCODED, tune.uniform(QUANTILE_EDGE, 1 - QUANTILE_EDGE), quantile.decode,
-                     quantile.encode)  # fmt: skip
+    how = (
+        f"searched by {searcher} through its quantile (a normal has no bounds; each quantile equally likely)"
+    )
+    return ParamPlan(
+        name,
+        text,
+        how,
+        ENCODED,
+        tune.uniform(QUANTILE_EDGE, 1 - QUANTILE_EDGE),
+        quantile.decode,
+        quantile.encode,
+    )
 
 
 class Rounded:
@@ -295,7 +313,9 @@ def log_quantized(name: str, value: Any, text: str, searcher: str) -> ParamPlan:
     q = value.get_sampler().q
     integer = isinstance(value, Integer)
     top = value.upper - 1 if integer else value.upper  # Tune's integer upper bounds are exclusive
-    encoded = tune.lograndint(value.lower, value.upper) if integer else tune.loguniform(value.lower, value.upper)
+    encoded = (
+        tune.lograndint(value.lower, value.upper) if integer else tune.loguniform(value.lower, value.upper)
+    )
     low = math.ceil(value.lower / q) * q
     high = math.floor(top / q) * q
     how = f"searched by {searcher} in log space, rounded to a multiple of {q:g}"
@@ -325,7 +345,11 @@ def _choice_as_index(value: Any) -> tuple[list, str] | None:
 
     if _numeric_choice(value):
         return sorted(value.categories), "an ordered choice"
-    if isinstance(value, Categorical) and len(value.categories) == 2 and len(set(map(repr, value.categories))) == 2:
+    if (
+        isinstance(value, Categorical)
+        and len(value.categories) == 2
+        and len(set(map(repr, value.categories))) == 2
+    ):
         return list(value.categories), "a two-way choice (an index)"
     return None
 

@@ -15,7 +15,8 @@ from tuner.searchers.wrapping import WrappingSearcher
 from tuner.spec import flatten, unflatten
 from tuner.values import plain
 
-BROKEN_BEYOND_MEASURE = 1e12  # the violation told for a constraint metric not reported (Optuna takes no infinity)
+# the violation told for a constraint metric not reported (Optuna takes no infinity)
+BROKEN_BEYOND_MEASURE = 1e12
 
 
 class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
@@ -41,7 +42,12 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
     constraints: tuple[Constraint, ...] = ()
 
     def __init__(
-        self, inner: Searcher, plan: SearchPlan, seed: int, never_wait: bool = False, pruned_below: int | None = None,
+        self,
+        inner: Searcher,
+        plan: SearchPlan,
+        seed: int,
+        never_wait: bool = False,
+        pruned_below: int | None = None,
         constraints: tuple[Constraint, ...] = (),
     ) -> None:
         WrappingSearcher.__init__(self, inner)
@@ -63,12 +69,16 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         if suggestion is None and self.never_wait:
             # The model waits for results that a scheduler holding trials (sync brackets) will only give
             # once more trials join: draw this one at random; its result still teaches the model.
-            suggestion = {p.name: plain(p.encoded.sample(random_state=rng)) for p in self.plan.params
-                          if p.treatment in SEARCHED}  # fmt: skip
+            suggestion = {
+                p.name: plain(p.encoded.sample(random_state=rng))
+                for p in self.plan.params
+                if p.treatment in SEARCHED
+            }
             self._drawn_here[trial_id] = suggestion
         if suggestion is None or suggestion == Searcher.FINISHED:
             return suggestion
-        suggestion = flatten(suggestion)  # Ray's searchers nest a nested space's suggestion; the plan names leaves
+        # Ray's searchers nest a nested space's suggestion; the plan names leaves
+        suggestion = flatten(suggestion)
         self._draws += 1
         again = self._run_again(suggestion)
         config: dict[str, Any] = {}
@@ -85,11 +95,14 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         for p in self.plan.conditionals:  # after their parents, whatever order the space lists them in
             from tuner.searchers.conditional import decode
 
-            config[p.name] = plain(decode(p.name, p.branches, config[p.branches.parent], suggestion, p.encoded, config))
+            config[p.name] = plain(
+                decode(p.name, p.branches, config[p.branches.parent], suggestion, p.encoded, config)
+            )
         for p in self.plan.params:  # made from the others, once they are all decided
-            if p.treatment in (DERIVED, COMPUTED) and p.name not in config:
+            if p.treatment in (DERIVED, COMPUTED) and p.name not in config and p.decode is not None:
                 config[p.name] = plain(p.decode(suggestion.get(p.name), config))
-        return unflatten({name: config[name] for name in (q.name for q in self.plan.params)})  # as the trainable reads it
+        # as the trainable reads it
+        return unflatten({name: config[name] for name in (q.name for q in self.plan.params)})
 
     def _run_again(self, suggestion: dict) -> dict[str, Any]:
         """The earlier config when ``suggestion`` is the one queued to run again (searchers pickled before this
@@ -156,10 +169,12 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             if self._stopped_early(result, error):
                 # Ray's OptunaSearch tells Optuna "pruned" for a completion without the metric; Optuna then
                 # takes the trial's last reported (epoch, value) from what on_trial_result passed on.
-                result = {k: v for k, v in result.items() if k != self.inner.metric}
+                result = {k: v for k, v in (result or {}).items() if k != self.inner.metric}
             self.inner.on_trial_complete(trial_id, result=result, error=error)
             return
-        if self._several:  # drawn while the model waited; Ray's OptunaSearch takes an outside point as one value
+        if (
+            self._several
+        ):  # drawn while the model waited; Ray's OptunaSearch takes an outside point as one value
             return
         value = (result or {}).get(self.inner.metric)
         if value is None or error:
@@ -174,13 +189,16 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         from there: an infeasible trial is never in its good group)."""
         from tuner.objectives import violations
 
-        model_trial = getattr(self.inner, "_ot_trials", {}).get(trial_id)  # Ray's OptunaSearch: id -> Optuna trial
+        # Ray's OptunaSearch: id -> Optuna trial
+        model_trial = getattr(self.inner, "_ot_trials", {}).get(trial_id)
         if model_trial is None:
             return
         for constraint, over in zip(self.constraints, violations(self.constraints, result), strict=True):
             model_trial.set_constraint(str(constraint), min(over, BROKEN_BEYOND_MEASURE))
 
-    def add_observations(self, points: list[tuple[dict[str, Any], Any]], first: tuple[dict[str, Any], Any] | None = None) -> None:
+    def add_observations(
+        self, points: list[tuple[dict[str, Any], Any]], first: tuple[dict[str, Any], Any] | None = None
+    ) -> None:
         """Seed the model with earlier sweeps' trials, already encoded (tuner/launch/warm_start.py ``encode``);
         ``first``, one of them, is run again as the next trial, with its earlier values for the parameters
         drawn at random too."""
@@ -211,8 +229,14 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         with open(checkpoint_path, "rb") as f:
             inner_state = f.read()
         with open(checkpoint_path, "wb") as f:
-            state = {"inner": inner_state, "draws": self._draws, "last": self.last_results, "drawn": self._drawn_here,
-                     "best": self._bests, "again": self.__dict__.get("_again", [])}  # fmt: skip
+            state = {
+                "inner": inner_state,
+                "draws": self._draws,
+                "last": self.last_results,
+                "drawn": self._drawn_here,
+                "best": self._bests,
+                "again": self.__dict__.get("_again", []),
+            }
             pickle.dump(state, f)
 
     def restore(self, checkpoint_path: str) -> None:

@@ -13,7 +13,9 @@ PROBE_MAX_VALUES = 64
 CANNOT_RUN_ALONE = "it cannot run alone"  # it reads the config drawn so far (conditional.py names what)
 
 
-def probe_function(domain: Any, seed: int, config: dict[str, Any] | None = None) -> tuple[list[Any] | None, str]:
+def probe_function(
+    domain: Any, seed: int, config: dict[str, Any] | None = None
+) -> tuple[list[Any] | None, str]:
     """Draw a ``sample_from`` function many times (seeded, the global generator restored after).
 
     Returns its values, sorted where numeric, when it keeps returning the same small set (no new value

@@ -18,7 +18,9 @@ from tuner.values import plain
 
 
 class RandomSearcher(Searcher):
-    def __init__(self, space: dict[str, Any], seed: int, metric: str | None = None, mode: str | None = None) -> None:
+    def __init__(
+        self, space: dict[str, Any], seed: int, metric: str | None = None, mode: str | None = None
+    ) -> None:
         super().__init__(metric=metric, mode=mode)
         self.space, self.seed, self.draws = dict(space), seed, 0
 
@@ -31,7 +33,11 @@ class RandomSearcher(Searcher):
         try:
             config: dict[str, Any] = {}
             for name, value in flatten(self.space).items():
-                config[name] = plain(value.sample(config=unflatten(config), random_state=rng)) if isinstance(value, Domain) else value
+                config[name] = (
+                    plain(value.sample(config=unflatten(config), random_state=rng))
+                    if isinstance(value, Domain)
+                    else value
+                )
             return unflatten(config)  # a nested space's config nested again, as the trainable reads it
         finally:
             np.random.set_state(saved)

@@ -25,7 +25,7 @@ class RandomSearch(SearcherEntry):
 
         if ctx.generator_only or any(is_grid(v) for v in plan.raw_space.values()):
             return BasicVariantGenerator(random_state=ctx.seed, max_concurrent=ctx.max_concurrent or 0)
-        return RandomSearcher(plan.raw_space, ctx.seed, ctx.metric, ctx.mode)
+        return RandomSearcher(dict(plan.raw_space), ctx.seed, ctx.metric, ctx.mode)
 
     def intro(self, num_samples: int, earlier: int = 0) -> str:
         return "search plan (random):"

@@ -52,7 +52,7 @@ class Draw:
         if self.kind in ("normal", "lognormal"):
             from tuner.searchers.plan import NormalQuantile
 
-            drawn = NormalQuantile(*self.args, q=None, integer=False).decode(searched)
+            drawn = NormalQuantile(self.args[0], self.args[1], q=None, integer=False).decode(searched)
             return drawn if self.kind == "normal" else math.exp(drawn)
         if self.kind == "exponential":
             return -self.args[0] * math.log1p(-float(searched))
@@ -129,18 +129,38 @@ def _numpy_draw(name: str, args: tuple, kwargs: dict) -> Draw | None:
         return Draw("exponential", (float(bound.get("scale", 1.0)),))
     if name == "choice":
         population = bound["a"]
-        values = tuple(range(population)) if isinstance(population, int) else tuple(_plain(v) for v in population)
+        values = (
+            tuple(range(population)) if isinstance(population, int) else tuple(_plain(v) for v in population)
+        )
         if bound.get("p") is not None:
             return Draw("weighted", (values, tuple(float(w) for w in bound["p"])))
         return Draw("choice", values)
     return None
 
 
-_NUMPY_ARGS = {"uniform": ("low", "high", "size"), "randint": ("low", "high", "size"), "normal": ("loc", "scale", "size"),
-               "lognormal": ("mean", "sigma", "size"), "exponential": ("scale", "size"),
-               "choice": ("a", "size", "replace", "p")}  # fmt: skip
-NUMPY_FUNCTIONS = ("rand", "random", "random_sample", "ranf", "sample", "uniform", "randint", "normal", "randn",
-                   "standard_normal", "lognormal", "exponential", "choice")  # fmt: skip
+_NUMPY_ARGS = {
+    "uniform": ("low", "high", "size"),
+    "randint": ("low", "high", "size"),
+    "normal": ("loc", "scale", "size"),
+    "lognormal": ("mean", "sigma", "size"),
+    "exponential": ("scale", "size"),
+    "choice": ("a", "size", "replace", "p"),
+}
+NUMPY_FUNCTIONS = (
+    "rand",
+    "random",
+    "random_sample",
+    "ranf",
+    "sample",
+    "uniform",
+    "randint",
+    "normal",
+    "randn",
+    "standard_normal",
+    "lognormal",
+    "exponential",
+    "choice",
+)
 
 
 def _python_draw(name: str, args: tuple, kwargs: dict) -> Draw | None:
@@ -166,8 +186,17 @@ def _python_draw(name: str, args: tuple, kwargs: dict) -> Draw | None:
     return None
 
 
-PYTHON_FUNCTIONS = ("random", "uniform", "randint", "randrange", "choice", "gauss", "normalvariate",
-                    "lognormvariate", "expovariate")  # fmt: skip
+PYTHON_FUNCTIONS = (
+    "random",
+    "uniform",
+    "randint",
+    "randrange",
+    "choice",
+    "gauss",
+    "normalvariate",
+    "lognormvariate",
+    "expovariate",
+)
 
 
 def _uniform(low: float, high: float) -> Draw:
@@ -189,7 +218,10 @@ def _watching(watch: _Watch, function: Any) -> Iterator[None]:
 
     swaps: dict[int, Any] = {}
     targets: list[tuple[Any, str, Any]] = []
-    for module, names, reader in ((np.random, NUMPY_FUNCTIONS, _numpy_draw), (pyrandom, PYTHON_FUNCTIONS, _python_draw)):
+    for module, names, reader in (
+        (np.random, NUMPY_FUNCTIONS, _numpy_draw),
+        (pyrandom, PYTHON_FUNCTIONS, _python_draw),
+    ):
         for name in names:
             original = getattr(module, name, None)
             if original is None:
@@ -260,8 +292,12 @@ def replay(domain: Any, config: dict[str, Any], draw: Any) -> Any:
     return _run(domain, config, _Watch(replay=[draw]))
 
 
-def trace(domain: Any, seed: int, config: dict[str, Any] | None = None,
-          configs: Callable[[Any], dict[str, Any]] | None = None) -> Traced | str:  # fmt: skip
+def trace(
+    domain: Any,
+    seed: int,
+    config: dict[str, Any] | None = None,
+    configs: Callable[[Any], dict[str, Any]] | None = None,
+) -> Traced | str:
     """The one draw a ``sample_from`` function makes, or why it cannot be searched through one, in words a
     user can act on. Runs it ``TRACE_RUNS`` times, seeded, the global generators restored after, on ``config``
     or on a config ``configs`` draws afresh for each run (from a seeded generator it is given)."""
@@ -281,29 +317,41 @@ def trace(domain: Any, seed: int, config: dict[str, Any] | None = None,
         shapes = {tuple(calls) for calls, _, _, _ in runs}
         unfollowed = sorted({c for calls, _, _, _ in runs for c in calls if isinstance(c, str)})
         if unfollowed:
-            return (f"it calls {unfollowed[0]} in a form tuner does not follow (an array, or arguments it cannot "
-                    "read); draw one value per call")  # fmt: skip
+            return (
+                f"it calls {unfollowed[0]} in a form tuner does not follow (an array, or arguments it cannot "
+                "read); draw one value per call"
+            )
         counts = {len(calls) for calls, _, _, _ in runs}
         if counts == {0}:
-            if configs is not None and all(_same(_run(domain, given, _Watch()), output) for _, _, output, given in runs[:20]):
+            if configs is not None and all(
+                _same(_run(domain, given, _Watch()), output) for _, _, output, given in runs[:20]
+            ):
                 return Traced(None)  # no draw of its own: a function of the other parameters
-            return ("its values come from a random source tuner does not follow; draw with numpy.random (uniform, "
-                    "randint, normal, choice...) or Python's random module")  # fmt: skip
+            return (
+                "its values come from a random source tuner does not follow; draw with numpy.random (uniform, "
+                "randint, normal, choice...) or Python's random module"
+            )
         if len(counts) > 1:
             return "it makes a different number of random draws from one call to the next"
         if counts != {1}:
-            return f"it makes {counts.pop()} random draws each time; tuner searches a function through one draw: " \
-                   "make each draw a parameter of its own"
+            return (
+                f"it makes {counts.pop()} random draws each time; tuner searches a function through one draw: "
+                "make each draw a parameter of its own"
+            )
         if len(shapes) > 1:
             kinds = sorted({calls[0].text() for calls, _, _, _ in runs if isinstance(calls[0], Draw)})[:2]
-            return f"its one draw changes from call to call ({' and '.join(kinds)}...): the arguments of its draw " \
-                   "should be fixed"
+            return (
+                f"its one draw changes from call to call ({' and '.join(kinds)}...): the arguments of its draw "
+                "should be fixed"
+            )
         draw = runs[0][0][0]
         assert isinstance(draw, Draw)
         for _, results, output, given in runs[:20]:
             if not _same(replay(domain, given, results[0]), output):
-                return ("its values come from a random source tuner does not follow besides its draw; draw with "
-                        "numpy.random or Python's random module only")  # fmt: skip
+                return (
+                    "its values come from a random source tuner does not follow besides its draw; draw with "
+                    "numpy.random or Python's random module only"
+                )
     except Exception as exc:  # noqa: BLE001 - the user's function failed: say it in a line
         return f"it fails when drawn: {type(exc).__name__}: {exc}"
     finally:
@@ -377,6 +425,8 @@ class TracedEncode:
             else:
                 hi = middle
         found = (lo + hi) / 2
-        if not math.isclose(replay(self.domain, config, self.draw.value(found)), value, rel_tol=1e-6, abs_tol=1e-12):
+        if not math.isclose(
+            replay(self.domain, config, self.draw.value(found)), value, rel_tol=1e-6, abs_tol=1e-12
+        ):
             raise ValueError(f"{value!r} is not a value this function gives")
         return found  # the uniform's own value, or the quantile the model sees for the other kinds

@@ -19,7 +19,9 @@ def figure_html(fig: Any) -> str:
     """A figure as the page embeds it (plotly's script is inlined once, at the top of the page)."""
     if fig is None:
         return "<p class=note>Not enough results yet.</p>"
-    return fig.to_html(include_plotlyjs=False, full_html=False, config={"displaylogo": False, "displayModeBar": False})
+    return fig.to_html(
+        include_plotlyjs=False, full_html=False, config={"displaylogo": False, "displayModeBar": False}
+    )
 
 
 def history(experiment: Experiment, scored: list[TrialRecord]) -> Any:
@@ -33,9 +35,11 @@ def history(experiment: Experiment, scored: list[TrialRecord]) -> Any:
     if not trials:
         return None
     better = min if mode == "min" else max
-    bests = [t.best(metric, mode) for t in trials]
+    bests = [t.scored(metric, mode) for t in trials]
     so_far = [better(bests[: i + 1]) for i in range(len(bests))]
-    events = sorted((when, v) for t in trials for when, row in t.times() if (v := number(row.get(metric))) is not None)
+    events = sorted(
+        (when, v) for t in trials for when, row in t.times() if (v := number(row.get(metric))) is not None
+    )
     start = events[0][0]
     scale, unit = (60.0, "minutes") if events[-1][0] - start >= 120 else (1.0, "seconds")
     by_time, best = [], None
@@ -44,19 +48,55 @@ def history(experiment: Experiment, scored: list[TrialRecord]) -> Any:
         by_time.append(((when - start) / scale, best))
     fig = make_subplots(rows=1, cols=2, subplot_titles=("against trials", "against wall time"))
     xs = list(range(1, len(trials) + 1))
-    fig.add_trace(go.Scatter(x=xs, y=bests, mode="markers", name="each trial's best", marker={"color": "#9a9a9a"},
-                             hovertext=[t.trial_id for t in trials], hoverinfo="text+y"), row=1, col=1)  # fmt: skip
-    fig.add_trace(go.Scatter(x=xs, y=so_far, mode="lines+markers", line_shape="hv", name="best so far",
-                             legendgroup="best", line={"color": BEST_COLOUR}), row=1, col=1)  # fmt: skip
-    fig.add_trace(go.Scatter(x=[x for x, _ in by_time], y=[y for _, y in by_time], mode="lines+markers",
-                             line_shape="hv", name="best so far", legendgroup="best", showlegend=False,
-                             line={"color": BEST_COLOUR}, marker={"size": 4}), row=1, col=2)  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=bests,
+            mode="markers",
+            name="each trial's best",
+            marker={"color": "#9a9a9a"},
+            hovertext=[t.trial_id for t in trials],
+            hoverinfo="text+y",
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=xs,
+            y=so_far,
+            mode="lines+markers",
+            line_shape="hv",
+            name="best so far",
+            legendgroup="best",
+            line={"color": BEST_COLOUR},
+        ),
+        row=1,
+        col=1,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=[x for x, _ in by_time],
+            y=[y for _, y in by_time],
+            mode="lines+markers",
+            line_shape="hv",
+            name="best so far",
+            legendgroup="best",
+            showlegend=False,
+            line={"color": BEST_COLOUR},
+            marker={"size": 4},
+        ),
+        row=1,
+        col=2,
+    )
     fig.update_xaxes(title_text="trials, in the order they were made", row=1, col=1)
     fig.update_xaxes(title_text=f"{unit} since the first result", row=1, col=2)
     fig.update_yaxes(title_text=f"best {metric} so far (trials' bests)", row=1, col=1)
     fig.update_yaxes(title_text=f"best {metric} reported so far", row=1, col=2)
     if events[-1][0] - start < 2:  # Ray stamps results to the second: within one, only the order is sure
-        fig.update_xaxes(title_text="seconds since the first result (all within about a second)", row=1, col=2)
+        fig.update_xaxes(
+            title_text="seconds since the first result (all within about a second)", row=1, col=2
+        )
     fig.update_layout(height=380, margin={"t": 40})
     return fig
 
@@ -85,14 +125,24 @@ def curves(experiment: Experiment) -> Any:
         if stopped:  # its × nudged sideways, so the many trials stopped at one rung do not hide each other
             xs[-1] += _nudge(trial.trial_id)
         symbols = ["circle"] * (len(points) - 1) + ["x" if stopped else "circle"]
-        fig.add_trace(go.Scatter(
-            x=xs, y=[p[1] for p in points], mode="lines+markers", name=label,
-            legendgroup=label, showlegend=label not in shown,
-            line={"color": BEST_COLOUR if is_best else FATE_COLOURS[family], "width": 4 if is_best else 1.5},
-            marker={"symbol": symbols, "size": [6] * (len(points) - 1) + [10 if stopped else 6]},
-            customdata=[p[0] for p in points], hovertext=f"{trial.trial_id}: {trial.fate}",
-            hovertemplate="%{hovertext}<br>epoch %{customdata}: %{y:.4g}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=[p[1] for p in points],
+                mode="lines+markers",
+                name=label,
+                legendgroup=label,
+                showlegend=label not in shown,
+                line={
+                    "color": BEST_COLOUR if is_best else FATE_COLOURS[family],
+                    "width": 4 if is_best else 1.5,
+                },
+                marker={"symbol": symbols, "size": [6] * (len(points) - 1) + [10 if stopped else 6]},
+                customdata=[p[0] for p in points],
+                hovertext=f"{trial.trial_id}: {trial.fate}",
+                hovertemplate="%{hovertext}<br>epoch %{customdata}: %{y:.4g}<extra></extra>",
+            )
+        )
         shown.add(label)
     if not fig.data:
         return None
@@ -111,14 +161,27 @@ def _mark_cutoffs(fig: Any, experiment: Experiment) -> None:
 
     marks = []
     for trial in experiment.trials:
-        stop = next((e for e in trial.rungs if "keep" not in e and not e.get("kept") and e.get("cutoff") is not None),
-                    None)  # fmt: skip
+        stop = next(
+            (e for e in trial.rungs if "keep" not in e and not e.get("kept") and e.get("cutoff") is not None),
+            None,
+        )
         if stop is not None:
-            marks.append((stop["epoch"] + _nudge(trial.trial_id), float(stop["cutoff"]), trial.trial_id, stop))
+            marks.append(
+                (stop["epoch"] + _nudge(trial.trial_id), float(stop["cutoff"]), trial.trial_id, stop)
+            )
     if not marks:
         return
-    fig.add_trace(go.Scatter(x=[m[0] for m in marks], y=[m[1] for m in marks], mode="markers",
-                             name="cutoff that stopped it", marker={"symbol": "line-ew-open", "size": 16,
-                                                                    "line": {"width": 2, "color": CUTOFF_COLOUR}},
-                             hovertext=[f"{m[2]} stopped at rung {m[3]['rung']}: {m[3]['value']:.4g} against cutoff "
-                                        f"{m[1]:.4g}" for m in marks], hoverinfo="text"))  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=[m[0] for m in marks],
+            y=[m[1] for m in marks],
+            mode="markers",
+            name="cutoff that stopped it",
+            marker={"symbol": "line-ew-open", "size": 16, "line": {"width": 2, "color": CUTOFF_COLOUR}},
+            hovertext=[
+                f"{m[2]} stopped at rung {m[3]['rung']}: {m[3]['value']:.4g} against cutoff {m[1]:.4g}"
+                for m in marks
+            ],
+            hoverinfo="text",
+        )
+    )

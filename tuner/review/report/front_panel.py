@@ -44,24 +44,28 @@ def section(experiment: Experiment) -> str:
     on_front = {p.trial.trial_id for p in best}
     two = len(objectives) == 2
     figure = scatter(objectives, found, best) if two else parallel(objectives, found, on_front)
-    return "\n".join([
-        f"<p>{html.escape(counts_line(experiment, found, on_front))}</p>",
-        figure_html(figure),
-        f"<p class=note>{html.escape(reading_note(objectives, bool(experiment.config.constraint_list)))}</p>",
-        front_table(objectives, best),
-        "<h3>Hypervolume over time</h3>",
-        figure_html(hypervolume_figure(experiment)),
-        f"<p class=note>{html.escape(hypervolume_note(experiment))}</p>",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            f"<p>{html.escape(counts_line(experiment, found, on_front))}</p>",
+            figure_html(figure),
+            f"<p class=note>{html.escape(reading_note(objectives, bool(experiment.config.constraint_list)))}</p>",
+            front_table(objectives, best),
+            "<h3>Hypervolume over time</h3>",
+            figure_html(hypervolume_figure(experiment)),
+            f"<p class=note>{html.escape(hypervolume_note(experiment))}</p>",
+        ]
+    )
 
 
 def counts_line(experiment: Experiment, found: list[pareto_front.Point], on_front: set[str]) -> str:
     """How many trials early stopping removed and how many are on the front, in one sentence."""
     stopped = [t for t in experiment.trials if kind(t.fate) == STOPPED]
     stopped_on_front = sum(1 for t in stopped if t.trial_id in on_front)
-    line = (f"Early stopping removed {len(stopped)} of {len(experiment.trials)} trials before their last epoch; "
-            f"{len(on_front)} trial{'' if len(on_front) == 1 else 's'} "
-            f"{'is' if len(on_front) == 1 else 'are'} on the Pareto front")  # fmt: skip
+    line = (
+        f"Early stopping removed {len(stopped)} of {len(experiment.trials)} trials before their last epoch; "
+        f"{len(on_front)} trial{'' if len(on_front) == 1 else 's'} "
+        f"{'is' if len(on_front) == 1 else 'are'} on the Pareto front"
+    )
     if stopped_on_front == 1:
         line += " (1 of them was stopped early: there with the values it had then)"
     elif stopped_on_front:
@@ -82,10 +86,12 @@ def reading_note(objectives: list[Objective], constrained: bool) -> str:
             f"{'left' if objectives[0].mode == 'min' else 'right'} and "
             f"{'bottom' if objectives[1].mode == 'min' else 'top'}"
         )
-        return (f"Each trial at its last epoch that reported both objectives. The better corner is {corner}; the "
-                "staircase is the edge of what the front dominates: a front trial is at least as good on both "
-                "as any trial beyond it. Hollow: stopped early (its values are from the epoch it stopped at). "
-                f"Faded: dominated.{broken}")  # fmt: skip
+        return (
+            f"Each trial at its last epoch that reported both objectives. The better corner is {corner}; the "
+            "staircase is the edge of what the front dominates: a front trial is at least as good on both "
+            "as any trial beyond it. Hollow: stopped early (its values are from the epoch it stopped at). "
+            f"Faded: dominated.{broken}"
+        )
     return (
         "One line a trial, at its last epoch that reported every objective; each axis has its better end at "
         "the top, so no other trial's line is above a front trial's on every axis. Dotted: stopped early."
@@ -101,8 +107,12 @@ def hover(p: pareto_front.Point, objectives: list[Objective]) -> str:
     """A trial's hover text: id and fate, its values, the epoch they are from, its config, what it breaks."""
     values = " · ".join(f"{o.name} {p.values[o.name]:.4g}" for o in objectives)
     config = ", ".join(f"{k}={show(v)}" for k, v in sorted(p.trial.config.items()))
-    lines = [f"<b>{_text(p.trial.trial_id)}</b>: {_text(p.trial.fate)}", _text(values), f"epoch {p.epoch}",
-             _text(config)]  # fmt: skip
+    lines = [
+        f"<b>{_text(p.trial.trial_id)}</b>: {_text(p.trial.fate)}",
+        _text(values),
+        f"epoch {p.epoch}",
+        _text(config),
+    ]
     lines += [_text(b) for b in p.broken]  # "latency_ms 5 breaks latency_ms>=8"
     return "<br>".join(lines)
 
@@ -129,8 +139,9 @@ def symbol(p: pareto_front.Point, on_front: set[str]) -> str:
     return ("diamond" if p.trial.trial_id in on_front else "circle") + hollow
 
 
-def staircase(best: list[pareto_front.Point], objectives: list[Objective],
-              found: list[pareto_front.Point]) -> tuple[list[float], list[float]]:  # fmt: skip
+def staircase(
+    best: list[pareto_front.Point], objectives: list[Objective], found: list[pareto_front.Point]
+) -> tuple[list[float], list[float]]:
     """The edge of what the front dominates, as (x, y) vertices: from the worst y seen down to the first front
     point, a step at each next one, out to the worst x seen. Built where less is better, shown in real units."""
     first, second = objectives
@@ -157,24 +168,47 @@ def scatter(
     fig = go.Figure()
     if best:
         xs, ys = staircase(best, objectives, found)
-        fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name="the front's edge", hoverinfo="skip",
-                                 line={"color": BEST_COLOUR, "width": 2, "dash": "dot"}))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                name="the front's edge",
+                hoverinfo="skip",
+                line={"color": BEST_COLOUR, "width": 2, "dash": "dot"},
+            )
+        )
     groups: dict[str, list[pareto_front.Point]] = {}
     for p in found:
         groups.setdefault(group(p, on_front), []).append(p)
     for label in sorted(groups, key=lambda g: (g != FRONT, g == BROKEN, g)):
         members = groups[label]
         colours = [BEST_COLOUR if label == FRONT else FATE_COLOURS[kind(p.trial.fate)] for p in members]
-        fig.add_trace(go.Scatter(
-            x=[p.values[first.name] for p in members], y=[p.values[second.name] for p in members],
-            mode="markers", name=label, hovertext=[hover(p, objectives) for p in members],
-            hovertemplate="%{hovertext}<extra></extra>",
-            marker={"symbol": [symbol(p, on_front) for p in members], "color": colours,
-                    "size": 14 if label == FRONT else 10, "opacity": 1.0 if label == FRONT else FADED,
-                    "line": {"width": 2, "color": colours}},
-        ))  # fmt: skip
-    fig.update_layout(height=480, margin={"t": 20}, xaxis_title=axis_title(first), yaxis_title=axis_title(second),
-                      legend={"itemsizing": "constant"}, hoverlabel={"align": "left"})  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=[p.values[first.name] for p in members],
+                y=[p.values[second.name] for p in members],
+                mode="markers",
+                name=label,
+                hovertext=[hover(p, objectives) for p in members],
+                hovertemplate="%{hovertext}<extra></extra>",
+                marker={
+                    "symbol": [symbol(p, on_front) for p in members],
+                    "color": colours,
+                    "size": 14 if label == FRONT else 10,
+                    "opacity": 1.0 if label == FRONT else FADED,
+                    "line": {"width": 2, "color": colours},
+                },
+            )
+        )
+    fig.update_layout(
+        height=480,
+        margin={"t": 20},
+        xaxis_title=axis_title(first),
+        yaxis_title=axis_title(second),
+        legend={"itemsizing": "constant"},
+        hoverlabel={"align": "left"},
+    )
     return fig
 
 
@@ -201,25 +235,45 @@ def parallel(objectives: list[Objective], found: list[pareto_front.Point], on_fr
         label = group(p, on_front)
         is_front = label == FRONT
         colour = BEST_COLOUR if is_front else FATE_COLOURS[kind(p.trial.fate)]
-        fig.add_trace(go.Scatter(
-            x=list(range(len(axes))), y=[a.positions[i] for a in axes], mode="lines+markers", name=label,
-            legendgroup=label, showlegend=label not in shown, opacity=1.0 if is_front else FADED,
-            line={"color": colour, "width": 4 if is_front else 1.5,
-                  "dash": "dot" if kind(p.trial.fate) == STOPPED else "solid"},
-            marker={"symbol": symbol(p, on_front), "size": 9 if is_front else 6, "color": colour},
-            hovertext=hover(p, objectives), hovertemplate="%{hovertext}<extra></extra>",
-        ))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=list(range(len(axes))),
+                y=[a.positions[i] for a in axes],
+                mode="lines+markers",
+                name=label,
+                legendgroup=label,
+                showlegend=label not in shown,
+                opacity=1.0 if is_front else FADED,
+                line={
+                    "color": colour,
+                    "width": 4 if is_front else 1.5,
+                    "dash": "dot" if kind(p.trial.fate) == STOPPED else "solid",
+                },
+                marker={"symbol": symbol(p, on_front), "size": 9 if is_front else 6, "color": colour},
+                hovertext=hover(p, objectives),
+                hovertemplate="%{hovertext}<extra></extra>",
+            )
+        )
         shown.add(label)
     for x, axis in enumerate(axes):
         fig.add_shape(type="line", x0=x, x1=x, y0=0, y1=1, line={"color": "#555", "width": 1}, layer="below")
         fig.add_annotation(x=x, y=1.08, text=f"<b>{html.escape(axis.label)}</b>", showarrow=False)
         for y, text in axis.ticks:
-            fig.add_annotation(x=x, y=y, text=text, showarrow=False, xanchor="left", xshift=4, font={"size": 10},
-                               bgcolor="rgba(255,255,255,0.85)")  # fmt: skip
+            fig.add_annotation(
+                x=x,
+                y=y,
+                text=text,
+                showarrow=False,
+                xanchor="left",
+                xshift=4,
+                font={"size": 10},
+                bgcolor="rgba(255,255,255,0.85)",
+            )
     fig.update_xaxes(visible=False, range=[-0.3, len(axes) - 0.5])
     fig.update_yaxes(visible=False, range=[-0.05, 1.15])
-    fig.update_layout(height=460, margin={"t": 30, "l": 20, "r": 20}, plot_bgcolor="white",
-                      hoverlabel={"align": "left"})  # fmt: skip
+    fig.update_layout(
+        height=460, margin={"t": 30, "l": 20, "r": 20}, plot_bgcolor="white", hoverlabel={"align": "left"}
+    )
     return fig
 
 
@@ -230,11 +284,21 @@ def hypervolume_figure(experiment: Experiment) -> Any:
     over_time = pareto_front.hypervolume_over_time(experiment)
     if not over_time:
         return None
-    fig = go.Figure(go.Scatter(x=[t for t, _ in over_time], y=[v for _, v in over_time], mode="lines+markers",
-                               line_shape="hv", name="hypervolume", line={"color": BEST_COLOUR},
-                               marker={"size": 4}, hovertemplate="%{x:.3g} s: %{y:.4g}<extra></extra>"))  # fmt: skip
-    fig.update_layout(height=320, margin={"t": 20}, xaxis_title="seconds since the sweep started",
-                      yaxis_title="hypervolume")  # fmt: skip
+    fig = go.Figure(
+        go.Scatter(
+            x=[t for t, _ in over_time],
+            y=[v for _, v in over_time],
+            mode="lines+markers",
+            line_shape="hv",
+            name="hypervolume",
+            line={"color": BEST_COLOUR},
+            marker={"size": 4},
+            hovertemplate="%{x:.3g} s: %{y:.4g}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=320, margin={"t": 20}, xaxis_title="seconds since the sweep started", yaxis_title="hypervolume"
+    )
     return fig
 
 
@@ -244,18 +308,22 @@ def hypervolume_note(experiment: Experiment) -> str:
         return "No feasible trial yet: nothing dominates any volume."
     objectives = experiment.config.objective_list
     where = ", ".join(f"{o.name} {o.as_min(r):.4g}" for o, r in zip(objectives, ref, strict=True))
-    return (f"The volume of objective space the trials' latest results dominate, up to a reference point a tenth "
-            f"beyond the worst feasible values ({where}). It rises as the front improves (and dips where a trial's "
-            "next epoch is worse than its last: each trial counts with its latest result); a flat end says the "
-            "last trials found nothing better on any trade-off.")  # fmt: skip
+    return (
+        f"The volume of objective space the trials' latest results dominate, up to a reference point a tenth "
+        f"beyond the worst feasible values ({where}). It rises as the front improves (and dips where a trial's "
+        "next epoch is worse than its last: each trial counts with its latest result); a flat end says the "
+        "last trials found nothing better on any trade-off."
+    )
 
 
 def front_table(objectives: list[Objective], best: list[pareto_front.Point]) -> str:
     """The front, best first by the first objective: trial, each objective, epoch, config, fate."""
     if not best:
         return "<p class=note>No trial meets every constraint yet: the front is empty.</p>"
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in ["trial", *map(axis_title, objectives), "epoch",
-                                                           "config", "fate"])  # fmt: skip
+    head = "".join(
+        f"<th>{html.escape(c)}</th>"
+        for c in ["trial", *map(axis_title, objectives), "epoch", "config", "fate"]
+    )
     rows = []
     for p in best:
         config = ", ".join(f"{k}={show(v)}" for k, v in sorted(p.trial.config.items()))

@@ -29,13 +29,27 @@ def build(experiment: Experiment, refresh_s: float | None = None) -> str:
     metric, mode = experiment.metric, experiment.mode
     objectives = experiment.config.objective_list if experiment.config.several_objectives else []
     parts = [
-        ("best", f"The best trial by {metric}" if objectives else "The best trial",
-         _best_section(experiment)),
-        ("scheduler", f"The scheduler ({experiment.config.scheduler}): what it decided and what it saved",
-         _scheduler_section(experiment)),
+        (
+            "best",
+            f"The best trial by {metric}" if objectives else "The best trial",
+            _best_section(experiment),
+        ),
+        (
+            "scheduler",
+            f"The scheduler ({experiment.config.scheduler}): what it decided and what it saved",
+            _scheduler_section(experiment),
+        ),
         ("history", "Best so far", figure_html(history(experiment, _scored(experiment)))),
-        ("curves", f"Learning curves ({metric} per epoch, coloured by fate)", figure_html(curves(experiment))),
-        ("parallel", "Parameters, fate and the metric", figure_html(parallel(experiment, _scored(experiment)))),
+        (
+            "curves",
+            f"Learning curves ({metric} per epoch, coloured by fate)",
+            figure_html(curves(experiment)),
+        ),
+        (
+            "parallel",
+            "Parameters, fate and the metric",
+            figure_html(parallel(experiment, _scored(experiment))),
+        ),
         ("importance", "Parameter importance", _importance_section(experiment)),
         ("fates", "Every trial, best first", _fates_table(experiment)),
     ]
@@ -46,20 +60,31 @@ def build(experiment: Experiment, refresh_s: float | None = None) -> str:
     replays = _replays_section(experiment)
     if replays:
         parts.append(("replays", "Under other schedulers (tuner replay)", replays))
-    body = "\n".join(f'<section id="{key}"><h2>{html.escape(title)}</h2>\n{content}</section>' for key, title, content in parts)
+    body = "\n".join(
+        f'<section id="{key}"><h2>{html.escape(title)}</h2>\n{content}</section>'
+        for key, title, content in parts
+    )
     aims = [(o.name, o.mode) for o in objectives] or [(metric, mode)]
     shown = ", ".join(f"{name} ({'lowest' if aim == 'min' else 'highest'} is best)" for name, aim in aims)
     title = f"{experiment.config.name}: {len(experiment.trials)} trials, {shown}"
-    live = ""
+    live: tuple[str, str] | None = None
     if refresh_s:
         import time
 
-        live = (f'<meta http-equiv="refresh" content="{int(refresh_s)}">', f'<p class=live>Live: the sweep is running; '
-                f'this page is rewritten every {int(refresh_s)} s and reloads itself (last written '
-                f'{time.strftime("%H:%M:%S")}). The final page replaces it when the sweep ends.</p>')  # fmt: skip
-    return PAGE.format(title=html.escape(title), plotly=plotly.offline.get_plotlyjs(), body=body,
-                       settings=html.escape(_settings_line(experiment)), refresh=live[0] if live else "",
-                       live=live[1] if live else "")  # fmt: skip
+        live = (
+            f'<meta http-equiv="refresh" content="{int(refresh_s)}">',
+            f"<p class=live>Live: the sweep is running; "
+            f"this page is rewritten every {int(refresh_s)} s and reloads itself (last written "
+            f"{time.strftime('%H:%M:%S')}). The final page replaces it when the sweep ends.</p>",
+        )
+    return PAGE.format(
+        title=html.escape(title),
+        plotly=plotly.offline.get_plotlyjs(),
+        body=body,
+        settings=html.escape(_settings_line(experiment)),
+        refresh=live[0] if live else "",
+        live=live[1] if live else "",
+    )
 
 
 def _scheduler_section(experiment: Experiment) -> str:
@@ -70,8 +95,10 @@ def _scheduler_section(experiment: Experiment) -> str:
 
 def _settings_line(experiment: Experiment) -> str:
     c = experiment.config
-    return (f"{experiment.path} · scheduler {c.scheduler}, searcher {c.searcher}, {c.num_samples or 'budgeted'} trials of up to "
-            f"{c.max_epochs} epochs, seed {c.seed}")  # fmt: skip
+    return (
+        f"{experiment.path} · scheduler {c.scheduler}, searcher {c.searcher}, {c.num_samples or 'budgeted'} trials of up to "
+        f"{c.max_epochs} epochs, seed {c.seed}"
+    )
 
 
 def _scored(experiment: Experiment) -> list[TrialRecord]:
@@ -84,7 +111,10 @@ def _best_section(experiment: Experiment) -> str:
         return f"<p class=note>No trial has reported {html.escape(experiment.metric)} yet.</p>"
     row = best.best_row(experiment.metric, experiment.mode) or {}
     value = best.best(experiment.metric, experiment.mode)
-    items = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_show(v))}</td></tr>" for k, v in best.config.items())
+    items = "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_show(v))}</td></tr>"
+        for k, v in best.config.items()
+    )
     checkpoint = experiment.best_checkpoint(best) or "(none kept)"
     return (
         f"<p><b>Trial {html.escape(best.trial_id)}</b>: {html.escape(experiment.metric)} <b>{value:.4g}</b> at epoch "
@@ -101,8 +131,10 @@ def _importance_section(experiment: Experiment) -> str:
     trials = _scored(experiment)
     found = importance(experiment, trials)
     if not found:
-        return ("<p class=note>Needs at least 4 trials that reached the same epoch and a parameter that varies."
-                "</p>")  # fmt: skip
+        return (
+            "<p class=note>Needs at least 4 trials that reached the same epoch and a parameter that varies."
+            "</p>"
+        )
     scores, epoch, reached = found
     from tuner.review.report.params import comparison_epoch
 
@@ -110,20 +142,31 @@ def _importance_section(experiment: Experiment) -> str:
     names = list(scores)[::-1]
     labels = [f"{n}: {direction(experiment, compared, n, epoch)}" for n in names]
     fig = go.Figure(go.Bar(x=[scores[n] for n in names], y=labels, orientation="h"))
-    fig.update_layout(height=120 + 30 * len(names), margin={"t": 20, "l": 20},
-                      xaxis_title=f"share of the variance of {experiment.metric} at epoch {epoch} explained")  # fmt: skip
+    fig.update_layout(
+        height=120 + 30 * len(names),
+        margin={"t": 20, "l": 20},
+        xaxis_title=f"share of the variance of {experiment.metric} at epoch {epoch} explained",
+    )
     fig.update_yaxes(automargin=True)
     metric = html.escape(experiment.metric)
     values = [value_at(t, experiment.metric, epoch) for t in compared]
     left_out = len(trials) - reached
-    which = (f"The {reached} trials that reached epoch {epoch} are compared there"
-             + (f"; {left_out} stopped earlier are left out (their early values are no rival to later ones)"
-                if left_out else "") + ".")  # fmt: skip
-    note = (f"<p class=note>{which} Epoch {epoch} is the last epoch at least half the trials reached; {metric} "
-            f"there ranged {min(values):.4g} to {max(values):.4g}. fANOVA (Optuna's FanovaImportanceEvaluator): a random "
-            f"forest fitted to each trial's config and {metric} at that epoch, the variance of its prediction split by "
-            "parameter; beside each, which way it helps where the trials show it. With few trials, read it as a "
-            "hint.</p>")  # fmt: skip
+    which = (
+        f"The {reached} trials that reached epoch {epoch} are compared there"
+        + (
+            f"; {left_out} stopped earlier are left out (their early values are no rival to later ones)"
+            if left_out
+            else ""
+        )
+        + "."
+    )
+    note = (
+        f"<p class=note>{which} Epoch {epoch} is the last epoch at least half the trials reached; {metric} "
+        f"there ranged {min(values):.4g} to {max(values):.4g}. fANOVA (Optuna's FanovaImportanceEvaluator): a random "
+        f"forest fitted to each trial's config and {metric} at that epoch, the variance of its prediction split by "
+        "parameter; beside each, which way it helps where the trials show it. With few trials, read it as a "
+        "hint.</p>"
+    )
     return figure_html(fig) + note
 
 
@@ -140,11 +183,14 @@ def fate_rows(experiment: Experiment) -> list[dict[str, Any]]:
     rows = []
     for trial in experiment.ranked():
         best_row = trial.best_row(metric, mode) or {}
-        row: dict[str, Any] = {"#": made[trial.trial_id], "trial": trial.trial_id,
-                               **{p: trial.config.get(p) for p in params},
-                               f"best {metric}": trial.best(metric, mode),
-                               "at epoch": int(float(best_row["training_iteration"])) if best_row else None,
-                               "epochs": trial.epochs}  # fmt: skip
+        row: dict[str, Any] = {
+            "#": made[trial.trial_id],
+            "trial": trial.trial_id,
+            **{p: trial.config.get(p) for p in params},
+            f"best {metric}": trial.best(metric, mode),
+            "at epoch": int(float(best_row["training_iteration"])) if best_row else None,
+            "epochs": trial.epochs,
+        }
         for name in others:
             row[f"{name} at best epoch"] = cell(best_row.get(name))
         row["fate"] = trial.fate
@@ -160,7 +206,8 @@ def _fates_table(experiment: Experiment) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = "".join(
         f'<tr class="{kind(str(row.get("fate", ""))).replace(" ", "-")}">'
-        + "".join(f"<td>{html.escape(_show(row.get(c)))}</td>" for c in columns) + "</tr>"
+        + "".join(f"<td>{html.escape(_show(row.get(c)))}</td>" for c in columns)
+        + "</tr>"
         for row in rows
     )
     return f"<table class=fates><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
@@ -180,17 +227,22 @@ def _replays_section(experiment: Experiment) -> str:
         name = w.title
         base = w.baseline_epochs if w.baseline_epochs is not None else w.used_epochs
         low = "at least " if w.cut_short else ""
-        rows.append(f"<tr><td>{html.escape(name)}</td><td>{low}{w.epochs} of {base}"
-                    f"{'' if w.cut_short else saving(w.epochs, base)}</td><td>{low}{format_seconds(w.seconds)} of "
-                    f"{format_seconds(w.used_seconds)}{'' if w.cut_short else saving(w.seconds, w.used_seconds)}</td>"
-                    f"<td>{'kept' if w.best_kept else 'lost'}</td><td>{len(w.stopped)}</td></tr>")  # fmt: skip
+        rows.append(
+            f"<tr><td>{html.escape(name)}</td><td>{low}{w.epochs} of {base}"
+            f"{'' if w.cut_short else saving(w.epochs, base)}</td><td>{low}{format_seconds(w.seconds)} of "
+            f"{format_seconds(w.used_seconds)}{'' if w.cut_short else saving(w.seconds, w.used_seconds)}</td>"
+            f"<td>{'kept' if w.best_kept else 'lost'}</td><td>{len(w.stopped)}</td></tr>"
+        )
         lines = "\n".join(describe(w, experiment.config.scheduler))
-        details.append(f"<details><summary>{html.escape(name)}</summary><pre>{html.escape(lines)}</pre></details>")
-    note = ("<p class=note>Each row plays this sweep's own learning curves, with the time each epoch took, through "
-            "another scheduler on a simulated clock. The sweep's own time is simulated the same way (its scheduler, "
-            "the same trials at once), not read off the clock, so both columns compare like for like.</p>")  # fmt: skip
+        details.append(
+            f"<details><summary>{html.escape(name)}</summary><pre>{html.escape(lines)}</pre></details>"
+        )
+    note = (
+        "<p class=note>Each row plays this sweep's own learning curves, with the time each epoch took, through "
+        "another scheduler on a simulated clock. The sweep's own time is simulated the same way (its scheduler, "
+        "the same trials at once), not read off the clock, so both columns compare like for like.</p>"
+    )
     return f"<table class=replays>{head}{''.join(rows)}</table>{note}{''.join(details)}"
-
 
 
 PAGE = """<!DOCTYPE html>

@@ -44,7 +44,11 @@ def axis_for(label: str, values: list[Any], choices: bool = True) -> Axis:
             lo, hi = math.log10(low), math.log10(high)
             place = [(math.log10(v) - lo) / (hi - lo) for v in numbers]
             decades = [e for e in range(math.ceil(lo), math.floor(hi) + 1)]
-            marks = [(0.0, f"{low:.3g}"), *(((e - lo) / (hi - lo), f"{10.0**e:g}") for e in decades), (1.0, f"{high:.3g}")]
+            marks = [
+                (0.0, f"{low:.3g}"),
+                *(((e - lo) / (hi - lo), f"{10.0**e:g}") for e in decades),
+                (1.0, f"{high:.3g}"),
+            ]
             return Axis(f"{label} (log)", place, _apart(marks))
         span = (high - low) or 1.0
         place = [(v - low) / span for v in numbers]
@@ -91,9 +95,11 @@ def parallel(experiment: Experiment, trials: list[TrialRecord]) -> Any:
         values = [t.config.get(name) for t in trials]
         if len({show(v) for v in values}) > 1:
             axes.append(axis_for(name, values))
-    scores = [t.best(metric, mode) for t in trials]
+    scores = [t.scored(metric, mode) for t in trials]
     fates = [kind(t.fate) for t in trials]
-    if len(set(fates)) > 1:  # each fate a band, its trials spread inside it by their score, so lines stay apart
+    if (
+        len(set(fates)) > 1
+    ):  # each fate a band, its trials spread inside it by their score, so lines stay apart
         fate_axis = _categories("fate", fates, sorted(set(fates)))
         rank = {i: r for r, i in enumerate(sorted(range(len(trials)), key=lambda i: scores[i]))}
         band = 0.6 / max(len(set(fates)), 2)
@@ -101,8 +107,10 @@ def parallel(experiment: Experiment, trials: list[TrialRecord]) -> Any:
         def inside(p: float) -> float:  # the bands kept within the axis
             return band / 2 + p * (1 - band)
 
-        fate_axis.positions = [inside(p) + band * (rank[i] / max(len(trials) - 1, 1) - 0.5)
-                               for i, p in enumerate(fate_axis.positions)]  # fmt: skip
+        fate_axis.positions = [
+            inside(p) + band * (rank[i] / max(len(trials) - 1, 1) - 0.5)
+            for i, p in enumerate(fate_axis.positions)
+        ]
         fate_axis.ticks = [(inside(p), text) for p, text in fate_axis.ticks]
         axes.append(fate_axis)
     axes.append(axis_for(f"best {metric} (any epoch)", scores, choices=False))
@@ -113,20 +121,50 @@ def parallel(experiment: Experiment, trials: list[TrialRecord]) -> Any:
         share = (scores[i] - low) / ((high - low) or 1.0)
         colour = plotly.colors.sample_colorscale("Viridis", [1 - share if mode == "min" else share])[0]
         is_best = best is not None and trial.trial_id == best.trial_id
-        fig.add_trace(go.Scatter(x=list(range(len(axes))), y=[a.positions[i] for a in axes], mode="lines",
-                                 line={"color": BEST_COLOUR if is_best else colour, "width": 4 if is_best else 1.5},
-                                 opacity=1.0 if is_best else 0.7, showlegend=False, hoverinfo="text",
-                                 hovertext=f"{trial.trial_id}: best {metric} {scores[i]:.4g}; {trial.fate}"))  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=list(range(len(axes))),
+                y=[a.positions[i] for a in axes],
+                mode="lines",
+                line={"color": BEST_COLOUR if is_best else colour, "width": 4 if is_best else 1.5},
+                opacity=1.0 if is_best else 0.7,
+                showlegend=False,
+                hoverinfo="text",
+                hovertext=f"{trial.trial_id}: best {metric} {scores[i]:.4g}; {trial.fate}",
+            )
+        )
     for x, axis in enumerate(axes):
         fig.add_shape(type="line", x0=x, x1=x, y0=0, y1=1, line={"color": "#555", "width": 1}, layer="above")
         fig.add_annotation(x=x, y=1.08, text=f"<b>{axis.label}</b>", showarrow=False)
         for y, text in axis.ticks:
-            fig.add_annotation(x=x, y=y, text=text, showarrow=False, xanchor="left", xshift=4, font={"size": 10},
-                               bgcolor="rgba(255,255,255,0.85)")  # fmt: skip
+            fig.add_annotation(
+                x=x,
+                y=y,
+                text=text,
+                showarrow=False,
+                xanchor="left",
+                xshift=4,
+                font={"size": 10},
+                bgcolor="rgba(255,255,255,0.85)",
+            )
     key = "Viridis_r" if mode == "min" else "Viridis"  # the best end of the scale is yellow either way
-    fig.add_trace(go.Scatter(x=[None], y=[None], mode="markers", showlegend=False, hoverinfo="skip",
-                             marker={"colorscale": key, "cmin": low, "cmax": high, "color": [low], "showscale": True,
-                                     "colorbar": {"title": f"best {metric}", "thickness": 12}}))  # fmt: skip
+    fig.add_trace(
+        go.Scatter(
+            x=[None],
+            y=[None],
+            mode="markers",
+            showlegend=False,
+            hoverinfo="skip",
+            marker={
+                "colorscale": key,
+                "cmin": low,
+                "cmax": high,
+                "color": [low],
+                "showscale": True,
+                "colorbar": {"title": f"best {metric}", "thickness": 12},
+            },
+        )
+    )
     fig.update_xaxes(visible=False, range=[-0.3, len(axes) - 0.5])
     fig.update_yaxes(visible=False, range=[-0.05, 1.15])
     fig.update_layout(height=440, margin={"t": 30, "l": 20, "r": 20}, plot_bgcolor="white")
@@ -153,28 +191,38 @@ def importance(experiment: Experiment, trials: list[TrialRecord]) -> tuple[dict[
     """fANOVA importance (Optuna's evaluator) of each varying parameter for the metric at the comparison
     epoch, with that epoch and how many trials reached it; None with fewer than 4 or nothing varying."""
     import optuna
-    from optuna.distributions import CategoricalDistribution, FloatDistribution
+    from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution
     from optuna.importance import FanovaImportanceEvaluator
 
     epoch, reached = comparison_epoch(experiment, trials)
-    names = [n for n in sorted({k for t in reached for k in t.config}) if len({show(t.config.get(n)) for t in reached}) > 1]
+    names = [
+        n
+        for n in sorted({k for t in reached for k in t.config})
+        if len({show(t.config.get(n)) for t in reached}) > 1
+    ]
     if len(reached) < 4 or not names:
         return None
-    distributions = {}
+    distributions: dict[str, BaseDistribution] = {}
     for name in names:
         values = [t.config.get(name) for t in reached]
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
-            low, high = float(min(values)), float(max(values))
+        numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(numbers) == len(values):
+            low, high = min(numbers), max(numbers)
             distributions[name] = FloatDistribution(low, high, log=low > 0 and high / low >= LOG_SPAN)
         else:
             distributions[name] = CategoricalDistribution(sorted({show(v) for v in values}))
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="minimize" if experiment.mode == "min" else "maximize")
     for t in reached:
-        params = {n: (float(t.config[n]) if isinstance(distributions[n], FloatDistribution) else show(t.config[n]))
-                  for n in names}  # fmt: skip
-        study.add_trial(optuna.trial.create_trial(params=params, distributions=distributions,
-                                                  value=value_at(t, experiment.metric, epoch)))  # fmt: skip
+        params = {
+            n: (float(t.config[n]) if isinstance(distributions[n], FloatDistribution) else show(t.config[n]))
+            for n in names
+        }
+        study.add_trial(
+            optuna.trial.create_trial(
+                params=params, distributions=distributions, value=value_at(t, experiment.metric, epoch)
+            )
+        )
     scores = optuna.importance.get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=0))
     return scores, epoch, len(reached)
 

@@ -24,25 +24,35 @@ def section(experiment: Experiment) -> str:
     if experiment.config.scheduler == "fifo":
         from tuner.review.replays import saved
 
-        where = ("the replays at the end of this page" if saved(experiment)
-                 else f"'tuner replay {experiment.path} --scheduler asha'")  # fmt: skip
-        parts.append(f"<p class=note>What early stopping would have saved here: see {html.escape(where)}.</p>")
+        where = (
+            "the replays at the end of this page"
+            if saved(experiment)
+            else f"'tuner replay {experiment.path} --scheduler asha'"
+        )
+        parts.append(
+            f"<p class=note>What early stopping would have saved here: see {html.escape(where)}.</p>"
+        )
     events = _events(experiment)
     if events:
         from tuner.review.report.curves import figure_html
 
         config = experiment.config
         if config.several_objectives or config.constraints:
-            by = ", ".join(map(str, config.objective_list)) + (f"; bounds {', '.join(config.constraints)}"
-                                                                  if config.constraints else "")  # fmt: skip
-            parts.append(f"<p class=note>Each rung decided by fronts of {html.escape(by)}; this view plots "
-                         f"{html.escape(experiment.metric)} only, so a trial may go on with a worse value there for "
-                         "its other objectives (the reasons table and the front above say which).</p>")  # fmt: skip
+            by = ", ".join(map(str, config.objective_list)) + (
+                f"; bounds {', '.join(config.constraints)}" if config.constraints else ""
+            )
+            parts.append(
+                f"<p class=note>Each rung decided by fronts of {html.escape(by)}; this view plots "
+                f"{html.escape(experiment.metric)} only, so a trial may go on with a worse value there for "
+                "its other objectives (the reasons table and the front above say which).</p>"
+            )
         parts.append(figure_html(rung_figure(experiment, events)))
         parts.append(_reasons_table(experiment, events))
     elif experiment.config.scheduler in ("asha", "hyperband", "bohb"):
-        parts.append("<p class=note>No rung comparisons were recorded (a sweep made before tuner recorded them, or "
-                     "no trial reached the first rung).</p>")  # fmt: skip
+        parts.append(
+            "<p class=note>No rung comparisons were recorded (a sweep made before tuner recorded them, or "
+            "no trial reached the first rung).</p>"
+        )
     return "\n".join(parts)
 
 
@@ -58,8 +68,10 @@ def settings_lines(experiment: Experiment) -> list[str]:
         lines += [line.strip() for line in plan[start + 1 :] if line.startswith("  bracket")]
     else:  # a sweep made before its plan was kept
         c = experiment.config
-        lines = [f"{c.scheduler}: up to {c.max_epochs} epochs a trial, reduction factor {c.reduction_factor}, grace "
-                 f"period {c.grace_period}"]  # fmt: skip
+        lines = [
+            f"{c.scheduler}: up to {c.max_epochs} epochs a trial, reduction factor {c.reduction_factor}, grace "
+            f"period {c.grace_period}"
+        ]
     reported = [t for t in experiment.trials if t.rows]
     at_once = experiment.at_once() or (trials_at_once(reported) if reported else 0)
     return [*lines, f"{len(experiment.trials)} trials, at most {at_once} running at once"]
@@ -75,24 +87,32 @@ def savings_line(experiment: Experiment) -> str:
         return "No trial has reported yet."
     ran = sum(t.epochs for t in trials)
     full = len(trials) * max_epochs
-    seconds = [float(r["time_this_iter_s"]) for t in trials for r in t.rows if _number(r.get("time_this_iter_s"))]
+    seconds = [
+        float(r["time_this_iter_s"]) for t in trials for r in t.rows if _number(r.get("time_this_iter_s"))
+    ]
     per_epoch = sum(seconds) / len(seconds) if seconds else 0.0
     saved = max(full - ran, 0)
     if experiment.config.scheduler == "fifo":
         return f"No early stopping: FIFO runs every trial to max epochs ({ran} epochs in all)."
-    line = (f"Trials ran {ran} epochs; every trial to max epochs would have been {full}: early stopping saved {saved} "
-            f"epochs ({saved / full:.0%})")  # fmt: skip
+    line = (
+        f"Trials ran {ran} epochs; every trial to max epochs would have been {full}: early stopping saved {saved} "
+        f"epochs ({saved / full:.0%})"
+    )
     if per_epoch:
         line += f", about {format_seconds(saved * per_epoch)} of trial time at {format_seconds(per_epoch)} an epoch"
     line += "."
     if experiment.config.scheduler == "asha":
-        line += (" ASHA runs more than ideal halving would: the first trials to reach a rung go on before it has a "
-                 "cutoff, and a trial that arrives while few have goes on against few.")  # fmt: skip
+        line += (
+            " ASHA runs more than ideal halving would: the first trials to reach a rung go on before it has a "
+            "cutoff, and a trial that arrives while few have goes on against few."
+        )
     return line
 
 
 def _events(experiment: Experiment) -> list[dict[str, Any]]:
-    return [{**r, "trial": t.trial_id} for t in experiment.trials for r in t.rungs if r.get("value") is not None]
+    return [
+        {**r, "trial": t.trial_id} for t in experiment.trials for r in t.rungs if r.get("value") is not None
+    ]
 
 
 def reason(event: dict[str, Any], experiment: Experiment) -> str:
@@ -102,8 +122,10 @@ def reason(event: dict[str, Any], experiment: Experiment) -> str:
     value = event["value"]
     if "keep" in event:  # a HyperBand or BOHB round
         verdict = "kept" if event["kept"] else "stopped"
-        return (f"{verdict}: {value:.4g} {'among' if event['kept'] else 'not among'} the best {event['keep']} of "
-                f"{event['of']} in bracket {event.get('bracket', '?')} at epoch {event['rung']}")  # fmt: skip
+        return (
+            f"{verdict}: {value:.4g} {'among' if event['kept'] else 'not among'} the best {event['keep']} of "
+            f"{event['of']} in bracket {event.get('bracket', '?')} at epoch {event['rung']}"
+        )
     cutoff = event.get("cutoff")
     if cutoff is None:
         return f"first at rung {event['rung']}: no cutoff yet"
@@ -119,28 +141,57 @@ def rung_figure(experiment: Experiment, events: list[dict[str, Any]]) -> Any:
     from plotly.subplots import make_subplots
 
     rungs = sorted({e["rung"] for e in events})
-    fig = make_subplots(rows=1, cols=len(rungs), subplot_titles=[f"rung at epoch {r}" for r in rungs],
-                        shared_yaxes=True)  # fmt: skip
+    fig = make_subplots(
+        rows=1, cols=len(rungs), subplot_titles=[f"rung at epoch {r}" for r in rungs], shared_yaxes=True
+    )
     for col, rung in enumerate(rungs, 1):
         at = sorted((e for e in events if e["rung"] == rung), key=lambda e: (e.get("arrived", 0), e["trial"]))
         xs = list(range(1, len(at) + 1))
-        for kept, name, symbol, colour in ((True, "went on", "circle", "#1f77b4"),
-                                           (False, "stopped here", "x", "#888888")):  # fmt: skip
+        for kept, name, symbol, colour in (
+            (True, "went on", "circle", "#1f77b4"),
+            (False, "stopped here", "x", "#888888"),
+        ):
             idx = [i for i, e in enumerate(at) if bool(e["kept"]) == kept]
-            fig.add_trace(go.Scatter(x=[xs[i] for i in idx], y=[at[i]["value"] for i in idx], mode="markers",
-                                     name=name, legendgroup=name, showlegend=col == 1,
-                                     marker={"symbol": symbol, "size": 9, "color": colour},
-                                     hovertext=[f"{at[i]['trial']}: {reason(at[i], experiment)}" for i in idx],
-                                     hoverinfo="text"), row=1, col=col)  # fmt: skip
+            fig.add_trace(
+                go.Scatter(
+                    x=[xs[i] for i in idx],
+                    y=[at[i]["value"] for i in idx],
+                    mode="markers",
+                    name=name,
+                    legendgroup=name,
+                    showlegend=col == 1,
+                    marker={"symbol": symbol, "size": 9, "color": colour},
+                    hovertext=[f"{at[i]['trial']}: {reason(at[i], experiment)}" for i in idx],
+                    hoverinfo="text",
+                ),
+                row=1,
+                col=col,
+            )
         cut = [(x, e.get("cutoff")) for x, e in zip(xs, at, strict=True) if e.get("cutoff") is not None]
         if cut:  # each arrival's own cutoff, a tick on its marker
-            fig.add_trace(go.Scatter(x=[x for x, _ in cut], y=[c for _, c in cut], mode="markers",
-                                     name="cutoff it met", legendgroup="cutoff", showlegend=col == 1,
-                                     marker={"symbol": "line-ew-open", "size": 18, "color": CUTOFF_COLOUR,
-                                             "line": {"width": 2, "color": CUTOFF_COLOUR}},
-                                     hovertext=[f"cutoff {c:.4g}" for _, c in cut], hoverinfo="text"),
-                          row=1, col=col)  # fmt: skip
-        fig.update_xaxes(title_text="arrival order at this rung", row=1, col=col, dtick=1 if len(at) <= 20 else None)
+            fig.add_trace(
+                go.Scatter(
+                    x=[x for x, _ in cut],
+                    y=[c for _, c in cut],
+                    mode="markers",
+                    name="cutoff it met",
+                    legendgroup="cutoff",
+                    showlegend=col == 1,
+                    marker={
+                        "symbol": "line-ew-open",
+                        "size": 18,
+                        "color": CUTOFF_COLOUR,
+                        "line": {"width": 2, "color": CUTOFF_COLOUR},
+                    },
+                    hovertext=[f"cutoff {c:.4g}" for _, c in cut],
+                    hoverinfo="text",
+                ),
+                row=1,
+                col=col,
+            )
+        fig.update_xaxes(
+            title_text="arrival order at this rung", row=1, col=col, dtick=1 if len(at) <= 20 else None
+        )
     fig.update_yaxes(title_text=f"{experiment.metric} at the rung", row=1, col=1)
     fig.update_layout(height=380, margin={"t": 50})
     return fig
@@ -149,11 +200,13 @@ def rung_figure(experiment: Experiment, events: list[dict[str, Any]]) -> Any:
 def _reasons_table(experiment: Experiment, events: list[dict[str, Any]]) -> str:
     rows = sorted(events, key=lambda e: (e["rung"], e.get("arrived", 0), e["trial"]))
     body = "".join(
-        f"<tr class=\"{'kept' if e['kept'] else 'stopped-early'}\"><td>{e['rung']}</td><td>{html.escape(e['trial'])}"
+        f'<tr class="{"kept" if e["kept"] else "stopped-early"}"><td>{e["rung"]}</td><td>{html.escape(e["trial"])}'
         f"</td><td>{e['value']:.4g}</td><td>{html.escape(reason(e, experiment))}</td></tr>"
         for e in rows
     )
-    head = f"<tr><th>rung (epoch)</th><th>trial</th><th>{html.escape(experiment.metric)}</th><th>why</th></tr>"
+    head = (
+        f"<tr><th>rung (epoch)</th><th>trial</th><th>{html.escape(experiment.metric)}</th><th>why</th></tr>"
+    )
     return f"<details><summary>Every comparison, with its reason</summary><table class=rungs>{head}{body}</table></details>"
 
 
