@@ -131,6 +131,15 @@ def test_classes_pickled_under_their_old_module_names_still_load():
     assert pickle.loads(b"ctuner.fates\nFateLog\n.") is FateLog
 
 
+@pytest.mark.parametrize("old", sorted(__import__("tuner.moved").moved.MOVED))
+def test_every_old_module_name_answers_with_the_module_now_holding_it(old):
+    import importlib
+
+    from tuner.moved import MOVED
+
+    assert importlib.import_module(old) is importlib.import_module(MOVED[old])
+
+
 def test_the_review_package_imports_neither_ray_nor_torch_nor_the_launch_path():
     import subprocess
     import sys
