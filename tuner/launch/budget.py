@@ -27,6 +27,7 @@ from tuner import storage
 from tuner.limits import EPOCHS, GPU_HOURS, WALL, Budget
 from tuner.review.experiment import SPENT_FILE
 from tuner.review.experiment import SPENT_SIDECAR as SIDECAR
+from tuner.review.fates import DecisionLog
 
 log = logging.getLogger(__name__)
 OPEN = ("RUNNING", "PENDING", "PAUSED")
@@ -93,7 +94,7 @@ class BudgetWatch(Callback):
         self,
         folder: str,
         budget: str | None,
-        fate_log: Any = None,
+        fate_log: DecisionLog | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.folder = folder

@@ -21,6 +21,7 @@ from typing import Any
 
 from ray.tune import Callback
 
+from tuner.review.fates import DecisionLog
 from tuner.storage import here
 
 CRASH_FILE = "crash.txt"
@@ -127,7 +128,7 @@ def last_failure_of(text: str) -> str:
 class CrashNamer(Callback):
     """Records the fate of each trial whose process died, as Tune reports it (a retry included)."""
 
-    def __init__(self, folder: str | None, fate_log: Any) -> None:
+    def __init__(self, folder: str | None, fate_log: DecisionLog | None) -> None:
         self.folder = folder  # the experiment as a local path; None for a bucket
         self.fate_log = fate_log
         self._oom_kills = oom_kill_count()

@@ -19,7 +19,7 @@ from typing import Any
 
 from ray.tune import Callback
 
-from tuner.review.fates import STORAGE, refusal
+from tuner.review.fates import STORAGE, DecisionLog, refusal
 from tuner.storage import here
 
 # bytes kept free on the storage: the last state and a round of results and checkpoints
@@ -77,7 +77,7 @@ def mib(size: float) -> str:
 class StorageWatch(Callback):
     """Stops the sweep in order when the storage runs short of space or refuses a write (module docstring)."""
 
-    def __init__(self, folder: str | None, experiment: str, fate_log: Any = None) -> None:
+    def __init__(self, folder: str | None, experiment: str, fate_log: DecisionLog | None = None) -> None:
         self.folder = folder  # the experiment as a local path; None for a bucket
         self.experiment = experiment
         self.fate_log = fate_log

@@ -19,6 +19,7 @@ from tuner.errors import StorageRefused, TunerError, UsageError
 from tuner.launch import forms
 from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
 from tuner.review.experiment import PLAN_FILE
+from tuner.review.fates import DecisionLog
 from tuner.settings import SweepConfig, save_config
 
 log = logging.getLogger(__name__)
@@ -246,7 +247,7 @@ def watched_metrics(cfg: SweepConfig) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def guards(cfg: SweepConfig, folder: str, fate_log: Any) -> list[Any]:
+def guards(cfg: SweepConfig, folder: str, fate_log: DecisionLog) -> list[Any]:
     """What makes a sweep end on its own and say why trials ended: hung trials stopped, deaths named, the
     budget counted, a full storage met with an orderly stop."""
     from tuner.launch import disk

@@ -20,6 +20,7 @@ from typing import Any
 from ray.tune import Callback
 
 from tuner.limits import TrialTimeout, format_seconds
+from tuner.review.fates import DecisionLog
 from tuner.storage import here
 
 log = logging.getLogger(__name__)
@@ -32,7 +33,7 @@ class HungTrialWatch(Callback):
     def __init__(
         self,
         timeout: TrialTimeout,
-        fate_log: Any = None,
+        fate_log: DecisionLog | None = None,
         clock: Callable[[], float] = time.monotonic,
         folder: str | None = None,
     ) -> None:

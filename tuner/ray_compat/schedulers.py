@@ -27,7 +27,7 @@ from ray.tune.schedulers import (
 from ray.tune.schedulers.hyperband import _Bracket
 
 from tuner.objectives import Constraint, Objective
-from tuner.review.fates import PERTURBED, RUNG, STOPPED, FateLog
+from tuner.review.fates import PERTURBED, RUNG, STOPPED, DecisionLog
 
 
 def _less_is_better(scheduler: Any) -> bool:
@@ -41,7 +41,7 @@ class RecordingASHA(ASHAScheduler):
     with empty rungs, so its first trials go on against no cutoff at all. The comparisons written down in the
     fate log are put back in the rungs when the resumed ASHA takes its first trial (one bracket, tuner's)."""
 
-    def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, fate_log: DecisionLog | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
 
@@ -127,7 +127,7 @@ class RecordingASHA(ASHAScheduler):
 
 
 class RecordingMedian(MedianStoppingRule):
-    def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, fate_log: DecisionLog | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
 
@@ -152,7 +152,7 @@ class _RecordingBracket(_Bracket):
     """A HyperBand bracket that writes down the trials it drops at each halving, and whose rounds end at
     max epochs (tuner/schedulers/hyperband.py, ``rounds``)."""
 
-    fate_log: FateLog | None = None
+    fate_log: DecisionLog | None = None
     label = "HyperBand"
     metric = "loss"
     planned: list[int] = []  # the epochs of each round, the first one this bracket's start
@@ -264,7 +264,7 @@ class RecordingHyperBand(_RecordingBrackets, HyperBandScheduler):
     def __init__(
         self,
         *args: Any,
-        fate_log: FateLog | None = None,
+        fate_log: DecisionLog | None = None,
         objectives: tuple[Objective, ...] = (),
         constraints: tuple[Constraint, ...] = (),
         **kwargs: Any,
@@ -277,13 +277,13 @@ class RecordingHyperBand(_RecordingBrackets, HyperBandScheduler):
 class RecordingBOHB(_RecordingBrackets, HyperBandForBOHB):
     label = "BOHB"
 
-    def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, fate_log: DecisionLog | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
 
 
 class RecordingPBT(PopulationBasedTraining):
-    def __init__(self, *args: Any, fate_log: FateLog | None = None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, fate_log: DecisionLog | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from tuner.errors import UsageError
 from tuner.objectives import Constraint, Objective
+from tuner.review.fates import DecisionLog
 
 
 @dataclass
@@ -16,7 +17,7 @@ class Algorithms:
 
     scheduler: Any
     searcher: Any
-    fate_log: Any
+    fate_log: DecisionLog
     max_concurrent: int | None
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from tuner import storage
 
@@ -55,6 +55,13 @@ UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
 NOT_STARTED = "not started yet: the sweep stopped first; tuner resume starts it"
 NEVER_STARTED = "never started: the budget was spent first"
 FAILURES = (HUNG, DIED)  # failures the sweep explains better than Ray's error does
+
+
+class DecisionLog(Protocol):
+    """Where schedulers and guards write why they stop, compare or perturb a trial: a sweep's ``FateLog``, or a
+    replay's log in memory (tuner/replay/engine.py)."""
+
+    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Any] | None = None) -> None: ...
 
 
 class FateLog:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tuner.objectives import Constraint, Objective
+from tuner.review.fates import DecisionLog
 
 # The seed tutorial's ASHA: the worse half stopped at every rung, the first rung after one epoch.
 GRACE_PERIOD = 1
@@ -24,7 +25,7 @@ class SchedulerContext:
     num_samples: int
     seed: int = 0
     # tuner.review.fates.FateLog: where the scheduler writes why it stops or perturbs trials
-    fate_log: Any = None
+    fate_log: DecisionLog | None = None
     grace_period: int = GRACE_PERIOD  # epochs before the first rung (ASHA) or comparison (median)
     reduction_factor: int = REDUCTION_FACTOR  # 1/eta of the trials at a rung go on (ASHA, HyperBand, BOHB)
     objectives: tuple[Objective, ...] = ()  # several objectives (tuner/objectives.py); empty: metric and mode

@@ -20,7 +20,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from tuner import pareto
 from tuner.objectives import Constraint, Objective, broken, violations
-from tuner.review.fates import RUNG, STOPPED, FateLog
+from tuner.review.fates import RUNG, STOPPED, DecisionLog
 from tuner.review.vocabulary import number
 from tuner.schedulers.asha import rungs
 
@@ -35,7 +35,7 @@ class ParetoASHA(FIFOScheduler):
         reduction_factor: int,
         objectives: tuple[Objective, ...],
         constraints: tuple[Constraint, ...] = (),
-        fate_log: FateLog | None = None,
+        fate_log: DecisionLog | None = None,
     ) -> None:
         super().__init__()
         self.max_t = max_t

@@ -17,7 +17,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from tuner import pareto
 from tuner.objectives import Constraint, Objective, broken, violations
-from tuner.review.fates import STOPPED, FateLog
+from tuner.review.fates import STOPPED, DecisionLog
 from tuner.review.vocabulary import number
 
 EPOCH = "training_iteration"
@@ -30,7 +30,7 @@ class ParetoMedian(FIFOScheduler):
         min_samples: int,
         objectives: tuple[Objective, ...],
         constraints: tuple[Constraint, ...] = (),
-        fate_log: FateLog | None = None,
+        fate_log: DecisionLog | None = None,
     ) -> None:
         super().__init__()
         self.grace_period, self.min_samples = grace_period, min_samples

@@ -166,7 +166,7 @@ class FreshTPE(StartCounted, TPESampler):
     ) -> dict[str, Any]:
         """Optuna's TPE step on the trials as seen at the furthest epoch enough of them reached (with several
         objectives, as they were told: each at its last epoch)."""
-        if study._is_multi_objective():
+        if len(study.directions) > 1:  # several objectives
             return TPESampler._sample(self, study, trial, search_space)
         trials = study._get_trials(deepcopy=False, states=(*FINISHED, TrialState.RUNNING), use_cache=False)
         seen = cast(Study, _StudyAs(study, at_furthest_epoch(trials)))  # a Study where TPE reads its trials
