@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tuner import schedulers, searchers
+from tuner import algorithms, schedulers, searchers
 from tuner.errors import UsageError
 from tuner.launch import forms
 from tuner.launch.forms import check_form, checkpoint_advice
@@ -112,17 +112,17 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     check_form(trainable, space.trainable_name)
     contract(trainable)  # a misnamed or mistyped declaration is one line now, before anything starts
     scheduler = schedulers.entry(config.scheduler)
-    context = schedulers.SchedulerContext(
-        config.max_epochs,
-        config.objective.name,
-        config.objective.mode,
-        space.flat_params,
-        config.planned_trials * grid_points(space.flat_params),
-        config.seed,
+    context = algorithms.scheduler_context(
+        params=space.flat_params,
+        metric=config.objective.name,
+        mode=config.objective.mode,
+        max_epochs=config.max_epochs,
+        num_samples=config.planned_trials * grid_points(space.flat_params),
+        seed=config.seed,
         grace_period=config.grace_period,
         reduction_factor=config.reduction_factor,
-        objectives=tuple(config.objective_list) if config.several_objectives else (),
-        constraints=tuple(config.constraint_list),
+        objectives=config.objective_list,
+        constraints=config.constraint_list,
     )
     search_plan = searchers.plan_search(space.flat_params, config.searcher, config.seed)
     if scheduler.needs_checkpoints and not keeps_checkpoints(trainable):

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tuner import schedulers, searchers, storage
+from tuner import algorithms, schedulers, searchers, storage
 from tuner.errors import UsageError
 from tuner.settings import (
     NO_SPACE,
@@ -84,7 +84,7 @@ def complete(config: SweepConfig, space: Any) -> SweepConfig:
         updates["storage_path"] = str(Path(config.storage_path).expanduser().resolve())
     config = dataclasses.replace(config, **updates)
     config = _choose_searcher(config, space)
-    _check_objectives(config)
+    algorithms.check_objectives(config.scheduler, config.searcher, config.objective_list)
     if config.name is None:
         config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
     return dataclasses.replace(config, origin=config.experiment_path)
@@ -129,25 +129,6 @@ def _modes_by_name(metric: str | None, space: Any) -> str:
                 "--mode (one per metric, e.g. --mode min,max)"
             )
     return ",".join(modes)
-
-
-def _check_objectives(config: SweepConfig) -> None:
-    """Several objectives need a scheduler and a searcher that decide by fronts; one line names those that do."""
-    if not config.several_objectives:
-        return
-    count = f"{len(config.objective_list)} objectives ({', '.join(map(str, config.objective_list))})"
-    if not schedulers.REGISTRY[config.scheduler].multi_objective:
-        able = [e.name for e in schedulers.ENTRIES if e.multi_objective]
-        raise UsageError(
-            f"--scheduler {config.scheduler} ranks trials by one value and cannot decide on {count}; "
-            f"use one that can: {', '.join(able)}"
-        )
-    if config.searcher and not searchers.REGISTRY[config.searcher].multi_objective:
-        able = [e.name for e in searchers.ENTRIES if e.multi_objective]
-        raise UsageError(
-            f"--searcher {config.searcher} models one value and cannot search {count}; use one that "
-            f"can: {', '.join(able)} (or auto)"
-        )
 
 
 def _free_name(config: SweepConfig, label: str) -> str:

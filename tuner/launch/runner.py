@@ -14,7 +14,7 @@ from collections.abc import Set
 from pathlib import Path
 from typing import Any
 
-from tuner import storage
+from tuner import algorithms, storage
 from tuner.errors import StorageRefused, TunerError, UsageError
 from tuner.launch import forms
 from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
@@ -139,7 +139,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     from tuner.launch.tensorboard_log import TensorBoardLogger
     from tuner.ray_compat import StatusRecorder
     from tuner.review.fates import FateLog
-    from tuner.searchers import SearcherContext, build_searcher
+    from tuner.searchers import build_searcher
 
     cfg = plan.config
     folder = cfg.experiment_path
@@ -151,17 +151,8 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     max_concurrent = plan.max_concurrent
     search_alg = build_searcher(
         plan.search_plan,
-        SearcherContext(
-            cfg.objective.name,
-            cfg.objective.mode,
-            cfg.planned_trials,
-            cfg.seed,
-            max_concurrent,
-            never_wait=plan.scheduler.pauses_trials,
-            generator_only=plan.scheduler.takes_no_searcher,
-            full_epochs=cfg.max_epochs,
-            objectives=plan.context.objectives,
-            constraints=plan.context.constraints,
+        algorithms.searcher_context(
+            cfg.scheduler, plan.context, planned_trials=cfg.planned_trials, max_concurrent=max_concurrent
         ),
     )
     if plan.warm_start is not None:

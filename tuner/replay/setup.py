@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from tuner import algorithms
 from tuner.errors import UsageError
 from tuner.objectives import Constraint, Objective
 from tuner.review.fates import DecisionLog
@@ -54,26 +55,21 @@ def build(
             f"--scheduler {scheduler} brings its own searcher ({sched.requires_searcher}); "
             f"--searcher {searcher} cannot run with it"
         )
-    objectives = tuple(objectives) if len(objectives) > 1 else ()
-    if objectives and not sched.multi_objective:
-        able = ", ".join(e.name for e in schedulers.ENTRIES if e.multi_objective)
-        raise UsageError(
-            f"--scheduler {scheduler} ranks trials by one value and cannot replay a sweep on "
-            f"{len(objectives)} objectives; replay it under {able}"
-        )
+    objectives = algorithms.several(objectives)
+    algorithms.check_objectives(scheduler, None, objectives)
     fate_log = _Fates()
-    ctx = schedulers.SchedulerContext(
-        max_epochs=max_epochs,
+    ctx = algorithms.scheduler_context(
+        params=params,
         metric=metric,
         mode=mode,
-        params=dict(params),
+        max_epochs=max_epochs,
         num_samples=num_samples,
         seed=seed,
-        fate_log=fate_log,
         grace_period=grace_period,
         reduction_factor=reduction_factor,
         objectives=objectives,
-        constraints=tuple(constraints),
+        constraints=constraints,
+        fate_log=fate_log,
     )
     built_scheduler = sched.build(ctx)
     if getattr(built_scheduler, "_metric", "unset") is None or hasattr(
@@ -88,24 +84,11 @@ def build(
 
         searcher, _ = choose(params, scheduler, num_samples, objectives=max(1, len(objectives)))
     chosen = searchers.entry(sched.requires_searcher or searcher)
-    if objectives and not chosen.multi_objective:
-        able = ", ".join(e.name for e in searchers.ENTRIES if e.multi_objective)
-        raise UsageError(
-            f"--searcher {chosen.name} models one value and cannot search {len(objectives)} "
-            f"objectives; use one that can: {able}"
-        )
+    algorithms.check_objectives(scheduler, chosen.name, objectives)
     plan = searchers.plan_search(params, chosen.name, seed)
     max_concurrent = workers if chosen.model_based and not sched.pauses_trials else None
-    searcher_ctx = searchers.SearcherContext(
-        metric,
-        mode,
-        num_samples,
-        seed,
-        max_concurrent,
-        never_wait=sched.pauses_trials,
-        full_epochs=max_epochs,
-        objectives=objectives,
-        constraints=tuple(constraints),
+    searcher_ctx = algorithms.searcher_context(
+        scheduler, ctx, planned_trials=num_samples, max_concurrent=max_concurrent
     )
     built = searchers.build_searcher(plan, searcher_ctx)
     if not hasattr(built, "suggest"):

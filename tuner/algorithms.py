@@ -1,0 +1,99 @@
+"""One set of rules for the scheduler and searcher a run builds, whether it is a sweep or a replay of one.
+
+A replay must decide as the sweep did (tests/integration/test_replay_agrees.py), so both take their contexts
+and their refusals from here: what a searcher learns from the scheduler (whether it may block, whether only
+Tune's generator runs, when a trial counts as stopped early) and which pairs can decide on several objectives.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from tuner.errors import UsageError
+from tuner.objectives import Constraint, Objective
+from tuner.review.fates import DecisionLog
+from tuner.schedulers import ENTRIES as SCHEDULERS
+from tuner.schedulers import REGISTRY as SCHEDULER_REGISTRY
+from tuner.schedulers import SchedulerContext
+from tuner.searchers import ENTRIES as SEARCHERS
+from tuner.searchers import REGISTRY as SEARCHER_REGISTRY
+from tuner.searchers import SearcherContext
+
+
+def several(objectives: Sequence[Objective]) -> tuple[Objective, ...]:
+    """The objectives a scheduler and searcher are told of: all of them when there are several, else none (one
+    objective is the metric and mode they always had)."""
+    return tuple(objectives) if len(objectives) > 1 else ()
+
+
+def check_objectives(scheduler: str, searcher: str | None, objectives: Sequence[Objective]) -> None:
+    """Several objectives need a scheduler and a searcher that decide by fronts: one line names those that do."""
+    if len(objectives) <= 1:
+        return
+    count = f"{len(objectives)} objectives ({', '.join(map(str, objectives))})"
+    if not SCHEDULER_REGISTRY[scheduler].multi_objective:
+        able = ", ".join(e.name for e in SCHEDULERS if e.multi_objective)
+        raise UsageError(
+            f"--scheduler {scheduler} ranks trials by one value and cannot decide on {count}; use "
+            f"one that can: {able}"
+        )
+    if (
+        searcher is not None
+        and searcher in SEARCHER_REGISTRY
+        and not SEARCHER_REGISTRY[searcher].multi_objective
+    ):
+        able = ", ".join(e.name for e in SEARCHERS if e.multi_objective)
+        raise UsageError(
+            f"--searcher {searcher} models one value and cannot search {count}; use one that can: "
+            f"{able} (or auto)"
+        )
+
+
+def scheduler_context(
+    *,
+    params: Mapping[str, Any],
+    metric: str,
+    mode: str,
+    max_epochs: int,
+    num_samples: int,
+    seed: int,
+    grace_period: int,
+    reduction_factor: int,
+    objectives: Sequence[Objective] = (),
+    constraints: Sequence[Constraint] = (),
+    fate_log: DecisionLog | None = None,
+) -> SchedulerContext:
+    return SchedulerContext(
+        max_epochs,
+        metric,
+        mode,
+        params,
+        num_samples,
+        seed,
+        fate_log=fate_log,
+        grace_period=grace_period,
+        reduction_factor=reduction_factor,
+        objectives=several(objectives),
+        constraints=tuple(constraints),
+    )
+
+
+def searcher_context(
+    scheduler: str, ctx: SchedulerContext, *, planned_trials: int, max_concurrent: int | None
+) -> SearcherContext:
+    """What the searcher under ``scheduler`` is built from: the scheduler's context, and what it means for a
+    searcher (sync brackets must never be waited on; PBT runs over Tune's generator only)."""
+    entry = SCHEDULER_REGISTRY[scheduler]
+    return SearcherContext(
+        ctx.metric,
+        ctx.mode,
+        planned_trials,
+        ctx.seed,
+        max_concurrent,
+        never_wait=entry.pauses_trials,
+        generator_only=entry.takes_no_searcher,
+        full_epochs=ctx.max_epochs,
+        objectives=ctx.objectives,
+        constraints=ctx.constraints,
+    )
