@@ -157,10 +157,11 @@ class Fates:
 
 
 def asha(objectives, constraints=(), eta=2):
+    from tuner.schedulers.asha import rungs
     from tuner.schedulers.pareto_asha import ParetoASHA
 
     fates = Fates()
-    return ParetoASHA(8, 1, eta, tuple(objectives), tuple(constraints), fate_log=fates), fates
+    return ParetoASHA(8, rungs(8, 1, eta), eta, tuple(objectives), tuple(constraints), fate_log=fates), fates
 
 
 def report(scheduler, trial_id, epoch, **values):
@@ -213,10 +214,10 @@ def test_a_resumed_scheduler_gets_its_rungs_back_from_the_fate_log(tmp_path):
     from tuner.schedulers.pareto_asha import ParetoASHA
 
     objectives = (Objective("loss", "min"), Objective("ms", "min"))
-    first = ParetoASHA(8, 1, 2, objectives, fate_log=FateLog(str(tmp_path)))
+    first = ParetoASHA(8, [1, 2, 4], 2, objectives, fate_log=FateLog(str(tmp_path)))
     report(first, "a", 1, loss=1.0, ms=1.0)
     report(first, "b", 1, loss=0.5, ms=0.5)
-    resumed = ParetoASHA(8, 1, 2, objectives, fate_log=FateLog(str(tmp_path)))
+    resumed = ParetoASHA(8, [1, 2, 4], 2, objectives, fate_log=FateLog(str(tmp_path)))
     resumed.on_trial_add(SimpleNamespace(get_trials=lambda: []), SimpleNamespace(trial_id="c"))
     assert set(resumed.rungs[1]) == {"a", "b"}
     assert report(resumed, "c", 1, loss=2.0, ms=2.0) == "STOP"  # compared with what ran before the stop

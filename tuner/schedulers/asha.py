@@ -31,7 +31,7 @@ class Asha(SchedulerEntry):
 
             return ParetoASHA(
                 ctx.max_epochs,
-                min(ctx.grace_period, ctx.max_epochs),
+                rungs(ctx.max_epochs, ctx.grace_period, ctx.reduction_factor),
                 ctx.reduction_factor,
                 ctx.objectives or (Objective(ctx.metric, ctx.mode),),
                 ctx.constraints,

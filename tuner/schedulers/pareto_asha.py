@@ -22,16 +22,17 @@ from tuner import pareto
 from tuner.objectives import Constraint, Objective, broken, violations
 from tuner.review.fates import RUNG, STOPPED, DecisionLog
 from tuner.review.vocabulary import number
-from tuner.schedulers.asha import rungs
 
 EPOCH = "training_iteration"
 
 
 class ParetoASHA(FIFOScheduler):
+    """ASHA by fronts with rungs at ``milestones`` (tuner/schedulers/asha.py ``rungs``), up to ``max_t`` epochs."""
+
     def __init__(
         self,
         max_t: int,
-        grace_period: int,
+        milestones: list[int],
         reduction_factor: int,
         objectives: tuple[Objective, ...],
         constraints: tuple[Constraint, ...] = (),
@@ -45,7 +46,7 @@ class ParetoASHA(FIFOScheduler):
         self.fate_log = fate_log
         # milestone -> trial id -> (point, violation, values as reported), highest milestone first as ASHA looks
         self.rungs: dict[int, dict[str, tuple[tuple[float, ...], float, dict[str, float]]]] = {
-            m: {} for m in sorted(rungs(max_t, grace_period, reduction_factor), reverse=True)
+            m: {} for m in sorted(milestones, reverse=True)
         }
         self._restored = False
 
