@@ -68,7 +68,7 @@ def start_test_ray(**resources) -> None:
     """A fresh local Ray as the tests use it: 2 CPUs (plus ``resources``, e.g. a logical ``num_gpus``)."""
     import ray
 
-    from tuner.launch.cluster import prepare_environment
+    from tuner.launch.placement.cluster import prepare_environment
 
     prepare_environment()
     ray.init(

@@ -1,7 +1,7 @@
 """How long a sweep and its trials may run: the ``--budget`` and ``--trial-timeout`` values, parsed and explained.
 
 Pure values (no Ray), so settings can be checked and printed in a second. The watches that enforce them
-during a sweep are tuner/launch/budget.py and tuner/launch/watchdog.py.
+during a sweep are tuner/launch/guards/budget.py and tuner/launch/guards/watchdog.py.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Ray pickles a sweep's callbacks, stoppers, searcher and scheduler into the experiment (``tuner.pkl``) by
 their module paths. When modules moved into ``tuner/launch`` and ``tuner/review``, an experiment saved
-earlier named the old paths; this finder answers an import of an old name with the module now holding it.
+earlier named the old paths (and again when launch/ was split by phase into guards/, placement/, watching/ and
+trial/); this finder answers an import of an old name with the module now holding it.
 """
 
 from __future__ import annotations
@@ -14,42 +15,44 @@ import sys
 from types import ModuleType
 from typing import Any
 
+# Where each launch module lies now: at launch/ itself, or in the sub-package of its phase.
+_LAUNCH = {
+    **{m: f"tuner.launch.{m}" for m in ("plan", "runner", "registry", "warm_start", "resolve", "resume")},
+    **{
+        m: f"tuner.launch.guards.{m}"
+        for m in ("stall", "watchdog", "budget", "crashes", "signals", "disk", "epoch_limit")
+    },
+    **{m: f"tuner.launch.placement.{m}" for m in ("cluster", "resources", "packing", "auth", "jobs")},
+    **{m: f"tuner.launch.watching.{m}" for m in ("reporting", "tensorboard_log", "live_report")},
+    **{m: f"tuner.launch.trial.{m}" for m in ("forms", "in_trial", "trial_output")},
+}
+_FIRST_MOVE = (
+    "plan",
+    "runner",
+    "registry",
+    "cluster",
+    "resources",
+    "packing",
+    "auth",
+    "jobs",
+    "reporting",
+    "tensorboard_log",
+    "live_report",
+    "warm_start",
+    "stall",
+    "watchdog",
+    "budget",
+    "crashes",
+    "signals",
+)
+_REVIEW = ("experiment", "ray_state", "fates", "results", "compare", "plots", "dashboard", "vocabulary")
+
 MOVED = {
-    **{
-        f"tuner.{m}": f"tuner.launch.{m}"
-        for m in (
-            "plan",
-            "runner",
-            "registry",
-            "cluster",
-            "resources",
-            "packing",
-            "auth",
-            "jobs",
-            "reporting",
-            "tensorboard_log",
-            "live_report",
-            "warm_start",
-            "stall",
-            "watchdog",
-            "budget",
-            "crashes",
-            "signals",
-        )
-    },
-    **{
-        f"tuner.{m}": f"tuner.review.{m}"
-        for m in (
-            "experiment",
-            "ray_state",
-            "fates",
-            "results",
-            "compare",
-            "plots",
-            "dashboard",
-            "vocabulary",
-        )
-    },
+    # tuner/X.py, before launch/ and review/ existed
+    **{f"tuner.{m}": _LAUNCH[m] for m in _FIRST_MOVE},
+    **{f"tuner.{m}": f"tuner.review.{m}" for m in _REVIEW},
+    # tuner/launch/X.py, before launch/ was split by phase
+    **{f"tuner.launch.{m}": now for m, now in _LAUNCH.items() if now != f"tuner.launch.{m}"},
     "tuner.report": "tuner.review.report.page",
     "tuner.config": "tuner.settings",
     "tuner.schedulers.recording": "tuner.ray_compat.schedulers",

@@ -42,7 +42,9 @@ class SweepConfig:
     grace_period: int = 1  # epochs before ASHA's first rung and the median rule's first comparison
     reduction_factor: int = 2  # ASHA, HyperBand and BOHB keep the best 1/reduction_factor at each rung
     cpus_per_trial: float = 1.0
-    gpus_per_trial: float | None = None  # or "auto": packed by measured memory (tuner/launch/packing.py)
+    gpus_per_trial: float | None = (
+        None  # or "auto": packed by measured memory (tuner/launch/placement/packing.py)
+    )
     metric: str | None = None  # the first objective; given as "loss,latency_ms" for several (see objectives)
     mode: str | None = None  # the first objective's; "min,max" for several, or one mode for all
     objectives: list[str] | None = None  # several objectives, as "name:mode" (decided from metric and mode)

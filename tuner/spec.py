@@ -105,7 +105,7 @@ class Trainable(Protocol):
     continues from ``ray.tune.get_checkpoint()``; it receives as keywords only the run settings it declares
     (``max_epochs``, ``data_dir``, ``seed``, ``data``, ...). A ``tune.Trainable`` class is the other form
     (its ``step`` is an epoch, ``save_checkpoint``/``load_checkpoint`` its checkpoints, its ``setup`` takes
-    the settings it declares); tuner/launch/forms.py tells them apart. Optional attributes, set on the
+    the settings it declares); tuner/launch/trial/forms.py tells them apart. Optional attributes, set on the
     function or class:
 
     - ``checkpoints`` (bool): whether it continues from a checkpoint; HyperBand, BOHB and PBT need it.

@@ -155,7 +155,7 @@ def test_local_storage_on_a_multi_node_cluster_is_refused(head, tmp_path):
         start_new_session=True,
     )  # fmt: skip
     try:
-        probe = ("import ray,sys,time; from tuner.launch.auth import enable_token_auth; enable_token_auth()\n"
+        probe = ("import ray,sys,time; from tuner.launch.placement.auth import enable_token_auth; enable_token_auth()\n"
                  "ray.init(address=sys.argv[1]); t=time.time()\n"
                  "while len([n for n in ray.nodes() if n['Alive']]) < 2 and time.time() - t < 90: time.sleep(1)\n"
                  "print(len([n for n in ray.nodes() if n['Alive']]))")  # fmt: skip

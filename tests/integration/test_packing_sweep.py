@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tuner.launch.packing import MemoryProbe
+from tuner.launch.placement.packing import MemoryProbe
 from tuner.launch.resolve import resolve
 from tuner.launch.runner import run_sweep
 

@@ -12,7 +12,7 @@ def test_the_live_table_shows_a_trial_that_has_no_folder_yet(tmp_path):
     from ray.train._internal.storage import StorageContext
     from ray.tune.experiment import Trial
 
-    from tuner.launch.reporting import build_reporter
+    from tuner.launch.watching.reporting import build_reporter
 
     trial = Trial("train", config={"x": 1}, stub=True,
                   storage=StorageContext(storage_path=str(tmp_path), experiment_dir_name="exp"))  # fmt: skip

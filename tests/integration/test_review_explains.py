@@ -258,7 +258,7 @@ def test_hparams_have_types_and_the_best_metric_first(swept):
 
 
 def test_a_live_page_reloads_itself_and_the_final_one_does_not(swept, tmp_path):
-    from tuner.launch import live_report
+    from tuner.launch.watching import live_report
 
     copy = tmp_path / "asha"
     shutil.copytree(swept / "asha", copy)

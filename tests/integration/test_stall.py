@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from tuner.launch.stall import StallAwareSearcher, StallStopper, StallWatch, stall_reason
+from tuner.launch.guards.stall import StallAwareSearcher, StallStopper, StallWatch, stall_reason
 
 
 @pytest.mark.slow  # waits on a real stall timeout

@@ -124,7 +124,7 @@ def test_classes_pickled_under_their_old_module_names_still_load():
     """Experiments saved before modules moved into launch/ and review/ name the old paths in tuner.pkl."""
     import pickle
 
-    from tuner.launch.stall import StallWatch
+    from tuner.launch.guards.stall import StallWatch
     from tuner.review.fates import FateLog
 
     assert pickle.loads(b"ctuner.stall\nStallWatch\n.") is StallWatch

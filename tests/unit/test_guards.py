@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
-from tuner.launch.budget import BudgetStopper, BudgetWatch, load_spent
-from tuner.launch.stall import StallStopper, StallWatch
-from tuner.launch.watchdog import HungTrialWatch
+from tuner.launch.guards.budget import BudgetStopper, BudgetWatch, load_spent
+from tuner.launch.guards.stall import StallStopper, StallWatch
+from tuner.launch.guards.watchdog import HungTrialWatch
 from tuner.limits import TrialTimeout
 from tuner.review.fates import FateLog, recorded
 

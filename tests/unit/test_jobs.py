@@ -7,7 +7,7 @@ import shlex
 import pytest
 
 from tuner.errors import UsageError
-from tuner.launch import jobs
+from tuner.launch.placement import jobs
 
 
 def test_entrypoint_runs_tuner_sweep_against_the_cluster_it_lands_on():
@@ -43,7 +43,7 @@ def auth_environment(monkeypatch, tmp_path):
 
 def test_token_detection(auth_environment):
     tmp_path = auth_environment
-    from tuner.launch import auth
+    from tuner.launch.placement import auth
 
     assert not auth.token_available()
     (tmp_path / ".ray").mkdir()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tuner.errors import UsageError
-from tuner.launch.crashes import RUN_MARKER, death
+from tuner.launch.guards.crashes import RUN_MARKER, death
 from tuner.limits import EPOCHS, GPU_HOURS, WALL, Budget, TrialTimeout, format_seconds, parse_duration
 
 

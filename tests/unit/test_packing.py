@@ -8,8 +8,8 @@ from ray import tune
 
 from tuner.cli import main
 from tuner.errors import UsageError
-from tuner.launch import packing
-from tuner.launch.packing import MemoryProbe, demanding_config, gpu_share, plan_packing
+from tuner.launch.placement import packing
+from tuner.launch.placement.packing import MemoryProbe, demanding_config, gpu_share, plan_packing
 from tuner.settings import SweepConfig, coerce
 
 GIB = 2**30

@@ -5,7 +5,12 @@ from __future__ import annotations
 import pytest
 
 from tuner.errors import UsageError
-from tuner.launch.resources import NodeResources, check_trial_fits, concurrent_slots, default_gpus_per_trial
+from tuner.launch.placement.resources import (
+    NodeResources,
+    check_trial_fits,
+    concurrent_slots,
+    default_gpus_per_trial,
+)
 
 CPU_BOX = [NodeResources(cpus=2, gpus=0)]
 GPU_NODES = [NodeResources(cpus=16, gpus=1), NodeResources(cpus=16, gpus=1)]

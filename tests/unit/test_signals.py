@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from tuner.launch.signals import OrderlyStop, Stopped
+from tuner.launch.guards.signals import OrderlyStop, Stopped
 
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])

@@ -9,7 +9,7 @@ import pyarrow.fs
 import pytest
 
 from tuner import storage
-from tuner.launch import disk
+from tuner.launch.guards import disk
 from tuner.ray_compat.atomic_sync import atomic_local_copies, copy_renaming
 
 

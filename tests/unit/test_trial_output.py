@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from tuner.launch.trial_output import captured
+from tuner.launch.trial.trial_output import captured
 from tuner.review.output import failure_tail, tail
 
 

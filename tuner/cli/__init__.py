@@ -118,7 +118,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     try:
         code: Any = cli.main(args=args, prog_name="tuner", standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt) as exc:
-        # A second signal (tuner/launch/signals.py) says which and how to resume; a bare Ctrl-C outside a sweep, less.
+        # A second signal (tuner/launch/guards/signals.py) says which and how to resume; a bare Ctrl-C outside a sweep, less.
         # Click turns a KeyboardInterrupt into Abort, keeping it as the cause.
         stop = exc.__cause__ or exc.__context__ if isinstance(exc, click.exceptions.Abort) else exc
         click.echo(f"tuner: {stop}" if stop is not None and str(stop) else "tuner: interrupted", err=True)

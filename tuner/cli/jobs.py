@@ -24,7 +24,7 @@ def submit(python: str, config_file: str | None, **flags: Any) -> None:
     """
     from pathlib import Path
 
-    from tuner.launch import jobs
+    from tuner.launch.placement import jobs
 
     address = flags.pop("address")
     given = {k: v for k, v in flags.items() if v is not None}
@@ -46,7 +46,7 @@ def jobs_group() -> None:
 @click.option("--address", help=_ADDRESS_HELP)
 def jobs_list(address: str | None) -> None:
     """Every job on the cluster, oldest first."""
-    from tuner.launch import jobs
+    from tuner.launch.placement import jobs
     from tuner.review.results import render
 
     click.echo(render(jobs.list_jobs(address), "table", empty="(no jobs)"))
@@ -57,7 +57,7 @@ def jobs_list(address: str | None) -> None:
 @click.option("--address", help=_ADDRESS_HELP)
 def jobs_status(job_id: str, address: str | None) -> None:
     """PENDING, RUNNING, SUCCEEDED, FAILED or STOPPED."""
-    from tuner.launch import jobs
+    from tuner.launch.placement import jobs
 
     click.echo(jobs.status(address, job_id))
 
@@ -68,7 +68,7 @@ def jobs_status(job_id: str, address: str | None) -> None:
 @click.option("--follow", "-f", is_flag=True, help="Keep printing until the job ends.")
 def jobs_logs(job_id: str, address: str | None, follow: bool) -> None:
     """A job's output (the sweep's table and summary)."""
-    from tuner.launch import jobs
+    from tuner.launch.placement import jobs
 
     if follow:
         jobs.follow(address, job_id, click.echo)
@@ -81,7 +81,7 @@ def jobs_logs(job_id: str, address: str | None, follow: bool) -> None:
 @click.option("--address", help=_ADDRESS_HELP)
 def jobs_stop(job_id: str, address: str | None) -> None:
     """Ask a running job to stop."""
-    from tuner.launch import jobs
+    from tuner.launch.placement import jobs
 
     stopped = jobs.stop(address, job_id)
     click.echo(f"{job_id}: {'stopping' if stopped else 'not running, nothing to stop'}")

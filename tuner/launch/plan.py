@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from tuner import algorithms, schedulers, searchers
 from tuner.errors import UsageError
-from tuner.launch import forms
-from tuner.launch.forms import check_form, checkpoint_advice
 from tuner.launch.registry import declared_keywords, load_space, resolve_trainable
+from tuner.launch.trial import forms
+from tuner.launch.trial.forms import check_form, checkpoint_advice
 from tuner.searchers.plan import grid_points
 from tuner.settings import GPUS_AUTO, SweepConfig
 from tuner.spec import SearchSpace, contract
 
 if TYPE_CHECKING:
-    from tuner.launch.packing import Packing
+    from tuner.launch.placement.packing import Packing
     from tuner.launch.warm_start import WarmStart
     from tuner.schedulers import SchedulerContext, SchedulerEntry
     from tuner.searchers import SearchPlan
@@ -96,7 +96,7 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     space = load_space(config.space)
     storage.check_usable(config.storage_path)
     if not resuming:
-        from tuner.launch.disk import room_left
+        from tuner.launch.guards.disk import room_left
 
         short = room_left(config.storage_path)
         if short:
@@ -212,8 +212,8 @@ def place(plan: SweepPlan, memory_probe: Any = None) -> SweepPlan:
 
     A trial no node can hold is refused here, never left PENDING.
     """
-    from tuner.launch import resources
-    from tuner.launch.cluster import check_storage_reachable
+    from tuner.launch.placement import resources
+    from tuner.launch.placement.cluster import check_storage_reachable
 
     cfg = plan.config
     nodes = resources.alive_nodes()
@@ -247,8 +247,8 @@ def _check_budget_unit(cfg: SweepConfig, gpus: float) -> None:
 
 
 def _auto_packing(plan: SweepPlan, nodes: list[Any], memory_probe: Any) -> Any:
-    """Measure the most demanding config on a GPU and pack trials by it (tuner/launch/packing.py)."""
-    from tuner.launch import packing
+    """Measure the most demanding config on a GPU and pack trials by it (tuner/launch/placement/packing.py)."""
+    from tuner.launch.placement import packing
 
     cfg = plan.config
     gpu_nodes = [n for n in nodes if n.gpus > 0]
@@ -313,7 +313,7 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         f"{at_once} trial(s) at once"
     )
     if 0 < float(cfg.gpus_per_trial or 0) < 1 and cfg.address is None and plan.packing is None:
-        from tuner.launch.packing import mps_running
+        from tuner.launch.placement.packing import mps_running
 
         if not mps_running():
             lines.append(

@@ -63,7 +63,7 @@ def _trainable_resources(space: Any) -> dict[str, Any]:
     under the space's defaults."""
     if not callable(space.trainable):
         return {}
-    from tuner.launch.forms import declared_resources
+    from tuner.launch.trial.forms import declared_resources
 
     return declared_resources(space.trainable)
 

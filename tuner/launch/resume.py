@@ -37,8 +37,8 @@ def resume_sweep(
     learnt, proposes the extra trials. ``trial_timeout`` replaces the saved one.
     """
     from tuner.claim import claimed
-    from tuner.launch import disk
-    from tuner.launch.signals import OrderlyStop
+    from tuner.launch.guards import disk
+    from tuner.launch.guards.signals import OrderlyStop
     from tuner.review import experiment
 
     if errored not in ERRORED_CHOICES:
@@ -66,8 +66,9 @@ def _resume_claimed(
     trial_timeout: str | None,
     stop: Any,
 ) -> dict[str, Any]:
-    from tuner.launch import budget as budgets
-    from tuner.launch import cluster, disk
+    from tuner.launch.guards import budget as budgets
+    from tuner.launch.guards import disk
+    from tuner.launch.placement import cluster
     from tuner.ray_compat import relocate_saved_search, reopen_saved_trials
     from tuner.review import experiment
     from tuner.review.ray_state import latest_state_name, saved_trial_states
@@ -151,7 +152,7 @@ def _start_afresh(
     trial_timeout: str | None,
 ) -> dict[str, Any]:
     """A sweep stopped before its first trial has nothing to continue: run it from its saved settings."""
-    from tuner.launch import cluster
+    from tuner.launch.placement import cluster
 
     changes: dict[str, Any] = {
         k: v for k, v in (("num_samples", num_samples), ("trial_timeout", trial_timeout)) if v is not None
@@ -174,7 +175,7 @@ def _start_afresh(
 
 def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:
     """The saved settings with a larger budget: ``text`` is a new total, or ``+AMOUNT`` more than spent."""
-    from tuner.launch.budget import load_spent
+    from tuner.launch.guards.budget import load_spent
     from tuner.limits import Budget
 
     wanted = Budget.parse(text)
@@ -196,7 +197,7 @@ def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:
 
 def _check_budget_left(folder: str, config: SweepConfig) -> None:
     """A sweep that spent its budget has nothing left to run: say how to extend it."""
-    from tuner.launch.budget import load_spent
+    from tuner.launch.guards.budget import load_spent
     from tuner.limits import Budget
 
     if config.budget is None:

@@ -16,8 +16,8 @@ from typing import Any
 
 from tuner import algorithms, storage
 from tuner.errors import StorageRefused, TunerError, UsageError
-from tuner.launch import forms
 from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
+from tuner.launch.trial import forms
 from tuner.review.experiment import PLAN_FILE
 from tuner.review.fates import DecisionLog
 from tuner.settings import SweepConfig, save_config
@@ -42,8 +42,8 @@ def run_sweep(
     measurement behind ``--gpus-per-trial auto``.
     """
     from tuner.claim import claimed
-    from tuner.launch import cluster
-    from tuner.launch.signals import OrderlyStop
+    from tuner.launch.guards.signals import OrderlyStop
+    from tuner.launch.placement import cluster
 
     plan = prepare(config, out)  # data errors surface before Ray starts
     if dry_run:
@@ -80,8 +80,8 @@ def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     the trial is created, so a lowered packing reaches the trials that follow."""
     from ray import tune
 
-    from tuner.launch import packing, resources
-    from tuner.launch.in_trial import in_trial
+    from tuner.launch.placement import packing, resources
+    from tuner.launch.trial.in_trial import in_trial
     from tuner.ray_compat import refresh_parameters
 
     cfg = plan.config
@@ -130,13 +130,13 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     from ray import tune
     from ray.tune.search import BasicVariantGenerator
 
-    from tuner.launch import live_report
-    from tuner.launch import packing as packings
-    from tuner.launch.budget import BudgetWatch, forget_spent
-    from tuner.launch.reporting import MetricGuard, OomNotice, build_reporter, logger_callbacks
-    from tuner.launch.signals import StepEndStop
-    from tuner.launch.stall import StallAwareSearcher, StallWatch
-    from tuner.launch.tensorboard_log import TensorBoardLogger
+    from tuner.launch.guards.budget import BudgetWatch, forget_spent
+    from tuner.launch.guards.signals import StepEndStop
+    from tuner.launch.guards.stall import StallAwareSearcher, StallWatch
+    from tuner.launch.placement import packing as packings
+    from tuner.launch.watching import live_report
+    from tuner.launch.watching.reporting import MetricGuard, OomNotice, build_reporter, logger_callbacks
+    from tuner.launch.watching.tensorboard_log import TensorBoardLogger
     from tuner.ray_compat import StatusRecorder
     from tuner.review.fates import FateLog
     from tuner.searchers import build_searcher
@@ -241,10 +241,10 @@ def watched_metrics(cfg: SweepConfig) -> list[str]:
 def guards(cfg: SweepConfig, folder: str, fate_log: DecisionLog) -> list[Any]:
     """What makes a sweep end on its own and say why trials ended: hung trials stopped, deaths named, the
     budget counted, a full storage met with an orderly stop."""
-    from tuner.launch import disk
-    from tuner.launch.budget import BudgetWatch
-    from tuner.launch.crashes import CrashNamer
-    from tuner.launch.watchdog import HungTrialWatch
+    from tuner.launch.guards import disk
+    from tuner.launch.guards.budget import BudgetWatch
+    from tuner.launch.guards.crashes import CrashNamer
+    from tuner.launch.guards.watchdog import HungTrialWatch
     from tuner.limits import TrialTimeout
 
     return [
@@ -260,9 +260,9 @@ def sweep_stopper(stall: Any, budget: Any, max_epochs: int | None = None) -> Any
     schedulers that never end one: ``SchedulerEntry.ends_at_max_epochs``)."""
     from ray.tune.stopper import CombinedStopper
 
-    from tuner.launch.budget import BudgetStopper
-    from tuner.launch.epoch_limit import EpochLimit
-    from tuner.launch.stall import StallStopper
+    from tuner.launch.guards.budget import BudgetStopper
+    from tuner.launch.guards.epoch_limit import EpochLimit
+    from tuner.launch.guards.stall import StallStopper
 
     stoppers = [StallStopper(stall), BudgetStopper(budget)]
     if max_epochs is not None:
@@ -290,8 +290,8 @@ def trial_folder_name(params: list[str], trial: Any) -> str:
 
 def fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any = None) -> dict[str, Any]:
     from tuner import ray_compat
-    from tuner.launch import disk
-    from tuner.launch.stall import forget_stall, stall_reason
+    from tuner.launch.guards import disk
+    from tuner.launch.guards.stall import forget_stall, stall_reason
 
     ray_compat.quiet_benign_sync_races()
     ray_compat.atomic_local_copies()  # a copy cut short by a full disk never replaces the last good state
@@ -338,7 +338,7 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> dict[str, Any]:
     """After ``fit``: statuses made right in the saved state, fates and spending written into the experiment,
     and the summary read back from it."""
     from tuner import ray_compat
-    from tuner.launch import budget, crashes, disk
+    from tuner.launch.guards import budget, crashes, disk
     from tuner.review import experiment, fates
     from tuner.review.results import summarize
 
@@ -366,7 +366,7 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> dict[str, Any]:
 def _final_report(folder: str) -> None:
     """The report as the sweep left it, without the live page's reload, where a live page was written (a
     sweep over in seconds has none: ``tuner report`` writes it)."""
-    from tuner.launch import live_report
+    from tuner.launch.watching import live_report
 
     page = live_report.report_path(folder)
     if page is None or not page.is_file():

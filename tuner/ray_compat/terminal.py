@@ -7,7 +7,7 @@ once at the end, with the error file inside the experiment folder. On a stop sig
 ``Tuner.restore(...)``; tuner prints its own ``tuner resume`` command instead. A trial that a budget or a
 signal ended before its first report makes Ray warn at the end that it found no results for it; that
 warning is dropped (any other trial it lists keeps it). When the disk fills, Ray logs a traceback for each
-state save and each trial's refused write; tuner says it in one line (tuner/launch/disk.py), so those go. Under
+state save and each trial's refused write; tuner says it in one line (tuner/launch/guards/disk.py), so those go. Under
 PBT, Ray warns of results "not found" for a trial restarted from a checkpoint before any were synced, and
 advises reuse_actors where a class trainable has no reset_config: both dropped.
 
@@ -17,7 +17,7 @@ report (``*** SIGSEGV received at time=…``, ``PC: @ 0x…``, its stack address
 worker stopped at shutdown can print Python's "Exception ignored in" traceback of Ray's own
 ``sigterm_handler``. The driver's log forwarder (the "ray_print_logs" handler of
 ``global_worker_stdstream_dispatcher``) and the raylet's error listener (through ``print_to_stdstream``)
-print them all. tuner names each death itself (tuner/launch/crashes.py,
+print them all. tuner names each death itself (tuner/launch/guards/crashes.py,
 with the trial's Python stack in its crash.txt), so ``quiet_worker_crashes`` drops those lines from the
 forwarder and passes every other line on.
 
@@ -44,7 +44,7 @@ TRIAL_LOGGER = "ray.tune.execution.tune_controller"
 TRIAL_FAILURE = "Trial task failed for trial"
 SWEEP_LOGGER = "ray.tune.tune"
 SWEEP_FAILURES = "Trials did not complete"
-# Ray's words on a stop signal, which tuner says itself (tuner/launch/signals.py) with the tuner resume command.
+# Ray's words on a stop signal, which tuner says itself (tuner/launch/guards/signals.py) with the tuner resume command.
 INTERRUPT_NOTICES = ("Stop signal received", "Experiment has been interrupted")
 # At the end of fit Ray reads every trial's results again; a trial that a budget or a stop signal ended
 # before its first report has none, and Ray warns about it. tuner reads results itself (tuner/review/experiment.py).
@@ -109,7 +109,7 @@ class _DropNotSyncedYet(_DropMessage):
 
 class _DropRefusedWrites(logging.Filter):
     """Ray's tracebacks for a write the storage refused (a full disk): tuner names the full storage itself, in
-    one line with the resume command (tuner/launch/disk.py); Ray's other errors pass."""
+    one line with the resume command (tuner/launch/guards/disk.py); Ray's other errors pass."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         text = record.getMessage()

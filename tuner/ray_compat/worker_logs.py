@@ -3,7 +3,7 @@
 7. Worker log lines (Ray 2.60): with a ``LoggingConfig`` (how tuner keeps Ray's INFO chatter out of the
 terminal), a worker's log line reaches the driver without the ``(pid=…)`` prefix but with eight
 context ids appended (job, worker, node, actor, task…). ``plain_formatting`` formats the trainable's
-warnings in the worker as ``(trial ID) WARNING: message`` (tuner/launch/in_trial.py sets it per trial).
+warnings in the worker as ``(trial ID) WARNING: message`` (tuner/launch/trial/in_trial.py sets it per trial).
 """
 
 from __future__ import annotations

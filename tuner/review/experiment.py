@@ -24,10 +24,13 @@ from tuner.review.vocabulary import number as _number
 from tuner.settings import CONFIG_FILE, DEFAULT_STORAGE, SweepConfig, load_saved_config
 from tuner.spec import flatten
 
-SPENT_FILE = "spent.json"  # what a sweep spent (tuner/launch/budget.py writes it)
+SPENT_FILE = "spent.json"  # what a sweep spent (tuner/launch/guards/budget.py writes it)
 PLAN_FILE = "plan.txt"  # the plan as the sweep printed it before its first trial
 SPENT_SIDECAR = ".tuner-spent.json"  # the driver's running count beside the experiment, while it runs
-STDOUT_FILE, STDERR_FILE = "stdout.log", "stderr.log"  # what a trial printed (tuner/launch/trial_output.py)
+STDOUT_FILE, STDERR_FILE = (
+    "stdout.log",
+    "stderr.log",
+)  # what a trial printed (tuner/launch/trial/trial_output.py)
 OUTPUT_FILES = (STDOUT_FILE, STDERR_FILE)
 
 

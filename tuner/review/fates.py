@@ -2,9 +2,9 @@
 
 Schedulers built by tuner (tuner/ray_compat/schedulers.py) write each decision the moment they take it:
 the rung and cutoff that stopped a trial under ASHA, the median it fell behind, the bracket it lost in,
-the trial PBT copied. The sweep's own guards add theirs: a trial stopped as hung (tuner/launch/watchdog.py), a
-trial whose process died of a signal (tuner/launch/crashes.py), the trials the budget ended (tuner/launch/budget.py), the trials a full storage stopped
-(tuner/launch/disk.py). During a sweep the decisions go to a file beside the experiment (Ray syncs its own
+the trial PBT copied. The sweep's own guards add theirs: a trial stopped as hung (tuner/launch/guards/watchdog.py), a
+trial whose process died of a signal (tuner/launch/guards/crashes.py), the trials the budget ended (tuner/launch/guards/budget.py), the trials a full storage stopped
+(tuner/launch/guards/disk.py). During a sweep the decisions go to a file beside the experiment (Ray syncs its own
 copy of the experiment folder over files written there directly); when the sweep ends they are written to
 ``fates.json`` in the experiment. The rest of a fate follows from the trial itself: it ran all its epochs,
 it errored (with its error), it is still running.

@@ -1,7 +1,7 @@
 """One base for searchers that wrap another: what the wrapper does not change goes to the one inside.
 
 The plan's applier (tuner/searchers/planned.py) decodes a model's suggestions; the stall-aware wrapper
-(tuner/launch/stall.py) ends a search that has stalled. Both pass everything else straight through: Tune's setup
+(tuner/launch/guards/stall.py) ends a search that has stalled. Both pass everything else straight through: Tune's setup
 calls, results and completions, BOHB's pause notices, and saving and restoring the model's state.
 """
 

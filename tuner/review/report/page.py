@@ -6,7 +6,7 @@ scheduler panel (tuner/review/report/scheduler_panel.py: its settings, each rung
 what it saved); the best value so far against trials and wall time and every learning curve
 (tuner/review/report/curves.py); parallel coordinates and importance in real units
 (tuner/review/report/params.py); every trial's fate; and the replays ``tuner replay`` saved. While a sweep runs
-the page is rewritten every few seconds and reloads itself until the sweep ends (tuner/launch/live_report.py).
+the page is rewritten every few seconds and reloads itself until the sweep ends (tuner/launch/watching/live_report.py).
 """
 
 from __future__ import annotations

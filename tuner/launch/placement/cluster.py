@@ -55,7 +55,7 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
         if dashboard and context.dashboard_url:
             log.info("Ray dashboard: http://%s", context.dashboard_url)
         return True
-    from tuner.launch.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
+    from tuner.launch.placement.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
 
     check_reachable(address)  # Ray itself would retry a dead address for minutes
     enable_token_auth()

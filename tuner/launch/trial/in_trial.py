@@ -1,7 +1,7 @@
 """What runs in each trial's own process around the user's trainable, whatever its form.
 
 For every run of a trial: its output goes to ``stdout.log`` and ``stderr.log`` in its folder
-(tuner/launch/trial_output.py), a fatal signal's Python stack to ``crash.txt`` (tuner/launch/crashes.py),
+(tuner/launch/trial/trial_output.py), a fatal signal's Python stack to ``crash.txt`` (tuner/launch/guards/crashes.py),
 and its log lines name the trial. A function trainable gets these around each call, with the tutorial's
 ``ray.train`` API bound to ``ray.tune``'s; a ``tune.Trainable`` class gets them from ``setup`` to
 ``cleanup`` through a subclass, and again for each trial a reused actor takes on (``reset_config``); its
@@ -19,8 +19,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tuner.launch.crashes import CRASH_FILE, fatal_signals_to
-from tuner.launch.trial_output import captured
+from tuner.launch.guards.crashes import CRASH_FILE, fatal_signals_to
+from tuner.launch.trial.trial_output import captured
 
 
 @contextlib.contextmanager
@@ -53,7 +53,7 @@ def duties(
 def in_trial(trainable: Any, experiment: str | None, echo: bool, max_epochs: int) -> Any:
     """``trainable`` with its per-trial duties, in the form it came in; a class's trial ends at ``max_epochs``
     (a function ends itself)."""
-    from tuner.launch.forms import is_class
+    from tuner.launch.trial.forms import is_class
 
     if is_class(trainable):
         return _class_trial(trainable, experiment, echo, max_epochs)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from tuner.errors import TunerError, UsageError
-from tuner.launch.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
+from tuner.launch.placement.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
 from tuner.settings import NO_SPACE
 
 # Never shipped with the working directory: environments, results, data, caches.
@@ -46,7 +46,7 @@ def client(address: str | None) -> Any:
     import logging
     from urllib.parse import urlsplit
 
-    from tuner.launch.cluster import reach_tcp
+    from tuner.launch.placement.cluster import reach_tcp
 
     url = dashboard_address(address)
     parts = urlsplit(url)

@@ -1,7 +1,7 @@
 """Hung trials end and the sweep goes on: a running trial silent for too long is stopped as failed.
 
 A stuck data loader, a deadlocked collective or a hung network read leaves a trial RUNNING for ever while
-the other trials finish; the stall guard (tuner/launch/stall.py) cannot see it, as something still runs. The
+the other trials finish; the stall guard (tuner/launch/guards/stall.py) cannot see it, as something still runs. The
 watch times every running trial's silence: since its start (or restore) until its first report, then
 between reports. Past the limit (tuner/limits.py: fixed by ``--trial-timeout``, else from the slowest epoch
 the sweep has seen) it records the trial's fate, ``hung: no report for N s after epoch k``, and ends the

@@ -99,7 +99,7 @@ class StorageWatch(Callback):
             self._stop(nearly_full(free, here(self.experiment), self.reserve))
 
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
-        from tuner.launch.crashes import last_failure
+        from tuner.launch.guards.crashes import last_failure
 
         meaning = refusal(last_failure(trial.error_file))
         if meaning is None:
@@ -116,9 +116,9 @@ class StorageWatch(Callback):
             self._stop(meaning)
 
     def _stop(self, reason: str) -> None:
-        from tuner.launch.signals import request_stop
+        from tuner.launch.guards.signals import request_stop
 
-        self.stopped = request_stop(reason)  # handed to Ray between steps (tuner/launch/signals.py)
+        self.stopped = request_stop(reason)  # handed to Ray between steps (tuner/launch/guards/signals.py)
 
 
 def room_left(folder: str) -> str | None:
@@ -137,7 +137,7 @@ def stopped_trials(folder: str) -> list[str]:
     """The errored trials whose last failure was a write the storage refused: to be run again, not failed (a
     trial that failed in its own code since is left as it is)."""
     from tuner import storage
-    from tuner.launch.crashes import last_failure_of
+    from tuner.launch.guards.crashes import last_failure_of
     from tuner.review.ray_state import saved_trial_states
 
     stopped = []
