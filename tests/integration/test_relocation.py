@@ -60,3 +60,16 @@ def test_a_resumed_asha_keeps_the_rungs_it_had(run_cli, tmp_path):
     assert grown.code == 0, grown.out[-3000:] + grown.err[-3000:]
     cutoffs = [line for line in grown.out.splitlines() if line.startswith("rung cutoffs")]
     assert cutoffs and "epoch 1: -" not in cutoffs[0], cutoffs[:2]
+
+
+def test_a_grown_hyperband_sweep_runs_its_new_trials_without_waiting_on_the_finished_ones(run_cli, tmp_path):
+    """Tune hands a resumed scheduler every trial it restores, finished ones too; a HyperBand bracket holding
+    those waited for ever for results that never come, and the stall guard ended the grown sweep after a minute."""
+    space = instant_space(tmp_path)
+    made = run_cli("sweep", "--space", space, "--scheduler", "hyperband", "--num-samples", 4, "--max-epochs", 4,
+                   "--storage-path", tmp_path, "--name", "hb", "--stall-timeout", 20)  # fmt: skip
+    assert made.code == 0, made.out[-2000:] + made.err[-2000:]
+    grown = run_cli("resume", tmp_path / "hb", "--num-samples", 6)
+    assert grown.code == 0 and "stalled" not in grown.out, grown.out[-3000:] + grown.err[-3000:]
+    record = experiment.load(str(tmp_path / "hb"))
+    assert len(record.trials) == 6 and {t.status for t in record.trials} == {"TERMINATED"}

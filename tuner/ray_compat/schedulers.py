@@ -24,6 +24,7 @@ from ray.tune.schedulers import (
     PopulationBasedTraining,
     TrialScheduler,
 )
+from ray.tune.experiment import Trial
 from ray.tune.schedulers.hyperband import _Bracket
 
 from tuner.objectives import Constraint, Objective
@@ -241,8 +242,18 @@ class _RecordingBracket(_Bracket):
 
 
 class _RecordingBrackets:
+    """HyperBand's and BOHB's brackets, recording each round, and leaving out the trials a resumed sweep had
+    already finished: Tune adds every restored trial to the scheduler, finished ones too, and a bracket then waits
+    for ever on trials that will never report (a grown sweep's new trial stayed PAUSED until the stall guard
+    ended the sweep)."""
+
     label = "HyperBand"
     made = 0
+
+    def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
+        if trial.status in (Trial.TERMINATED, Trial.ERROR):
+            return  # finished before this run: no bracket has a place for it
+        super().on_trial_add(tune_controller, trial)  # type: ignore[misc]
 
     def _create_bracket(self, s: int) -> _Bracket:
         from tuner.schedulers.brackets import rounds
