@@ -16,6 +16,7 @@ import math
 from typing import Any
 
 import numpy as np
+from ray.tune.experiment import Trial
 from ray.tune.schedulers import (
     ASHAScheduler,
     HyperBandForBOHB,
@@ -24,7 +25,6 @@ from ray.tune.schedulers import (
     PopulationBasedTraining,
     TrialScheduler,
 )
-from ray.tune.experiment import Trial
 from ray.tune.schedulers.hyperband import _Bracket
 
 from tuner.objectives import Constraint, Objective
