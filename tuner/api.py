@@ -63,17 +63,32 @@ class Experiment:
     @property
     def trials(self) -> Any:
         """A DataFrame, one row a trial, best first: its id, config, best and last metric, best epoch,
-        epochs run, status and fate."""
+        epochs run, status and fate; with several objectives also each other objective's last value and
+        whether the trial is on the Pareto front, and under constraints whether it meets them."""
         import pandas as pd
 
         record = self._read()
         metric, mode = record.metric, record.mode
         params = sorted({k for t in record.trials for k in t.config})
+        others = [o.name for o in record.config.objective_list[1:]]
+        on_front: set[str] | None = None
+        if record.config.several_objectives:
+            from tuner.review.front import front
+
+            on_front = {p.trial.trial_id for p in front(record)}
+        extra = [f"last_{n}" for n in others] + (["front"] if on_front is not None else [])
+        extra += ["feasible"] if record.config.constraints else []
         rows = []
         for trial in record.ranked():
             best_row = trial.best_row(metric, mode) or {}
+            more: dict[str, Any] = {f"last_{n}": trial.last_reported(n) for n in others}
+            if on_front is not None:
+                more["front"] = trial.trial_id in on_front
+            if record.config.constraints:
+                more["feasible"] = not record.breaks(trial) if trial.rows else None
             rows.append(
                 {
+                    **more,
                     "trial_id": trial.trial_id,
                     **{p: trial.config.get(p) for p in params},
                     f"best_{metric}": trial.best(metric, mode),
@@ -89,6 +104,7 @@ class Experiment:
             *params,
             f"best_{metric}",
             f"last_{metric}",
+            *extra,
             "best_epoch",
             "epochs",
             "status",

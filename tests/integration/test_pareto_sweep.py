@@ -63,6 +63,9 @@ def test_the_front_is_printed_saved_and_returned_as_a_dataframe(swept):
     assert frame["trial_id"].tolist() == [row["trial_id"] for row in front]
     assert list(frame.columns[:4]) == ["trial_id", "loss", "size", "epoch"]
     assert frame["loss"].is_monotonic_increasing and frame["size"].is_monotonic_decreasing  # a real front
+    trials = exp.trials
+    assert {"last_size", "front", "feasible"} <= set(trials.columns)
+    assert sorted(trials.loc[trials["front"], "trial_id"]) == sorted(row["trial_id"] for row in front)
     best = json.loads((swept / "best_config.json").read_text())
     assert best["best_trial"] == front[0]["trial_id"]  # the best by the first objective is the front's first
 
