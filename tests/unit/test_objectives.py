@@ -298,3 +298,4 @@ def test_a_replays_best_trial_meets_the_sweeps_constraints():
     assert outcome.best_trial().trial_id == "a"
     assert outcome.best_trial([Constraint.parse("mb<=500")]).trial_id == "b"
     assert outcome.points([Objective("loss", "min"), Objective("mb", "min")], [Constraint.parse("mb<=500")]) == [(0.7, 100)]
+

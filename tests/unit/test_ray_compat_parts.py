@@ -135,3 +135,28 @@ def test_part_19_with_parameters_puts_its_data_once_and_ray_flushes_it_at_every_
     assert {"to_flush", "references"} <= set(vars(registry._ParameterRegistry()))
     source = inspect.getsource(util.with_parameters)
     assert "_post_init_hooks.append(parameter_registry.flush)" in source and "parameter_registry" in source
+
+
+def test_a_hyperband_bracket_finished_by_a_trial_that_ended_itself_stops_the_one_paused_there():
+    """Ray processes a bracket on a trial's removal only while it is unfinished: a trial paused at the last
+    milestone, whose bracket-mate then returned by itself, waited for ever (the stall guard ended the sweep)."""
+    from types import SimpleNamespace
+
+    from ray.tune.experiment import Trial
+
+    from tuner.ray_compat.schedulers import RecordingHyperBand
+
+    stopped: list[str] = []
+    controller = SimpleNamespace(stop_trial=lambda t: stopped.append(t.trial_id), get_trials=lambda: [])
+    scheduler = RecordingHyperBand(time_attr="training_iteration", max_t=2, reduction_factor=2)
+    scheduler.set_search_properties("loss", "min")
+    first, second = (Trial("t", config={}, trial_id=name, stub=True) for name in ("first", "second"))
+    for trial in (first, second):
+        scheduler.on_trial_add(controller, trial)
+    bracket = scheduler._trial_info[first][0]
+    assert scheduler._trial_info[second][0] is bracket
+    bracket._live_trials[first] = {"training_iteration": 2, "loss": 1.0}
+    first.set_status(Trial.PAUSED)
+    bracket._live_trials[second] = {"training_iteration": 2, "loss": 2.0}
+    scheduler.on_trial_complete(controller, second, {"training_iteration": 2, "loss": 2.0})
+    assert stopped == ["first"]

@@ -19,7 +19,8 @@ private attributes. Seen in Ray 2.60:
 11. terminal       a signal-killed worker's C-level crash report and the raylet's guess reach the terminal
 12. terminal       the older ``spec.config`` form of ``sample_from`` warns at every draw: quiet while probing
 13. schedulers     ASHA, HyperBand, BOHB, the median rule and PBT decide in private state: read their reasons;
-                   a resumed sweep hands its finished trials to HyperBand's brackets: leave them out
+                   a resumed sweep hands its finished trials to HyperBand's brackets: leave them out; a
+                   bracket finished by a trial that ended itself leaves a paused one waiting: stop it
 14. live_table     CLIReporter's status lines miscount and mis-sign: rewrite them
 15. cluster        read an address exactly as ``ray.init`` would, without its minutes of retrying
 16. cluster        token mode for a client needs Ray's C++ configuration read again

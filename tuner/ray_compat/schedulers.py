@@ -255,6 +255,19 @@ class _RecordingBrackets:
             return  # finished before this run: no bracket has a place for it
         super().on_trial_add(tune_controller, trial)  # type: ignore[misc]
 
+    def on_trial_remove(self, tune_controller: Any, trial: Any) -> None:
+        """Ray processes a bracket when a trial leaves it only while the bracket is not finished; when the last
+        other trial ends by itself (its function returned at max epochs) after one was paused there, the bracket
+        is finished and nobody stops the paused one, which then waits for ever. Stop it, as Ray does when the
+        bracket finishes on a result."""
+        info = self._trial_info.get(trial)  # type: ignore[attr-defined]
+        if info is None:
+            return  # a trial finished before this run (left out of the brackets)
+        super().on_trial_remove(tune_controller, trial)  # type: ignore[misc]
+        bracket = info[0]
+        if bracket.finished():
+            bracket.cleanup_full(tune_controller)
+
     def _create_bracket(self, s: int) -> _Bracket:
         from tuner.schedulers.brackets import rounds
 
