@@ -212,9 +212,10 @@ def sweep(
     (or lists for ``metric`` and ``mode``), bounds as ``constraints=["gpu_memory_peak_mb<=4000"]``. Ctrl-C (interrupting the kernel) stops the sweep in order; the
     experiment returned holds what ran, and ``tuner resume`` continues it.
     """
+    from tuner.launch.layers import objectives_given
     from tuner.launch.resolve import resolve
     from tuner.launch.runner import run_sweep
-    from tuner.settings import USER_SETTINGS, objectives_given
+    from tuner.settings import USER_SETTINGS
 
     settings = objectives_given(settings, "tuner.sweep()")
     unknown = sorted(set(settings) - set(USER_SETTINGS))

@@ -7,13 +7,12 @@ from pathlib import Path
 import pytest
 
 from tuner.errors import UsageError
+from tuner.launch.layers import env_settings, read_yaml_settings
 from tuner.launch.resolve import resolve
 from tuner.settings import (
     SweepConfig,
     coerce,
-    env_settings,
     load_saved_config,
-    read_yaml_settings,
     save_config,
 )
 

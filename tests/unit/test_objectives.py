@@ -11,8 +11,9 @@ import pytest
 
 from tuner import pareto
 from tuner.errors import UsageError
+from tuner.launch.layers import read_yaml_settings
 from tuner.objectives import Constraint, Objective, parse_objectives
-from tuner.settings import SweepConfig, read_yaml_settings
+from tuner.settings import SweepConfig
 
 # --- parsing -----------------------------------------------------------------------------------------------
 

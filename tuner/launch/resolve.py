@@ -18,15 +18,8 @@ from typing import Any
 
 from tuner import algorithms, schedulers, searchers, storage
 from tuner.errors import UsageError
-from tuner.settings import (
-    NO_SPACE,
-    SweepConfig,
-    build_config,
-    coerce,
-    env_settings,
-    merge_layers,
-    read_yaml_settings,
-)
+from tuner.launch.layers import env_settings, merge_layers, read_yaml_settings
+from tuner.settings import NO_SPACE, SweepConfig, build_config, coerce
 
 
 def default_name(space_label: str, scheduler: str, searcher: str) -> str:

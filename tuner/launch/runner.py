@@ -16,10 +16,10 @@ from typing import Any
 
 from tuner import algorithms, storage
 from tuner.errors import StorageRefused, TunerError, UsageError
+from tuner.launch import guards
 from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
 from tuner.launch.trial import forms
 from tuner.review.experiment import PLAN_FILE
-from tuner.review.fates import DecisionLog
 from tuner.settings import SweepConfig, save_config
 
 log = logging.getLogger(__name__)
@@ -135,7 +135,13 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     from tuner.launch.guards.stall import StallAwareSearcher, StallWatch
     from tuner.launch.placement import packing as packings
     from tuner.launch.watching import live_report
-    from tuner.launch.watching.reporting import MetricGuard, OomNotice, build_reporter, logger_callbacks
+    from tuner.launch.watching.reporting import (
+        MetricGuard,
+        OomNotice,
+        build_reporter,
+        logger_callbacks,
+        watched_metrics,
+    )
     from tuner.launch.watching.tensorboard_log import TensorBoardLogger
     from tuner.ray_compat import StatusRecorder
     from tuner.review.fates import FateLog
@@ -171,7 +177,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
         watch,
         StatusRecorder(folder),
         OomNotice(out),
-        *guards(cfg, folder, fate_log),
+        *guards.all_guards(cfg, folder, fate_log),
         StepEndStop(),
     ]
     live_page = live_report.report_path(folder)
@@ -202,7 +208,9 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
         run_config=tune.RunConfig(
             name=cfg.name,
             storage_path=cfg.storage_path,
-            stop=sweep_stopper(watch, budget, cfg.max_epochs if plan.scheduler.ends_at_max_epochs else None),
+            stop=guards.sweep_stopper(
+                watch, budget, cfg.max_epochs if plan.scheduler.ends_at_max_epochs else None
+            ),
             callbacks=[
                 *callbacks,
                 TensorBoardLogger(
@@ -230,44 +238,6 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     finally:
         if packing_key is not None:
             packings.forget(packing_key)
-
-
-def watched_metrics(cfg: SweepConfig) -> list[str]:
-    """Every metric the sweep decides on, its first objective first: each objective, each constraint's."""
-    names = [o.name for o in cfg.objective_list] + [c.metric for c in cfg.constraint_list]
-    return list(dict.fromkeys(names))
-
-
-def guards(cfg: SweepConfig, folder: str, fate_log: DecisionLog) -> list[Any]:
-    """What makes a sweep end on its own and say why trials ended: hung trials stopped, deaths named, the
-    budget counted, a full storage met with an orderly stop."""
-    from tuner.launch.guards import disk
-    from tuner.launch.guards.budget import BudgetWatch
-    from tuner.launch.guards.crashes import CrashNamer
-    from tuner.launch.guards.watchdog import HungTrialWatch
-    from tuner.limits import TrialTimeout
-
-    return [
-        HungTrialWatch(TrialTimeout.parse(cfg.trial_timeout), fate_log, folder=folder),
-        CrashNamer(storage.local_path(folder), fate_log),
-        BudgetWatch(folder, cfg.budget, fate_log),
-        disk.StorageWatch(storage.local_path(folder), folder, fate_log),
-    ]
-
-
-def sweep_stopper(stall: Any, budget: Any, max_epochs: int | None = None) -> Any:
-    """Ends the whole sweep when it stalls or its budget is spent, and with ``max_epochs`` each trial there (for
-    schedulers that never end one: ``SchedulerEntry.ends_at_max_epochs``)."""
-    from ray.tune.stopper import CombinedStopper
-
-    from tuner.launch.guards.budget import BudgetStopper
-    from tuner.launch.guards.epoch_limit import EpochLimit
-    from tuner.launch.guards.stall import StallStopper
-
-    stoppers = [StallStopper(stall), BudgetStopper(budget)]
-    if max_epochs is not None:
-        stoppers.append(EpochLimit(max_epochs))
-    return CombinedStopper(*stoppers)
 
 
 def trial_folder_name(params: list[str], trial: Any) -> str:

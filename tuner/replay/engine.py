@@ -19,119 +19,14 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Iterable
+from typing import Any
 
-from tuner.objectives import Constraint, Objective
+from tuner.replay.outcome import Curve, CurveSource, ReplayedTrial, ReplayOutcome
+
+__all__ = ["Controller", "Curve", "CurveSource", "FixedOrder", "ReplayOutcome", "ReplayedTrial", "replay"]
 
 CONTINUE, PAUSE, STOP = "CONTINUE", "PAUSE", "STOP"
-
-
-@dataclass
-class Curve:
-    """One config's run: per-epoch metrics (epoch k at index k-1) and the seconds each epoch took."""
-
-    config: dict[str, Any]
-    rows: list[dict[str, Any]]
-    seconds: list[float]
-
-    def __post_init__(self) -> None:
-        if len(self.seconds) < len(self.rows):
-            self.seconds = [*self.seconds, *[1.0] * (len(self.rows) - len(self.seconds))]
-
-
-class CurveSource(Protocol):
-    """Where a replay finds a config's curve: a table of recorded runs, or a function of the config."""
-
-    def curve(self, config: dict[str, Any]) -> Curve | None: ...
-
-
-@dataclass
-class ReplayedTrial:
-    """What the replay did with one trial."""
-
-    trial_id: str
-    config: dict[str, Any]
-    epochs: int = 0  # epochs it trained in the replay
-    available: int = 0  # epochs its curve holds
-    decisions: list[tuple[int, str]] = field(default_factory=list)  # (epoch, CONTINUE/PAUSE/STOP) per result
-    fate: str = ""  # the scheduler's words when it stopped the trial, else how it ended
-    started: float | None = None  # simulated seconds
-    ended: float | None = None
-    cut_short: bool = False  # the scheduler would have gone on; the curve had no more epochs
-    missing: bool = False  # the source had no curve for its config
-    values: list[float] = field(default_factory=list)  # the metric, per epoch trained
-    timeline: list[tuple[float, float]] = field(default_factory=list)  # (simulated seconds, value) per epoch
-    # its last result (several objectives read theirs here)
-    last: dict[str, Any] = field(default_factory=dict)
-
-    def best(self, mode: str) -> float | None:
-        finite = [v for v in self.values if math.isfinite(v)]
-        if not finite:
-            return None
-        return min(finite) if mode == "min" else max(finite)
-
-
-@dataclass
-class ReplayOutcome:
-    """A whole replay: its trials in creation order, the epochs and simulated seconds it took."""
-
-    trials: list[ReplayedTrial]
-    metric: str
-    mode: str
-    workers: int
-    wall: float
-    stalled: bool = False  # trials waited that nothing would ever start (a scheduler holding them for ever)
-
-    @property
-    def epochs(self) -> int:
-        return sum(t.epochs for t in self.trials)
-
-    def best_trial(self, constraints: Sequence[Constraint] = ()) -> ReplayedTrial | None:
-        """The best trial by the metric; under ``constraints``, the best whose last result meets them all."""
-        from tuner.objectives import violations
-
-        scored = [
-            t
-            for t in self.trials
-            if t.best(self.mode) is not None and not any(v > 0 for v in violations(constraints, t.last))
-        ]
-        if not scored:
-            return None
-        sign = 1 if self.mode == "min" else -1
-        return min(scored, key=lambda t: sign * t.best(self.mode))  # type: ignore[operator]
-
-    def points(
-        self, objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()
-    ) -> list[tuple[float, ...]]:
-        """Each trial's last result on ``objectives`` (less is better), those that break a constraint left out."""
-        from tuner.objectives import violations
-        from tuner.review.vocabulary import number
-
-        out = []
-        for t in self.trials:
-            values = [number(t.last.get(o.name)) for o in objectives]
-            if (
-                t.last
-                and all(v is not None for v in values)
-                and not any(v > 0 for v in violations(constraints, t.last))
-            ):
-                out.append(tuple(o.as_min(v) for o, v in zip(objectives, values, strict=True)))  # type: ignore[arg-type]
-        return out
-
-    def best_so_far(self) -> list[tuple[int, float, float]]:
-        """(epochs spent, simulated seconds, best value) each time the best improves, in time order."""
-        events = sorted((point for t in self.trials for point in t.timeline), key=lambda e: e[0])
-        out: list[tuple[int, float, float]] = []
-        best = None
-        for spent, (at, value) in enumerate(events, 1):
-            if not math.isfinite(value):
-                continue
-            if best is None or (value < best if self.mode == "min" else value > best):
-                best = value
-                out.append((spent, at, value))
-        return out
 
 
 class _Fates:

@@ -247,7 +247,7 @@ class NormalQuantile:
     def decode(self, x: Any) -> Any:
         import statistics
 
-        from tuner.searchers.traced import QUANTILE_EDGE
+        from tuner.searchers.draws import QUANTILE_EDGE
 
         x = min(max(float(x), QUANTILE_EDGE), 1 - QUANTILE_EDGE)
         value = statistics.NormalDist(self.mean, self.sd).inv_cdf(x)
@@ -258,7 +258,7 @@ class NormalQuantile:
     def encode(self, value: Any) -> float:
         import statistics
 
-        from tuner.searchers.traced import QUANTILE_EDGE
+        from tuner.searchers.draws import QUANTILE_EDGE
 
         if not is_number(value) or not math.isfinite(value):
             raise ValueError(f"{value!r} is not a number")
@@ -272,7 +272,7 @@ def normal_quantile(name: str, value: Any, text: str, searcher: str) -> ParamPla
     from ray import tune
     from ray.tune.search.sample import Integer, Quantized
 
-    from tuner.searchers.traced import QUANTILE_EDGE
+    from tuner.searchers.draws import QUANTILE_EDGE
 
     sampler = value.get_sampler()
     q = None

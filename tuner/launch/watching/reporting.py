@@ -12,6 +12,7 @@ from tuner.errors import UsageError
 from tuner.objectives import Constraint, Objective
 from tuner.ray_compat.live_table import SweepReporter
 from tuner.review.ray_state import bookkeeping
+from tuner.settings import SweepConfig
 
 # Shown only once some trial reports them (Ray drops empty metric columns): OOM fallbacks and GPU memory.
 ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_memory_peak_mb": "gpu MB"}
@@ -129,3 +130,9 @@ def logger_callbacks(config: Any, out: Any) -> list[Callback]:
             **kwargs,
         )
     ]
+
+
+def watched_metrics(cfg: SweepConfig) -> list[str]:
+    """Every metric the sweep decides on, its first objective first: each objective, each constraint's."""
+    names = [o.name for o in cfg.objective_list] + [c.metric for c in cfg.constraint_list]
+    return list(dict.fromkeys(names))
