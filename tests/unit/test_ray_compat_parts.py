@@ -7,6 +7,7 @@ needed, or may need to change. Parts 1-4, 11 and 12 have their checks in tests/u
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 
 def test_part_5_ray_train_and_ray_tune_still_differ_so_tutorial_trainables_need_the_swap():
@@ -160,3 +161,42 @@ def test_a_hyperband_bracket_finished_by_a_trial_that_ended_itself_stops_the_one
     bracket._live_trials[second] = {"training_iteration": 2, "loss": 2.0}
     scheduler.on_trial_complete(controller, second, {"training_iteration": 2, "loss": 2.0})
     assert stopped == ["first"]
+
+
+def test_part_6_a_search_state_out_of_step_with_the_saved_trials_is_reconciled(tmp_path):
+    """A kill -9 while Ray copied its state left a search state that had made a trial the experiment state
+    never held: the resumed sweep must make it again, not end one short."""
+    from ray.tune.search import ConcurrencyLimiter, Searcher
+    from ray.tune.search.search_generator import SearchGenerator
+
+    from tuner.ray_compat.growth import reconcile_saved_search
+
+    class Counting(Searcher):
+        def suggest(self, trial_id):
+            return {"x": 1}
+
+        def on_trial_complete(self, trial_id, result=None, error=False):
+            pass
+
+        def save(self, checkpoint_path):
+            Path(checkpoint_path).write_text("{}")
+
+        def restore(self, checkpoint_path):
+            assert Path(checkpoint_path).read_text() == "{}"
+
+    generator = SearchGenerator(ConcurrencyLimiter(Counting(metric="loss", mode="min"), max_concurrent=4))
+    generator.set_search_properties("loss", "min", {})
+    generator._total_samples = 3
+    limiter = generator.searcher
+    for trial_id in ("a", "b", "c"):  # "c" was made, but the experiment state beside it never held it
+        limiter.suggest(trial_id)
+        generator._counter += 1
+    assert generator.is_finished()
+    generator.save_to_dir(str(tmp_path), session_str="s1")
+
+    assert reconcile_saved_search(str(tmp_path), {"a", "b"})
+    restored = SearchGenerator(ConcurrencyLimiter(Counting(metric="loss", mode="min"), max_concurrent=4))
+    restored.restore_from_dir(str(tmp_path))
+    assert restored._counter == 2 and not restored.is_finished()
+    assert restored.searcher.live_trials == {"a", "b"}
+    assert not reconcile_saved_search(str(tmp_path), {"a", "b"}), "nothing to change the second time"

@@ -11,7 +11,8 @@ private attributes. Seen in Ray 2.60:
  3. sync_race      a sync racing Ray's own rename of a scratch file logs a traceback: hide that one
  4. terminal       token-auth opt-out advice, per-trial tracebacks, Ray's stop notices, no-result warnings
  5. tutorial_api   ``ray.train.report`` inside a Tune function raises: run tutorial trainables unchanged
- 6. growth         ``Tuner.restore`` takes the trial count and the storage from the saved search: grow it, move it
+ 6. growth         ``Tuner.restore`` takes the trial count and the storage from the saved search: grow it, move it;
+                   a kill during the copy of the state leaves the search out of step with the trials: reconcile
  7. worker_logs    a worker's log line carries eight context ids: format the trainable's own lines plainly
  8. trial_folders  the live table reads the folder of a trial not yet named: name it first
  9. trial_process  a hung trial cannot be asked to stop: kill its actor
@@ -31,7 +32,12 @@ private attributes. Seen in Ray 2.60:
 
 from tuner.ray_compat.atomic_sync import atomic_local_copies
 from tuner.ray_compat.completion import LastResultOnCompletion
-from tuner.ray_compat.growth import can_grow, extend_saved_search, relocate_saved_search
+from tuner.ray_compat.growth import (
+    can_grow,
+    extend_saved_search,
+    reconcile_saved_search,
+    relocate_saved_search,
+)
 from tuner.ray_compat.live import live, register_live
 from tuner.ray_compat.parameters import keep_parameters, refresh_parameters
 from tuner.ray_compat.statuses import (
@@ -80,6 +86,7 @@ __all__ = [
     "quiet_benign_sync_races",
     "quiet_terminal",
     "quiet_worker_crashes",
+    "reconcile_saved_search",
     "refresh_parameters",
     "register_live",
     "relocate_saved_search",

@@ -9,15 +9,21 @@ variant generator (grids, PBT) keep their planned variants and cannot grow. A sw
 stall ended stopped its open trials without telling the searcher, so the saved concurrency limit
 (``ConcurrencyLimiter.live_trials``) still counts them as running and would propose nothing; the trials
 that finished are taken out of it.
+
+Ray writes the experiment state and the search state to a staging folder, then copies them to the
+experiment in a background thread, file by file; a kill -9 during that copy leaves a search state newer (or
+older) than the trials saved beside it: its counter says it made a trial the saved state never held, so the
+resumed sweep ended one short ("1 not started yet"). ``reconcile_saved_search`` sets the counter, and the
+concurrency limit's running trials, to the trials the experiment state holds.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Set
 from pathlib import Path
 from typing import Any
 
-SEARCH_STATE_PREFIX = "search_gen_state-"
-VARIANT_STATE_PREFIX = "basic-variant-state-"
+from tuner.folder.names import SEARCH_STATE_PREFIX, VARIANT_STATE_PREFIX
 
 
 def can_grow(folder: str) -> bool:
@@ -29,24 +35,43 @@ def can_grow(folder: str) -> bool:
     )
 
 
-def extend_saved_search(folder: str, total: int, finished: set[str] = frozenset()) -> None:  # type: ignore[assignment]
+def extend_saved_search(folder: str, total: int, finished: Set[str] = frozenset()) -> None:
     """Let the saved search propose trials until ``total`` exist (it was finished at its old total); the
     ``finished`` trial ids no longer count against its concurrency limit."""
 
     def grow(state: dict) -> bool:
         state["total_samples"] = total
         state["finished"] = False
-        for key, part in state.items():
-            if key.startswith("name:ConcurrencyLimiter") and isinstance(part, dict) and "live_trials" in part:
-                still = set(part["live_trials"]) - set(finished)
-                part["num_unfinished_live_trials"] = max(
-                    0, part.get("num_unfinished_live_trials", 0) - (len(part["live_trials"]) - len(still))
-                )
-                part["live_trials"] = still
+        _keep_live(state, lambda trial_id: trial_id not in finished)
         return True
 
     if not _edit_saved_search(folder, grow):
         raise RuntimeError(f"{folder} has no saved search state")
+
+
+def reconcile_saved_search(folder: str, saved: Set[str]) -> bool:
+    """Make the saved search agree with the ``saved`` trial ids of the experiment state beside it (see the
+    module's docstring): True when they disagreed."""
+
+    def agree(state: dict) -> bool:
+        changed = state.get("counter") != len(saved)
+        state["counter"] = len(saved)
+        return _keep_live(state, lambda trial_id: trial_id in saved) or changed
+
+    return _edit_saved_search(folder, agree)
+
+
+def _keep_live(state: dict, keep: Callable[[str], bool]) -> bool:
+    """Keep only the ``keep`` trials among the concurrency limit's running ones: True when some went."""
+    dropped = False
+    for key, part in state.items():
+        if key.startswith("name:ConcurrencyLimiter") and isinstance(part, dict) and "live_trials" in part:
+            still = {trial_id for trial_id in part["live_trials"] if keep(trial_id)}
+            gone = len(part["live_trials"]) - len(still)
+            part["num_unfinished_live_trials"] = max(0, part.get("num_unfinished_live_trials", 0) - gone)
+            part["live_trials"] = still
+            dropped = dropped or gone > 0
+    return dropped
 
 
 def relocate_saved_search(folder: str) -> bool:

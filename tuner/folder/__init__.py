@@ -1,0 +1,22 @@
+"""The experiment folder's format: every file a sweep writes in it or beside it, and the records they hold.
+
+Launch writes these files and review reads them; both take the names and the records from here, so the format
+has one owner. What an experiment folder holds (``names`` has each name):
+
+  tuner_config.yaml        the sweep's settings (tuner/settings.py)
+  plan.txt                 the plan as printed before the first trial
+  spent.json               what the sweep spent: wall time, epochs, GPU-hours, most trials at once (``spent``)
+  fates.json               why each trial ended where it did, as decided (``fates``)
+  best_config.json         the end-of-sweep summary: best trial, config, checkpoint
+  pareto.json              the front, on several objectives
+  report.html              the review page
+  experiment_state-*.json  Ray's own state: statuses, error files (``ray_state``, its one parser)
+  tuner.pkl, search_gen_state-*.pkl   Ray's pickled tuner and search state
+  TRIAL/                   one folder a trial: params.json, progress.csv, result.json, checkpoints,
+                           stdout.log and stderr.log (what the trial printed), crash.txt
+  .tuner-claim             which process holds the experiment now
+
+and beside it, while a sweep runs (``storage.sidecar``: Ray copies its own staging folder over files written
+inside the experiment), the driver's running counts: ``.tuner-spent.json``, ``.tuner-fates.jsonl``,
+``.tuner-statuses.json``, ``.tuner-stalled.json``, ``.tuner-packing.json``.
+"""

@@ -1,0 +1,31 @@
+"""The name of every file tuner keeps in or beside an experiment folder (see tuner/folder/__init__.py)."""
+
+from __future__ import annotations
+
+# inside the experiment
+CONFIG_FILE = "tuner_config.yaml"
+PLAN_FILE = "plan.txt"
+SPENT_FILE = "spent.json"
+FATES_FILE = "fates.json"
+BEST_FILE = "best_config.json"
+PARETO_FILE = "pareto.json"
+REPORT_FILE = "report.html"
+CLAIM_FILE = ".tuner-claim"
+
+# inside a trial's folder
+STDOUT_FILE, STDERR_FILE = "stdout.log", "stderr.log"
+OUTPUT_FILES = (STDOUT_FILE, STDERR_FILE)
+CRASH_FILE = "crash.txt"
+
+# Ray's own
+STATE_PREFIX = "experiment_state-"
+TUNER_PICKLE = "tuner.pkl"
+SEARCH_STATE_PREFIX = "search_gen_state-"
+VARIANT_STATE_PREFIX = "basic-variant-state-"
+
+# beside the experiment, while a sweep runs (storage.sidecar)
+SPENT_SIDECAR = ".tuner-spent.json"
+FATES_SIDECAR = ".tuner-fates.jsonl"
+STATUS_SIDECAR = ".tuner-statuses.json"
+STALL_SIDECAR = ".tuner-stalled.json"
+PACKING_SIDECAR = ".tuner-packing.json"
