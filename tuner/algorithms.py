@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from tuner.errors import UsageError
-from tuner.objectives import Constraint, Objective
-from tuner.review.fates import DecisionLog
+from tuner.folder.fates import DecisionLog
+from tuner.objectives import Constraint, Mode, Objective
 from tuner.schedulers import ENTRIES as SCHEDULERS
 from tuner.schedulers import REGISTRY as SCHEDULER_REGISTRY
 from tuner.schedulers import SchedulerContext
@@ -54,7 +54,7 @@ def scheduler_context(
     *,
     params: Mapping[str, Any],
     metric: str,
-    mode: str,
+    mode: Mode,
     max_epochs: int,
     num_samples: int,
     seed: int,

@@ -30,9 +30,9 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
+from tuner.folder.names import CLAIM_FILE
 
 log = logging.getLogger(__name__)
-CLAIM_FILE = ".tuner-claim"
 LEASE_S = 60.0
 SETTLE_S = 1.0  # a bucket claimant waits this long before reading its claim back
 

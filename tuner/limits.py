@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
+
+if TYPE_CHECKING:
+    from tuner.folder.spent import Spent
 
 _DURATION = re.compile(
     r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$"
@@ -119,9 +123,9 @@ class Budget:
             return f"{total:.4g}gpuh"
         return f"{math.ceil(total)}s"
 
-    def spent_of(self, spent: dict[str, float]) -> float:
+    def spent_of(self, spent: Spent) -> float:
         """This budget's unit out of everything a sweep has spent."""
-        return float(spent.get(self.kind, 0.0))
+        return spent.of(self.kind)
 
 
 # A trial that has not reported for this long is hung, unless --trial-timeout says otherwise. Epoch times

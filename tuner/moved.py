@@ -3,7 +3,7 @@
 Ray pickles a sweep's callbacks, stoppers, searcher and scheduler into the experiment (``tuner.pkl``) by
 their module paths. When modules moved into ``tuner/launch`` and ``tuner/review``, an experiment saved
 earlier named the old paths (and again when launch/ was split by phase into guards/, placement/, watching/ and
-trial/); this finder answers an import of an old name with the module now holding it.
+trial/, and when the fates and Ray's state reader moved into tuner/folder/); this finder answers an import of an old name with the module now holding it.
 """
 
 from __future__ import annotations
@@ -46,11 +46,15 @@ _FIRST_MOVE = (
     "signals",
 )
 _REVIEW = ("experiment", "ray_state", "fates", "results", "compare", "plots", "dashboard", "vocabulary")
+# Review modules that became part of the experiment folder's format (tuner/folder/).
+_FOLDER = {m: f"tuner.folder.{m}" for m in ("fates", "ray_state")}
 
 MOVED = {
     # tuner/X.py, before launch/ and review/ existed
     **{f"tuner.{m}": _LAUNCH[m] for m in _FIRST_MOVE},
-    **{f"tuner.{m}": f"tuner.review.{m}" for m in _REVIEW},
+    **{f"tuner.{m}": _FOLDER.get(m, f"tuner.review.{m}") for m in _REVIEW},
+    # tuner/review/X.py, before tuner/folder/ owned the format
+    **{f"tuner.review.{m}": now for m, now in _FOLDER.items()},
     # tuner/launch/X.py, before launch/ was split by phase
     **{f"tuner.launch.{m}": now for m, now in _LAUNCH.items() if now != f"tuner.launch.{m}"},
     "tuner.report": "tuner.review.report.page",

@@ -8,13 +8,38 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 
 from tuner.errors import UsageError
 
+Mode = Literal["min", "max"]  # whether a metric is minimised or maximised
 MODES = ("min", "max")
+
+
+def better(a: float, b: float, mode: str) -> bool:
+    """Whether ``a`` beats ``b`` (strictly) under ``mode``."""
+    return a < b if mode == "min" else a > b
+
+
+def pick(mode: str) -> Callable[..., Any]:
+    """``min`` or ``max``: the better of several values under ``mode``."""
+    return min if mode == "min" else max
+
+
+def sign(mode: str) -> int:
+    """1 for min, -1 for max: a value times this is in the sign where less is better."""
+    return 1 if mode == "min" else -1
+
+
+def as_mode(text: str) -> Mode:
+    """A mode as given (a flag, a file, Ray's own setting), checked."""
+    if text in MODES:
+        return cast(Mode, text)
+    raise UsageError(f"unknown mode {text!r}; valid: {', '.join(MODES)}")
+
+
 OPERATORS = ("<=", ">=", "<", ">")
 _CONSTRAINT = re.compile(r"^\s*([A-Za-z_][\w./-]*)\s*(<=|>=|<|>)\s*(\S+)\s*$")
 
@@ -22,14 +47,14 @@ _CONSTRAINT = re.compile(r"^\s*([A-Za-z_][\w./-]*)\s*(<=|>=|<|>)\s*(\S+)\s*$")
 @dataclass(frozen=True)
 class Objective:
     name: str
-    mode: str
+    mode: Mode
 
     def better(self, a: float, b: float) -> bool:
-        return a < b if self.mode == "min" else a > b
+        return better(a, b, self.mode)
 
     def as_min(self, value: float) -> float:
         """The value in the sign every comparison uses: less is better."""
-        return value if self.mode == "min" else -value
+        return value * sign(self.mode)
 
     def __str__(self) -> str:
         return f"{self.name} ({self.mode})"
@@ -96,7 +121,7 @@ def parse_objectives(metric: str, mode: str) -> list[Objective]:
             f"--metric names {len(names)} metric(s) ({', '.join(names)}) but --mode gives {len(modes)} "
             f"modes; give one mode for all or one per metric, e.g. --mode {','.join(['min'] * len(names))}"
         )
-    return [Objective(n, m) for n, m in zip(names, modes, strict=True)]
+    return [Objective(n, as_mode(m)) for n, m in zip(names, modes, strict=True)]
 
 
 def encode(objectives: Sequence[Objective]) -> list[str]:
@@ -108,7 +133,7 @@ def decode(saved: Sequence[str]) -> list[Objective]:
     out = []
     for item in saved:
         name, _, mode = str(item).rpartition(":")
-        out.append(Objective(name, mode))
+        out.append(Objective(name, as_mode(mode)))
     return out
 
 

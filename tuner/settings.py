@@ -17,14 +17,14 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
+from tuner.folder.names import CONFIG_FILE
 from tuner.limits import Budget, TrialTimeout
-from tuner.objectives import MODES, Constraint, Objective, parse_objectives
+from tuner.objectives import MODES, Constraint, Objective, as_mode, parse_objectives
 from tuner.objectives import decode as decode_objectives
 from tuner.objectives import encode as encode_objectives
 
 ENV_PREFIX = "TUNER_"
 DEFAULT_STORAGE = "~/tuner_results"
-CONFIG_FILE = "tuner_config.yaml"
 GPUS_AUTO = "auto"
 DEFAULT_NUM_SAMPLES = 8
 DEFAULT_SCHEDULER = "asha"  # the scheduler registry's DEFAULT; tests/unit/test_registries.py holds them equal
@@ -151,7 +151,7 @@ class SweepConfig:
         """Every objective, in the order given: one (``metric``, ``mode``) unless several were given."""
         if self.objectives:
             return decode_objectives(self.objectives)
-        return [Objective(self.metric or "loss", self.mode or "min")]
+        return [Objective(self.metric or "loss", as_mode(self.mode or "min"))]
 
     @property
     def objective(self) -> Objective:

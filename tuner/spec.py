@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from tuner.errors import UsageError
-from tuner.objectives import MODES, from_mapping, parse_objectives
+from tuner.objectives import MODES, Mode, from_mapping, parse_objectives
 
 # What a trainable may report beside its learning metrics about the run itself (the out-of-memory fallback's
 # batch size and retries, GPU memory and use): the live table and TensorBoard show them; plots and the
@@ -35,7 +35,7 @@ class SearchSpace:
     trainable: str | Callable[..., Any]
     params: Mapping[str, Any]
     metric: str = "loss"
-    mode: str = "min"
+    mode: Mode = "min"
     description: str = ""
     defaults: Mapping[str, Any] = field(default_factory=dict)
     metrics: Mapping[str, str] | None = None  # several objectives: {"loss": "min", "latency_ms": "min"}

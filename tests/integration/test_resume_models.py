@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.instant import instant_space
+from tuner.folder.ray_state import saved_trial_states
 from tuner.review import experiment
-from tuner.review.ray_state import saved_trial_states
 
 pytestmark = pytest.mark.slow
 

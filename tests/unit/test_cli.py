@@ -124,8 +124,8 @@ def test_classes_pickled_under_their_old_module_names_still_load():
     """Experiments saved before modules moved into launch/ and review/ name the old paths in tuner.pkl."""
     import pickle
 
+    from tuner.folder.fates import FateLog
     from tuner.launch.guards.stall import StallWatch
-    from tuner.review.fates import FateLog
 
     assert pickle.loads(b"ctuner.stall\nStallWatch\n.") is StallWatch
     assert pickle.loads(b"ctuner.fates\nFateLog\n.") is FateLog

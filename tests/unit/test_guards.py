@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from types import SimpleNamespace
 
+from tuner.folder.fates import FateLog, recorded
 from tuner.launch.guards.budget import BudgetStopper, BudgetWatch, load_spent
 from tuner.launch.guards.stall import StallStopper, StallWatch
 from tuner.launch.guards.watchdog import HungTrialWatch
 from tuner.limits import TrialTimeout
-from tuner.review.fates import FateLog, recorded
 
 
 class Clock:
@@ -76,7 +76,7 @@ def test_a_gpu_hour_budget_counts_the_gpus_running_trials_hold(tmp_path):
     watch.on_step_end(0, trials)  # before the first trial's start nothing counts
     clock.now = 100.0
     watch.on_step_end(0, trials)
-    assert watch.spent()["gpu_hours"] == 0.0
+    assert watch.spent().gpu_hours == 0.0
     watch.on_trial_start(0, trials, a)
     clock.now = 120.0
     watch.on_step_end(0, trials)  # 20 s x 1.5 GPUs = 30 GPU-seconds
@@ -87,7 +87,7 @@ def test_a_gpu_hour_budget_counts_the_gpus_running_trials_hold(tmp_path):
     assert {k: v["budget"] for k, v in recorded(folder).items()} == {t: "ended by the budget" for t in "abw"}
     watch.on_experiment_end(trials)
     saved = load_spent(folder)
-    assert saved["ended_by_budget"] and abs(saved["wall"] - 25.0) < 1e-9 and abs(saved["gpu_hours"] - 37.5 / 3600) < 1e-9
+    assert saved.ended_by_budget and abs(saved.wall - 25.0) < 1e-9 and abs(saved.gpu_hours - 37.5 / 3600) < 1e-9
 
 
 def test_a_resumed_run_counts_on_from_what_was_saved(tmp_path):
@@ -99,7 +99,7 @@ def test_a_resumed_run_counts_on_from_what_was_saved(tmp_path):
     watch.on_trial_result(0, [t], t, {"training_iteration": 1})
     assert not watch.ended
     watch.on_trial_result(0, [t], t, {"training_iteration": 2})
-    assert watch.ended and watch.spent()["epochs"] == 9
+    assert watch.ended and watch.spent().epochs == 9
 
 
 def test_the_watch_waits_its_timeout_and_forgives_any_activity():

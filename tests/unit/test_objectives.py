@@ -211,7 +211,7 @@ def test_a_trial_goes_to_the_highest_rung_it_reached_once_and_ends_at_max_epochs
 
 
 def test_a_resumed_scheduler_gets_its_rungs_back_from_the_fate_log(tmp_path):
-    from tuner.review.fates import FateLog
+    from tuner.folder.fates import FateLog
     from tuner.schedulers.pareto_asha import ParetoASHA
 
     objectives = (Objective("loss", "min"), Objective("ms", "min"))

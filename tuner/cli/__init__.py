@@ -135,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             click.echo(f"tuner: error: {exc}", err=True)
         sys.exit(exc.exit_code)
     except OSError as exc:  # a write the storage refused where no guard could say so (a claim on a full disk)
-        from tuner.review.fates import refusal
+        from tuner.folder.fates import refusal
 
         meaning = refusal(f"{exc}")
         if _debug or meaning is None:

@@ -255,8 +255,8 @@ def replay(
 )
 def logs(experiment: str, trial: str | None, lines: int | None, stream: str) -> None:
     """What a trial printed (its stdout.log and stderr.log); without TRIAL, how much each trial printed."""
+    from tuner.folder.names import STDERR_FILE, STDOUT_FILE
     from tuner.review import experiment as experiments
-    from tuner.review.experiment import STDERR_FILE, STDOUT_FILE
     from tuner.review.output import listing, tail
 
     record = experiments.load(experiment)

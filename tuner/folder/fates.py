@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tuner import storage
+from tuner.folder.names import FATES_FILE
+from tuner.folder.names import FATES_SIDECAR as LOG_NAME
 
-FATES_FILE = "fates.json"
-LOG_NAME = ".tuner-fates.jsonl"
 STOPPED, PERTURBED = "stopped", "perturbed"
 RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the cutoff, what was decided
 HUNG, DIED, BUDGET = "hung", "died", "budget"

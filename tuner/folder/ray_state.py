@@ -12,8 +12,7 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
-
-STATE_PREFIX = "experiment_state-"
+from tuner.folder.names import STATE_PREFIX
 
 # Keys Ray adds to every result; they say nothing about what the trainable itself reported.
 BOOKKEEPING_KEYS = {

@@ -18,6 +18,7 @@ from tuner.errors import UsageError
 from tuner.launch.registry import declared_keywords, load_space, resolve_trainable
 from tuner.launch.trial import forms
 from tuner.launch.trial.forms import check_form, checkpoint_advice
+from tuner.objectives import as_mode
 from tuner.searchers.plan import grid_points
 from tuner.settings import GPUS_AUTO, SweepConfig
 from tuner.spec import SearchSpace, contract
@@ -169,7 +170,10 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: Any) -> An
             "as it runs and cannot take earlier results; start without --warm-start"
         )
     warm = warm_start.gather(
-        config.warm_start or [], space.flat_params, config.metric or space.metric, config.mode or space.mode
+        config.warm_start or [],
+        space.flat_params,
+        config.metric or space.metric,
+        as_mode(config.mode or space.mode),
     )
     return warm_start.encode(warm, search_plan)
 

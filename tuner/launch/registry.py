@@ -30,7 +30,7 @@ class SpaceSummary:
     description: str
     trainable: str
     metric: str
-    mode: str
+    mode: str  # as written: "min", "min,max" for several, "?" where unread
     path: Path
 
 

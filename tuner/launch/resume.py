@@ -66,12 +66,12 @@ def _resume_claimed(
     trial_timeout: str | None,
     stop: Any,
 ) -> dict[str, Any]:
+    from tuner.folder.ray_state import latest_state_name, saved_trial_states
     from tuner.launch.guards import budget as budgets
     from tuner.launch.guards import disk
     from tuner.launch.placement import cluster
-    from tuner.ray_compat import relocate_saved_search, reopen_saved_trials
+    from tuner.ray_compat import reconcile_saved_search, relocate_saved_search, reopen_saved_trials
     from tuner.review import experiment
-    from tuner.review.ray_state import latest_state_name, saved_trial_states
 
     config = experiment.load_saved_config(folder)
     stopped = disk.stopped_trials(folder)  # trials a full disk stopped: they go on, they did not fail
@@ -129,6 +129,7 @@ def _resume_claimed(
                     + budgets.describe_spent(budgets.load_spent(folder), None)
                 )
         reopen_saved_trials(folder, stopped)  # everything checked: now the saved state may change
+        reconcile_saved_search(folder, set(statuses))  # a kill while Ray copied its state
         relocate_saved_search(folder)  # a moved or copied experiment makes its new trials where it lies now
         tuner = tune.Tuner.restore(
             folder,
@@ -185,7 +186,7 @@ def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:
             f"--budget {text}: this sweep's budget is {saved.describe()}; extend it in the same unit, "
             f"e.g. --budget {saved.example_more()}"
         )
-    spent = load_spent(folder)[wanted.kind]
+    spent = load_spent(folder).of(wanted.kind)
     total = spent + wanted.amount if wanted.extra else wanted.amount
     if total <= spent:
         raise UsageError(

@@ -16,10 +16,10 @@ from typing import Any
 
 from tuner import algorithms, storage
 from tuner.errors import StorageRefused, TunerError, UsageError
+from tuner.folder.names import PLAN_FILE
 from tuner.launch import guards
 from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
 from tuner.launch.trial import forms
-from tuner.review.experiment import PLAN_FILE
 from tuner.settings import SweepConfig, save_config
 
 log = logging.getLogger(__name__)
@@ -130,6 +130,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     from ray import tune
     from ray.tune.search import BasicVariantGenerator
 
+    from tuner.folder.fates import FateLog
     from tuner.launch.guards.budget import BudgetWatch, forget_spent
     from tuner.launch.guards.signals import StepEndStop
     from tuner.launch.guards.stall import StallAwareSearcher, StallWatch
@@ -144,7 +145,6 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     )
     from tuner.launch.watching.tensorboard_log import TensorBoardLogger
     from tuner.ray_compat import StatusRecorder
-    from tuner.review.fates import FateLog
     from tuner.searchers import build_searcher
 
     cfg = plan.config
@@ -308,8 +308,9 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> dict[str, Any]:
     """After ``fit``: statuses made right in the saved state, fates and spending written into the experiment,
     and the summary read back from it."""
     from tuner import ray_compat
+    from tuner.folder import fates
     from tuner.launch.guards import budget, crashes, disk
-    from tuner.review import experiment, fates
+    from tuner.review import experiment
     from tuner.review.results import summarize
 
     crashes.tidy(storage.local_path(folder))
@@ -327,7 +328,7 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> dict[str, Any]:
     summary["spent"] = budget.describe_spent(spent, cfg.budget)
     never_ran = {t.trial_id for t in record.trials if not t.rows}
     unfinished, not_started = (
-        (0, 0) if spent["ended_by_budget"] else _unfinished_trials(cfg, folder, statuses, never_ran)
+        (0, 0) if spent.ended_by_budget else _unfinished_trials(cfg, folder, statuses, never_ran)
     )
     summary["unfinished"], summary["not_started"] = unfinished + not_started, not_started
     return summary
@@ -357,8 +358,8 @@ def _unfinished_trials(
     """Trials started but not run to their end, and trials not started yet (``never_ran``: created, no
     result; or not created yet): non-zero after a stop signal (Ray turns it into an orderly stop) or a
     stall. ``statuses`` are the sweep's own last-step statuses; without them the saved state is read."""
+    from tuner.folder.ray_state import saved_trial_states
     from tuner.ray_compat import UNFINISHED
-    from tuner.review.ray_state import saved_trial_states
 
     if statuses is None:
         try:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tuner.errors import UsageError
+from tuner.objectives import Mode, pick
 
 
 @dataclass
@@ -45,7 +46,7 @@ class WarmStart:
     no_result: int = 0  # of ``left_out``: trials that errored or never reported
     epochs: list[int] = field(default_factory=list)  # the earlier sweeps' max epochs
     points: list[tuple[dict[str, Any], Observation]] = field(default_factory=list)  # as the model sees them
-    mode: str = "min"
+    mode: Mode = "min"
     metric: str = ""
 
     def best(self) -> tuple[dict[str, Any], Observation] | None:
@@ -54,8 +55,7 @@ class WarmStart:
         pool = [p for p in self.points if not p[1].pruned] or self.points
         if not pool:
             return None
-        pick = min if self.mode == "min" else max
-        return pick(pool, key=lambda p: p[1].value)
+        return pick(self.mode)(pool, key=lambda p: p[1].value)
 
     def describe(self) -> str:
         used = len(self.points)
@@ -93,7 +93,7 @@ class WarmStart:
         )
 
 
-def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: str) -> WarmStart:
+def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: Mode) -> WarmStart:
     """The observations of experiments ``refs`` for a sweep over ``params`` optimising ``metric`` (``mode``)."""
     from tuner.review import experiment
 
@@ -120,7 +120,7 @@ def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: st
             pruned = trial.epochs < earlier.config.max_epochs
             config = {name: trial.config[name] for name in params}
             # Each epoch's best so far, as the searcher learns a running trial's (tuner/searchers/planned.py).
-            curve = list(itertools.accumulate(curve, min if mode == "min" else max))
+            curve = list(itertools.accumulate(curve, pick(mode)))
             observations.append(Observation(config, curve[-1], pruned, curve if pruned else [], sources[-1]))
     return WarmStart(
         sources,

@@ -20,11 +20,12 @@ import posixpath
 import shutil
 from typing import Any
 
+from tuner.folder.names import STATE_PREFIX
+
 _MODULE = "ray.train._internal.storage"
 _FUNCTION = "_pyarrow_fs_copy_files"
 CHUNK = 16 * 2**20
 # written in place in the staging folder (``open(..., "w")``), so read mid-write
-STATE_PREFIX = "experiment_state-"
 
 
 def atomic_local_copies() -> None:

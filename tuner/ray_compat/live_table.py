@@ -14,7 +14,7 @@ from typing import Any
 
 from ray.tune import CLIReporter
 
-from tuner.objectives import Constraint, Objective
+from tuner.objectives import Constraint, Objective, sign
 from tuner.ray_compat.trial_folders import name_trial_folders
 
 _LONG_FLOAT = re.compile(r"-?\d+\.\d{5,}(?:e[-+]?\d+)?")
@@ -58,9 +58,9 @@ class SweepReporter(CLIReporter):
         return (ranked[0] if ranked else None), self._metric
 
     def _ranked(self, trials: list) -> list:
-        sign = 1 if self._mode == "min" else -1
+        towards = sign(self._mode or "min")
         return sorted(
-            trials, key=lambda t: (self._best(t) is None, self._breaks(t), sign * (self._best(t) or 0.0))
+            trials, key=lambda t: (self._best(t) is None, self._breaks(t), towards * (self._best(t) or 0.0))
         )
 
     def _progress_str(
@@ -133,12 +133,12 @@ class SweepReporter(CLIReporter):
 
     def _rung_cutoffs(self, line: str) -> str:
         """ASHA compares a trial with the cutoff of its rung (Ray keeps them negated for min metrics)."""
-        sign = -1 if self._mode == "min" else 1
+        shown = -sign(self._mode or "min")
         cutoffs = []
         for epoch, value in sorted(((int(e), v) for e, v in _RUNG.findall(line))):
             if epoch >= self._max_epochs:  # Ray keeps a rung at max_t, where trials end rather than compare
                 continue
-            cutoffs.append(f"epoch {epoch}: " + ("-" if value == "None" else f"{sign * float(value):.4g}"))
+            cutoffs.append(f"epoch {epoch}: " + ("-" if value == "None" else f"{shown * float(value):.4g}"))
         relation = "at most" if self._mode == "min" else "at least"
         return f"rung cutoffs ({self._metric} {relation} this to go on): {', '.join(cutoffs)}"
 

@@ -27,8 +27,8 @@ from ray.tune.schedulers import (
 )
 from ray.tune.schedulers.hyperband import _Bracket
 
+from tuner.folder.fates import PERTURBED, RUNG, STOPPED, DecisionLog
 from tuner.objectives import Constraint, Objective
-from tuner.review.fates import PERTURBED, RUNG, STOPPED, DecisionLog
 
 
 def _less_is_better(scheduler: Any) -> bool:
@@ -58,7 +58,7 @@ class RecordingASHA(ASHAScheduler):
             self._restore_rungs()
 
     def _restore_rungs(self) -> None:
-        from tuner.review.fates import recorded
+        from tuner.folder.fates import recorded
 
         folder = getattr(self.fate_log, "folder", None) if self.fate_log else None
         if folder is None or len(self._brackets) != 1:

@@ -16,11 +16,11 @@ from typing import Any
 
 from ray.tune import Callback
 
+from tuner.folder.names import STATUS_SIDECAR as STATUS_FILE
 from tuner.storage import write_atomically
 
 FINISHED = ("TERMINATED", "ERROR")
 UNFINISHED = ("PENDING", "RUNNING", "PAUSED")
-STATUS_FILE = ".tuner-statuses.json"
 
 
 def status_file(folder: str) -> str:
@@ -94,7 +94,7 @@ def _set_saved_statuses(folder: str | Path, new_status: Any) -> list[str]:
     """Rewrite Ray's newest saved state where ``new_status(trial_id, saved_status)`` names another status (written
     whole, only when something changed); returns the trial ids changed."""
     from tuner import storage
-    from tuner.review.ray_state import latest_state_name, read_state
+    from tuner.folder.ray_state import latest_state_name, read_state
 
     name = latest_state_name(folder)
     if name is None:

@@ -22,6 +22,7 @@ import math
 from collections.abc import Iterable
 from typing import Any
 
+from tuner.objectives import Mode
 from tuner.replay.outcome import Curve, CurveSource, ReplayedTrial, ReplayOutcome
 
 __all__ = ["Controller", "Curve", "CurveSource", "FixedOrder", "ReplayOutcome", "ReplayedTrial", "replay"]
@@ -63,7 +64,7 @@ class Controller:
         *,
         workers: int,
         metric: str,
-        mode: str,
+        mode: Mode,
         num_samples: int | None = None,
         max_pending: int = 1,
         max_epochs: int | None = None,
@@ -277,7 +278,7 @@ def replay(
     *,
     workers: int,
     metric: str,
-    mode: str,
+    mode: Mode,
     num_samples: int | None = None,
     max_epochs: int | None = None,
     epoch_budget: int | None = None,

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from tuner.objectives import Constraint, Objective
+from tuner.objectives import Constraint, Mode, Objective, better, pick, sign
 
 
 @dataclass
@@ -50,11 +50,11 @@ class ReplayedTrial:
     # its last result (several objectives read theirs here)
     last: dict[str, Any] = field(default_factory=dict)
 
-    def best(self, mode: str) -> float | None:
+    def best(self, mode: Mode) -> float | None:
         finite = [v for v in self.values if math.isfinite(v)]
         if not finite:
             return None
-        return min(finite) if mode == "min" else max(finite)
+        return pick(mode)(finite)
 
 
 @dataclass
@@ -63,7 +63,7 @@ class ReplayOutcome:
 
     trials: list[ReplayedTrial]
     metric: str
-    mode: str
+    mode: Mode
     workers: int
     wall: float
     stalled: bool = False  # trials waited that nothing would ever start (a scheduler holding them for ever)
@@ -83,8 +83,8 @@ class ReplayOutcome:
         ]
         if not scored:
             return None
-        sign = 1 if self.mode == "min" else -1
-        return min(scored, key=lambda t: sign * t.best(self.mode))  # type: ignore[operator]
+        towards = sign(self.mode)
+        return min(scored, key=lambda t: towards * t.best(self.mode))  # type: ignore[operator]
 
     def points(
         self, objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()
@@ -112,7 +112,7 @@ class ReplayOutcome:
         for spent, (at, value) in enumerate(events, 1):
             if not math.isfinite(value):
                 continue
-            if best is None or (value < best if self.mode == "min" else value > best):
+            if best is None or better(value, best, self.mode):
                 best = value
                 out.append((spent, at, value))
         return out

@@ -8,8 +8,8 @@ from typing import Any
 
 from tuner import algorithms
 from tuner.errors import UsageError
-from tuner.objectives import Constraint, Objective
-from tuner.review.fates import DecisionLog
+from tuner.folder.fates import DecisionLog
+from tuner.objectives import Constraint, Mode, Objective
 
 
 @dataclass
@@ -28,7 +28,7 @@ def build(
     searcher: str | None,
     *,
     metric: str,
-    mode: str,
+    mode: Mode,
     max_epochs: int,
     num_samples: int,
     seed: int,

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tuner.errors import UsageError
-from tuner.review.fates import family
+from tuner.folder.fates import family
+from tuner.objectives import pick, sign
 from tuner.review.vocabulary import number as _number
 
 if TYPE_CHECKING:
@@ -59,9 +60,8 @@ def summary_rows(experiments: list[Any]) -> list[dict[str, Any]]:
                 "fates": "; ".join(f"{n} {f}" for f, n in fates.most_common()),
             }
         )
-    sign = 1 if experiments[0].mode == "min" else -1
-    key = f"best_{experiments[0].metric}"
-    return sorted(rows, key=lambda r: (r[key] is None, sign * (r[key] or 0.0)))
+    towards, key = sign(experiments[0].mode), f"best_{experiments[0].metric}"
+    return sorted(rows, key=lambda r: (r[key] is None, towards * (r[key] or 0.0)))
 
 
 def plot(experiments: list[Any], out: Path) -> Path:
@@ -71,7 +71,7 @@ def plot(experiments: list[Any], out: Path) -> Path:
     import matplotlib.pyplot as plt
 
     metric, mode = experiments[0].metric, experiments[0].mode
-    better = min if mode == "min" else max
+    better = pick(mode)
     fig, (by_trial, by_epoch) = plt.subplots(1, 2, figsize=(12, 4.5))
     for e in experiments:
         label = f"{e.config.name} ({e.config.scheduler}, {e.config.searcher})"

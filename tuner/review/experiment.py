@@ -19,19 +19,12 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
-from tuner.review.ray_state import replaced_trial_dirs, saved_trial_states
+from tuner.folder.names import CONFIG_FILE, PLAN_FILE, STDOUT_FILE
+from tuner.folder.ray_state import replaced_trial_dirs, saved_trial_states
+from tuner.objectives import Mode, pick, sign
 from tuner.review.vocabulary import number as _number
-from tuner.settings import CONFIG_FILE, DEFAULT_STORAGE, SweepConfig, load_saved_config
+from tuner.settings import DEFAULT_STORAGE, SweepConfig, load_saved_config
 from tuner.spec import flatten
-
-SPENT_FILE = "spent.json"  # what a sweep spent (tuner/launch/guards/budget.py writes it)
-PLAN_FILE = "plan.txt"  # the plan as the sweep printed it before its first trial
-SPENT_SIDECAR = ".tuner-spent.json"  # the driver's running count beside the experiment, while it runs
-STDOUT_FILE, STDERR_FILE = (
-    "stdout.log",
-    "stderr.log",
-)  # what a trial printed (tuner/launch/trial/trial_output.py)
-OUTPUT_FILES = (STDOUT_FILE, STDERR_FILE)
 
 
 @dataclass
@@ -45,7 +38,7 @@ class TrialRecord:
     rows: list[dict[str, Any]] = field(default_factory=list)
     error: str = ""  # the last line of its error
     error_file: str | None = None  # the whole error, inside the experiment folder
-    fate: str = ""  # why it ended where it did (tuner/review/fates.py)
+    fate: str = ""  # why it ended where it did (tuner/folder/fates.py)
     rungs: list[dict[str, Any]] = field(default_factory=list)  # each comparison at a rung, as decided
 
     @property
@@ -63,13 +56,13 @@ class TrialRecord:
             if (v := _number(r.get(metric))) is not None
         ]
 
-    def best(self, metric: str, mode: str) -> float | None:
+    def best(self, metric: str, mode: Mode) -> float | None:
         values = self.values(metric)
         if not values:
             return None
-        return min(values) if mode == "min" else max(values)
+        return pick(mode)(values)
 
-    def scored(self, metric: str, mode: str) -> float:
+    def scored(self, metric: str, mode: Mode) -> float:
         """``best`` for a trial already known to have reported the metric (views that keep only such trials)."""
         value = self.best(metric, mode)
         if value is None:
@@ -123,12 +116,11 @@ class TrialRecord:
         """What the trial printed to standard output (``stdout.log``) or error (``stderr.log``), over all its runs."""
         return storage.read_text(self.path, name) or ""
 
-    def best_row(self, metric: str, mode: str) -> dict[str, Any] | None:
+    def best_row(self, metric: str, mode: Mode) -> dict[str, Any] | None:
         scored = [(v, r) for r in self.rows if (v := _number(r.get(metric))) is not None]
         if not scored:
             return None
-        pick = min if mode == "min" else max
-        return pick(scored, key=lambda pair: pair[0])[1]
+        return pick(mode)(scored, key=lambda pair: pair[0])[1]
 
 
 @dataclass
@@ -142,19 +134,19 @@ class Experiment:
         return self.config.metric or "loss"
 
     @property
-    def mode(self) -> str:
-        return self.config.mode or "min"
+    def mode(self) -> Mode:
+        return self.config.objective.mode
 
     def ranked(self) -> list[TrialRecord]:
         """Trials by the best value of the metric within each, best first; trials with no result last, and
         under constraints, those that break one after those that do not."""
-        sign = 1 if self.mode == "min" else -1
+        towards = sign(self.mode)
         return sorted(
             self.trials,
             key=lambda t: (
                 t.best(self.metric, self.mode) is None,
                 bool(self.breaks(t)),
-                sign * (t.best(self.metric, self.mode) or 0.0),
+                towards * (t.best(self.metric, self.mode) or 0.0),
             ),
         )
 
@@ -187,16 +179,9 @@ class Experiment:
     def at_once(self) -> int | None:
         """The most trials the sweep ran at once (its ``spent.json``, or while it runs the driver's own
         count beside it), None where it was not recorded."""
-        texts = [storage.read_text(self.path, SPENT_FILE)]
-        side = storage.sidecar(self.path, SPENT_SIDECAR)
-        texts.append(side.read_text(encoding="utf-8") if side.is_file() else None)
-        counts = []
-        for text in texts:
-            try:
-                counts.append(int(json.loads(text).get("at_once") or 0) if text else 0)
-            except (ValueError, AttributeError):
-                counts.append(0)
-        return max(counts) or None
+        from tuner.folder import spent
+
+        return spent.read(self.path).at_once or None
 
     def plan_lines(self) -> list[str]:
         """The plan the sweep printed before its first trial (empty for a sweep made before it was kept)."""
@@ -290,7 +275,7 @@ def load(ref: str, running: bool | None = None) -> Experiment:
     """The experiment at ``ref``; ``running`` says whether a process runs it now (a live page built by the
     sweep itself), else its claim tells."""
     from tuner.claim import held_elsewhere
-    from tuner.review import fates
+    from tuner.folder import fates
 
     folder = locate(ref)
     live = held_elsewhere(folder) if running is None else running

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from tuner import pareto
+from tuner.folder.names import PARETO_FILE
 from tuner.objectives import Objective, broken, violations
 from tuner.review.vocabulary import number
 from tuner.spec import unflatten
@@ -22,7 +23,6 @@ from tuner.values import jsonable
 if TYPE_CHECKING:
     from tuner.review.experiment import Experiment, TrialRecord
 
-PARETO_FILE = "pareto.json"
 SHOWN = 8  # front rows printed at the end of a sweep
 
 

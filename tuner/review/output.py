@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tuner import storage
-from tuner.review.experiment import OUTPUT_FILES, STDERR_FILE, STDOUT_FILE
+from tuner.folder.names import OUTPUT_FILES, STDERR_FILE, STDOUT_FILE
 
 FAILURE_TAIL = 8  # lines of each stream shown on the terminal for a failed trial
 

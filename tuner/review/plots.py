@@ -11,8 +11,9 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tuner.review.fates import kind
-from tuner.review.ray_state import bookkeeping
+from tuner.folder.fates import kind
+from tuner.folder.ray_state import bookkeeping
+from tuner.objectives import pick
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS
 from tuner.review.vocabulary import number as _number
 
@@ -111,7 +112,7 @@ def _best_so_far(plt: Any, experiment: Experiment) -> Any:
     trials.sort(
         key=lambda t: min((float(r["timestamp"]) for r in t.rows if r.get("timestamp")), default=math.inf)
     )
-    better = min if mode == "min" else max
+    better = pick(mode)
     so_far: list[float] = []
     values: list[float] = []
     for t in trials:

@@ -13,6 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tuner import storage
+from tuner.objectives import Mode
 from tuner.review.experiment import Experiment, TrialRecord
 
 REPLAYS = "replays"
@@ -28,7 +29,7 @@ class WhatIf:
     options: dict[str, Any]
     workers: int
     metric: str
-    mode: str
+    mode: Mode
     used_epochs: int
     used_seconds: float  # the sweep's own trial time replayed under its own scheduler (like for like)
     epochs: int

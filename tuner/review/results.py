@@ -11,7 +11,8 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tuner.review.fates import explained, family
+from tuner.folder.fates import explained, family
+from tuner.folder.names import BEST_FILE
 from tuner.review.vocabulary import show
 from tuner.spec import unflatten
 from tuner.storage import write_text
@@ -19,8 +20,6 @@ from tuner.values import jsonable
 
 if TYPE_CHECKING:
     from tuner.review.experiment import Experiment, TrialRecord
-
-BEST_FILE = "best_config.json"
 
 
 def summarize(experiment: Experiment) -> dict[str, Any]:

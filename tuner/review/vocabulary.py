@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-# A trial's fate family (tuner/review/fates.py ``kind``) -> its colour; the best trial has its own.
+# A trial's fate family (tuner/folder/fates.py ``kind``) -> its colour; the best trial has its own.
 FATE_COLOURS = {
     "completed": "#1f77b4",
     "stopped early": "#9a9a9a",

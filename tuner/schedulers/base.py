@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tuner.objectives import Constraint, Objective
-from tuner.review.fates import DecisionLog
+from tuner.folder.fates import DecisionLog
+from tuner.objectives import Constraint, Mode, Objective
 
 # The seed tutorial's ASHA: the worse half stopped at every rung, the first rung after one epoch.
 GRACE_PERIOD = 1
@@ -20,11 +20,11 @@ class SchedulerContext:
 
     max_epochs: int
     metric: str
-    mode: str
+    mode: Mode
     params: Mapping[str, Any]
     num_samples: int
     seed: int = 0
-    # tuner.review.fates.FateLog: where the scheduler writes why it stops or perturbs trials
+    # tuner.folder.fates.FateLog: where the scheduler writes why it stops or perturbs trials
     fate_log: DecisionLog | None = None
     grace_period: int = GRACE_PERIOD  # epochs before the first rung (ASHA) or comparison (median)
     reduction_factor: int = REDUCTION_FACTOR  # 1/eta of the trials at a rung go on (ASHA, HyperBand, BOHB)

@@ -19,8 +19,8 @@ from typing import Any
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from tuner import pareto
+from tuner.folder.fates import RUNG, STOPPED, DecisionLog
 from tuner.objectives import Constraint, Objective, broken, violations
-from tuner.review.fates import RUNG, STOPPED, DecisionLog
 from tuner.review.vocabulary import number
 
 EPOCH = "training_iteration"
@@ -131,7 +131,7 @@ class ParetoASHA(FIFOScheduler):
 
     def _restore_rungs(self) -> None:
         """A resumed sweep's rungs as they were (Tune saves no scheduler state): from the fate log."""
-        from tuner.review.fates import recorded
+        from tuner.folder.fates import recorded
 
         folder = getattr(self.fate_log, "folder", None) if self.fate_log else None
         if folder is None:

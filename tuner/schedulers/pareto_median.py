@@ -16,8 +16,8 @@ from typing import Any
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from tuner import pareto
+from tuner.folder.fates import STOPPED, DecisionLog
 from tuner.objectives import Constraint, Objective, broken, violations
-from tuner.review.fates import STOPPED, DecisionLog
 from tuner.review.vocabulary import number
 
 EPOCH = "training_iteration"

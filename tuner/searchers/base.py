@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tuner.objectives import Constraint, Objective
+from tuner.objectives import Constraint, Mode, Objective
 from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points
 
 # plan_native: this model takes bounded domains, so a normal is searched through its quantile
@@ -22,7 +22,7 @@ class SearcherContext:
     """What a searcher is built from, as a scheduler is built from its SchedulerContext."""
 
     metric: str
-    mode: str
+    mode: Mode
     num_samples: int  # trials the sweep plans (the random start is sized from it)
     seed: int = 0
     max_concurrent: int | None = None
@@ -88,7 +88,7 @@ class SearcherEntry:
             how = f"searched by {self.name}"
         return ParamPlan(name, text, how, NATIVE, value)
 
-    def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
+    def build_inner(self, space: dict[str, Any], metric: str, mode: Mode, warmup: int, seed: int) -> Any:
         """Ray's searcher over the plan's (encoded) domains."""
         raise NotImplementedError
 

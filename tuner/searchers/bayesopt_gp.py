@@ -10,6 +10,7 @@ import copy
 import math
 from typing import Any
 
+from tuner.objectives import Mode
 from tuner.searchers.base import SearcherEntry
 from tuner.searchers.plan import ENCODED, NATIVE, ParamPlan, normal_quantile, unsupported
 
@@ -84,7 +85,7 @@ class BayesOpt(SearcherEntry):
 
         return ParamPlan(name, text, how, ENCODED, tune.uniform(*bounds), decode, encode)
 
-    def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
+    def build_inner(self, space: dict[str, Any], metric: str, mode: Mode, warmup: int, seed: int) -> Any:
         from ray.tune.search.bayesopt import BayesOptSearch
 
         from tuner.searchers.bayesopt_points import BayesOptTakingPoints

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tuner.objectives import Mode
 from tuner.searchers.base import SearcherEntry
 from tuner.searchers.plan import ParamPlan
 
@@ -21,7 +22,7 @@ class BohbKde(SearcherEntry):
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
         return self.plan_native(name, value, text)
 
-    def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
+    def build_inner(self, space: dict[str, Any], metric: str, mode: Mode, warmup: int, seed: int) -> Any:
         from ray.tune.search.bohb import TuneBOHB
 
         return TuneBOHB(space=TuneBOHB.convert_search_space(space), metric=metric, mode=mode, seed=seed)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tuner.objectives import Mode
 from tuner.searchers.base import SearcherEntry
 from tuner.searchers.plan import ParamPlan
 
@@ -16,7 +17,7 @@ class HyperOpt(SearcherEntry):
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
         return self.plan_native(name, value, text, normal="with a normal prior")
 
-    def build_inner(self, space: dict[str, Any], metric: str, mode: str, warmup: int, seed: int) -> Any:
+    def build_inner(self, space: dict[str, Any], metric: str, mode: Mode, warmup: int, seed: int) -> Any:
         from ray.tune.search.hyperopt import HyperOptSearch
 
         return HyperOptSearch(

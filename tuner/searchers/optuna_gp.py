@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tuner.objectives import Mode
 from tuner.searchers.optuna_tpe import OptunaTPE
 
 
@@ -25,7 +26,7 @@ class OptunaGP(OptunaTPE):
     multi_objective = False  # its power transform warps one value
     takes_constraints = False
 
-    def build_inner(self, space: Any, metric: str, mode: str, warmup: int, seed: int) -> Any:
+    def build_inner(self, space: Any, metric: str, mode: Mode, warmup: int, seed: int) -> Any:
         from tuner.searchers.optuna_samplers import WarpedGP
         from tuner.searchers.optuna_tpe import optuna_search
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from tuner.objectives import Mode
 from tuner.searchers.base import QUANTILE, SearcherEntry
 from tuner.searchers.plan import ParamPlan, log_quantized
 
@@ -52,13 +53,13 @@ class OptunaTPE(SearcherEntry):
         ]
         return DefineByRun(distributions, conditionals)
 
-    def build_inner(self, space: Any, metric: str, mode: str, warmup: int, seed: int) -> Any:
+    def build_inner(self, space: Any, metric: str, mode: Mode, warmup: int, seed: int) -> Any:
         from tuner.searchers.optuna_samplers import FreshTPE
 
         return optuna_search(space, metric, mode, FreshTPE(warmup, seed=seed, group=True))
 
 
-def optuna_search(space: Any, metric: str, mode: str, sampler: Any) -> Any:
+def optuna_search(space: Any, metric: str, mode: Mode, sampler: Any) -> Any:
     """Ray's OptunaSearch around ``sampler``, over Tune domains or a define-by-run function; Optuna quiet."""
     import warnings
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from ray.tune.search import Searcher
 
-from tuner.objectives import Constraint
+from tuner.objectives import Constraint, better
 from tuner.ray_compat import LastResultOnCompletion
 from tuner.searchers.plan import COMPUTED, CONDITIONAL, DERIVED, ENCODED, NATIVE, RANDOM, SEARCHED, SearchPlan
 from tuner.searchers.wrapping import WrappingSearcher
@@ -143,8 +143,8 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         metric, value = self.inner.metric, plain(result[self.inner.metric])
         best = self._bests.get(trial_id)
         if isinstance(value, (int, float)) and math.isfinite(value):
-            better = best is None or (value < best if self.inner.mode == "min" else value > best)
-            best = value if better else best
+            improved = best is None or better(value, best, self.inner.mode)
+            best = value if improved else best
         if best is None:
             return result
         self._bests[trial_id] = best

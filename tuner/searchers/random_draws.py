@@ -13,13 +13,14 @@ import numpy as np
 from ray.tune.search import Searcher
 from ray.tune.search.sample import Domain
 
+from tuner.objectives import Mode
 from tuner.spec import flatten, unflatten
 from tuner.values import plain
 
 
 class RandomSearcher(Searcher):
     def __init__(
-        self, space: dict[str, Any], seed: int, metric: str | None = None, mode: str | None = None
+        self, space: dict[str, Any], seed: int, metric: str | None = None, mode: Mode | None = None
     ) -> None:
         super().__init__(metric=metric, mode=mode)
         self.space, self.seed, self.draws = dict(space), seed, 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tuner import storage
-from tuner.review.fates import DecisionLog
+from tuner.folder.fates import DecisionLog
 from tuner.settings import SweepConfig
 
 

@@ -15,7 +15,7 @@ with what is left and ``tuner resume --budget +1h`` extends a finished sweep.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -24,35 +24,21 @@ from typing import Any
 from ray.tune import Callback, Stopper
 
 from tuner import storage
-from tuner.limits import EPOCHS, GPU_HOURS, WALL, Budget
-from tuner.review.experiment import SPENT_FILE
-from tuner.review.experiment import SPENT_SIDECAR as SIDECAR
-from tuner.review.fates import DecisionLog
+from tuner.folder import spent as spent_record
+from tuner.folder.fates import DecisionLog
+from tuner.folder.spent import Spent
+from tuner.limits import Budget
 
 log = logging.getLogger(__name__)
 OPEN = ("RUNNING", "PENDING", "PAUSED")
 SAVE_EVERY_S = 2.0
-AT_ONCE = "at_once"  # the most trials seen running at once (what a replay of the sweep runs with)
 
 
-def load_spent(folder: str) -> dict[str, Any]:
-    """What the experiment has spent in earlier runs: the larger of the saved count and the driver's own."""
-    spent: dict[str, Any] = {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0, "ended_by_budget": False}
-    sources = [storage.read_text(folder, SPENT_FILE)]
-    side = storage.sidecar(folder, SIDECAR)
-    if side.is_file():
-        sources.append(side.read_text(encoding="utf-8"))
-    for text in sources:
-        try:
-            saved = json.loads(text) if text else {}
-        except ValueError:
-            continue
-        for key in (WALL, EPOCHS, GPU_HOURS):
-            spent[key] = max(spent[key], saved.get(key) or 0)
-        spent["ended_by_budget"] = spent["ended_by_budget"] or bool(saved.get("ended_by_budget"))
-        spent[AT_ONCE] = max(spent.get(AT_ONCE, 0), int(saved.get(AT_ONCE) or 0))
-    # the results hold every epoch, a kill or not
-    spent[EPOCHS] = max(spent[EPOCHS], _epochs_reported(folder))
+def load_spent(folder: str) -> Spent:
+    """What the experiment has spent in earlier runs; its epochs are at least those its results hold (a kill
+    -9 loses the driver's last count, never a result)."""
+    spent = spent_record.read(folder)
+    spent.epochs = max(spent.epochs, _epochs_reported(folder))
     return spent
 
 
@@ -66,25 +52,23 @@ def _epochs_reported(folder: str) -> int:
         return 0
 
 
-def persist_spent(folder: str) -> dict[str, Any]:
+def persist_spent(folder: str) -> Spent:
     """Write what was spent into the experiment (after Ray's last sync) and forget the driver's copy."""
     spent = load_spent(folder)
-    storage.write_text(folder, SPENT_FILE, json.dumps(spent, indent=1) + "\n")
-    storage.sidecar(folder, SIDECAR).unlink(missing_ok=True)
+    spent_record.write(folder, spent)
     return spent
 
 
 def forget_spent(folder: str) -> None:
     """Before a new sweep: a count the driver kept for an earlier experiment at this path is not its own."""
-    storage.sidecar(folder, SIDECAR).unlink(missing_ok=True)
+    spent_record.forget_running(folder)
 
 
 def forget_ended(folder: str) -> None:
     """Before a run that extends the budget: the last run's end by the budget is not this one's."""
     spent = load_spent(folder)
-    spent["ended_by_budget"] = False
-    storage.write_text(folder, SPENT_FILE, json.dumps(spent, indent=1) + "\n")
-    storage.sidecar(folder, SIDECAR).unlink(missing_ok=True)
+    spent.ended_by_budget = False
+    spent_record.write(folder, spent)
 
 
 class BudgetWatch(Callback):
@@ -112,12 +96,9 @@ class BudgetWatch(Callback):
 
         register_live(self.key, self)
         self.budget = Budget.parse(self.budget_text) if self.budget_text else None
-        self.before = (
-            load_spent(storage.here(self.folder)) if self.folder else {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
-        )
-        self.now_spent = {WALL: 0.0, EPOCHS: 0, GPU_HOURS: 0.0}
+        self.before = load_spent(storage.here(self.folder)) if self.folder else Spent()
+        self.now_spent = Spent(at_once=self.before.at_once)
         self.ended = False
-        self.most_at_once = int(self.before.get(AT_ONCE, 0))
         self._started = False
         self._last_step: float | None = None
         self._last_save = 0.0
@@ -145,8 +126,9 @@ class BudgetWatch(Callback):
         self._reset()
         log.debug("budget %s; spent before this run: %s", self.budget_text, self.before)
 
-    def spent(self) -> dict[str, float]:
-        return {key: self.before[key] + self.now_spent[key] for key in (WALL, EPOCHS, GPU_HOURS)}
+    def spent(self) -> Spent:
+        """In all: before this run, and in it."""
+        return self.before.plus(dataclasses.replace(self.now_spent, ended_by_budget=self.ended))
 
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         if not self._started:
@@ -154,18 +136,18 @@ class BudgetWatch(Callback):
             self._last_step = self.clock()
 
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
-        self.now_spent[EPOCHS] += 1
+        self.now_spent.epochs += 1
         self._check(trials)
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         now = self.clock()
         if self._started and self._last_step is not None:
             step = now - self._last_step
-            self.now_spent[WALL] += step
+            self.now_spent.wall += step
             gpus = sum(_gpus(t) for t in trials if t.status == "RUNNING")
-            self.now_spent[GPU_HOURS] += step * gpus / 3600.0
+            self.now_spent.gpu_hours += step * gpus / 3600.0
         self._last_step = now
-        self.most_at_once = max(self.most_at_once, sum(t.status == "RUNNING" for t in trials))
+        self.now_spent.at_once = max(self.now_spent.at_once, sum(t.status == "RUNNING" for t in trials))
         self._check(trials)
         if now - self._last_save >= SAVE_EVERY_S:
             self._save()
@@ -177,7 +159,7 @@ class BudgetWatch(Callback):
         if self.ended or self.budget is None or self.budget.spent_of(self.spent()) < self.budget.amount:
             return
         self.ended = True
-        from tuner.review.fates import BUDGET
+        from tuner.folder.fates import BUDGET
 
         open_trials = [t for t in trials if t.status in OPEN]
         for trial in open_trials:
@@ -194,15 +176,7 @@ class BudgetWatch(Callback):
         if not self.folder:
             return
         self._last_save = self.clock()
-        side = storage.sidecar(self.folder, SIDECAR)
-        side.parent.mkdir(parents=True, exist_ok=True)
-        record = {
-            **self.spent(),
-            "budget": self.budget_text,
-            "ended_by_budget": self.ended,
-            AT_ONCE: self.most_at_once,
-        }
-        storage.write_atomically(side, json.dumps(record))
+        spent_record.write_running(self.folder, self.spent(), self.budget_text)
 
 
 def _gpus(trial: Any) -> float:
@@ -227,15 +201,15 @@ class BudgetStopper(Stopper):
         return live(self.watch.key, self.watch).ended  # ray_compat part 10 (tuner/ray_compat/live.py)
 
 
-def describe_spent(spent: dict[str, Any], budget: str | None) -> str:
+def describe_spent(spent: Spent, budget: str | None) -> str:
     """The summary's budget line: what the sweep spent in all, and against what."""
     from tuner.limits import format_seconds
 
-    parts = f"{format_seconds(spent.get(WALL, 0.0))} of wall time, {int(spent.get(EPOCHS, 0))} epochs"
-    if spent.get(GPU_HOURS):
-        parts += f", {spent[GPU_HOURS]:.3g} GPU-hours"
+    parts = f"{format_seconds(spent.wall)} of wall time, {spent.epochs} epochs"
+    if spent.gpu_hours:
+        parts += f", {spent.gpu_hours:.3g} GPU-hours"
     if not budget:
         return f"spent: {parts}"
     limit = Budget.parse(budget)
-    end = "; the sweep ended on it" if spent.get("ended_by_budget") else ""
+    end = "; the sweep ended on it" if spent.ended_by_budget else ""
     return f"budget: {limit.describe()}; spent {parts}{end}"

@@ -21,10 +21,10 @@ from typing import Any
 
 from ray.tune import Callback
 
-from tuner.review.fates import DecisionLog
+from tuner.folder.fates import DecisionLog
+from tuner.folder.names import CRASH_FILE
 from tuner.storage import here
 
-CRASH_FILE = "crash.txt"
 RUN_MARKER = "--- a run of this trial started; a fatal signal's stack follows when it died of one ---\n"
 # Python's fault handler names the signal in its first line: "Fatal Python error: Segmentation fault".
 _SIGNALS = {
@@ -140,7 +140,7 @@ class CrashNamer(Callback):
         self._name(trial)
 
     def _name(self, trial: Any) -> None:
-        from tuner.review.fates import DIED
+        from tuner.folder.fates import DIED
 
         crash_text = crash_file = None
         if self.folder is not None and trial.relative_logdir:

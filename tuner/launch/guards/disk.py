@@ -19,7 +19,7 @@ from typing import Any
 
 from ray.tune import Callback
 
-from tuner.review.fates import STORAGE, DecisionLog, refusal
+from tuner.folder.fates import STORAGE, DecisionLog, refusal
 from tuner.storage import here
 
 # bytes kept free on the storage: the last state and a round of results and checkpoints
@@ -137,8 +137,8 @@ def stopped_trials(folder: str) -> list[str]:
     """The errored trials whose last failure was a write the storage refused: to be run again, not failed (a
     trial that failed in its own code since is left as it is)."""
     from tuner import storage
+    from tuner.folder.ray_state import saved_trial_states
     from tuner.launch.guards.crashes import last_failure_of
-    from tuner.review.ray_state import saved_trial_states
 
     stopped = []
     for trial_id, state in saved_trial_states(folder).items():

@@ -21,10 +21,10 @@ from typing import Any
 from ray.tune import Callback, Stopper
 from ray.tune.search import Searcher
 
+from tuner.folder.names import STALL_SIDECAR as STALL_FILE
 from tuner.searchers.wrapping import WrappingSearcher
 
 ACTIVE = ("RUNNING", "PENDING")
-STALL_FILE = ".tuner-stalled.json"
 
 
 class StallWatch(Callback):

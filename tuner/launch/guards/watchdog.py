@@ -19,8 +19,8 @@ from typing import Any
 
 from ray.tune import Callback
 
+from tuner.folder.fates import DecisionLog
 from tuner.limits import TrialTimeout, format_seconds
-from tuner.review.fates import DecisionLog
 from tuner.storage import here
 
 log = logging.getLogger(__name__)

@@ -29,6 +29,8 @@ from typing import Any
 
 from ray.tune import Callback
 
+from tuner.folder.names import PACKING_SIDECAR as PACKING_FILE
+
 log = logging.getLogger(__name__)
 
 SAFETY_MARGIN = 0.25
@@ -215,8 +217,6 @@ def _device_used_bytes() -> int | None:
 
 
 # --- lowering the packing after an out-of-memory error ---------------------------------------------
-
-PACKING_FILE = ".tuner-packing.json"
 
 
 def start(folder: str, trials_per_gpu: int) -> str:

@@ -19,7 +19,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from tuner.launch.guards.crashes import CRASH_FILE, fatal_signals_to
+from tuner.folder.names import CRASH_FILE
+from tuner.launch.guards.crashes import fatal_signals_to
 from tuner.launch.trial.trial_output import captured
 
 

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from tuner.review.experiment import STDERR_FILE, STDOUT_FILE
+from tuner.folder.names import STDERR_FILE, STDOUT_FILE
 
 _lock = threading.Lock()
 # the process's own fd 1 and 2 and sys.stdout/err while a run holds them

@@ -18,10 +18,10 @@ from typing import Any
 from ray.tune import Callback
 
 from tuner import storage
+from tuner.folder.names import REPORT_FILE
 
 log = logging.getLogger(__name__)
 EVERY_S = 30.0
-REPORT_FILE = "report.html"
 
 
 def report_path(folder: str) -> Path | None:

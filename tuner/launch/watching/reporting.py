@@ -9,9 +9,9 @@ from ray.tune import CLIReporter
 from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
-from tuner.objectives import Constraint, Objective
+from tuner.folder.ray_state import bookkeeping
+from tuner.objectives import Constraint, Mode, Objective
 from tuner.ray_compat.live_table import SweepReporter
-from tuner.review.ray_state import bookkeeping
 from tuner.settings import SweepConfig
 
 # Shown only once some trial reports them (Ray drops empty metric columns): OOM fallbacks and GPU memory.
@@ -20,7 +20,7 @@ ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_
 
 def build_reporter(
     metric: str,
-    mode: str,
+    mode: Mode,
     parameters: Sequence[str],
     max_epochs: int,
     also: Sequence[str] = (),

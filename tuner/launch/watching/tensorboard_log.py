@@ -16,8 +16,9 @@ from typing import Any
 
 from ray.tune.logger import TBXLoggerCallback
 
-from tuner.review.fates import fate, kind, recorded
-from tuner.review.ray_state import bookkeeping
+from tuner.folder.fates import fate, kind, recorded
+from tuner.folder.ray_state import bookkeeping
+from tuner.objectives import Mode, better
 from tuner.spec import flatten
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ log = logging.getLogger(__name__)
 class TensorBoardLogger(TBXLoggerCallback):
     """Takes the place of Ray's TensorBoard logger (Tune adds its own only when none of its kind is given)."""
 
-    def __init__(self, folder: str, params: dict[str, Any], metric: str, mode: str, max_epochs: int) -> None:
+    def __init__(self, folder: str, params: dict[str, Any], metric: str, mode: Mode, max_epochs: int) -> None:
         super().__init__()
         self.folder, self.metric, self.mode, self.max_epochs = folder, metric, mode, max_epochs
         self.domains = _domains(params)
@@ -55,7 +56,7 @@ class TensorBoardLogger(TBXLoggerCallback):
         found = result.get(self.metric)
         if isinstance(found, (int, float)) and found == found:
             best = self._best.get(trial)
-            if best is None or (found < best if self.mode == "min" else found > best):
+            if best is None or better(found, best, self.mode):
                 self._best[trial] = float(found)
         writer.flush()
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import zlib
 from typing import Any
 
+from tuner.folder.fates import kind
+from tuner.objectives import pick
 from tuner.review.experiment import Experiment, TrialRecord
-from tuner.review.fates import kind
 from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS, number
 
 
@@ -34,7 +35,7 @@ def history(experiment: Experiment, scored: list[TrialRecord]) -> Any:
     trials = sorted(scored, key=lambda t: order[t.trial_id])
     if not trials:
         return None
-    better = min if mode == "min" else max
+    better = pick(mode)
     bests = [t.scored(metric, mode) for t in trials]
     so_far = [better(bests[: i + 1]) for i in range(len(bests))]
     events = sorted(

@@ -13,10 +13,10 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from tuner.folder.fates import kind
 from tuner.objectives import Objective
 from tuner.review import front as pareto_front
 from tuner.review.experiment import Experiment
-from tuner.review.fates import kind
 from tuner.review.report.curves import figure_html
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS, show
 

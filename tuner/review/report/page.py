@@ -14,8 +14,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from tuner.folder.fates import kind
 from tuner.review.experiment import Experiment, TrialRecord
-from tuner.review.fates import kind
 from tuner.review.report.curves import curves, figure_html, history
 from tuner.review.report.params import parallel
 from tuner.review.vocabulary import cell

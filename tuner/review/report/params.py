@@ -13,8 +13,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from tuner.folder.fates import kind
+from tuner.objectives import pick
 from tuner.review.experiment import Experiment, TrialRecord
-from tuner.review.fates import kind
 from tuner.review.vocabulary import BEST_COLOUR, show
 
 LOG_SPAN = 16
@@ -243,8 +244,7 @@ def direction(experiment: Experiment, trials: list[TrialRecord], name: str, epoc
     means: dict[str, list[float]] = {}
     for v, m in pairs:
         means.setdefault(show(v), []).append(m)
-    pick = min if mode == "min" else max
-    top = pick(means, key=lambda k: sum(means[k]) / len(means[k]))
+    top = pick(mode)(means, key=lambda k: sum(means[k]) / len(means[k]))
     return f"best with {top}"
 
 
