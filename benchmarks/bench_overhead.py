@@ -38,9 +38,9 @@ def one_sweep(storage: str, trials: int, cpus: int, reuse: bool) -> dict:
         summary = run_sweep(config, out=lambda line: None, num_cpus=cpus, reuse_actors=reuse)
     wall = time.perf_counter() - started
     compute = sum(
-        pd.read_csv(p)["time_total_s"].iloc[-1] for p in Path(summary["experiment"]).glob("*/progress.csv")
+        pd.read_csv(p)["time_total_s"].iloc[-1] for p in Path(summary.experiment).glob("*/progress.csv")
     )
-    return {"wall": wall, "compute": compute, "trials": summary["trials"], "failed": len(summary["failed"])}
+    return {"wall": wall, "compute": compute, "trials": summary.trials, "failed": len(summary.failed)}
 
 
 def main() -> None:

@@ -238,7 +238,7 @@ def sweep(
 
     for line in format_summary(summary):
         _say(line)
-    return Experiment(summary["experiment"])
+    return Experiment(summary.experiment)
 
 
 def _say(line: str) -> None:

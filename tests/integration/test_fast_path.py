@@ -35,7 +35,7 @@ def test_trials_never_read_the_dataset_files(tmp_path):
     plan = prepare(config, out=lambda line: None)
     shutil.rmtree(data_dir)
     summary = launch(place(plan), out=lambda line: None)
-    assert summary["trials"] == 2 and not summary["failed"]
+    assert summary.trials == 2 and not summary.failed
 
 
 def test_trials_get_zero_copy_views_from_the_object_store(run_cli, tmp_path):

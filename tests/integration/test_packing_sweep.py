@@ -65,7 +65,7 @@ def test_auto_packs_by_the_probe_and_lowers_the_packing_after_an_oom(ray_with_a_
     assert "4 trial(s) per GPU, 0.25 GPU each" in text
     assert "resources: 0.5 CPU and 0.25 GPU per trial; 4 trial(s) at once" in text
     assert "ran out of GPU memory; trials created from now on get 0.5 GPU (2 per GPU)" in text
-    assert summary["trials"] == 6 and not summary["failed"]
+    assert summary.trials == 6 and not summary.failed
     shares = []
     for trial in sorted((tmp_path / "packed").glob("*/result.json")):
         rows = [json.loads(line) for line in trial.read_text().splitlines() if line.strip()]

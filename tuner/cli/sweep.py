@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -11,6 +11,9 @@ from tuner import schedulers, searchers
 from tuner.errors import TunerError
 from tuner.limits import BUDGET_FORMS
 from tuner.settings import DEFAULT_NUM_SAMPLES, DEFAULT_STORAGE, GPUS_AUTO, SweepConfig
+
+if TYPE_CHECKING:
+    from tuner.folder.summary import Summary
 
 _DEFAULTS = SweepConfig(space="-")
 
@@ -191,34 +194,34 @@ def given_flags(flags: dict[str, Any]) -> dict[str, Any]:
     return {k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}
 
 
-def print_outcome(summary: dict[str, Any]) -> None:
+def print_outcome(summary: Summary) -> None:
     """The end-of-sweep lines, and the exit code that says how it ended."""
     from tuner import storage
     from tuner.errors import EXIT_STALLED, EXIT_STORAGE, SweepEnded, signal_exit
     from tuner.review.output import failure_tail
     from tuner.review.results import format_summary, user_traceback
 
-    failed = summary["failed"]
-    first = next((f for f in failed if f.get("error_file") and not f.get("explained")), None)
-    if first is not None:  # the user's own traceback, once
+    failed = summary.failed
+    first = next((f for f in failed if f.error_file and not f.explained), None)
+    if first is not None and first.error_file:  # the user's own traceback, once
         others = f" (like {len(failed) - 1} other trial(s))" if len(failed) > 1 else ""
-        text = storage.read_text(*storage.split(first["error_file"])) or ""
-        click.echo(f"trial {first['trial_id']} failed{others}; in your code:", err=True)
+        text = storage.read_text(*storage.split(first.error_file)) or ""
+        click.echo(f"trial {first.trial_id} failed{others}; in your code:", err=True)
         for line in user_traceback(text):
             click.echo(f"  {line}", err=True)
-        for line in failure_tail(storage.split(first["error_file"])[0]):
+        for line in failure_tail(storage.split(first.error_file)[0]):
             click.echo(line, err=True)
     for line in format_summary(summary):
         click.echo(line)
-    if summary.get("storage"):
+    if summary.storage:
         raise SweepEnded(EXIT_STORAGE)
-    if summary.get("stalled"):
+    if summary.stalled:
         raise SweepEnded(EXIT_STALLED)
-    if summary.get("signal"):
-        raise SweepEnded(signal_exit(summary["signal"]))
-    if summary.get("unfinished"):
+    if summary.signal:
+        raise SweepEnded(signal_exit(summary.signal))
+    if summary.unfinished:
         raise SweepEnded(signal_exit(None))
-    if "config" not in summary:
+    if summary.best is None:
         raise TunerError("the sweep produced no result for its metric")
 
 

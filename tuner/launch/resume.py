@@ -13,6 +13,7 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import StorageRefused, UsageError
+from tuner.folder.summary import Summary
 from tuner.launch.plan import Print, describe, place, prepare
 from tuner.launch.runner import fit, launch, wrapped_trainable
 from tuner.settings import SweepConfig
@@ -27,7 +28,7 @@ def resume_sweep(
     num_samples: int | None = None,
     budget: str | None = None,
     trial_timeout: str | None = None,
-) -> dict[str, Any]:
+) -> Summary:
     """Continue a stopped sweep from its folder: unfinished trials go on from their last checkpoint.
 
     Settings come from the saved ``tuner_config.yaml``; everything is read and checked before Ray
@@ -65,7 +66,7 @@ def _resume_claimed(
     budget: str | None,
     trial_timeout: str | None,
     stop: Any,
-) -> dict[str, Any]:
+) -> Summary:
     from tuner.folder.ray_state import latest_state_name, saved_trial_states
     from tuner.launch.guards import budget as budgets
     from tuner.launch.guards import disk
@@ -151,7 +152,7 @@ def _start_afresh(
     num_samples: int | None,
     budget: str | None,
     trial_timeout: str | None,
-) -> dict[str, Any]:
+) -> Summary:
     """A sweep stopped before its first trial has nothing to continue: run it from its saved settings."""
     from tuner.launch.placement import cluster
 

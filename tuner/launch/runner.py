@@ -17,6 +17,7 @@ from typing import Any
 from tuner import algorithms, storage
 from tuner.errors import StorageRefused, TunerError, UsageError
 from tuner.folder.names import PLAN_FILE
+from tuner.folder.summary import Summary
 from tuner.launch import guards
 from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
 from tuner.launch.trial import forms
@@ -32,7 +33,7 @@ def run_sweep(
     reuse_actors: bool = True,
     memory_probe: Any = None,
     dry_run: bool = False,
-) -> dict[str, Any] | None:
+) -> Summary | None:
     """Run a sweep to the end and return its summary (also written to ``best_config.json``).
 
     ``dry_run`` prints the whole plan, meets the cluster (the GPU share, auto packing), and stops there:
@@ -124,7 +125,7 @@ def sync_config(cfg: SweepConfig) -> Any:
     )
 
 
-def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = True) -> dict[str, Any]:
+def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = True) -> Summary:
     """Start the trials of a placed plan on the connected Ray and wait for them."""
     import numpy as np
     from ray import tune
@@ -145,7 +146,6 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     )
     from tuner.launch.watching.tensorboard_log import TensorBoardLogger
     from tuner.ray_compat import StatusRecorder
-    from tuner.searchers import build_searcher
 
     cfg = plan.config
     folder = cfg.experiment_path
@@ -155,11 +155,13 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
     max_concurrent = plan.max_concurrent
-    search_alg = build_searcher(
+    fate_log = FateLog(folder)
+    scheduler, search_alg = algorithms.build_pair(
+        dataclasses.replace(plan.context, fate_log=fate_log),
+        cfg.scheduler,
         plan.search_plan,
-        algorithms.searcher_context(
-            cfg.scheduler, plan.context, planned_trials=cfg.planned_trials, max_concurrent=max_concurrent
-        ),
+        planned_trials=cfg.planned_trials,
+        max_concurrent=max_concurrent,
     )
     if plan.warm_start is not None:
         search_alg.add_observations(plan.warm_start.points, first=plan.warm_start.best())
@@ -170,7 +172,6 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
     if not generator:
         search_alg = StallAwareSearcher(search_alg, watch)
-    fate_log = FateLog(folder)
     forget_spent(folder)
     callbacks: list[Any] = [
         guard,
@@ -198,7 +199,7 @@ def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = T
         tune_config=tune.TuneConfig(
             metric=cfg.metric,
             mode=cfg.mode,
-            scheduler=plan.scheduler.build(dataclasses.replace(plan.context, fate_log=fate_log)),
+            scheduler=scheduler,
             search_alg=search_alg,
             num_samples=cfg.trials_cap or -1,  # -1: until the budget ends the sweep
             max_concurrent_trials=None if generator else max_concurrent,
@@ -258,7 +259,7 @@ def trial_folder_name(params: list[str], trial: Any) -> str:
     return f"{trial.trial_id}_{','.join(parts)}"[:120]
 
 
-def fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any = None) -> dict[str, Any]:
+def fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any = None) -> Summary:
     from tuner import ray_compat
     from tuner.launch.guards import disk
     from tuner.launch.guards.stall import forget_stall, stall_reason
@@ -291,20 +292,16 @@ def fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any 
             f"{refused}: the sweep stopped with its last saved state; free space, then continue "
             f"with: tuner resume {folder}"
         ) from exc
-    stalled = stall_reason(folder)
-    if stalled:
-        summary["stalled"] = stalled
+    summary.stalled = stall_reason(folder) or None
     if stop is not None and stop.received:
-        summary["signal"] = stop.received
-    reason = (stop.reason if stop is not None else None) or refused
-    if reason:
-        summary["storage"] = reason
+        summary.signal = stop.received
+    summary.storage = (stop.reason if stop is not None else None) or refused or None
     ray_compat.forget_last_step(folder)
     forget_stall(folder)
     return summary
 
 
-def _wrap_up(cfg: SweepConfig, folder: str) -> dict[str, Any]:
+def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     """After ``fit``: statuses made right in the saved state, fates and spending written into the experiment,
     and the summary read back from it."""
     from tuner import ray_compat
@@ -325,12 +322,12 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> dict[str, Any]:
     _final_report(folder)
     record = experiment.load(folder)
     summary = summarize(record)
-    summary["spent"] = budget.describe_spent(spent, cfg.budget)
+    summary.spent = budget.describe_spent(spent, cfg.budget)
     never_ran = {t.trial_id for t in record.trials if not t.rows}
     unfinished, not_started = (
         (0, 0) if spent.ended_by_budget else _unfinished_trials(cfg, folder, statuses, never_ran)
     )
-    summary["unfinished"], summary["not_started"] = unfinished + not_started, not_started
+    summary.unfinished, summary.not_started = unfinished + not_started, not_started
     return summary
 
 

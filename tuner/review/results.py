@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from tuner.folder.fates import explained, family
 from tuner.folder.names import BEST_FILE
+from tuner.folder.summary import Best, Failure, Summary
 from tuner.review.vocabulary import show
 from tuner.spec import unflatten
 from tuner.storage import write_text
@@ -22,122 +23,102 @@ if TYPE_CHECKING:
     from tuner.review.experiment import Experiment, TrialRecord
 
 
-def summarize(experiment: Experiment) -> dict[str, Any]:
+def summarize(experiment: Experiment) -> Summary:
     """The sweep's outcome from its folder (the best trial by the best value within each trial), also
     written to ``best_config.json``: the same definition ``tuner results`` and ``tuner export`` use."""
     metric, mode = experiment.metric, experiment.mode
-    summary: dict[str, Any] = {
-        "metric": metric,
-        "mode": mode,
-        "trials": len(experiment.trials),
-        "failed": [
-            {
-                "trial_id": t.trial_id,
-                "error": t.error,
-                "error_file": t.error_file,
-                "explained": explained(t.error),
-            }
-            for t in experiment.failed()
-        ],
-        "nonfinite": [
-            f"{t.trial_id}: {t.nonfinite(metric)}" for t in experiment.trials if t.nonfinite(metric)
-        ],
-        "experiment": str(experiment.path),
-    }
-    summary["fates"] = dict(Counter(family(t.fate) for t in experiment.trials).most_common())
+    summary = Summary(
+        metric,
+        mode,
+        len(experiment.trials),
+        str(experiment.path),
+        failed=[Failure(t.trial_id, t.error, t.error_file, explained(t.error)) for t in experiment.failed()],
+        nonfinite=[f"{t.trial_id}: {t.nonfinite(metric)}" for t in experiment.trials if t.nonfinite(metric)],
+        fates=dict(Counter(family(t.fate) for t in experiment.trials).most_common()),
+    )
     best = experiment.best_trial()
     if best is not None:
         row = best.best_row(metric, mode) or {}
-        summary.update(
-            best_fate=best.fate,
-            best_trial=best.trial_id,
-            best_value=best.best(metric, mode),
-            best_epoch=int(float(row.get("training_iteration") or 0)),
-            config=unflatten(best.config),  # as the trainable read it
-            checkpoint=experiment.best_checkpoint(best),
-            trial_path=best.path,
+        summary.best = Best(
+            best.trial_id,
+            best.best(metric, mode),
+            int(float(row.get("training_iteration") or 0)),
+            unflatten(best.config),  # as the trainable read it
+            experiment.best_checkpoint(best),
+            best.path,
+            best.fate,
         )
     if experiment.config.several_objectives:
         from tuner.review import front
 
-        summary["pareto"] = front.write(experiment)
+        summary.pareto = front.write(experiment)
     elif experiment.config.constraints:
-        summary["infeasible"] = sum(1 for t in experiment.trials if experiment.breaks(t))
-        summary["constraints"] = experiment.config.constraints
-    write_text(experiment.path, BEST_FILE, json.dumps(jsonable(summary), indent=2) + "\n")
+        summary.infeasible = sum(1 for t in experiment.trials if experiment.breaks(t))
+        summary.constraints = experiment.config.constraints
+    write_text(experiment.path, BEST_FILE, json.dumps(jsonable(summary.to_json()), indent=2) + "\n")
     return summary
 
 
-def format_summary(summary: dict[str, Any]) -> list[str]:
+def format_summary(summary: Summary) -> list[str]:
     """The lines printed when a sweep ends."""
     lines = []
-    if summary.get("pareto"):
+    if summary.pareto:
         from tuner.review.front import format_front
 
-        lines += format_front(summary["pareto"], summary["experiment"])
-    if "config" in summary:
-        which = f"best by {summary['metric']}, the first objective" if summary.get("pareto") else "best trial"
+        lines += format_front(summary.pareto, summary.experiment)
+    best = summary.best
+    if best is not None:
+        which = f"best by {summary.metric}, the first objective" if summary.pareto else "best trial"
         lines += [
-            f"{which}: {summary['best_trial']} ({summary['metric']} {summary['best_value']:.4g} "
-            f"at epoch {summary['best_epoch']})",
-            f"  config: {json.dumps(jsonable(summary['config']), sort_keys=True)}",
-            f"  checkpoint: {summary['checkpoint'] or 'none (the trainable saves no checkpoints)'}",
+            f"{which}: {best.trial_id} ({summary.metric} {best.value:.4g} at epoch {best.epoch})",
+            f"  config: {json.dumps(jsonable(best.config), sort_keys=True)}",
+            f"  checkpoint: {best.checkpoint or 'none (the trainable saves no checkpoints)'}",
         ]
-        if summary.get("best_fate"):
-            lines.append(f"  fate: {summary['best_fate']}")
+        if best.fate:
+            lines.append(f"  fate: {best.fate}")
     else:
+        constrained = summary.constraints or (summary.pareto or {}).get("constraints")
         lines.append(
-            f"no trial reported {summary['metric']!r}"
-            + (
-                " and met every constraint"
-                if summary.get("constraints") or (summary.get("pareto") or {}).get("constraints")
-                else ""
-            )
+            f"no trial reported {summary.metric!r}"
+            + (" and met every constraint" if constrained else "")
             + "; no best config"
         )
-    if summary.get("constraints"):
+    if summary.constraints:
         lines.append(
-            f"constraints: {', '.join(summary['constraints'])}; {summary['infeasible']} trial(s) broke one and "
+            f"constraints: {', '.join(summary.constraints)}; {summary.infeasible} trial(s) broke one and "
             "are never the best"
         )
-    for failure in summary["failed"]:
+    for failure in summary.failed:
         # A hung or signal-killed trial's error file holds only Ray's account of its end; the fate says more.
-        where = (
-            f" ({failure['error_file']})"
-            if failure.get("error_file") and not failure.get("explained")
-            else ""
-        )
-        lines.append(f"failed: {failure['trial_id']}: {failure['error']}{where}")
-    for text in summary.get("nonfinite", []):
+        where = f" ({failure.error_file})" if failure.error_file and not failure.explained else ""
+        lines.append(f"failed: {failure.trial_id}: {failure.error}{where}")
+    for text in summary.nonfinite:
         lines.append(f"non-finite: trial {text} (such values are never ranked)")
-    if summary.get("fates"):
-        lines.append("fates: " + ", ".join(f"{n} {fate}" for fate, n in summary["fates"].items()))
+    if summary.fates:
+        lines.append("fates: " + ", ".join(f"{n} {fate}" for fate, n in summary.fates.items()))
     lines.append(
-        f"{summary['trials']} trial(s), {len(summary['failed'])} failed; saved {summary['experiment']}/{BEST_FILE}"
+        f"{summary.trials} trial(s), {len(summary.failed)} failed; saved {summary.experiment}/{BEST_FILE}"
     )
-    if summary.get("spent"):
-        lines.append(summary["spent"])
-    if summary.get("stalled"):
-        lines.append(f"stalled: {summary['stalled']}")
-    if summary.get("storage"):  # a full (or refusing) storage stopped it: what to do comes first
-        waiting = summary.get("not_started") or 0
-        count = f"{summary.get('unfinished', 0) - waiting} trial(s) unfinished" + (
-            f" and {waiting} not started yet" if waiting else ""
-        )
+    if summary.spent:
+        lines.append(summary.spent)
+    if summary.stalled:
+        lines.append(f"stalled: {summary.stalled}")
+    waiting = summary.not_started
+    count = f"{summary.unfinished - waiting} trial(s) unfinished" + (
+        f" and {waiting} not started yet" if waiting else ""
+    )
+    if summary.storage:  # a full (or refusing) storage stopped it: what to do comes first
         lines.append(
-            f"stopped: {summary['storage']}; {count}; free space, then continue with: tuner resume "
-            f"{summary['experiment']}"
+            f"stopped: {summary.storage}; {count}; free space, then continue with: tuner resume "
+            f"{summary.experiment}"
         )
-    elif summary.get("unfinished"):
-        how = "stopped" if summary.get("stalled") else "interrupted"
-        if summary.get("signal"):
+    elif summary.unfinished:
+        how = "stopped" if summary.stalled else "interrupted"
+        if summary.signal:
             import signal
 
-            how = f"stopped by {signal.Signals(summary['signal']).name}"
-        waiting = summary.get("not_started") or 0
-        started = summary["unfinished"] - waiting
-        count = f"{started} trial(s) unfinished" + (f" and {waiting} not started yet" if waiting else "")
-        lines.append(f"{how}: {count}; continue with: tuner resume {summary['experiment']}")
+            how = f"stopped by {signal.Signals(summary.signal).name}"
+        lines.append(f"{how}: {count}; continue with: tuner resume {summary.experiment}")
     return lines
 
 

@@ -1,0 +1,86 @@
+"""The end-of-sweep summary as a typed record: what ``best_config.json`` holds, and how the run ended.
+
+``tuner.review.results.summarize`` reads it off the experiment; the runner adds how this run ended (spent,
+unfinished trials, a stall, a signal, a refusing storage), which the terminal shows and the exit code follows
+but the file does not keep. The file's layout stays as it has always been (``to_json``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from tuner.objectives import Mode
+
+
+@dataclass
+class Failure:
+    """A trial that errored: its last error line, its error file, and whether its fate explains it better
+    (a hung or signal-killed trial's error file holds only Ray's account of its end)."""
+
+    trial_id: str
+    error: str
+    error_file: str | None
+    explained: bool
+
+
+@dataclass
+class Best:
+    """The best trial by the best value of the first objective within each trial."""
+
+    trial_id: str
+    value: float | None
+    epoch: int
+    config: dict[str, Any]  # nested, as the trainable read it
+    checkpoint: str | None
+    trial_path: str
+    fate: str = ""
+
+
+@dataclass
+class Summary:
+    metric: str
+    mode: Mode
+    trials: int
+    experiment: str
+    failed: list[Failure] = field(default_factory=list)
+    nonfinite: list[str] = field(default_factory=list)  # "TRIAL: what was not finite"
+    fates: dict[str, int] = field(default_factory=dict)  # each fate's family, most common first
+    best: Best | None = None
+    pareto: dict[str, Any] | None = None  # pareto.json's record, on several objectives
+    constraints: list[str] | None = None  # on one objective under constraints
+    infeasible: int | None = None
+    # How this run ended (shown and turned into the exit code; not kept in best_config.json).
+    spent: str | None = None
+    unfinished: int = 0  # trials not run to their end, the not started ones included
+    not_started: int = 0
+    stalled: str | None = None
+    signal: int | None = None
+    storage: str | None = None  # why the storage refused a write
+
+    def to_json(self) -> dict[str, Any]:
+        """``best_config.json``: the same keys and order as every earlier release wrote."""
+        out: dict[str, Any] = {
+            "metric": self.metric,
+            "mode": self.mode,
+            "trials": self.trials,
+            "failed": [vars(f).copy() for f in self.failed],
+            "nonfinite": list(self.nonfinite),
+            "experiment": self.experiment,
+            "fates": dict(self.fates),
+        }
+        if self.best is not None:
+            out.update(
+                best_fate=self.best.fate,
+                best_trial=self.best.trial_id,
+                best_value=self.best.value,
+                best_epoch=self.best.epoch,
+                config=self.best.config,
+                checkpoint=self.best.checkpoint,
+                trial_path=self.best.trial_path,
+            )
+        if self.pareto is not None:
+            out["pareto"] = self.pareto
+        elif self.constraints:
+            out["infeasible"], out["constraints"] = self.infeasible, self.constraints
+        return out
