@@ -1,8 +1,9 @@
 """One set of rules for the scheduler and searcher a run builds, whether it is a sweep or a replay of one.
 
-A replay must decide as the sweep did (tests/integration/test_replay_agrees.py), so both take their contexts
-and their refusals from here: what a searcher learns from the scheduler (whether it may block, whether only
-Tune's generator runs, when a trial counts as stopped early) and which pairs can decide on several objectives.
+A replay must decide as the sweep did (tests/integration/test_replay_agrees.py), so both build them here:
+their contexts (what a searcher learns from the scheduler: whether it may block, whether only Tune's
+generator runs, when a trial counts as stopped early), how many trials run at once, which pairs can decide on
+several objectives, and the built pair itself.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from tuner.schedulers import SchedulerContext
 from tuner.searchers import ENTRIES as SEARCHERS
 from tuner.searchers import REGISTRY as SEARCHER_REGISTRY
 from tuner.searchers import SearcherContext
+from tuner.searchers.plan import SearchPlan
 
 
 def several(objectives: Sequence[Objective]) -> tuple[Objective, ...]:
@@ -97,3 +99,39 @@ def searcher_context(
         objectives=ctx.objectives,
         constraints=ctx.constraints,
     )
+
+
+def at_once(
+    scheduler: str, searcher: str, slots: int, *, given: int | None = None, adaptive: bool = False
+) -> int | None:
+    """Trials running at once, when tuner limits it (None: as many as fit).
+
+    Model-based searchers propose as trials free up, so what they learn reaches the next proposal; an
+    ``adaptive`` placement (auto GPU packing) does the same for random search, so trials created after an
+    out-of-memory error get the lowered share. Schedulers that pause trials get no limit: it would count the
+    paused trials and wait for ever for their bracket to fill. ``given`` (--max-concurrent) overrides all.
+    """
+    if given:
+        return given
+    if SCHEDULER_REGISTRY[scheduler].pauses_trials:
+        return None
+    return slots if (SEARCHER_REGISTRY[searcher].model_based or adaptive) else None
+
+
+def build_pair(
+    ctx: SchedulerContext,
+    scheduler: str,
+    search_plan: SearchPlan,
+    *,
+    planned_trials: int,
+    max_concurrent: int | None,
+) -> tuple[Any, Any]:
+    """The scheduler and the searcher of a run, built from one context: Tune's own objects, ready for
+    ``tune.TuneConfig`` or the replay engine."""
+    from tuner.searchers import build_searcher
+
+    search = build_searcher(  # first, as it always was: a seeded sweep draws in the same order
+        search_plan,
+        searcher_context(scheduler, ctx, planned_trials=planned_trials, max_concurrent=max_concurrent),
+    )
+    return SCHEDULER_REGISTRY[scheduler]().build(ctx), search

@@ -66,19 +66,15 @@ class SweepPlan:
 
     @property
     def max_concurrent(self) -> int | None:
-        """Trials running at once, when tuner limits it.
-
-        Model-based searchers propose as trials free up, so what they learn reaches the next proposal;
-        auto packing does the same for random search, so trials created after an out-of-memory error get
-        the lowered share. Schedulers that pause trials get no limit: it would count the paused trials
-        and wait for ever for their bracket to fill.
-        """
-        if self.config.max_concurrent:
-            return self.config.max_concurrent
-        if self.scheduler.pauses_trials:
-            return None
+        """Trials running at once, when tuner limits it (tuner/algorithms.py says when)."""
         adaptive = self.packing is not None and self.packing.trials_per_gpu > 1
-        return self.slots if (self.searcher.model_based or adaptive) else None  # random: as many as fit
+        return algorithms.at_once(
+            self.scheduler.name,
+            self.searcher.name,
+            self.slots,
+            given=self.config.max_concurrent,
+            adaptive=adaptive,
+        )
 
 
 def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> SweepPlan:

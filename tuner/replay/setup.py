@@ -71,14 +71,8 @@ def build(
         constraints=constraints,
         fate_log=fate_log,
     )
-    built_scheduler = sched.build(ctx)
-    if getattr(built_scheduler, "_metric", "unset") is None or hasattr(
-        built_scheduler, "set_search_properties"
-    ):
-        # Tune hands these to schedulers built without them
-        built_scheduler.set_search_properties(metric, mode)
     if searcher is None:
-        return Algorithms(built_scheduler, None, fate_log, None)
+        return Algorithms(_told(sched.build(ctx), metric, mode), None, fate_log, None)
     if searcher == searchers.AUTO:  # what a sweep of this space, scheduler and size would run
         from tuner.searchers.auto import choose
 
@@ -86,14 +80,21 @@ def build(
     chosen = searchers.entry(sched.requires_searcher or searcher)
     algorithms.check_objectives(scheduler, chosen.name, objectives)
     plan = searchers.plan_search(params, chosen.name, seed)
-    max_concurrent = workers if chosen.model_based and not sched.pauses_trials else None
-    searcher_ctx = algorithms.searcher_context(
-        scheduler, ctx, planned_trials=num_samples, max_concurrent=max_concurrent
+    max_concurrent = algorithms.at_once(scheduler, chosen.name, workers)
+    built_scheduler, built = algorithms.build_pair(
+        ctx, scheduler, plan, planned_trials=num_samples, max_concurrent=max_concurrent
     )
-    built = searchers.build_searcher(plan, searcher_ctx)
+    built_scheduler = _told(built_scheduler, metric, mode)
     if not hasattr(built, "suggest"):
         raise UsageError(
             "replay draws configs one at a time; a space with grid_search parameters is crossed by "
             "Tune's variant generator instead: write the grid as tune.choice to replay it"
         )
     return Algorithms(built_scheduler, built, fate_log, max_concurrent)
+
+
+def _told(scheduler: Any, metric: str, mode: Mode) -> Any:
+    """The scheduler with the metric and mode Tune would hand it (a replay has no Tune to do it)."""
+    if getattr(scheduler, "_metric", "unset") is None or hasattr(scheduler, "set_search_properties"):
+        scheduler.set_search_properties(metric, mode)
+    return scheduler
