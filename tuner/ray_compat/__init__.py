@@ -1,9 +1,10 @@
 """Every use of Ray's internals and every workaround of a Ray behaviour, in one quarantine, one module a part.
 
-Each part names the Ray version it was seen in, and tests/unit/test_ray_compat.py holds a test per part that
-fails when an upgrade changes what the part relies on (tests/integration/test_ray_compat_live.py for the
-parts that need a running Ray). Nothing outside this package imports Ray's private modules or reads its
-private attributes. Seen in Ray 2.60:
+Each part names the Ray version it was seen in, and tests/unit/test_ray_compat.py and
+tests/unit/test_ray_compat_parts.py hold a test per part that fails when an upgrade changes what the part
+relies on (tests/integration/test_ray_compat_live.py for the parts that need a running Ray). Outside this
+package, the private names, files and messages of Ray, Optuna and bayes_opt are used only where the second
+list below says, each with its test in tests/unit/test_private_uses.py. Seen in Ray 2.60:
 
  1. statuses       a trial HyperBand paused and then stopped is saved as PAUSED: record and repair statuses;
                    a trial a refused write (a full disk) errored is never continued: reopen it as paused
@@ -28,6 +29,36 @@ private attributes. Seen in Ray 2.60:
 17. trainable_forms  tune.with_parameters and tune.with_resources hide the user's code and its resources
 18. atomic_sync    the experiment's state is copied over the old one in place: rename whole files instead
 19. parameters     tune.with_parameters forgets its data once put: keep it for a later Ray session
+    logfilters     parts 3 and 4 install their filters on Ray's loggers through it, once per process
+
+Private uses outside this package (Ray 2.60, Optuna 5.0, bayesian-optimization 1.5): what each uses, and why
+the public API does not serve:
+
+searchers/bayesopt_points.py   Ray's ``BayesOptSearch._register_result`` (overridden) and ``_metric_op``,
+        bayes_opt's ``TargetSpace._as_array``: a result of a trial it did not propose, each config once
+        (``register`` raises on a repeat; ``params_to_array`` is the public form for a dict)
+searchers/planned.py   Ray's ``OptunaSearch._ot_trials`` and ``_ot_study``, and
+        ``BayesOptSearch._points_to_evaluate``: constraints on the model's own trial, a config queued to run
+        again (Ray takes both only at construction); OptunaSearch tells a completion without the metric as
+        pruned (undocumented)
+searchers/optuna_samplers.py   Optuna's ``TPESampler._sample``, ``_random_sampler``, ``Study._get_trials``,
+        ``GPSampler._sample_relative_impl``, ``_optimize_acqf``, ``_rng``, ``optuna._gp`` (search space,
+        acquisition), ``optuna.samplers._tpe.sampler.default_gamma`` and the ``tpe:``/``gp:relative_params``
+        system attributes: Optuna's samplers take no trial ranking, result warp or proposal filter
+launch/watching/tensorboard_log.py   subclasses TBXLoggerCallback because Ray's private
+        ``_create_default_callbacks`` adds its own unless one of its kind is given (the public way:
+        ``TUNE_DISABLE_AUTO_CALLBACK_LOGGERS=1`` and Ray's CSV and JSON loggers passed with ours)
+folder/ray_state.py, folder/names.py   Ray's ``experiment_state-*.json`` (``trial_data``: trial JSON and run
+        metadata JSON) and its file names; ExperimentAnalysis reads the same file but unpickles every config
+        and loads every result
+folder/fates.py   the frames of Ray's storage layer (``_upload_to_fs_path``, ``pyarrow/_fs``...) in an error's
+        text: a refused write reaches tuner only as a traceback
+replay/engine.py, replay/setup.py   stand in for TuneController (DeveloperAPI), the one driver of a
+        scheduler, as schedulers call it; read a scheduler's ``_metric`` (its ``metric`` property is the
+        public form)
+launch/guards/signals.py   Ray's orderly stop: the handler its private ``_setup_signal_catching`` puts on
+        SIGUSR1
+launch/guards/crashes.py   the text of Ray's ActorDiedError for a worker that vanished (no field says it)
 """
 
 from tuner.ray_compat.atomic_sync import atomic_local_copies

@@ -4,6 +4,10 @@ When a scheduler holds trials until more join (sync brackets), a trial is drawn 
 Gaussian process waits for its random phase; bayes_opt's own ``register`` lets that result teach it. A
 config bayes_opt already holds (a warm start's best, run again first; two warm starts that share a trial)
 keeps its first value: bayes_opt's GP refuses a point twice.
+
+Private names: Ray's ``BayesOptSearch._register_result`` (overridden) and ``_metric_op``, bayes_opt's
+``TargetSpace._as_array``; indexed in tuner/ray_compat/__init__.py, checked by
+tests/unit/test_private_uses.py.
 """
 
 from __future__ import annotations

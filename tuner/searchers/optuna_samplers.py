@@ -26,7 +26,10 @@ and "TPE under early stopping").
 
 Three hooks reach into Optuna: TPESampler's ``_sample`` (the trials it splits, read through
 ``study._get_trials``), GPSampler's ``_sample_relative_impl`` (the results it fits) and ``_optimize_acqf``
-(where it searches its acquisition); tests/unit/test_optuna_samplers.py fails when any of them changes.
+(where it searches its acquisition); tests/unit/test_optuna_samplers.py fails when any of them changes. Also
+private: ``default_gamma`` (``optuna.samplers._tpe``), ``optuna._gp``'s search space and acquisition, the
+samplers' ``_random_sampler`` and ``_rng``, and the ``tpe:``/``gp:relative_params`` system attributes; all are
+indexed in tuner/ray_compat/__init__.py and checked by tests/unit/test_private_uses.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""The wrapper between Tune and a model: decode its suggestions, fill in what it does not search."""
+"""The wrapper between Tune and a model: decode its suggestions, fill in what it does not search.
+
+Private names: Ray's ``OptunaSearch._ot_trials`` and ``_ot_study`` and ``BayesOptSearch._points_to_evaluate``;
+indexed in tuner/ray_compat/__init__.py, checked by tests/unit/test_private_uses.py.
+"""
 
 from __future__ import annotations
 
