@@ -16,9 +16,9 @@ from tuner.review import experiment
 EPOCHS, TRIALS, SEED = 8, 12, 3
 
 
-def _real(run_cli, tmp_path, scheduler: str) -> list[tuple[str, int, str]]:
+def _real(run_cli, tmp_path, scheduler: str, searcher: str) -> list[tuple[str, int, str]]:
     space, _ = write_table_space(tmp_path)
-    result = run_cli("sweep", "--space", space, "--scheduler", scheduler, "--searcher", "random", "--seed", SEED,
+    result = run_cli("sweep", "--space", space, "--scheduler", scheduler, "--searcher", searcher, "--seed", SEED,
                      "--num-samples", TRIALS, "--max-epochs", EPOCHS, "--cpus-per-trial", 2,
                      "--storage-path", tmp_path, "--name", scheduler)  # fmt: skip
     assert result.code == 0, result.out[-2000:] + result.err[-2000:]
@@ -26,14 +26,14 @@ def _real(run_cli, tmp_path, scheduler: str) -> list[tuple[str, int, str]]:
     return [(_key(t.config), t.epochs, _stop(t.fate)) for t in record.trials]  # in the order Tune made them
 
 
-def _replayed(tmp_path, scheduler: str) -> list[tuple[str, int, str]]:
+def _replayed(tmp_path, scheduler: str, searcher: str) -> list[tuple[str, int, str]]:
     from ray import tune
 
     from tests.table_space import GRID
 
     _, table = write_table_space(tmp_path)
     params = {name: tune.choice(values) for name, values in GRID.items()}
-    algorithms = build(params, scheduler, "random", metric="loss", mode="min", max_epochs=EPOCHS,
+    algorithms = build(params, scheduler, searcher, metric="loss", mode="min", max_epochs=EPOCHS,
                        num_samples=TRIALS, seed=SEED, workers=1)  # fmt: skip
     outcome = replay(table, algorithms, workers=1, metric="loss", mode="min", num_samples=TRIALS, max_epochs=EPOCHS)
     assert not outcome.stalled
@@ -48,10 +48,13 @@ def _stop(fate: str) -> str:
     return fate if fate.startswith("stopped early") else ""
 
 
-@pytest.mark.parametrize("scheduler", ["asha", "hyperband", "median", "fifo"])
-def test_a_replay_makes_the_same_decisions_as_the_sweep(run_cli, tmp_path, scheduler):
-    real = _real(run_cli, tmp_path, scheduler)
-    replayed = _replayed(tmp_path, scheduler)
+@pytest.mark.parametrize(
+    "scheduler, searcher",
+    [("asha", "random"), ("hyperband", "random"), ("median", "random"), ("fifo", "random"), ("asha", "cqr")],
+)
+def test_a_replay_makes_the_same_decisions_as_the_sweep(run_cli, tmp_path, scheduler, searcher):
+    real = _real(run_cli, tmp_path, scheduler, searcher)
+    replayed = _replayed(tmp_path, scheduler, searcher)
     assert len(real) == TRIALS
     assert replayed == real, "\n".join(map(str, real)) + "\n---\n" + "\n".join(map(str, replayed))
     if scheduler != "fifo":

@@ -94,7 +94,7 @@ def build(
 
 
 def _told(scheduler: Any, metric: str, mode: Mode) -> Any:
-    """The scheduler with the metric and mode Tune would hand it (a replay has no Tune to do it)."""
-    if getattr(scheduler, "_metric", "unset") is None or hasattr(scheduler, "set_search_properties"):
-        scheduler.set_search_properties(metric, mode)
+    """The scheduler with the metric and mode Tune would hand it (a replay has no Tune to do it); one built
+    with its own keeps them."""
+    scheduler.set_search_properties(metric, mode)
     return scheduler

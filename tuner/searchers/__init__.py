@@ -17,9 +17,18 @@ from tuner.searchers.hyperopt_tpe import HyperOpt
 from tuner.searchers.optuna_gp import OptunaGP
 from tuner.searchers.optuna_tpe import OptunaTPE
 from tuner.searchers.plan import CannotSearch, ParamPlan, SearchPlan, describe_domain, initial_random_points
+from tuner.searchers.quantile_cqr import QuantileCQR
 from tuner.searchers.random_search import RandomSearch
 
-ENTRIES: tuple[type[SearcherEntry], ...] = (OptunaTPE, OptunaGP, HyperOpt, BayesOpt, RandomSearch, BohbKde)
+ENTRIES: tuple[type[SearcherEntry], ...] = (
+    OptunaTPE,
+    OptunaGP,
+    QuantileCQR,
+    HyperOpt,
+    BayesOpt,
+    RandomSearch,
+    BohbKde,
+)
 REGISTRY: dict[str, type[SearcherEntry]] = {e.name: e for e in ENTRIES}
 NAMES: tuple[str, ...] = tuple(REGISTRY)
 AUTO = "auto"  # not an algorithm: the choice among them for a space and budget (tuner/searchers/auto.py)
