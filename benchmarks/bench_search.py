@@ -11,11 +11,15 @@ TPESampler run directly, written as Optuna users write it for these tables (an i
 hyperparameter). A trial's value is one of the table's 4 training runs, drawn from the seed and the config.
 
 Multi-fidelity, ``--workers`` trials at once. Sources: real curves of small PyTorch nets on
-scikit-learn's datasets (benchmarks/curves/, made by make_curves.py) and mfhpo-benchmark-api's 6-d Hartmann
-with a fidelity read as the epoch. FIFO with random search sets each seed's budget (its trials times the
-epochs) and target (the best value it saw); every other scheduler x searcher gets that many epochs and
+scikit-learn's datasets (benchmarks/curves/, made by make_curves.py: grids of 432 configs, which cheap random
+trials all but enumerate), the same nets searched in a continuous box (``surrogate-TABLE``: a model fitted on a
+table's curves; ``fresh-DATASET``: each proposed config trained for real), and mfhpo-benchmark-api's 6-d
+Hartmann with a fidelity read as the epoch. FIFO with random search sets each seed's budget (its trials times
+the epochs) and target (the best value it saw); every other scheduler x searcher gets that many epochs and
 proposes trials until they are spent. Figures: the epochs each needed before the best value seen reached
-FIFO-random's, and the best value seen within the budget.
+FIFO-random's, and the best value seen within the budget, each a median over seeds with a 90% bootstrap
+interval. Each run is recorded under benchmarks/results/ and compared with the last recorded run of each pair
+and source: a median that got worse beyond its interval is named a regression.
 
     python benchmarks/bench_search.py                      # both parts, the full protocol
     python benchmarks/bench_search.py --part mf            # multi-fidelity on replay: every pair, 20 seeds
@@ -38,7 +42,10 @@ sys.path.insert(0, str(ROOT))
 
 MF_METHODS = ["asha+random", "asha+optuna", "asha+hyperopt", "hyperband+random", "hyperband+optuna", "bohb+bohb",
               "median+random", "median+optuna"]  # fmt: skip
-MF_SOURCES = ["hartmann6", "digits", "breast_cancer", "diabetes"]
+MF_SOURCES = ["hartmann6", "digits", "breast_cancer", "diabetes", "surrogate-digits", "surrogate-breast_cancer",
+              "surrogate-diabetes", "fresh-breast_cancer"]  # fmt: skip
+RECORDS = ROOT / "benchmarks" / "results"  # every run's figures, the baseline of the next (ignored by git)
+MIN_SEEDS = 5  # fewer seeds in common with an earlier run give no interval worth a verdict
 
 
 def optuna_peer(dataset: str, trials: int, seed: int) -> float:
@@ -155,6 +162,7 @@ def mf_job(job: tuple[str, str, int, int, int]) -> dict:
     import logging
     import warnings
 
+    import numpy as np
     from curve_sources import source
 
     from tuner.replay.engine import replay
@@ -163,6 +171,7 @@ def mf_job(job: tuple[str, str, int, int, int]) -> dict:
     warnings.simplefilter("ignore")
     logging.getLogger("ray").setLevel(logging.ERROR)
     name, pair, seed, workers, fifo_trials = job
+    np.random.seed(seed)  # hpbandster's BOHB draws from numpy's global generator: seeded, a rerun is the same run
     src = source(name, seed)
     scheduler, searcher = pair.split("+")
     budget = fifo_trials * src.epochs
@@ -213,30 +222,152 @@ def best_within(best_so_far: list, budget: int) -> float | None:
     return min(values) if values else None
 
 
-def print_multi_fidelity(results: dict, fifo_trials: int, workers: int) -> None:
+def mf_figures(results: dict) -> dict:
+    """Per source and pair, each seed's 'reach' (epochs until the best value seen reached FIFO-random's best;
+    the budget + 1 where it did not within the budget) and 'best' (the best value seen within the budget, in
+    minimising sign), beside the budget: the figures the tables and the comparison with earlier runs read."""
+    figures: dict = {}
     for name, by_pair in results.items():
-        fifo = {r["seed"]: r for r in by_pair["fifo+random"]}
+        fifo = {r["seed"]: r for r in by_pair.get("fifo+random", [])}
+        if not fifo:
+            continue
         budget = max(r["spent"] for r in fifo.values())
-        seeds = len(fifo)
-        print(f"\nMulti-fidelity on {name} (replayed, {workers} trials at once, {seeds} seeds; budget = FIFO-random's "
-              f"{fifo_trials} trials = {budget} epochs). Target: FIFO-random's best value seen, per seed. 'reach': "
-              f"epochs until the best value seen reached it (median; its share of the budget; seeds that reached it "
-              f"within the budget). 'best': the best value seen within the budget (median; lower is better)")  # fmt: skip
         for pair, runs in by_pair.items():
-            reached, bests = [], []
-            for run in runs:
+            row: dict = {"budget": budget, "seeds": [], "reach": [], "best": [], "runs": runs}
+            for run in sorted((r for r in runs if r["seed"] in fifo), key=lambda r: r["seed"]):
+                best = best_within(run["best_so_far"], budget)
+                if best is None:
+                    continue
                 target = min(v for _, v in fifo[run["seed"]]["best_so_far"])
                 at = reached_after(run["best_so_far"], target)
-                reached.append(at if at is not None and at <= budget else None)
-                bests.append(best_within(run["best_so_far"], budget))
-            hits = [r for r in reached if r is not None]
-            med = statistics.median(r if r is not None else float("inf") for r in reached)
-            reach = "not reached" if med == float("inf") else f"{med:6.0f} = {med / budget:.2f}"
+                row["seeds"].append(run["seed"])
+                row["reach"].append(at if at is not None and at <= budget else budget + 1)
+                row["best"].append(best)
+            figures.setdefault(name, {})[pair] = row
+    return figures
+
+
+def median_interval(values: list[float], level: float = 0.9, resamples: int = 4000) -> tuple[float, float]:
+    """A bootstrap interval for the median over seeds (seeds resampled with replacement)."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    sample = np.asarray(values, dtype=float)
+    medians = np.median(rng.choice(sample, (resamples, len(sample))), axis=1)
+    tail = (1 - level) / 2 * 100
+    lo, hi = np.percentile(medians, [tail, 100 - tail])
+    return float(lo), float(hi)
+
+
+def print_multi_fidelity(results: dict, fifo_trials: int, workers: int) -> None:
+    for name, by_pair in mf_figures(results).items():
+        budget = by_pair["fifo+random"]["budget"]
+        seeds = len(by_pair["fifo+random"]["seeds"])
+        print(f"\nMulti-fidelity on {name} (replayed, {workers} trials at once, {seeds} seeds; budget = FIFO-random's "
+              f"{fifo_trials} trials = {budget} epochs). Target: FIFO-random's best value seen, per seed. 'reach': "
+              f"epochs until the best value seen reached it (median; its share of the budget; 90% bootstrap interval "
+              f"of the median, '-' beyond the budget; seeds that reached it within the budget). 'best': the best "
+              f"value seen within the budget (median and its interval; lower is better)")  # fmt: skip
+        for pair, row in by_pair.items():
+            runs = row["runs"]
             sign = 1 if runs[0].get("mode", "min") == "min" else -1  # values are kept in minimising sign
-            best = statistics.median(b for b in bests if b is not None) * sign
+            hits = sum(r <= budget for r in row["reach"])
+            med = statistics.median(row["reach"])
+            reach = "not reached" if med > budget else f"{med:6.0f} = {med / budget:.2f}"
+            lo, hi = median_interval(row["reach"])
+            span = f"[{lo:.0f}, {'-' if hi > budget else f'{hi:.0f}'}]" if lo <= budget else "[-, -]"
+            best = statistics.median(row["best"]) * sign
+            b_lo, b_hi = sorted(v * sign for v in median_interval(row["best"]))
             trials = statistics.median(r["trials"] for r in runs)
-            print(f"  {pair:<18} reach {reach:<14} ({len(hits):>2}/{len(runs)})   best {best:9.5f}   "
-                  f"[{trials:.0f} trials, {statistics.median(r['seconds'] for r in runs):.1f} s a replay]")  # fmt: skip
+            print(f"  {pair:<18} reach {reach:<14} {span:<11} ({hits:>2}/{len(row['reach'])})   best {best:9.5f} "
+                  f"[{b_lo:.5f}, {b_hi:.5f}]   [{trials:.0f} trials, {statistics.median(r['seconds'] for r in runs):.1f} "
+                  f"s a replay]")  # fmt: skip
+
+
+# --- the last recorded run, and what got worse ---------------------------------------------------------------
+
+
+def record(everything: dict) -> Path:
+    """Every run's figures under benchmarks/results/ (ignored by git), so the next run has one to compare with."""
+    import subprocess
+
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    everything["settings"]["commit"] = commit.stdout.strip()
+    RECORDS.mkdir(parents=True, exist_ok=True)
+    path = RECORDS / f"search-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    path.write_text(json.dumps(everything, indent=1))
+    return path
+
+
+def same_protocol(a: dict, b: dict) -> bool:
+    return all(a.get(k) == b.get(k) for k in ("fifo_trials", "workers"))
+
+
+def earlier_runs(settings: dict, baseline: str | None) -> list[tuple[str, dict]]:
+    """The runs to compare with, newest first: the one named by --baseline, else every recorded run of the same
+    protocol (FIFO-random's trials and the trials at once), so each pair on each source meets its last
+    recorded figures even where the last run measured only some of them."""
+    paths = [Path(baseline)] if baseline else sorted(RECORDS.glob("search-*.json"), reverse=True)
+    runs = []
+    for path in paths:
+        try:
+            run = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if "multi_fidelity" in run and (baseline or same_protocol(run.get("settings", {}), settings)):
+            runs.append((path.name, mf_figures(run["multi_fidelity"])))
+    return runs
+
+
+def change_interval(before: list[float], after: list[float], resamples: int = 4000) -> tuple[float, float, float]:
+    """The change in the median from one run to another over the seeds both ran (resampled together: a seed
+    sets FIFO-random's target and the random draws in both), with its 90% bootstrap interval."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    a, b = np.asarray(before, dtype=float), np.asarray(after, dtype=float)
+    picks = rng.integers(0, len(a), (resamples, len(a)))
+    draws = np.median(b[picks], axis=1) - np.median(a[picks], axis=1)
+    lo, hi = np.percentile(draws, [5, 95])
+    return float(np.median(b) - np.median(a)), float(lo), float(hi)
+
+
+def compare_with_earlier(results: dict, settings: dict, baseline: str | None) -> list[str]:
+    """Each pair's median 'reach' and 'best' on each source against the last recorded run that has them: a
+    change whose whole 90% interval lies on the worse side is named a regression (better ones are named too).
+    Returns the regressions."""
+    earlier = earlier_runs(settings, baseline)
+    if not earlier:
+        print(f"\nNo earlier multi-fidelity run of this protocol under {RECORDS} to compare with")
+        return []
+    print("\nAgainst the last recorded run of each pair and source (paired by seed; change in the median, 90% "
+          "bootstrap interval; reach in epochs, best in the metric's minimising sign; a change whose interval "
+          "lies wholly on the worse side is a regression)")  # fmt: skip
+    compared, regressions = 0, []
+    for name, by_pair in mf_figures(results).items():
+        for pair, row in by_pair.items():
+            found = [(file, runs[name][pair]) for file, runs in earlier if pair in runs.get(name, {})]
+            usable = [(file, old) for file, old in found if old["budget"] == row["budget"]
+                      and len(set(row["seeds"]) & set(old["seeds"])) >= MIN_SEEDS]  # fmt: skip
+            if not usable:
+                if found:
+                    print(f"  {name:<24} {pair:<18} no earlier run with {MIN_SEEDS}+ of these seeds and this budget")
+                continue
+            file, old = usable[0]
+            common = sorted(set(row["seeds"]) & set(old["seeds"]))
+            compared += 1
+            for figure in ("reach", "best"):
+                pick = {s: v for s, v in zip(row["seeds"], row[figure], strict=True)}
+                was = {s: v for s, v in zip(old["seeds"], old[figure], strict=True)}
+                change, lo, hi = change_interval([was[s] for s in common], [pick[s] for s in common])
+                verdict = "REGRESSION" if lo > 0 else "better" if hi < 0 else ""
+                if verdict:
+                    print(f"  {name:<24} {pair:<18} {figure:<5} {change:+10.5g} [{lo:+.5g}, {hi:+.5g}]  "
+                          f"({len(common)} seeds, against {file})  {verdict}")  # fmt: skip
+                if verdict == "REGRESSION":
+                    regressions.append(f"{name} {pair} ({figure})")
+    print(f"  {compared} pair/source figures compared; regressions: {', '.join(regressions) or 'none'}")
+    return regressions
 
 
 # --- warm starts ----------------------------------------------------------------------------------------
@@ -347,10 +478,14 @@ def main() -> None:
     parser.add_argument("--mf-seeds", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2, help="trials at once in the multi-fidelity replays")
     parser.add_argument("--jobs", type=int, default=2, help="processes running multi-fidelity replays")
-    parser.add_argument("--sources", nargs="+", default=MF_SOURCES, help="hartmann6 or tables in benchmarks/curves")
+    parser.add_argument("--sources", nargs="+", default=MF_SOURCES, help="hartmann6, a table in benchmarks/curves "
+                        "(a grid), surrogate-TABLE or fresh-DATASET (continuous: benchmarks/curve_sources.py)")  # fmt: skip
     parser.add_argument("--methods", nargs="+", default=MF_METHODS, metavar="SCHEDULER+SEARCHER",
                         help="multi-fidelity pairs beside fifo+random")  # fmt: skip
-    parser.add_argument("--json", help="also write every figure to this file")
+    parser.add_argument("--json", help="also write every figure to this file (each run is recorded under "
+                        "benchmarks/results/ anyway)")  # fmt: skip
+    parser.add_argument("--baseline", metavar="JSON", help="the earlier run to compare multi-fidelity figures with "
+                        "(default: the last recorded run of each pair and source, same protocol)")  # fmt: skip
     parser.add_argument("--print", metavar="JSON", nargs="+", help="print the figures saved by earlier runs")
     parser.add_argument("--versus", metavar="JSON", nargs=2, help="two saved final-value runs (e.g. 1 and 8 trials at "
                         "once): each median's change from the first to the second, with a bootstrap interval")  # fmt: skip
@@ -375,8 +510,11 @@ def main() -> None:
     if "final" in everything:
         print_final(everything["final"])
     if "multi_fidelity" in everything:
-        everything["settings"] = {"fifo_trials": args.fifo_trials, "workers": args.workers}
+        everything["settings"] = {"fifo_trials": args.fifo_trials, "workers": args.workers, "seeds": args.mf_seeds,
+                                  "sources": args.sources, "methods": args.methods}  # fmt: skip
         print_multi_fidelity(everything["multi_fidelity"], args.fifo_trials, args.workers)
+        compare_with_earlier(everything["multi_fidelity"], everything["settings"], args.baseline)
+        print(f"\n# recorded in {record(everything).relative_to(ROOT)}", file=sys.stderr)
     if "warm" in everything:
         print_warm(everything["warm"])
     if args.json:

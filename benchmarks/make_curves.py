@@ -15,6 +15,7 @@ training does, and replay them in seconds.
 from __future__ import annotations
 
 import argparse
+import functools
 import itertools
 import math
 import sys
@@ -38,8 +39,10 @@ DATASETS = ("digits", "breast_cancer", "diabetes")
 REGRESSION = {"diabetes"}
 
 
+@functools.cache
 def load(dataset: str):
-    """Standardised features and labels, split 80/20 once (seeded): the same split for every config."""
+    """Standardised features and labels, split 80/20 once (seeded): the same split for every config (and read
+    once per process, as fresh nets trained during a replay ask for it again and again)."""
     import numpy as np
     from sklearn import datasets
     from sklearn.model_selection import train_test_split
@@ -58,49 +61,70 @@ def load(dataset: str):
     return scaler.transform(x_train).astype(np.float32), y_train, scaler.transform(x_val).astype(np.float32), y_val
 
 
-def train(dataset: str, config: dict) -> dict:
-    """One config's 27 epochs: validation loss and accuracy per epoch, and the seconds each took."""
+def train(dataset: str, config: dict, seed: int = 0, epochs: int = EPOCHS) -> dict:
+    """One config's epochs: validation loss and accuracy per epoch, and the seconds each took. ``seed`` sets the
+    initial weights, dropout and batch order (the tables are seed 0; another seed is another training run)."""
+    run = list(itertools.islice(epochs_of(dataset, config, seed), epochs))
+    return {"config": config, "rows": [row for row, _ in run], "seconds": [took for _, took in run]}
+
+
+def epochs_of(dataset: str, config: dict, seed: int = 0):
+    """One training run, an epoch at a time: yields (metrics, seconds) for ever. Each run keeps its own random
+    stream, so runs trained a few epochs at a time, interleaved in one process (as a replay asks for them),
+    give the same epochs as runs trained alone."""
     import torch
     from torch import nn
 
     torch.set_num_threads(1)
-    torch.manual_seed(0)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = mlp(dataset, config)
+        stream = torch.get_rng_state()
     x_train, y_train, x_val, y_val = (torch.from_numpy(a) for a in load(dataset))
     regression = dataset in REGRESSION
-    classes = 1 if regression else int(y_train.max()) + 1
-    layers: list[nn.Module] = []
-    width_in = x_train.shape[1]
-    for _ in range(config["depth"]):
-        layers += [nn.Linear(width_in, config["width"]), nn.ReLU(), nn.Dropout(config["dropout"])]
-        width_in = config["width"]
-    model = nn.Sequential(*layers, nn.Linear(width_in, classes))
-    optimiser = torch.optim.SGD(model.parameters(), lr=config["lr"], momentum=0.9,
-                                weight_decay=config["weight_decay"])  # fmt: skip
+    optimiser = torch.optim.SGD(model.parameters(), lr=float(config["lr"]), momentum=0.9,
+                                weight_decay=float(config["weight_decay"]))  # fmt: skip
     loss_fn = nn.MSELoss() if regression else nn.CrossEntropyLoss()
-    generator = torch.Generator().manual_seed(1)
-    rows, seconds = [], []
-    for _ in range(EPOCHS):
+    generator = torch.Generator().manual_seed(seed + 1)
+    batch_size = int(config["batch_size"])
+    while True:
         started = time.perf_counter()
         model.train()
         order = torch.randperm(len(x_train), generator=generator)
-        for i in range(0, len(order), config["batch_size"]):
-            batch = order[i : i + config["batch_size"]]
-            optimiser.zero_grad(set_to_none=True)
-            out = model(x_train[batch])
-            loss_fn(out.squeeze(1) if regression else out, y_train[batch]).backward()
-            optimiser.step()
+        with torch.random.fork_rng(devices=[]):  # dropout draws from this run's stream only
+            torch.set_rng_state(stream)
+            for i in range(0, len(order), batch_size):
+                batch = order[i : i + batch_size]
+                optimiser.zero_grad(set_to_none=True)
+                out = model(x_train[batch])
+                loss_fn(out.squeeze(1) if regression else out, y_train[batch]).backward()
+                optimiser.step()
+            stream = torch.get_rng_state()
         model.eval()
         with torch.no_grad():
             logits = model(x_val)
             loss = loss_fn(logits.squeeze(1) if regression else logits, y_val).item()
             accuracy = None if regression else (logits.argmax(1) == y_val).float().mean().item()
-        seconds.append(round(time.perf_counter() - started, 4))
+        took = round(time.perf_counter() - started, 4)
         loss = loss if math.isfinite(loss) else 1e3  # a diverged net: a large loss, as a sweep would see it
         row = {"val_loss": float(f"{min(loss, 1e3):.5g}")}
         if accuracy is not None:
             row["val_accuracy"] = float(f"{accuracy:.5g}")
-        rows.append(row)
-    return {"config": config, "rows": rows, "seconds": seconds}
+        yield row, took
+
+
+def mlp(dataset: str, config: dict):
+    """The net a config describes: ``depth`` hidden layers of ``width`` units, ReLU and dropout after each."""
+    from torch import nn
+
+    x_train, y_train, _, _ = load(dataset)
+    classes = 1 if dataset in REGRESSION else int(y_train.max()) + 1
+    layers: list[nn.Module] = []
+    width_in = x_train.shape[1]
+    for _ in range(int(config["depth"])):
+        layers += [nn.Linear(width_in, int(config["width"])), nn.ReLU(), nn.Dropout(float(config["dropout"]))]
+        width_in = int(config["width"])
+    return nn.Sequential(*layers, nn.Linear(width_in, classes))
 
 
 def _one(job: tuple[str, dict]) -> dict:
