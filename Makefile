@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tuner-installed
 DEMO_NAME ?= demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test test-fast lint bench bench-gpu clean
+.PHONY: venv demo test test-fast lint bench bench-gpu image clean
 
 # (Re)install only when .venv is missing or pyproject.toml changed since the last install.
 venv:
@@ -51,6 +51,11 @@ bench: venv
 # On a machine with a CUDA GPU: the gpu-marked tests and the GPU benchmarks, logs in gpu-logs/.
 bench-gpu: venv
 	PYTHON=$(BIN)/python bash benchmarks/gpu_suite.sh
+
+# Build docker/Dockerfile with podman (no Docker engine needed; as root) on a local Debian base, then run
+# `tuner spaces` and a two-trial synthetic sweep inside the image. Its cache is .image/ (docker/image.sh).
+image:
+	bash docker/image.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache *.egg-info
