@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner import storage
 from tuner.errors import StorageRefused, UsageError
@@ -17,6 +17,9 @@ from tuner.folder.summary import Summary
 from tuner.launch.plan import Print, describe, place, prepare
 from tuner.launch.runner import fit, launch, wrapped_trainable
 from tuner.settings import SweepConfig
+
+if TYPE_CHECKING:
+    from tuner.launch.guards.signals import OrderlyStop
 
 ERRORED_CHOICES = ("resume", "restart", "skip")
 
@@ -65,7 +68,7 @@ def _resume_claimed(
     num_samples: int | None,
     budget: str | None,
     trial_timeout: str | None,
-    stop: Any,
+    stop: OrderlyStop,
 ) -> Summary:
     from tuner.folder.ray_state import latest_state_name, saved_trial_states
     from tuner.launch.guards import budget as budgets
@@ -148,7 +151,7 @@ def _start_afresh(
     folder: str,
     config: SweepConfig,
     out: Print,
-    stop: Any,
+    stop: OrderlyStop,
     num_samples: int | None,
     budget: str | None,
     trial_timeout: str | None,

@@ -12,7 +12,7 @@ import logging
 import re
 from collections.abc import Set
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner import algorithms, storage
 from tuner.errors import StorageRefused, TunerError, UsageError
@@ -22,6 +22,12 @@ from tuner.launch import guards
 from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
 from tuner.launch.trial import forms
 from tuner.settings import SweepConfig, save_config
+
+if TYPE_CHECKING:
+    from ray.tune import Tuner
+
+    from tuner.launch.guards.signals import OrderlyStop
+    from tuner.launch.watching.reporting import MetricGuard
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +131,9 @@ def sync_config(cfg: SweepConfig) -> Any:
     )
 
 
-def launch(plan: SweepPlan, out: Print, stop: Any = None, reuse_actors: bool = True) -> Summary:
+def launch(
+    plan: SweepPlan, out: Print, stop: OrderlyStop | None = None, reuse_actors: bool = True
+) -> Summary:
     """Start the trials of a placed plan on the connected Ray and wait for them."""
     import numpy as np
     from ray import tune
@@ -259,7 +267,13 @@ def trial_folder_name(params: list[str], trial: Any) -> str:
     return f"{trial.trial_id}_{','.join(parts)}"[:120]
 
 
-def fit(tuner: Any, cfg: SweepConfig, folder: str, stop: Any = None, guard: Any = None) -> Summary:
+def fit(
+    tuner: Tuner,
+    cfg: SweepConfig,
+    folder: str,
+    stop: OrderlyStop | None = None,
+    guard: MetricGuard | None = None,
+) -> Summary:
     from tuner import ray_compat
     from tuner.launch.guards import disk
     from tuner.launch.guards.stall import forget_stall, stall_reason

@@ -19,10 +19,13 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner.errors import UsageError
 from tuner.objectives import Mode, pick
+
+if TYPE_CHECKING:
+    from tuner.searchers.plan import SearchPlan
 
 
 @dataclass
@@ -134,7 +137,7 @@ def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: Mo
     )
 
 
-def encode(warm: WarmStart, plan: Any) -> WarmStart:
+def encode(warm: WarmStart, plan: SearchPlan) -> WarmStart:
     """Each observation as the model sees it (``plan``: the sweep's SearchPlan); those with a value outside
     this space are counted and left out."""
     from tuner.searchers.plan import DERIVED, ENCODED, NATIVE
@@ -151,9 +154,8 @@ def encode(warm: WarmStart, plan: Any) -> WarmStart:
                     point[p.name] = value
                 elif p.treatment == ENCODED:
                     point[p.name] = p.encode(value) if p.encode else value
-                elif (
-                    p.treatment == DERIVED
-                ):  # made from the others: its draw is found given the earlier config
+                elif p.treatment == DERIVED and p.encode:
+                    # made from the others: its draw is found given the earlier config
                     point[p.name] = p.encode(value, obs.config)
         except (ValueError, KeyError):
             warm.outside += 1

@@ -5,9 +5,9 @@ trials better than TPE; for trials running at once it fantasises their outcomes 
 log EI), so trials started together spread out. It takes floats, integers and choices (ordered choices as
 integers), and a normal through its quantile. As tuner runs it (tuner/searchers/optuna_samplers.py) it sees the
 results through a power transform, counts its random start in proposals and never proposes a config already
-tried: on HPOLib's tables that beat Optuna's TPESampler on all eight cases, and tuner's TPE on seven. Trials a
-scheduler stopped early are told to it as pruned, which a GP leaves out of its model; multi-fidelity searches
-suit TPE better.
+tried (BENCHMARKS.md, "Search that beats Optuna", compares it with Optuna's TPESampler). Trials a scheduler
+stopped early are told to it as pruned, which a GP leaves out of its model; multi-fidelity searches suit the
+models that learn from stopped trials better.
 """
 
 from __future__ import annotations

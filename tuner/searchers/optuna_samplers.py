@@ -17,12 +17,11 @@ and "TPE under early stopping").
    they got; under ASHA the few trials that ran to the end then fill TPE's good group whatever their values,
    and a trial stopped at epoch 4 is compared with one stopped at epoch 8 by values from different epochs.
    Here every trial that reached that epoch is ranked by its value there; under ASHA on real learning
-   curves and Hartmann's function that reached FIFO-random's best in 14-24% fewer epochs than Optuna's ranking
-   on three of four sources (breast cancer unchanged), still behind ASHA + random (BENCHMARKS.md).
+   curves that reaches FIFO-random's best in fewer epochs than Optuna's ranking (BENCHMARKS.md, "TPE under
+   early stopping").
 4. **The GP sees its results through a power transform** (Box-Cox for positive values, Yeo-Johnson
    otherwise), fitted afresh at each proposal. Validation losses span decades (1e-5 to 1e-1 on HPOLib's
-   naval table); a GP on the raw values fits the bad tail and cannot tell the good configs apart. Warped,
-   the same GP beat TPE on every HPOLib table.
+   naval table); a GP on the raw values fits the bad tail and cannot tell the good configs apart.
 
 Three hooks reach into Optuna: TPESampler's ``_sample`` (the trials it splits, read through
 ``study._get_trials``), GPSampler's ``_sample_relative_impl`` (the results it fits) and ``_optimize_acqf``

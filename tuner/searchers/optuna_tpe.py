@@ -15,7 +15,7 @@ from typing import Any
 
 from tuner.objectives import Mode
 from tuner.searchers.base import QUANTILE, SearcherEntry
-from tuner.searchers.plan import ParamPlan, log_quantized
+from tuner.searchers.plan import ParamPlan, SearchPlan, log_quantized
 
 
 class OptunaTPE(SearcherEntry):
@@ -38,7 +38,7 @@ class OptunaTPE(SearcherEntry):
             return log_quantized(name, value, text, self.name)
         return self.plan_native(name, value, text, normal=QUANTILE)
 
-    def space_for(self, plan: Any) -> Any:
+    def space_for(self, plan: SearchPlan) -> Any:
         """The searched domains; with conditional parameters, a define-by-run space that asks for each only in
         the branches where it varies."""
         if not plan.conditionals:

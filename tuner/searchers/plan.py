@@ -48,8 +48,8 @@ class ParamPlan:
     encoded: Any = None
     # (searched value) -> config value; DERIVED and COMPUTED take the config too
     decode: Callable[..., Any] | None = None
-    # a value the space allows -> what the model sees (warm starts)
-    encode: Callable[[Any], Any] | None = None
+    # a value the space allows -> what the model sees (warm starts); DERIVED takes the config too
+    encode: Callable[..., Any] | None = None
     branches: Any = None  # a CONDITIONAL parameter's parent and branches (conditional.Branches)
 
 

@@ -99,7 +99,7 @@ class OomNotice(Callback):
         )
 
 
-def logger_callbacks(config: Any, out: Any) -> list[Callback]:
+def logger_callbacks(config: SweepConfig, out: Callable[[str], None]) -> list[Callback]:
     """Optional loggers besides the TensorBoard/CSV/JSON files Ray writes for every trial."""
     if not config.wandb:
         return []
