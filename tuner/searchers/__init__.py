@@ -61,7 +61,7 @@ def entry(name: str) -> SearcherEntry:
 
 def plan_search(params: Mapping[str, Any], name: str, seed: int = 0) -> SearchPlan:
     """How searcher ``name`` treats each parameter; a parameter it cannot search names those that can."""
-    from tuner.searchers.plan import plan_search as plan
+    from tuner.searchers.planning import plan_search as plan
 
     try:
         return plan(params, entry(name), seed)
@@ -74,7 +74,7 @@ def plan_search(params: Mapping[str, Any], name: str, seed: int = 0) -> SearchPl
 
 def _can_search(name: str, param: str, value: Any, seed: int) -> bool:
     from tuner.searchers.plan import NothingToSearch
-    from tuner.searchers.plan import plan_search as plan
+    from tuner.searchers.planning import plan_search as plan
 
     try:
         plan({param: value}, REGISTRY[name](), seed)

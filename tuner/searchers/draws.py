@@ -8,9 +8,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from tuner.searchers.plan import QUANTILE_EDGE, NormalQuantile
 from tuner.values import plain as _plain
-
-QUANTILE_EDGE = 1e-6  # a normal is searched through its quantile in [edge, 1 - edge]: ±4.75 sd
 
 
 @dataclass(frozen=True)
@@ -40,8 +39,6 @@ class Draw:
         if self.kind == "randint":
             return int(searched)
         if self.kind in ("normal", "lognormal"):
-            from tuner.searchers.plan import NormalQuantile
-
             drawn = NormalQuantile(self.args[0], self.args[1], q=None, integer=False).decode(searched)
             return drawn if self.kind == "normal" else math.exp(drawn)
         if self.kind == "exponential":

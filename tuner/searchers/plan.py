@@ -1,4 +1,6 @@
-"""The search plan: how each parameter will really be searched, decided before any trial starts.
+"""The search plan's vocabulary: how one parameter is searched (ParamPlan), the whole plan (SearchPlan), and the
+faithful encodings a model searches through (an ordered index, a normal's quantile, a rounded log domain).
+tuner/searchers/planning.py decides the plan of a space from them.
 
 A searcher must never mis-search silently. Every parameter is searched natively, searched through a faithful
 encoding (log space for log-scale domains, an index for categorical ones, an ordered index for a
@@ -24,6 +26,7 @@ CONDITIONAL = "conditional"  # searched only where its parent makes it vary (tun
 DERIVED = "derived"
 COMPUTED = "computed"  # no draw of its own: its value is made from the trial's other parameters
 SEARCHED = (NATIVE, ENCODED, DERIVED)  # what a model sees as a dimension of its own
+QUANTILE_EDGE = 1e-6  # a normal is searched through its quantile in [edge, 1 - edge]: ±4.75 sd
 
 
 class Planner(Protocol):
@@ -195,37 +198,6 @@ def categorical(values: list[Any]) -> Any:
     return tune.choice(list(values))
 
 
-# --- the plan ----------------------------------------------------------------------------------------
-
-
-def plan_search(params: Mapping[str, Any], entry: Planner, seed: int = 0) -> SearchPlan:
-    """Decide, before anything runs, how ``entry`` treats each parameter; raise for impossible pairs."""
-    from ray.tune.search.sample import Domain, Function
-
-    plans = []
-    for name, value in params.items():
-        text = describe_domain(value)
-        if not isinstance(value, Domain) and not is_grid(value):
-            plans.append(ParamPlan(name, text, "constant", CONSTANT, value))
-        elif not entry.model_based:
-            how = "every value, crossed with the other grids" if is_grid(value) else "drawn at random"
-            plans.append(ParamPlan(name, text, how, NATIVE, value))
-        elif is_grid(value):
-            raise unsupported(name, value, entry.name, ["random"])
-        elif isinstance(value, Function):
-            from tuner.searchers.function_plan import function_plan
-
-            plans.append(function_plan(name, value, text, entry, seed, params))
-        else:
-            plans.append(domain_plan(name, value, text, entry))
-    if entry.model_based and not any(p.treatment in SEARCHED for p in plans):
-        raise NothingToSearch(
-            f"{entry.name} has nothing to search in this space: every parameter is a constant or a "
-            "sample_from with too many values; use --searcher random"
-        )
-    return SearchPlan(entry.name, tuple(plans), dict(params))
-
-
 def domain_plan(name: str, value: Any, text: str, entry: Planner) -> ParamPlan:
     """How ``entry`` searches a Tune domain: a choice through an index where that serves it, else as the
     entry models it (tuner/searchers/base.py)."""
@@ -247,8 +219,6 @@ class NormalQuantile:
     def decode(self, x: Any) -> Any:
         import statistics
 
-        from tuner.searchers.draws import QUANTILE_EDGE
-
         x = min(max(float(x), QUANTILE_EDGE), 1 - QUANTILE_EDGE)
         value = statistics.NormalDist(self.mean, self.sd).inv_cdf(x)
         if self.q:
@@ -257,8 +227,6 @@ class NormalQuantile:
 
     def encode(self, value: Any) -> float:
         import statistics
-
-        from tuner.searchers.draws import QUANTILE_EDGE
 
         if not is_number(value) or not math.isfinite(value):
             raise ValueError(f"{value!r} is not a number")
@@ -271,8 +239,6 @@ def normal_quantile(name: str, value: Any, text: str, searcher: str) -> ParamPla
     """An unbounded normal (``tune.randn``, ``tune.qrandn``) searched by a model of bounded domains."""
     from ray import tune
     from ray.tune.search.sample import Integer, Quantized
-
-    from tuner.searchers.draws import QUANTILE_EDGE
 
     sampler = value.get_sampler()
     q = None

@@ -23,11 +23,11 @@ from typing import Any
 from tuner.searchers.draws import (  # noqa: F401
     NUMPY_FUNCTIONS,
     PYTHON_FUNCTIONS,
-    QUANTILE_EDGE,
     Draw,
     _numpy_draw,
     _python_draw,
 )
+from tuner.searchers.plan import QUANTILE_EDGE
 
 TRACE_RUNS = 200
 
