@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tuner import storage
-from tuner.folder.names import FATES_FILE
+from tuner.folder.names import FATES_FILE, OPEN_STATUSES
 from tuner.folder.names import FATES_SIDECAR as LOG_NAME
 
 STOPPED, PERTURBED = "stopped", "perturbed"
@@ -161,7 +161,7 @@ def fate(
     if nonfinite:
         note += f"; {nonfinite}"
     refused = decision.get("storage") and (
-        status in ("RUNNING", "PENDING", "PAUSED") and not live or status == "ERROR" and refusal(error)
+        status in OPEN_STATUSES and not live or status == "ERROR" and refusal(error)
     )
     if refused:  # stopped by a refused write, not by its own code: resumed later
         return decision["storage"] + note
@@ -170,7 +170,7 @@ def fate(
         return cause + note
     if decision.get("failures"):
         note += "; retried after " + ", then ".join(decision["failures"])
-    if status in ("RUNNING", "PENDING", "PAUSED"):
+    if status in OPEN_STATUSES:
         if live:
             return status.lower() + note
         return (NOT_STARTED if status == "PENDING" and not epochs else UNFINISHED) + note

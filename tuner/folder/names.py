@@ -18,6 +18,7 @@ OUTPUT_FILES = (STDOUT_FILE, STDERR_FILE)
 CRASH_FILE = "crash.txt"
 
 # Ray's own
+OPEN_STATUSES = ("PENDING", "RUNNING", "PAUSED")  # a trial's status in Ray's state while it is not done
 STATE_PREFIX = "experiment_state-"
 TUNER_PICKLE = "tuner.pkl"
 SEARCH_STATE_PREFIX = "search_gen_state-"

@@ -16,11 +16,12 @@ from typing import Any
 
 from ray.tune import Callback
 
+from tuner.folder.names import OPEN_STATUSES
 from tuner.folder.names import STATUS_SIDECAR as STATUS_FILE
 from tuner.storage import write_atomically
 
 FINISHED = ("TERMINATED", "ERROR")
-UNFINISHED = ("PENDING", "RUNNING", "PAUSED")
+UNFINISHED = OPEN_STATUSES
 
 
 def status_file(folder: str) -> str:

@@ -16,6 +16,7 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
+from tuner.folder.names import OPEN_STATUSES
 from tuner.objectives import Constraint
 from tuner.replay.curves import CurveTable, metrics_only
 from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
@@ -126,7 +127,7 @@ def replay_experiment(
                     "why": done.fate or f"stopped at epoch {done.epochs}",
                 }
             )
-    unfinished = sum(t.status in ("RUNNING", "PENDING", "PAUSED") for t in experiment.trials)
+    unfinished = sum(t.status in OPEN_STATUSES for t in experiment.trials)
     return WhatIf(
         experiment.path,
         scheduler,

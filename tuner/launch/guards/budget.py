@@ -26,11 +26,11 @@ from ray.tune import Callback, Stopper
 from tuner import storage
 from tuner.folder import spent as spent_record
 from tuner.folder.fates import DecisionLog
+from tuner.folder.names import OPEN_STATUSES
 from tuner.folder.spent import Spent
 from tuner.limits import Budget
 
 log = logging.getLogger(__name__)
-OPEN = ("RUNNING", "PENDING", "PAUSED")
 SAVE_EVERY_S = 2.0
 
 
@@ -161,7 +161,7 @@ class BudgetWatch(Callback):
         self.ended = True
         from tuner.folder.fates import BUDGET
 
-        open_trials = [t for t in trials if t.status in OPEN]
+        open_trials = [t for t in trials if t.status in OPEN_STATUSES]
         for trial in open_trials:
             if self.fate_log is not None:
                 self.fate_log.record(trial.trial_id, BUDGET, "ended by the budget")
