@@ -50,14 +50,14 @@ def _observations(searcher: str, folder: Path) -> int:
     restored = build_searcher(plan, SearcherContext("loss", "min", config.num_samples, config.seed))
     restored.restore(str(sorted(folder.glob("searcher-state-*.pkl"))[-1]))
     inner = restored.inner
-    if searcher == "optuna":
+    if searcher in ("optuna", "cqr"):
         return sum(t.state.name == "COMPLETE" for t in inner._ot_study.trials)
     if searcher == "hyperopt":
         return sum(t["result"].get("status") == "ok" for t in inner._hpopt_trials.trials)
     return len(inner.optimizer.space)  # bayesopt (its random-phase buffer is registered there too)
 
 
-@pytest.mark.parametrize("searcher", ["optuna", "hyperopt", "bayesopt"])
+@pytest.mark.parametrize("searcher", ["optuna", "hyperopt", "bayesopt", "cqr"])
 def test_a_model_based_sweep_killed_with_9_resumes_its_model_to_exactly_num_samples(run_cli, tmp_path, searcher):
     space = instant_space(tmp_path, sleep=0.3)
     folder = tmp_path / "killed"

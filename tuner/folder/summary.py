@@ -25,7 +25,7 @@ class Failure:
 
 
 @dataclass
-class Best:
+class BestTrial:
     """The best trial by the best value of the first objective within each trial."""
 
     trial_id: str
@@ -46,7 +46,7 @@ class Summary:
     failed: list[Failure] = field(default_factory=list)
     nonfinite: list[str] = field(default_factory=list)  # "TRIAL: what was not finite"
     fates: dict[str, int] = field(default_factory=dict)  # each fate's family, most common first
-    best: Best | None = None
+    best: BestTrial | None = None
     pareto: dict[str, Any] | None = None  # pareto.json's record, on several objectives
     constraints: list[str] | None = None  # on one objective under constraints
     infeasible: int | None = None

@@ -20,8 +20,8 @@ from tuner.folder.names import OPEN_STATUSES
 from tuner.objectives import Constraint
 from tuner.replay.curves import CurveTable, metrics_only
 from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
-from tuner.review.experiment import Experiment, TrialRecord
-from tuner.review.replays import WhatIf, trials_at_once
+from tuner.review.experiment import ExperimentRecord, TrialRecord
+from tuner.review.replays import ReplayBest, WhatIf, trials_at_once
 
 
 class RecordedOrder:
@@ -53,7 +53,7 @@ def _curve(trial: TrialRecord) -> Curve:
     return Curve(dict(trial.config), [metrics_only(r) for r in ordered], seconds)
 
 
-def check_replayable(experiment: Experiment, scheduler: str) -> list[TrialRecord]:
+def check_replayable(experiment: ExperimentRecord, scheduler: str) -> list[TrialRecord]:
     """The trials to replay, or a one-line error: a running sweep, no per-epoch results, a scheduler that
     needs checkpoints the trainable never saved."""
     from tuner import schedulers
@@ -84,7 +84,7 @@ def check_replayable(experiment: Experiment, scheduler: str) -> list[TrialRecord
 
 
 def replay_experiment(
-    experiment: Experiment,
+    experiment: ExperimentRecord,
     scheduler: str,
     *,
     searcher: str | None = None,
@@ -151,7 +151,7 @@ def replay_experiment(
 
 
 def _rungs(
-    experiment: Experiment, scheduler: str, trials: int, grace: int | None, rf: int | None
+    experiment: ExperimentRecord, scheduler: str, trials: int, grace: int | None, rf: int | None
 ) -> list[str]:
     from tuner import schedulers
 
@@ -171,7 +171,7 @@ def _rungs(
     return schedulers.entry(scheduler).describe(ctx)[:1]
 
 
-def _table_for(experiment: Experiment, curves: list[Curve], searcher: str | None) -> CurveTable | None:
+def _table_for(experiment: ExperimentRecord, curves: list[Curve], searcher: str | None) -> CurveTable | None:
     """With another searcher, the sweep must have run every config the space holds."""
     if searcher is None:
         return None
@@ -200,7 +200,7 @@ def _table_for(experiment: Experiment, curves: list[Curve], searcher: str | None
 
 
 def _run(
-    experiment: Experiment,
+    experiment: ExperimentRecord,
     curves: list[Curve],
     table: CurveTable | None,
     scheduler: str,
@@ -248,16 +248,13 @@ def _run(
     )
 
 
-def _best(experiment: Experiment, trials: list[TrialRecord]) -> dict[str, Any] | None:
+def _best(experiment: ExperimentRecord, trials: list[TrialRecord]) -> ReplayBest | None:
     best = experiment.best_trial()
-    if best is None:
+    value = best.best(experiment.metric, experiment.mode) if best is not None else None
+    if best is None or value is None:
         return None
     row = best.best_row(experiment.metric, experiment.mode) or {}
-    return {
-        "trial": best.trial_id,
-        "value": best.best(experiment.metric, experiment.mode),
-        "epoch": int(float(row.get("training_iteration") or 0)),
-    }
+    return ReplayBest(best.trial_id, value, int(float(row.get("training_iteration") or 0)))
 
 
 def _replayed_best(
@@ -265,7 +262,7 @@ def _replayed_best(
     trials: list[TrialRecord],
     searcher: str | None,
     constraints: Sequence[Constraint] = (),
-) -> dict[str, Any] | None:
+) -> ReplayBest | None:
     best = outcome.best_trial(constraints)
     if best is None:
         return None
@@ -274,4 +271,4 @@ def _replayed_best(
         return None
     epoch = best.values.index(value) + 1
     trial = trials[outcome.trials.index(best)].trial_id if searcher is None else best.trial_id
-    return {"trial": trial, "value": value, "epoch": epoch, "config": best.config}
+    return ReplayBest(trial, value, epoch, best.config)

@@ -17,7 +17,7 @@ from tuner.objectives import pick, sign
 from tuner.review.vocabulary import number as _number
 
 if TYPE_CHECKING:
-    from tuner.review.experiment import Experiment
+    from tuner.review.experiment import ExperimentRecord
 
 
 def check_comparable(experiments: list[Any]) -> None:
@@ -29,7 +29,7 @@ def check_comparable(experiments: list[Any]) -> None:
         raise UsageError(f"the experiments optimise different things ({shown}); compare sweeps of one metric")
 
 
-def _reports(experiment: Experiment) -> list[tuple[float, float | None]]:
+def _reports(experiment: ExperimentRecord) -> list[tuple[float, float | None]]:
     """Every epoch's report in the order it arrived: (time, value of the metric)."""
     out = []
     for trial in experiment.trials:

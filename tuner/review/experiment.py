@@ -124,7 +124,10 @@ class TrialRecord:
 
 
 @dataclass
-class Experiment:
+class ExperimentRecord:
+    """An experiment as its folder describes it now (tuner.Experiment, the notebook's handle, reads one of these
+    afresh each time it is asked)."""
+
     path: str
     config: SweepConfig
     trials: list[TrialRecord]
@@ -230,7 +233,7 @@ def locate(ref: str) -> str:
     raise UsageError(f"unknown experiment {ref!r}: no folder {where}")
 
 
-def local_folder(experiment: Experiment, what: str) -> Path:
+def local_folder(experiment: ExperimentRecord, what: str) -> Path:
     """The experiment as a local folder, for tools that only read local files (TensorBoard)."""
     plain = storage.local_path(experiment.path)
     if plain is None:
@@ -271,7 +274,7 @@ def _trial_id(dir_name: str, rows: list[dict[str, Any]], known: dict[str, str]) 
     return dir_name
 
 
-def load(ref: str, running: bool | None = None) -> Experiment:
+def load(ref: str, running: bool | None = None) -> ExperimentRecord:
     """The experiment at ``ref``; ``running`` says whether a process runs it now (a live page built by the
     sweep itself), else its claim tells."""
     from tuner.claim import held_elsewhere
@@ -321,4 +324,4 @@ def load(ref: str, running: bool | None = None) -> Experiment:
     made = {trial_id: state.get("made") for trial_id, state in states.items()}
     # the order Tune made them
     trials.sort(key=lambda t: (made.get(t.trial_id) is None, made.get(t.trial_id) or 0))
-    return Experiment(folder, config, trials)
+    return ExperimentRecord(folder, config, trials)

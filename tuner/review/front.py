@@ -21,7 +21,7 @@ from tuner.spec import unflatten
 from tuner.values import jsonable
 
 if TYPE_CHECKING:
-    from tuner.review.experiment import Experiment, TrialRecord
+    from tuner.review.experiment import ExperimentRecord, TrialRecord
 
 SHOWN = 8  # front rows printed at the end of a sweep
 
@@ -48,7 +48,7 @@ def point(trial: TrialRecord, objectives: list[Objective], constraints: list[Any
     return None
 
 
-def points(experiment: Experiment) -> list[Point]:
+def points(experiment: ExperimentRecord) -> list[Point]:
     objectives, constraints = experiment.config.objective_list, experiment.config.constraint_list
     return [p for p in (point(t, objectives, constraints) for t in experiment.trials) if p is not None]
 
@@ -57,7 +57,7 @@ def _as_min(found: list[Point], objectives: list[Objective]) -> list[tuple[float
     return [tuple(o.as_min(p.values[o.name]) for o in objectives) for p in found]
 
 
-def front(experiment: Experiment) -> list[Point]:
+def front(experiment: ExperimentRecord) -> list[Point]:
     """The feasible non-dominated points, by the first objective (best first)."""
     objectives = experiment.config.objective_list
     found = points(experiment)
@@ -66,7 +66,7 @@ def front(experiment: Experiment) -> list[Point]:
     return sorted((found[i] for i in keep), key=lambda p: first.as_min(p.values[first.name]))
 
 
-def reference(experiment: Experiment, found: list[Point] | None = None) -> tuple[float, ...] | None:
+def reference(experiment: ExperimentRecord, found: list[Point] | None = None) -> tuple[float, ...] | None:
     """The hypervolume's reference point (less is better): a tenth beyond the worst feasible value seen on each
     objective, so that every feasible trial counts."""
     objectives = experiment.config.objective_list
@@ -82,7 +82,7 @@ def reference(experiment: Experiment, found: list[Point] | None = None) -> tuple
 
 
 def hypervolume(
-    experiment: Experiment, found: list[Point] | None = None, ref: tuple[float, ...] | None = None
+    experiment: ExperimentRecord, found: list[Point] | None = None, ref: tuple[float, ...] | None = None
 ) -> float:
     objectives = experiment.config.objective_list
     found = [p for p in (points(experiment) if found is None else found) if p.feasible]
@@ -90,7 +90,7 @@ def hypervolume(
     return 0.0 if ref is None else pareto.hypervolume(_as_min(found, objectives), ref)
 
 
-def hypervolume_over_time(experiment: Experiment) -> list[tuple[float, float]]:
+def hypervolume_over_time(experiment: ExperimentRecord) -> list[tuple[float, float]]:
     """(seconds into the sweep, the hypervolume of the trials' points as they stood then), one pair per result,
     up to the end's reference. Each trial counts with its latest point, as the front does, so the line can dip
     when a later epoch is worse."""
@@ -119,7 +119,7 @@ def hypervolume_over_time(experiment: Experiment) -> list[tuple[float, float]]:
     return out
 
 
-def rows(experiment: Experiment, found: list[Point] | None = None) -> list[dict[str, Any]]:
+def rows(experiment: ExperimentRecord, found: list[Point] | None = None) -> list[dict[str, Any]]:
     """The front as rows: trial, each objective, the epoch, the config as the trainable reads it, its fate."""
     return [
         {
@@ -133,7 +133,7 @@ def rows(experiment: Experiment, found: list[Point] | None = None) -> list[dict[
     ]
 
 
-def summary(experiment: Experiment) -> dict[str, Any]:
+def summary(experiment: ExperimentRecord) -> dict[str, Any]:
     """What ``pareto.json`` holds: the objectives, the constraints, the front and its hypervolume."""
     found = front(experiment)
     every = points(experiment)
@@ -152,7 +152,7 @@ def summary(experiment: Experiment) -> dict[str, Any]:
     }
 
 
-def write(experiment: Experiment) -> dict[str, Any]:
+def write(experiment: ExperimentRecord) -> dict[str, Any]:
     from tuner.storage import write_text
 
     out = summary(experiment)

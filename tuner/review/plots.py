@@ -18,13 +18,13 @@ from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS
 from tuner.review.vocabulary import number as _number
 
 if TYPE_CHECKING:
-    from tuner.review.experiment import Experiment
+    from tuner.review.experiment import ExperimentRecord
 
 LOG_SPAN = 16  # positive values spanning this factor or more read better on a log axis
 BEST = BEST_COLOUR
 
 
-def reported_metrics(experiment: Experiment, diagnostics: bool = False) -> list[str]:
+def reported_metrics(experiment: ExperimentRecord, diagnostics: bool = False) -> list[str]:
     """Numbers the trainable reported (the sweep's metric first), not Ray's bookkeeping, and not the run's
     diagnostics (tuner/spec.py ``DIAGNOSTICS``) unless ``diagnostics``."""
     from tuner.spec import DIAGNOSTICS
@@ -40,7 +40,9 @@ def reported_metrics(experiment: Experiment, diagnostics: bool = False) -> list[
     return list(names)
 
 
-def plot_experiment(experiment: Experiment, out_dir: Path, metrics: list[str] | None = None) -> list[Path]:
+def plot_experiment(
+    experiment: ExperimentRecord, out_dir: Path, metrics: list[str] | None = None
+) -> list[Path]:
     """Write the figures and return their paths."""
     import matplotlib
 
@@ -70,7 +72,7 @@ def _save(plt: Any, fig: Any, path: Path) -> Path:
     return path
 
 
-def _per_epoch(plt: Any, experiment: Experiment, metric: str, best: Any) -> Any:
+def _per_epoch(plt: Any, experiment: ExperimentRecord, metric: str, best: Any) -> Any:
     from matplotlib.ticker import MaxNLocator
 
     curves = [(t, t.curve(metric)) for t in experiment.trials]
@@ -104,7 +106,7 @@ def _per_epoch(plt: Any, experiment: Experiment, metric: str, best: Any) -> Any:
     return fig
 
 
-def _best_so_far(plt: Any, experiment: Experiment) -> Any:
+def _best_so_far(plt: Any, experiment: ExperimentRecord) -> Any:
     metric, mode = experiment.metric, experiment.mode
     trials = [t for t in experiment.trials if t.best(metric, mode) is not None]
     if not trials:
@@ -130,7 +132,7 @@ def _best_so_far(plt: Any, experiment: Experiment) -> Any:
     return fig
 
 
-def _against_parameter(plt: Any, experiment: Experiment, name: str, best: Any) -> Any:
+def _against_parameter(plt: Any, experiment: ExperimentRecord, name: str, best: Any) -> Any:
     metric, mode = experiment.metric, experiment.mode
     points = [
         (t.config.get(name), t.best(metric, mode), t)

@@ -14,9 +14,20 @@ from typing import Any
 
 from tuner import storage
 from tuner.objectives import Mode
-from tuner.review.experiment import Experiment, TrialRecord
+from tuner.review.experiment import ExperimentRecord, TrialRecord
 
 REPLAYS = "replays"
+
+
+@dataclass
+class ReplayBest:
+    """The best trial of a sweep or of its replay: its id, its best value, the epoch of it (and, for a replay
+    with another searcher, its config)."""
+
+    trial: str
+    value: float
+    epoch: int
+    config: dict[str, Any] | None = None
 
 
 @dataclass
@@ -34,14 +45,21 @@ class WhatIf:
     used_seconds: float  # the sweep's own trial time replayed under its own scheduler (like for like)
     epochs: int
     seconds: float
-    best_before: dict[str, Any] | None  # the sweep's best trial: id, value, epoch
-    best_after: dict[str, Any] | None  # the replay's best trial: id, value, epoch
+    best_before: ReplayBest | None  # the sweep's best trial
+    best_after: ReplayBest | None  # the replay's best trial
     stopped: list[dict[str, Any]] = field(default_factory=list)  # trials ended earlier than in the sweep
     cut_short: list[str] = field(default_factory=list)  # trials the replay would have run past their curve
     unfinished: int = 0  # trials the sweep had not finished when it stopped
     # the replayed scheduler's rungs or brackets, as a plan says them
     rungs: list[str] = field(default_factory=list)
     baseline_epochs: int | None = None  # the sweep's own scheduler replayed the same way (like for like)
+
+    def __post_init__(self) -> None:
+        """Read back from its JSON, the best trials are mappings again: records."""
+        for name in ("best_before", "best_after"):
+            found = getattr(self, name)
+            if isinstance(found, dict):
+                setattr(self, name, ReplayBest(**found))
 
     @property
     def title(self) -> str:
@@ -55,7 +73,7 @@ class WhatIf:
     def best_kept(self) -> bool:
         if self.best_before is None or self.best_after is None:
             return False
-        return self.best_after["trial"] == self.best_before["trial"]
+        return self.best_after.trial == self.best_before.trial
 
     def save(self) -> str:
         name = "-".join([self.scheduler, *(f"{k}{v}" for k, v in sorted(self.options.items()))])
@@ -67,7 +85,7 @@ class WhatIf:
         return storage.join(folder, f"{name}.json")
 
 
-def saved(experiment: Experiment) -> list[WhatIf]:
+def saved(experiment: ExperimentRecord) -> list[WhatIf]:
     """The replays written into an experiment by ``tuner replay``, for the report."""
     folder = storage.join(experiment.path, REPLAYS)
     out = []
@@ -140,17 +158,17 @@ def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
         lines.append("  best trial: no trial reported a finite value")
     elif w.best_kept:
         lines.append(
-            f"  best trial: kept ({w.best_before['trial']}, {w.metric} {w.best_before['value']:.4g} at epoch "
-            f"{w.best_before['epoch']})"
+            f"  best trial: kept ({w.best_before.trial}, {w.metric} {w.best_before.value:.4g} at epoch "
+            f"{w.best_before.epoch})"
         )
     else:
         before, after = w.best_before, w.best_after
-        lost = next((s for s in w.stopped if s["trial"] == before["trial"]), None)
+        lost = next((s for s in w.stopped if s["trial"] == before.trial), None)
         why = f" ({lost['why']})" if lost else ""
         lines.append(
-            f"  best trial: lost — the sweep's best, {before['trial']} ({w.metric} {before['value']:.4g} at "
-            f"epoch {before['epoch']}), would have ended at epoch {lost['at'] if lost else '?'}{why}; the "
-            f"best would have been {after['trial']} ({w.metric} {after['value']:.4g})"
+            f"  best trial: lost — the sweep's best, {before.trial} ({w.metric} {before.value:.4g} at "
+            f"epoch {before.epoch}), would have ended at epoch {lost['at'] if lost else '?'}{why}; the "
+            f"best would have been {after.trial} ({w.metric} {after.value:.4g})"
         )
     if w.stopped:
         lines.append(f"  {len(w.stopped)} trial(s) would have stopped earlier:")

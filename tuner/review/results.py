@@ -13,17 +13,17 @@ from typing import TYPE_CHECKING, Any
 
 from tuner.folder.fates import explained, family
 from tuner.folder.names import BEST_FILE
-from tuner.folder.summary import Best, Failure, Summary
+from tuner.folder.summary import BestTrial, Failure, Summary
 from tuner.review.vocabulary import show
 from tuner.spec import unflatten
 from tuner.storage import write_text
 from tuner.values import jsonable
 
 if TYPE_CHECKING:
-    from tuner.review.experiment import Experiment, TrialRecord
+    from tuner.review.experiment import ExperimentRecord, TrialRecord
 
 
-def summarize(experiment: Experiment) -> Summary:
+def summarize(experiment: ExperimentRecord) -> Summary:
     """The sweep's outcome from its folder (the best trial by the best value within each trial), also
     written to ``best_config.json``: the same definition ``tuner results`` and ``tuner export`` use."""
     metric, mode = experiment.metric, experiment.mode
@@ -39,7 +39,7 @@ def summarize(experiment: Experiment) -> Summary:
     best = experiment.best_trial()
     if best is not None:
         row = best.best_row(metric, mode) or {}
-        summary.best = Best(
+        summary.best = BestTrial(
             best.trial_id,
             best.best(metric, mode),
             int(float(row.get("training_iteration") or 0)),
@@ -158,7 +158,7 @@ def user_traceback(text: str) -> list[str]:
 FORMATS = ("table", "csv", "json")
 
 
-def trial_rows(experiment: Experiment, top: int | None = None) -> list[dict[str, Any]]:
+def trial_rows(experiment: ExperimentRecord, top: int | None = None) -> list[dict[str, Any]]:
     """One row per trial, best first: id, status, parameters, best and last metric, epochs run."""
     metric, mode = experiment.metric, experiment.mode
     params = sorted({k for t in experiment.trials for k in t.config})
@@ -209,7 +209,7 @@ def render(rows: list[dict[str, Any]], fmt: str, empty: str = "(no trials yet)")
 
 
 def best_export(
-    experiment: Experiment, pick: str | None = None, weights: str | None = None
+    experiment: ExperimentRecord, pick: str | None = None, weights: str | None = None
 ) -> dict[str, Any]:
     """What a training run needs from the sweep: the best config, its metric and checkpoint; or the trial
     ``pick`` names, or the front's trial that ``weights`` (``loss=1,latency_ms=0.02``) prefer."""
@@ -248,7 +248,7 @@ def best_export(
     return out
 
 
-def weighted_pick(experiment: Experiment, weights: str) -> TrialRecord:
+def weighted_pick(experiment: ExperimentRecord, weights: str) -> TrialRecord:
     """The front's trial with the least weighted sum of its objectives, each scaled to 0-1 across the front
     (0 its best there): ``loss=1,latency_ms=0.5`` weighs loss twice as much as latency."""
     from tuner.errors import UsageError

@@ -12,7 +12,7 @@ from typing import Any
 
 from tuner.folder.fates import kind
 from tuner.objectives import pick
-from tuner.review.experiment import Experiment, TrialRecord
+from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS, number
 
 
@@ -25,7 +25,7 @@ def figure_html(fig: Any) -> str:
     )
 
 
-def history(experiment: Experiment, scored: list[TrialRecord]) -> Any:
+def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> Any:
     """Each trial's best with the best so far, against trials (in the order they were made) and wall time."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -107,7 +107,7 @@ def _nudge(trial_id: str) -> float:
     return ((zlib.crc32(trial_id.encode()) % 9) - 4) * 0.03
 
 
-def curves(experiment: Experiment) -> Any:
+def curves(experiment: ExperimentRecord) -> Any:
     import plotly.graph_objects as go
 
     metric = experiment.metric
@@ -155,7 +155,7 @@ def curves(experiment: Experiment) -> Any:
     return fig
 
 
-def _mark_cutoffs(fig: Any, experiment: Experiment) -> None:
+def _mark_cutoffs(fig: Any, experiment: ExperimentRecord) -> None:
     """For each trial ASHA stopped, the cutoff that stopped it, beside its × (the cutoff a trial meets depends
     on what reached the rung before it, so trials that arrived early went on against looser ones)."""
     import plotly.graph_objects as go

@@ -16,7 +16,7 @@ from typing import Any
 from tuner.folder.fates import kind
 from tuner.objectives import Objective
 from tuner.review import front as pareto_front
-from tuner.review.experiment import Experiment
+from tuner.review.experiment import ExperimentRecord
 from tuner.review.report.curves import figure_html
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS, show
 
@@ -26,11 +26,11 @@ STOPPED = "stopped early"
 FADED = 0.45  # the opacity of a dominated trial
 
 
-def title(experiment: Experiment) -> str:
+def title(experiment: ExperimentRecord) -> str:
     return f"The Pareto front ({', '.join(o.name for o in experiment.config.objective_list)})"
 
 
-def section(experiment: Experiment) -> str:
+def section(experiment: ExperimentRecord) -> str:
     """The panel's HTML: the trade-off figure, the counts, the hypervolume over time and the front's table;
     empty for a sweep on one objective."""
     if not experiment.config.several_objectives:
@@ -57,7 +57,7 @@ def section(experiment: Experiment) -> str:
     )
 
 
-def counts_line(experiment: Experiment, found: list[pareto_front.Point], on_front: set[str]) -> str:
+def counts_line(experiment: ExperimentRecord, found: list[pareto_front.Point], on_front: set[str]) -> str:
     """How many trials early stopping removed and how many are on the front, in one sentence."""
     stopped = [t for t in experiment.trials if kind(t.fate) == STOPPED]
     stopped_on_front = sum(1 for t in stopped if t.trial_id in on_front)
@@ -277,7 +277,7 @@ def parallel(objectives: list[Objective], found: list[pareto_front.Point], on_fr
     return fig
 
 
-def hypervolume_figure(experiment: Experiment) -> Any:
+def hypervolume_figure(experiment: ExperimentRecord) -> Any:
     """The hypervolume of every result reported by then, against seconds since the sweep started."""
     import plotly.graph_objects as go
 
@@ -302,7 +302,7 @@ def hypervolume_figure(experiment: Experiment) -> Any:
     return fig
 
 
-def hypervolume_note(experiment: Experiment) -> str:
+def hypervolume_note(experiment: ExperimentRecord) -> str:
     ref = pareto_front.reference(experiment)
     if ref is None:
         return "No feasible trial yet: nothing dominates any volume."

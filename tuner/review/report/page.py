@@ -15,14 +15,14 @@ import html
 from typing import Any
 
 from tuner.folder.fates import kind
-from tuner.review.experiment import Experiment, TrialRecord
+from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.report.curves import curves, figure_html, history
 from tuner.review.report.params import parallel
 from tuner.review.vocabulary import cell
 from tuner.review.vocabulary import show as _show
 
 
-def build(experiment: Experiment, refresh_s: float | None = None) -> str:
+def build(experiment: ExperimentRecord, refresh_s: float | None = None) -> str:
     """The whole page, as one HTML string; with ``refresh_s``, a live page that reloads itself that often."""
     import plotly.offline
 
@@ -87,13 +87,13 @@ def build(experiment: Experiment, refresh_s: float | None = None) -> str:
     )
 
 
-def _scheduler_section(experiment: Experiment) -> str:
+def _scheduler_section(experiment: ExperimentRecord) -> str:
     from tuner.review.report.scheduler_panel import section
 
     return section(experiment)
 
 
-def _settings_line(experiment: Experiment) -> str:
+def _settings_line(experiment: ExperimentRecord) -> str:
     c = experiment.config
     return (
         f"{experiment.path} · scheduler {c.scheduler}, searcher {c.searcher}, {c.num_samples or 'budgeted'} trials of up to "
@@ -101,11 +101,11 @@ def _settings_line(experiment: Experiment) -> str:
     )
 
 
-def _scored(experiment: Experiment) -> list[TrialRecord]:
+def _scored(experiment: ExperimentRecord) -> list[TrialRecord]:
     return [t for t in experiment.ranked() if t.best(experiment.metric, experiment.mode) is not None]
 
 
-def _best_section(experiment: Experiment) -> str:
+def _best_section(experiment: ExperimentRecord) -> str:
     best = experiment.best_trial()
     if best is None:
         return f"<p class=note>No trial has reported {html.escape(experiment.metric)} yet.</p>"
@@ -123,7 +123,7 @@ def _best_section(experiment: Experiment) -> str:
     )
 
 
-def _importance_section(experiment: Experiment) -> str:
+def _importance_section(experiment: ExperimentRecord) -> str:
     import plotly.graph_objects as go
 
     from tuner.review.report.params import direction, importance, value_at
@@ -170,7 +170,7 @@ def _importance_section(experiment: Experiment) -> str:
     return figure_html(fig) + note
 
 
-def fate_rows(experiment: Experiment) -> list[dict[str, Any]]:
+def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Any]]:
     """One row a trial, best first: the order it was made in (as the best-so-far chart counts trials), its
     config, best value and the epoch it came at, epochs run, the other metrics it reported at that epoch, and
     its fate."""
@@ -198,7 +198,7 @@ def fate_rows(experiment: Experiment) -> list[dict[str, Any]]:
     return rows
 
 
-def _fates_table(experiment: Experiment) -> str:
+def _fates_table(experiment: ExperimentRecord) -> str:
     rows = fate_rows(experiment)
     if not rows:
         return "<p class=note>No trials yet.</p>"
@@ -213,7 +213,7 @@ def _fates_table(experiment: Experiment) -> str:
     return f"<table class=fates><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
-def _replays_section(experiment: Experiment) -> str:
+def _replays_section(experiment: ExperimentRecord) -> str:
     """What ``tuner replay`` found for this sweep: one row per saved replay, its whole answer beneath."""
     from tuner.limits import format_seconds
     from tuner.review.replays import describe, saved, saving

@@ -15,7 +15,7 @@ from typing import Any
 
 from tuner.folder.fates import kind
 from tuner.objectives import pick
-from tuner.review.experiment import Experiment, TrialRecord
+from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.vocabulary import BEST_COLOUR, show
 
 LOG_SPAN = 16
@@ -83,7 +83,7 @@ def _sort_key(text: str) -> tuple[int, Any]:
         return 1, text
 
 
-def parallel(experiment: Experiment, trials: list[TrialRecord]) -> Any:
+def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> Any:
     """Parameters, fate and best metric as parallel axes, one line a trial coloured by its best value."""
     import plotly.colors
     import plotly.graph_objects as go
@@ -172,7 +172,9 @@ def parallel(experiment: Experiment, trials: list[TrialRecord]) -> Any:
     return fig
 
 
-def comparison_epoch(experiment: Experiment, trials: list[TrialRecord]) -> tuple[int, list[TrialRecord]]:
+def comparison_epoch(
+    experiment: ExperimentRecord, trials: list[TrialRecord]
+) -> tuple[int, list[TrialRecord]]:
     """The last epoch that at least half the trials (and at least 4) reached, and those trials: importance
     compares every trial at the same point of training."""
     need = max(4, math.ceil(len(trials) / 2))
@@ -188,7 +190,9 @@ def value_at(trial: TrialRecord, metric: str, epoch: int) -> float:
     return next(v for e, v in trial.curve(metric) if e == epoch)
 
 
-def importance(experiment: Experiment, trials: list[TrialRecord]) -> tuple[dict[str, float], int, int] | None:
+def importance(
+    experiment: ExperimentRecord, trials: list[TrialRecord]
+) -> tuple[dict[str, float], int, int] | None:
     """fANOVA importance (Optuna's evaluator) of each varying parameter for the metric at the comparison
     epoch, with that epoch and how many trials reached it; None with fewer than 4 or nothing varying."""
     import optuna
@@ -228,7 +232,7 @@ def importance(experiment: Experiment, trials: list[TrialRecord]) -> tuple[dict[
     return scores, epoch, len(reached)
 
 
-def direction(experiment: Experiment, trials: list[TrialRecord], name: str, epoch: int) -> str:
+def direction(experiment: ExperimentRecord, trials: list[TrialRecord], name: str, epoch: int) -> str:
     """Which way a parameter helps at the comparison epoch, where the trials show it: for a number, the sign
     of its rank correlation with the metric when that is unlikely to be chance (p < 0.1); for a choice, the
     option with the best mean."""

@@ -11,13 +11,13 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from tuner.review.experiment import Experiment
+from tuner.review.experiment import ExperimentRecord
 from tuner.review.vocabulary import CUTOFF_COLOUR
 
 SHARE = {2: "half", 3: "third", 4: "quarter"}
 
 
-def section(experiment: Experiment) -> str:
+def section(experiment: ExperimentRecord) -> str:
     """The panel's HTML: settings, savings, one figure of the rungs, and the reasons table."""
     parts = [f"<p>{html.escape(line)}</p>" for line in settings_lines(experiment)]
     parts.append(f"<p><b>{html.escape(savings_line(experiment))}</b></p>")
@@ -56,7 +56,7 @@ def section(experiment: Experiment) -> str:
     return "\n".join(parts)
 
 
-def settings_lines(experiment: Experiment) -> list[str]:
+def settings_lines(experiment: ExperimentRecord) -> list[str]:
     """The scheduler as the plan described it before the sweep (its rungs or brackets), and how many trials
     ran at once."""
     from tuner.review.replays import trials_at_once
@@ -77,7 +77,7 @@ def settings_lines(experiment: Experiment) -> list[str]:
     return [*lines, f"{len(experiment.trials)} trials, at most {at_once} running at once"]
 
 
-def savings_line(experiment: Experiment) -> str:
+def savings_line(experiment: ExperimentRecord) -> str:
     """Epochs and trial time the scheduler saved against every trial running to max epochs."""
     from tuner.limits import format_seconds
 
@@ -109,13 +109,13 @@ def savings_line(experiment: Experiment) -> str:
     return line
 
 
-def _events(experiment: Experiment) -> list[dict[str, Any]]:
+def _events(experiment: ExperimentRecord) -> list[dict[str, Any]]:
     return [
         {**r, "trial": t.trial_id} for t in experiment.trials for r in t.rungs if r.get("value") is not None
     ]
 
 
-def reason(event: dict[str, Any], experiment: Experiment) -> str:
+def reason(event: dict[str, Any], experiment: ExperimentRecord) -> str:
     """Why a trial went on, or did not, at one rung, in the metric's own terms."""
     rf = experiment.config.reduction_factor
     share = SHARE.get(rf, f"1/{rf}")
@@ -135,7 +135,7 @@ def reason(event: dict[str, Any], experiment: Experiment) -> str:
     return f"stopped: {value:.4g} {worse} {cutoff:.4g}"
 
 
-def rung_figure(experiment: Experiment, events: list[dict[str, Any]]) -> Any:
+def rung_figure(experiment: ExperimentRecord, events: list[dict[str, Any]]) -> Any:
     """One panel per rung: each value in the order it arrived there, kept or stopped, and the cutoff it met."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -197,7 +197,7 @@ def rung_figure(experiment: Experiment, events: list[dict[str, Any]]) -> Any:
     return fig
 
 
-def _reasons_table(experiment: Experiment, events: list[dict[str, Any]]) -> str:
+def _reasons_table(experiment: ExperimentRecord, events: list[dict[str, Any]]) -> str:
     rows = sorted(events, key=lambda e: (e["rung"], e.get("arrived", 0), e["trial"]))
     body = "".join(
         f'<tr class="{"kept" if e["kept"] else "stopped-early"}"><td>{e["rung"]}</td><td>{html.escape(e["trial"])}'
