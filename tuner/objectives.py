@@ -146,14 +146,14 @@ def from_mapping(metrics: Mapping[str, str]) -> tuple[str, str]:
 
 def violations(constraints: Sequence[Constraint], result: Mapping[str, Any]) -> list[float]:
     """Each constraint's violation by ``result`` (a trial's last reported values)."""
-    from tuner.review.vocabulary import number
+    from tuner.values import number
 
     return [c.violation(number(result.get(c.metric))) for c in constraints]
 
 
 def broken(constraints: Sequence[Constraint], result: Mapping[str, Any]) -> list[str]:
     """The constraints ``result`` breaks, as the user wrote them, with the value it had."""
-    from tuner.review.vocabulary import number
+    from tuner.values import number
 
     out = []
     for c, v in zip(constraints, violations(constraints, result), strict=True):

@@ -1,4 +1,5 @@
-"""Plain Python values from what searchers, numpy and Ray hand back: one converter for printing and JSON."""
+"""Plain Python values from what searchers, numpy and Ray hand back: one converter for printing and JSON, and
+one reading of a result cell as a number."""
 
 from __future__ import annotations
 
@@ -11,6 +12,16 @@ def plain(value: Any) -> Any:
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
         return value.item()
     return value
+
+
+def number(value: Any) -> float | None:
+    """A finite number from a result cell (CSV text, JSON, numpy), else None: NaN and infinities are never
+    ranked or plotted as values."""
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        return None
+    return result if math.isfinite(result) else None
 
 
 def jsonable(value: Any) -> Any:

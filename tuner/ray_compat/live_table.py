@@ -122,7 +122,7 @@ class SweepReporter(CLIReporter):
     def _front_size(self, trials: list) -> int:
         """Trials on the front of the results so far (each at its last result)."""
         from tuner import pareto
-        from tuner.review.vocabulary import number
+        from tuner.values import number
 
         points = []
         for trial in trials:

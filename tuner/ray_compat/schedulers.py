@@ -203,7 +203,7 @@ class _RecordingBracket(_Bracket):
     def _points(self, trials: list) -> tuple[list[tuple[float, ...]], list[float]]:
         """Each trial's result as a point (less is better) and how far it breaks the constraints."""
         from tuner.objectives import violations
-        from tuner.review.vocabulary import number
+        from tuner.values import number
 
         # with constraints on one metric: that one (tuner/schedulers/hyperband.py)
         objectives = self.objectives

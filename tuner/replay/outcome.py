@@ -91,7 +91,7 @@ class ReplayOutcome:
     ) -> list[tuple[float, ...]]:
         """Each trial's last result on ``objectives`` (less is better), those that break a constraint left out."""
         from tuner.objectives import violations
-        from tuner.review.vocabulary import number
+        from tuner.values import number
 
         out = []
         for t in self.trials:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from tuner.errors import UsageError
 from tuner.folder.fates import family
 from tuner.objectives import pick, sign
-from tuner.review.vocabulary import number as _number
+from tuner.values import number as _number
 
 if TYPE_CHECKING:
     from tuner.review.experiment import ExperimentRecord

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 from tuner import pareto
 from tuner.folder.names import PARETO_FILE
 from tuner.objectives import Objective, broken, violations
-from tuner.review.vocabulary import number
 from tuner.spec import unflatten
-from tuner.values import jsonable
+from tuner.values import jsonable, number
 
 if TYPE_CHECKING:
     from tuner.review.experiment import ExperimentRecord, TrialRecord

@@ -15,7 +15,7 @@ from tuner.folder.fates import kind
 from tuner.folder.ray_state import bookkeeping
 from tuner.objectives import pick
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS
-from tuner.review.vocabulary import number as _number
+from tuner.values import number as _number
 
 if TYPE_CHECKING:
     from tuner.review.experiment import ExperimentRecord

@@ -1,4 +1,5 @@
-"""The review's shared vocabulary: how numbers are read and shown, and the colour of each fate, defined once.
+"""The review's shared vocabulary: how values are shown, and the colour of each fate, defined once (a result cell
+is read as a number by tuner/values.py).
 
 Every view (the terminal tables, the HTML report, the PNG plots, ``tuner compare``) reads values and paints
 fates through here, so a trial looks the same wherever it appears.
@@ -6,7 +7,6 @@ fates through here, so a trial looks the same wherever it appears.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 # A trial's fate family (tuner/folder/fates.py ``kind``) -> its colour; the best trial has its own.
@@ -18,16 +18,6 @@ FATE_COLOURS = {
 }
 BEST_COLOUR = "#ff7f0e"
 CUTOFF_COLOUR = "#d62728"
-
-
-def number(value: Any) -> float | None:
-    """A finite number from a result cell (CSV text, JSON, numpy), else None: NaN and infinities are never
-    ranked or plotted as values."""
-    try:
-        result = float(value)
-    except (TypeError, ValueError):
-        return None
-    return result if math.isfinite(result) else None
 
 
 def cell(value: Any) -> Any:

@@ -18,7 +18,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 from tuner import pareto
 from tuner.folder.fates import STOPPED, DecisionLog
 from tuner.objectives import Constraint, Objective, broken, violations
-from tuner.review.vocabulary import number
+from tuner.values import number
 
 EPOCH = "training_iteration"
 

@@ -13,7 +13,8 @@ from typing import Any
 from tuner.folder.fates import kind
 from tuner.objectives import pick
 from tuner.review.experiment import ExperimentRecord, TrialRecord
-from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS, number
+from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS
+from tuner.values import number
 
 
 def figure_html(fig: Any) -> str:
