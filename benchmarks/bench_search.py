@@ -156,6 +156,13 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 # --- multi-fidelity, on replay ---------------------------------------------------------------------------
 
 
+def scheduler_options(text: str) -> tuple[str, dict[str, int]]:
+    """``asha/g3/r3``: ASHA with a grace period of 3 epochs and a reduction factor of 3 (the defaults: 1, 2)."""
+    name, *options = text.split("/")
+    keys = {"g": "grace_period", "r": "reduction_factor"}
+    return name, {keys[o[0]]: int(o[1:]) for o in options}
+
+
 def mf_job(job: tuple[str, str, int, int, int]) -> dict:
     """One scheduler x searcher on one curve source and seed, replayed: FIFO-random runs its trials to the end;
     every other pair gets the same epochs as a budget and keeps proposing trials until it is spent."""
@@ -174,11 +181,12 @@ def mf_job(job: tuple[str, str, int, int, int]) -> dict:
     np.random.seed(seed)  # hpbandster's BOHB draws from numpy's global generator: seeded, a rerun is the same run
     src = source(name, seed)
     scheduler, searcher = pair.split("+")
+    scheduler, options = scheduler_options(scheduler)
     budget = fifo_trials * src.epochs
     fifo = pair == "fifo+random"
     planned = fifo_trials if fifo else 4 * fifo_trials  # what the searcher plans its warm-up from
     algorithms = build(src.params, scheduler, searcher, metric=src.metric, mode=src.mode, max_epochs=src.epochs,
-                       num_samples=planned, seed=seed, workers=workers)  # fmt: skip
+                       num_samples=planned, seed=seed, workers=workers, **options)  # fmt: skip
     started = time.perf_counter()
     outcome = replay(src.curves, algorithms, workers=workers, metric=src.metric, mode=src.mode,
                      num_samples=fifo_trials if fifo else None, max_epochs=src.epochs,
@@ -481,7 +489,8 @@ def main() -> None:
     parser.add_argument("--sources", nargs="+", default=MF_SOURCES, help="hartmann6, a table in benchmarks/curves "
                         "(a grid), surrogate-TABLE or fresh-DATASET (continuous: benchmarks/curve_sources.py)")  # fmt: skip
     parser.add_argument("--methods", nargs="+", default=MF_METHODS, metavar="SCHEDULER+SEARCHER",
-                        help="multi-fidelity pairs beside fifo+random")  # fmt: skip
+                        help="multi-fidelity pairs beside fifo+random; asha/g3/r3+random: a grace period of 3 "
+                        "epochs and a reduction factor of 3")  # fmt: skip
     parser.add_argument("--json", help="also write every figure to this file (each run is recorded under "
                         "benchmarks/results/ anyway)")  # fmt: skip
     parser.add_argument("--baseline", metavar="JSON", help="the earlier run to compare multi-fidelity figures with "

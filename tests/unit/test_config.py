@@ -19,13 +19,14 @@ from tuner.settings import (
 
 def test_builtin_defaults_apply_when_nothing_is_given():
     cfg = resolve({"space": "cifar_small"}, environ={})
-    assert (cfg.scheduler, cfg.searcher, cfg.num_samples, cfg.gpus_per_trial) == ("asha", "optuna", 8, None)
+    # cifar_small's learning rate is continuous: under ASHA the default is quantile regression
+    assert (cfg.scheduler, cfg.searcher, cfg.num_samples, cfg.gpus_per_trial) == ("asha", "cqr", 8, None)
 
 
 def test_resolution_fills_what_the_space_and_names_decide(tmp_path):
     cfg = resolve({"space": "cifar_small", "storage_path": str(tmp_path / "x" / ".." / "s")}, environ={})
     assert (cfg.metric, cfg.mode) == ("loss", "min")
-    assert cfg.name.startswith("cifar_small-asha-optuna-")
+    assert cfg.name.startswith("cifar_small-asha-cqr-")
     assert cfg.storage_path == str((tmp_path / "s").resolve()) and Path(cfg.data_dir).is_absolute()
     assert resolve({"space": "cifar_small", "scheduler": "bohb"}, environ={}).searcher == "bohb"
 

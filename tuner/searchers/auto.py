@@ -1,15 +1,15 @@
 """``auto``: the searcher chosen for the space, the budget and the scheduler, with the reason in the plan.
 
-Measured on replay (BENCHMARKS.md, "Search that beats Optuna"): tuner's Gaussian process (``gp``: results
-power-transformed, no config twice) beat Optuna's TPESampler run one at a time on all eight HPOLib cases (9
-ordered choices, 32 and 64 trials) at 1, 2 and 4 at once and on seven of eight at 8 at once, and was within
-4.5% of tuner's TPE where that led; under a scheduler that stops trials early TPE ranks the stopped ones at
-the furthest epoch enough trials reached, where a GP leaves them out (a GP fitted at that epoch was measured
-too: better on breast cancer and diabetes, worse on digits and Hartmann, and 27-70 s a replay against TPE's
-0.2-12 s; "TPE under early stopping"). So:
-``gp`` for at most ``GP_MAX_PARAMS`` numeric or ordered parameters, ``GP_MIN_TRIALS`` to ``GP_MAX_TRIALS``
-trials and trials that run all their epochs; ``optuna`` otherwise (choices without an order, more
-parameters, larger budgets, early stopping, conditional spaces).
+The rules follow what was measured on replay (BENCHMARKS.md: "Search that beats Optuna", "TPE under early
+stopping", "Early stopping on continuous spaces"): tuner's Gaussian process (``gp``: results power-transformed,
+no config twice) places few trials that run all their epochs best; under a scheduler that stops trials early
+the models that learn from the stopped trials do better than a GP that leaves them out, and on spaces with a
+continuous parameter quantile regression (``cqr``) reached good configs sooner than TPE under ASHA and the
+median rule. So:
+``cqr`` under ASHA or the median rule for a space with a continuous parameter (one objective, no conditional
+parameters); ``gp`` for at most ``GP_MAX_PARAMS`` numeric or ordered parameters, ``GP_MIN_TRIALS`` to
+``GP_MAX_TRIALS`` trials and trials that run all their epochs; ``optuna`` otherwise (choices without an order,
+more parameters, larger budgets, other early stopping, conditional spaces).
 A space with nothing to model gets ``random``; a scheduler that brings its own searcher keeps it.
 """
 
@@ -23,6 +23,7 @@ GP_MAX_PARAMS = 10  # measured up to HPOLib's 9
 GP_MIN_TRIALS = 20
 GP_MAX_TRIALS = 100
 STOPS_EARLY = ("asha", "hyperband", "median")
+QUANTILES_UNDER = ("asha", "median")  # where cqr was measured ahead of TPE on continuous spaces
 
 
 def choose(
@@ -62,6 +63,13 @@ def choose(
     if plan.conditionals:
         names = ", ".join(p.name for p in plan.conditionals)
         return "optuna", f"{names} depends on another parameter, which TPE models as the space is drawn"
+    continuous = [p.name for p in searched if _continuous(p)]
+    if scheduler in QUANTILES_UNDER and continuous:
+        return "cqr", (
+            f"{scheduler} stops trials early and {', '.join(continuous)} "
+            f"{'is' if len(continuous) == 1 else 'are'} continuous: quantile regression learns from every trial "
+            "at the epoch it reached"
+        )
     if scheduler in STOPS_EARLY:
         return "optuna", f"{scheduler} stops trials early and TPE ranks them where they stopped"
     if budgeted and planned_trials > GP_MAX_TRIALS:
@@ -88,3 +96,10 @@ def _numeric(p: Any) -> bool:
     from ray.tune.search.sample import Categorical
 
     return not isinstance(p.encoded, Categorical)
+
+
+def _continuous(p: Any) -> bool:
+    """A parameter searched over a range of floats (not choices, not integers)."""
+    from ray.tune.search.sample import Float
+
+    return isinstance(p.encoded, Float)

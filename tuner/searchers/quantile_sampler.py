@@ -3,9 +3,9 @@
 Made for early stopping. Under ASHA most trials stop at the first rungs, so a model that learns only from
 trials that ran to the end learns from few, and late. This one learns from every trial at once, as ASHA-CQR
 does (Salinas, Golebiowski, Klein, Seeger, Archambeau, "Optimizing Hyperparameters with Conformal Quantile
-Regression", ICML 2023), each trial scored by how it ranked against the trials that reported at the same
-epochs: a loss at epoch 1 is never compared with one at epoch 27, so the few trials promoted early (while the
-rungs were empty) do not pull the search towards themselves.
+Regression", ICML 2023), each trial scored by its rank among the trials that got as far as it did: a loss at
+epoch 1 is never compared with one at epoch 27, so the few trials promoted early (while the rungs were empty)
+do not pull the search towards themselves.
 
 Gradient-boosted trees (scikit-learn) predict several quantiles of a config's rank-normalised value; once
 there are enough trials a held-out fifth calibrates them (split conformal prediction), so their spread says how
@@ -35,7 +35,9 @@ from optuna.trial import FrozenTrial, TrialState
 
 from tuner.searchers.optuna_samplers import StartCounted, _params_of
 
-QUANTILES = (0.1, 0.3, 0.5, 0.7, 0.9)
+# wider quantiles explored too much (BENCHMARKS.md, "Early stopping on continuous spaces")
+QUANTILES = (0.25, 0.5, 0.75)
+PEERS = 3  # a trial is ranked at the furthest epoch it reached with at least this many trials there
 RANDOM_CANDIDATES = 2000
 NEIGHBOURS_OF = 5  # the best this many configs seen get candidates around them
 NEIGHBOURS = 100  # for each of them
@@ -109,9 +111,9 @@ class QuantileSampler(StartCounted, BaseSampler):
 def _observations(study: Study, names: list[str]) -> list[tuple[dict[str, Any], float]]:
     """Every trial with a result and every searched parameter: its params and its score, smaller is better.
 
-    A trial's score is its mean rank among the trials that reported at the same epochs (0: the best there):
-    a loss at epoch 1 is compared with other losses at epoch 1, never with one at epoch 27, so a trial stopped
-    at the first rung and one that ran to the end count alike, each by how it stood against its peers.
+    A trial's score is its rank (0: the best, 1: the worst) among the trials that reported at the furthest
+    epoch it reached where at least ``PEERS`` did: a loss at epoch 1 is compared with other losses at epoch 1,
+    never with one at epoch 27, and a trial that ran to the end is ranked among those that did too.
     """
     from scipy.stats import rankdata
 
@@ -128,15 +130,15 @@ def _observations(study: Study, names: list[str]) -> list[tuple[dict[str, Any], 
             curve[math.inf] = sign * t.value  # a result without epochs (an earlier sweep's, one epoch)
         if curve:
             curves.append((params, curve))
-    ranks: list[list[float]] = [[] for _ in curves]
+    ranks: list[dict[float, float]] = [{} for _ in curves]
     for epoch in {e for _, curve in curves for e in curve}:
         at = [(i, curve[epoch]) for i, (_, curve) in enumerate(curves) if epoch in curve]
-        if len(at) < 2:
+        if len(at) < PEERS:
             continue
         shares = (rankdata([v for _, v in at]) - 0.5) / len(at)
         for (i, _), share in zip(at, shares, strict=True):
-            ranks[i].append(float(share))
-    return [(params, float(np.mean(r)) if r else 0.5) for (params, _), r in zip(curves, ranks, strict=True)]
+            ranks[i][epoch] = float(share)
+    return [(params, r[max(r)] if r else 0.5) for (params, _), r in zip(curves, ranks, strict=True)]
 
 
 def _normal_scores(values: np.ndarray) -> np.ndarray:
