@@ -17,7 +17,6 @@ benchmarks/surrogate.py) and ``fresh-DATASET`` (each config trained for real, be
 from __future__ import annotations
 
 import argparse
-import functools
 import itertools
 import sys
 import time
@@ -27,8 +26,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-CURVES = HERE / "curves"
 sys.path.insert(0, str(HERE.parent))
+
+from recorded import CURVES, recorded  # noqa: E402
 
 
 @dataclass
@@ -40,13 +40,6 @@ class Source:
     epochs: int
     curves: Any  # has curve(config) -> tuner.replay.engine.Curve
 
-
-@functools.cache
-def recorded(name: str):
-    """A table under benchmarks/curves/, read once per process."""
-    from tuner.replay.curves import CurveTable
-
-    return CurveTable.load(CURVES / f"{name}.json.gz")
 
 
 def table(name: str) -> Source:

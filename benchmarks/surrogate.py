@@ -82,7 +82,7 @@ def predict_one(model: Any, config: dict[str, Any]) -> list[float]:
 def fitted(table_name: str):
     """The forest for one table, fitted once per process (well under a second)."""
     import numpy as np
-    from curve_sources import recorded
+    from recorded import recorded
 
     loaded = recorded(table_name)
     x = np.array([features(c.config) for c in loaded.curves])
@@ -153,7 +153,7 @@ def held_out(table_name: str, folds: int = 5):
     """Every config predicted by a forest that did not see it (``folds``-fold): the recorded log losses and log
     epoch seconds, the model's outputs, and the configs."""
     import numpy as np
-    from curve_sources import recorded
+    from recorded import recorded
     from sklearn.model_selection import KFold
 
     loaded = recorded(table_name)
