@@ -1,10 +1,13 @@
-"""Fixed cost per trial: many one-epoch trials on a tiny set, with and without actor reuse, in one run.
+"""Fixed cost per trial: many one-epoch trials on a tiny set, with and without actor reuse, in one run;
+and ``--instant N``: N instant trials through ``tuner sweep`` against the same trials through raw Ray Tune.
 
 Prints, for each variant, the sweep's wall time (Ray start-up included), the summed compute time inside
 the trials, and the wall-clock cost each trial adds beyond its compute:
-(wall - compute / slots) / trials.
+(wall - compute / slots) / trials. With ``--instant``, both run on one Ray started once, alternately
+``--rounds`` times, and the milliseconds a trial costs each (wall / trials) are printed side by side.
 
     python benchmarks/bench_overhead.py [--trials 40] [--cpus 2]
+    python benchmarks/bench_overhead.py --instant 400 --rounds 3
 """
 
 from __future__ import annotations
@@ -43,11 +46,86 @@ def one_sweep(storage: str, trials: int, cpus: int, reuse: bool) -> dict:
     return {"wall": wall, "compute": compute, "trials": summary.trials, "failed": len(summary.failed)}
 
 
+INSTANT_SPACE = '''"""Instant trials: one report, no work."""
+from ray import tune
+
+from tuner import SearchSpace
+
+
+def instant(config):
+    tune.report({"loss": config["x"]})
+
+
+SPACE = SearchSpace(params={"x": tune.uniform(0, 1)}, trainable=instant, metric="loss", mode="min")
+'''
+
+
+def instant(config: dict) -> None:
+    from ray import tune
+
+    tune.report({"loss": config["x"]})
+
+
+def raw_ray(storage: str, trials: int) -> float:
+    """The same instant trials as Ray Tune's own users run them: the wall seconds of ``Tuner.fit``."""
+    from ray import tune
+
+    tuner = tune.Tuner(
+        instant,
+        param_space={"x": tune.uniform(0, 1)},
+        tune_config=tune.TuneConfig(metric="loss", mode="min", num_samples=trials, reuse_actors=True),
+        run_config=tune.RunConfig(name=f"raw-{time.time_ns()}", storage_path=storage, verbose=0),
+    )
+    started = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        results = tuner.fit()
+    assert len(results) == trials and not results.errors
+    return time.perf_counter() - started
+
+
+def tuner_instant(storage: str, space: str, trials: int) -> float:
+    config = resolve({"space": space, "num_samples": trials, "max_epochs": 1, "scheduler": "fifo",
+                      "searcher": "random", "storage_path": storage, "name": f"tuner-{time.time_ns()}",
+                      "cpus_per_trial": 1})  # fmt: skip
+    started = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        summary = run_sweep(config, out=lambda line: None)
+    assert summary is not None and summary.trials == trials and not summary.failed
+    return time.perf_counter() - started
+
+
+def instant_versus_raw(trials: int, rounds: int, cpus: int) -> None:
+    import ray
+
+    from tuner.launch.placement.cluster import prepare_environment
+
+    prepare_environment()
+    ray.init(address="local", num_cpus=cpus, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    print(f"# {trials} instant trials (one report each), fifo + random, {cpus} CPUs, 1 CPU a trial, actors reused; "
+          f"one Ray for both, alternately; {platform.machine()}, Python {platform.python_version()}")  # fmt: skip
+    print(f"{'round':<6} {'raw Ray s':>10} {'tuner s':>9} {'raw ms/trial':>13} {'tuner ms/trial':>15} {'tuner adds':>11}")
+    with tempfile.TemporaryDirectory() as storage:
+        space = Path(storage, "instant_space.py")
+        space.write_text(INSTANT_SPACE)
+        raw_ray(storage, 8)  # warm: the first fits import what each needs
+        tuner_instant(storage, str(space), 8)
+        for round_ in range(1, rounds + 1):
+            raw, ours = raw_ray(storage, trials), tuner_instant(storage, str(space), trials)
+            print(f"{round_:<6} {raw:>10.1f} {ours:>9.1f} {1000 * raw / trials:>13.1f} {1000 * ours / trials:>15.1f} "
+                  f"{(ours - raw) / raw:>+10.0%}")  # fmt: skip
+    ray.shutdown()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--cpus", type=int, default=os.cpu_count())
+    parser.add_argument("--instant", type=int, metavar="N", help="N instant trials: tuner against raw Ray Tune")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.instant:
+        instant_versus_raw(args.instant, args.rounds, args.cpus)
+        return
     print(f"# {args.trials} one-epoch trials, 160 training images each, {args.cpus} CPUs, 1 CPU per trial; "
           f"{platform.machine()}, Python {platform.python_version()}")  # fmt: skip
     print(f"{'variant':<16} {'wall s':>7} {'compute s':>10} {'per-trial cost s':>17}")

@@ -7,6 +7,7 @@ pyarrow, and so do we, so the experiment stays in one place whichever the storag
 from __future__ import annotations
 
 import contextlib
+import functools
 import posixpath
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,7 +182,16 @@ _MOVED: dict[str, str] = {}  # an experiment's first folder -> where this proces
 
 def _key(location: str | Path) -> str:
     text = str(location).rstrip("/")
-    return text if is_uri(text) else str(Path(text).expanduser().resolve())
+    if is_uri(text):
+        return text
+    return _resolved(text) if text.startswith("/") else str(Path(text).expanduser().resolve())
+
+
+@functools.lru_cache(maxsize=1024)
+def _resolved(path: str) -> str:
+    """An absolute path resolved once per process: the sweep's guards ask for their files at every step, and
+    a resolve is a system call per part of the path."""
+    return str(Path(path).resolve())
 
 
 def moved(origin: str, now: str) -> None:
