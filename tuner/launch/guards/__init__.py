@@ -29,13 +29,13 @@ def all_guards(cfg: SweepConfig, folder: str, fate_log: DecisionLog) -> list[Any
 def sweep_stopper(stall: Any, budget: Any, max_epochs: int | None = None) -> Any:
     """Ends the whole sweep when it stalls or its budget is spent, and with ``max_epochs`` each trial there (for
     schedulers that never end one: ``SchedulerEntry.ends_at_max_epochs``)."""
-    from ray.tune.stopper import CombinedStopper
+    from ray.tune.stopper import CombinedStopper, Stopper
 
     from tuner.launch.guards.budget import BudgetStopper
     from tuner.launch.guards.epoch_limit import EpochLimit
     from tuner.launch.guards.stall import StallStopper
 
-    stoppers = [StallStopper(stall), BudgetStopper(budget)]
+    stoppers: list[Stopper] = [StallStopper(stall), BudgetStopper(budget)]
     if max_epochs is not None:
         stoppers.append(EpochLimit(max_epochs))
     return CombinedStopper(*stoppers)

@@ -21,13 +21,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ray.tune import Callback, Stopper
+from ray.tune import Callback
 
 from tuner import storage
 from tuner.folder import spent as spent_record
 from tuner.folder.fates import DecisionLog
 from tuner.folder.names import OPEN_STATUSES
 from tuner.folder.spent import Spent
+from tuner.launch.guards.ending import WatchStopper
 from tuner.limits import Budget
 
 log = logging.getLogger(__name__)
@@ -88,13 +89,13 @@ class BudgetWatch(Callback):
         self._reset()
 
     @property
-    def key(self) -> str:
+    def live_key(self) -> str:
         return f"budget:{self.folder}"
 
     def _reset(self) -> None:
         from tuner.ray_compat import register_live
 
-        register_live(self.key, self)
+        register_live(self.live_key, self)
         self.budget = Budget.parse(self.budget_text) if self.budget_text else None
         self.before = load_spent(storage.here(self.folder)) if self.folder else Spent()
         self.now_spent = Spent(at_once=self.before.at_once)
@@ -186,19 +187,8 @@ def _gpus(trial: Any) -> float:
         return 0.0
 
 
-class BudgetStopper(Stopper):
+class BudgetStopper(WatchStopper):
     """Ends the whole sweep once its budget is spent."""
-
-    def __init__(self, watch: BudgetWatch) -> None:
-        self.watch = watch
-
-    def __call__(self, trial_id: str, result: dict) -> bool:
-        return False
-
-    def stop_all(self) -> bool:
-        from tuner.ray_compat import live
-
-        return live(self.watch.key, self.watch).ended  # ray_compat part 10 (tuner/ray_compat/live.py)
 
 
 def describe_spent(spent: Spent, budget: str | None) -> str:

@@ -18,10 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ray.tune import Callback, Stopper
+from ray.tune import Callback
 from ray.tune.search import Searcher
 
 from tuner.folder.names import STALL_SIDECAR as STALL_FILE
+from tuner.launch.guards.ending import WatchStopper
 from tuner.searchers.wrapping import WrappingSearcher
 
 ACTIVE = ("RUNNING", "PENDING")
@@ -49,11 +50,19 @@ class StallWatch(Callback):
 
         return sidecar_of(self.__dict__, STALL_FILE)
 
+    @property
+    def live_key(self) -> str | None:
+        return f"stall:{self.path}" if self.path else None
+
+    @property
+    def ended(self) -> bool:
+        return self.reason is not None
+
     def _register(self) -> None:
         from tuner.ray_compat import register_live
 
-        if self.path:
-            register_live(f"stall:{self.path}", self)
+        if self.live_key:
+            register_live(self.live_key, self)
 
     def setup(self, **info: Any) -> None:  # type: ignore[override]  # Tune passes its arguments by keyword
         self._register()  # a resumed sweep runs an unpickled copy: this one decides now
@@ -87,20 +96,8 @@ class StallWatch(Callback):
                 Path(self.path).write_text(json.dumps({"reason": self.reason}), encoding="utf-8")
 
 
-class StallStopper(Stopper):
+class StallStopper(WatchStopper):
     """Ends the whole sweep once its watch has seen a stall."""
-
-    def __init__(self, watch: StallWatch) -> None:
-        self.watch = watch
-
-    def __call__(self, trial_id: str, result: dict) -> bool:
-        return False
-
-    def stop_all(self) -> bool:
-        from tuner.ray_compat import live
-
-        watch = live(f"stall:{self.watch.path}", self.watch) if self.watch.path else self.watch
-        return watch.reason is not None  # ray_compat part 10 (tuner/ray_compat/live.py)
 
 
 class StallAwareSearcher(WrappingSearcher):
