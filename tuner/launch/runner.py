@@ -377,7 +377,8 @@ def _unfinished_trials(
             statuses = {trial_id: state["status"] for trial_id, state in saved_trial_states(folder).items()}
         except UsageError:
             return 0, 0
-    waiting = sum(status in UNFINISHED and tid in never_ran for tid, status in statuses.items())
+    # as the fates say it: a trial still pending with no result has not started; a running one is unfinished
+    waiting = sum(status == "PENDING" and tid in never_ran for tid, status in statuses.items())
     open_trials = sum(status in UNFINISHED for status in statuses.values()) - waiting
     # a searcher creates trials as slots free up
     never_created = max((cfg.trials_cap or 0) - len(statuses), 0)

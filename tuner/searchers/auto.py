@@ -67,8 +67,8 @@ def choose(
     if scheduler in QUANTILES_UNDER and continuous:
         return "cqr", (
             f"{scheduler} stops trials early and {', '.join(continuous)} "
-            f"{'is' if len(continuous) == 1 else 'are'} continuous: quantile regression learns from every trial "
-            "at the epoch it reached"
+            f"{'is' if len(continuous) == 1 else 'are'} continuous: conformalised quantile regression learns from "
+            "every trial at the epoch it reached"
         )
     if scheduler in STOPS_EARLY:
         return "optuna", f"{scheduler} stops trials early and TPE ranks them where they stopped"

@@ -20,7 +20,7 @@ class QuantileCQR(OptunaTPE):
         "conformalised quantile regression (boosted trees) on every trial at the epoch it reached; made for "
         "early stopping; no config twice"
     )
-    model = "quantile regression on every trial's best so far"
+    model = "quantile regression on every trial, ranked among those that got as far"
     models_conditionals = False  # it models the parameters every trial has; the others are drawn at random
     multi_objective = False
     takes_constraints = False
