@@ -60,6 +60,8 @@ MOVED = {
     "tuner.report": "tuner.review.report.page",
     "tuner.config": "tuner.settings",
     "tuner.schedulers.recording": "tuner.ray_compat.schedulers",
+    # the live table, once a rewritten CLIReporter (its SweepReporter resumes as a LiveTable)
+    "tuner.ray_compat.live_table": "tuner.launch.watching.live_table",
 }
 
 

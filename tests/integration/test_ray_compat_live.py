@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 
 def test_the_live_table_shows_a_trial_that_has_no_folder_yet(tmp_path):
-    """Ray 2.60 names a trial's folder only when it schedules an actor for it; its reporter reads it before."""
+    """Ray 2.60 names a trial's folder only when it schedules an actor for it, and its own reporter read every
+    trial's error file, so a pending trial ended the sweep; the live table reads no trial's folder."""
     from ray.train._internal.storage import StorageContext
     from ray.tune.experiment import Trial
 
@@ -17,7 +16,9 @@ def test_the_live_table_shows_a_trial_that_has_no_folder_yet(tmp_path):
     trial = Trial("train", config={"x": 1}, stub=True,
                   storage=StorageContext(storage_path=str(tmp_path), experiment_dir_name="exp"))  # fmt: skip
     with pytest.raises(RuntimeError, match="without setting `trial_dir_name`"):
-        assert trial.error_file is None  # what Ray's CLIReporter asks of every trial, pending ones included
-    table = build_reporter("loss", "min", ["x"], max_epochs=3)._progress_str([trial], done=False)
+        assert trial.error_file is None  # what Ray's CLIReporter asked of every trial, pending ones included
+    table = build_reporter("loss", "min", ["x"], max_epochs=3).text([trial])
     assert trial.trial_id in table and "PENDING" in table
-    assert Path(trial.local_path).is_dir() and trial.trial_id in trial.local_path
+    assert not trial.relative_logdir  # nothing was asked of its folder
+
+

@@ -36,13 +36,6 @@ def test_part_7_rays_worker_formatter_is_the_text_formatter_tuner_replaces():
     assert hasattr(formatters, "TextFormatter")
 
 
-def test_part_8_a_trial_names_its_folder_only_when_asked():
-    from ray.tune.experiment import Trial
-
-    trial = Trial("t", config={}, trial_id="x1", stub=True)
-    assert not trial.relative_logdir and callable(trial.init_local_path)
-
-
 def test_part_9_a_trials_actor_is_where_tuner_kills_it():
     from ray.tune.experiment import Trial
 
@@ -58,7 +51,12 @@ def test_part_10_a_restored_run_uses_the_stopper_saved_in_its_state():
 
 
 def test_part_13_the_schedulers_keep_their_reasons_where_tuner_reads_them():
-    from ray.tune.schedulers import HyperBandScheduler, MedianStoppingRule, PopulationBasedTraining
+    from ray.tune.schedulers import (
+        ASHAScheduler,
+        HyperBandScheduler,
+        MedianStoppingRule,
+        PopulationBasedTraining,
+    )
     from ray.tune.schedulers.async_hyperband import _Bracket as AshaBracket
     from ray.tune.schedulers.hyperband import _Bracket
 
@@ -68,15 +66,10 @@ def test_part_13_the_schedulers_keep_their_reasons_where_tuner_reads_them():
     assert "_create_bracket" in inspect.getsource(HyperBandScheduler)
     assert all(hasattr(MedianStoppingRule, name) for name in ("_trials_beyond_time", "_running_mean", "_best_result"))
     assert hasattr(PopulationBasedTraining, "_exploit") and "_trial_state" in inspect.getsource(PopulationBasedTraining)
-
-
-def test_part_14_clireporter_still_prints_the_lines_tuner_rewrites():
-    from ray.tune import progress_reporter
-    from ray.tune.schedulers import async_hyperband
-
-    source = inspect.getsource(progress_reporter)
-    assert "Number of errored trials" in source and "Result logdir" in source
-    assert "num_stopped=" in inspect.getsource(async_hyperband) and "Iter {:.3f}: {}" in inspect.getsource(async_hyperband)
+    # what the status lines read: ASHA's rungs and max_t, HyperBand's rounds of brackets and their progress
+    assert "self._max_t = max_t" in inspect.getsource(ASHAScheduler.__init__)
+    assert "_hyperbands" in inspect.getsource(HyperBandScheduler.__init__)
+    assert all(name in bracket for name in ("_all_trials", "def completion_percentage"))
 
 
 def test_parts_15_and_16_rays_address_reader_and_its_configuration_are_where_tuner_calls_them():

@@ -235,6 +235,7 @@ def launch(
                 also=watched_metrics(cfg)[1:],
                 objectives=plan.context.objectives,
                 constraints=plan.context.constraints,
+                stopped_label=plan.scheduler.stopped_label(plan.context),
             ),
             checkpoint_config=checkpoint_config(plan),
             sync_config=sync_config(cfg),

@@ -15,21 +15,23 @@ list below says, each with its test in tests/unit/test_private_uses.py. Seen in 
  6. growth         ``Tuner.restore`` takes the trial count and the storage from the saved search: grow it, move it;
                    a kill during the copy of the state leaves the search out of step with the trials: reconcile
  7. worker_logs    a worker's log line carries eight context ids: format the trainable's own lines plainly
- 8. trial_folders  the live table reads the folder of a trial not yet named: name it first
  9. trial_process  a hung trial cannot be asked to stop: kill its actor
 10. live           a restored run consults the stopper saved in the state: look up the live callback
 11. terminal       a signal-killed worker's C-level crash report and the raylet's guess reach the terminal
 12. terminal       the older ``spec.config`` form of ``sample_from`` warns at every draw: quiet while probing
 13. schedulers     ASHA, HyperBand, BOHB, the median rule and PBT decide in private state: read their reasons;
                    a resumed sweep hands its finished trials to HyperBand's brackets: leave them out; a
-                   bracket finished by a trial that ended itself leaves a paused one waiting: stop it
-14. live_table     CLIReporter's status lines miscount and mis-sign: rewrite them
+                   bracket finished by a trial that ended itself leaves a paused one waiting: stop it; their
+                   status lines count decisions as stopped trials and show ASHA's cutoffs negated: say it true
 15. cluster        read an address exactly as ``ray.init`` would, without its minutes of retrying
 16. cluster        token mode for a client needs Ray's C++ configuration read again
 17. trainable_forms  tune.with_parameters and tune.with_resources hide the user's code and its resources
 18. atomic_sync    the experiment's state is copied over the old one in place: rename whole files instead
 19. parameters     tune.with_parameters forgets its data once put: keep it for a later Ray session
     logfilters     parts 3 and 4 install their filters on Ray's loggers through it, once per process
+Retired: 8 (CLIReporter's error table read the folder of a trial not yet named) and 14 (its status lines
+rewritten): the live table is a public ``ProgressReporter`` of tuner's (tuner/launch/watching/live_table.py)
+that reads no trial's folder, and each scheduler says its own state (part 13).
 
 Private uses outside this package (Ray 2.60, Optuna 5.0, bayesian-optimization 1.5): what each uses, and why
 the public API does not serve:
@@ -89,7 +91,6 @@ from tuner.ray_compat.terminal import (
     spec_form_warnings_off,
 )
 from tuner.ray_compat.trainable_forms import declared_resources, own_code
-from tuner.ray_compat.trial_folders import name_trial_folders
 from tuner.ray_compat.trial_process import end_trial_process
 from tuner.ray_compat.tutorial_api import old_api_notice, tutorial_api
 from tuner.ray_compat.worker_logs import plain_formatting
@@ -110,7 +111,6 @@ __all__ = [
     "keep_parameters",
     "last_step",
     "live",
-    "name_trial_folders",
     "old_api_notice",
     "own_code",
     "plain_formatting",

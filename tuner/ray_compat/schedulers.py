@@ -100,6 +100,23 @@ class RecordingASHA(ASHAScheduler):
             self.fate_log.record(trial.trial_id, STOPPED, f"stopped early by ASHA at epoch {epoch}: {reason}")
         return action
 
+    def debug_string(self) -> str:
+        """The live table's status line: each rung's cutoff in the metric's own sign (Ray's own line counts
+        decisions as stopped trials, shows the cutoffs negated for a metric to minimise, and one at max_t,
+        where trials end rather than compare)."""
+        if not self._metric or len(self._brackets) != 1:
+            return ""
+        bracket: Any = self._brackets[0]
+        cutoffs = []
+        for milestone, recorded in sorted(bracket._rungs):
+            if milestone >= self._max_t:
+                continue
+            cutoff = bracket.cutoff(recorded)
+            shown = "-" if cutoff is None else f"{float(cutoff) * self._sign:.4g}"
+            cutoffs.append(f"epoch {int(milestone)}: {shown}")
+        relation = "at most" if _less_is_better(self) else "at least"
+        return f"rung cutoffs ({self._metric} {relation} this to go on): {', '.join(cutoffs)}"
+
     def _rung_for(self, trial: Any, result: dict) -> tuple[int, tuple[float | None, int]] | None:
         """The rung this result will be compared at (Ray's own search: the highest milestone reached that the
         trial has no value at yet), with that rung's cutoff before it and how many values arrived before."""
@@ -131,6 +148,10 @@ class RecordingMedian(MedianStoppingRule):
     def __init__(self, *args: Any, fate_log: DecisionLog | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
+
+    def debug_string(self) -> str:
+        """Nothing beyond the live table's count of the trials it stopped (Ray's line counts them too)."""
+        return ""
 
     def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
         action = super().on_trial_result(tune_controller, trial, result)
@@ -267,6 +288,24 @@ class _RecordingBrackets:
         bracket = info[0]
         if bracket.finished():
             bracket.cleanup_full(tune_controller)
+
+    def debug_string(self) -> str:
+        """The live table's status lines: each bracket's trials by status and the epoch of its next halving
+        (Ray's first line counts decisions as stopped trials)."""
+        lines: list[str] = []
+        for band in self._hyperbands:  # type: ignore[attr-defined]
+            for bracket in band:
+                if not bracket:
+                    continue
+                statuses: dict[str, int] = {}
+                for trial in bracket._all_trials:
+                    statuses[trial.status] = statuses.get(trial.status, 0) + 1
+                counts = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
+                number = getattr(bracket, "number", 0) or len(lines) + 1
+                done = bracket.completion_percentage()
+                state = "finished" if done >= 1 else f"compared next at epoch {bracket._cumul_r}, {done:.0%} done"
+                lines.append(f"bracket {number}: {len(bracket._all_trials)} trial(s) ({counts or 'none yet'}); {state}")
+        return "\n".join(lines)
 
     def _create_bracket(self, s: int) -> _Bracket:
         from tuner.schedulers.brackets import rounds

@@ -22,6 +22,10 @@ class Asha(SchedulerEntry):
     summary = "asynchronous successive halving: the worse half stopped at each rung"
     # several objectives: ranked by fronts at each rung (tuner/schedulers/pareto_asha.py)
     multi_objective = True
+    stops_as = "ASHA"
+
+    def stopped_label(self, ctx: SchedulerContext) -> str | None:
+        return None if ctx.ranked_by_front else self.stops_as  # ranked by fronts: its status line counts them
 
     def build(self, ctx: SchedulerContext) -> Any:
         from tuner.ray_compat.schedulers import RecordingASHA

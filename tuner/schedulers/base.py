@@ -72,6 +72,13 @@ class SchedulerEntry:
     # trial's last result as it completes, is left to decide as it does.
     ends_at_max_epochs: ClassVar[bool] = False
     multi_objective: ClassVar[bool] = False  # decides on several objectives (by fronts) as well as on one
+    # The live table's count of trials stopped early names the scheduler so; None: it stops none.
+    stops_as: ClassVar[str | None] = None
+
+    def stopped_label(self, ctx: SchedulerContext) -> str | None:
+        """The name the live table counts this scheduler's early stops under; None where it stops none or
+        counts them in its own status line."""
+        return self.stops_as
 
     def build(self, ctx: SchedulerContext) -> Any:
         raise NotImplementedError

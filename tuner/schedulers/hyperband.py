@@ -14,6 +14,9 @@ class _Brackets(SchedulerEntry):
     needs_checkpoints = True  # a paused trial continues from its checkpoint; without one it would start over
     label = ""
 
+    def stopped_label(self, ctx: SchedulerContext) -> str | None:
+        return self.label
+
     def describe(self, ctx: SchedulerContext) -> list[str]:
         lines = [
             f"{self.label}: synchronous brackets up to {ctx.max_epochs} epochs, reduction factor "

@@ -16,6 +16,10 @@ class Median(SchedulerEntry):
     summary = "median stopping rule: stop a trial worse than the median of the others at the same epoch"
     # several objectives: the worse half by fronts stops (tuner/schedulers/pareto_median.py)
     multi_objective = True
+    stops_as = "median rule"
+
+    def stopped_label(self, ctx: SchedulerContext) -> str | None:
+        return None if ctx.ranked_by_front else self.stops_as  # ranked by fronts: its status line counts them
 
     def build(self, ctx: SchedulerContext) -> Any:
         from tuner.ray_compat.schedulers import RecordingMedian

@@ -1,20 +1,19 @@
-"""What the user watches while a sweep runs: the CLIReporter table, a guard on the metric name, OOM notices."""
+"""What the user watches while a sweep runs: the live table's columns, a guard on the metric name, OOM notices."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ray.tune import CLIReporter
 from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
 from tuner.folder.ray_state import bookkeeping
+from tuner.launch.watching.live_table import LiveTable
 from tuner.objectives import Constraint, Mode, Objective
-from tuner.ray_compat.live_table import SweepReporter
 from tuner.settings import SweepConfig
 
-# Shown only once some trial reports them (Ray drops empty metric columns): OOM fallbacks and GPU memory.
+# Shown only once some trial reports them (the table leaves out columns no trial has): OOM fallbacks and GPU memory.
 ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_memory_peak_mb": "gpu MB"}
 
 
@@ -26,7 +25,8 @@ def build_reporter(
     also: Sequence[str] = (),
     objectives: Sequence[Objective] = (),
     constraints: Sequence[Constraint] = (),
-) -> CLIReporter:
+    stopped_label: str | None = None,
+) -> LiveTable:
     """A live table: the tuned parameters, then loss, accuracy (and ``also``: the other objectives and
     constrained metrics) and the epoch count, best trials first."""
     columns = {"loss": "loss", "accuracy": "accuracy"}
@@ -36,18 +36,15 @@ def build_reporter(
     columns.update({name: name for name in also if name not in columns})
     columns.update(ADAPTIVE_COLUMNS)
     columns["training_iteration"] = "iter"
-    return SweepReporter(  # metric and mode come from the sweep's TuneConfig
+    return LiveTable(
+        metric=metric,
+        mode=mode,
+        parameters=parameters,
+        columns=columns,
         max_epochs=max_epochs,
-        objectives=tuple(objectives),
-        constraints=tuple(constraints),
-        metric_columns=columns,
-        parameter_columns=list(parameters),
-        sort_by_metric=False,  # SweepReporter ranks by each trial's best value, as every review does
-        # The table on every refresh, whatever verbosity an earlier run in this process left behind.
-        print_intermediate_tables=True,
-        max_report_frequency=10,
-        max_progress_rows=30,
-        max_error_rows=1,
+        stopped_label=stopped_label,
+        objectives=objectives,
+        constraints=constraints,
     )
 
 

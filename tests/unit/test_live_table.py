@@ -1,0 +1,125 @@
+"""The live table (tuner/launch/watching/live_table.py) on Ray's own Trial objects, fed results as Tune feeds them."""
+
+from __future__ import annotations
+
+import pickle
+import re
+
+import pytest
+
+from tuner.launch.watching.live_table import LiveTable, SweepReporter
+from tuner.launch.watching.reporting import build_reporter
+from tuner.objectives import Constraint, Objective
+
+
+def trial(trial_id: str, config: dict, *losses: float, status: str = "TERMINATED", **extra):
+    from ray.tune.experiment import Trial
+
+    t = Trial("train", config=config, trial_id=trial_id, stub=True)
+    for epoch, loss in enumerate(losses, 1):
+        t.update_last_result({"loss": loss, "training_iteration": epoch, "node_ip": "10.0.0.1", "pid": 7, **extra})
+    t.set_status(status)
+    return t
+
+
+def rows(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith("| train_")]
+
+
+def test_rows_are_ranked_by_each_trials_best_value_within_their_status():
+    trials = [
+        trial("a", {"x": 1}, 0.9, 0.8),
+        trial("b", {"x": 2}, 0.3, 0.5),  # its best (0.3) beats a's, though its last (0.5) does not
+        trial("c", {"x": 3}, 0.7, status="RUNNING"),
+        trial("d", {"x": 4}, status="PENDING"),
+    ]
+    text = build_reporter("loss", "min", ["x"], max_epochs=4, stopped_label="ASHA").text(trials, False)
+    assert [r.split()[1] for r in rows(text)] == ["train_c", "train_d", "train_b", "train_a"]
+    assert "Number of trials: 4 (1 PENDING, 1 RUNNING, 2 TERMINATED)" in text
+    assert "ASHA: 2 trial(s) stopped early so far" in text  # a and b ended before epoch 4; c still runs
+    assert "Best so far: trial b, loss 0.3 (trials ranked by their best loss, lowest first); parameters={'x': 2}" in text
+    header = next(line for line in text.splitlines() if line.startswith("| Trial name"))
+    assert " loss (last) " in header and " iter " in header and " x " in header and " accuracy " not in header
+    assert "10.0.0.1:7" in text
+
+
+def test_a_maximised_metric_ranks_the_highest_first_and_the_count_uses_max_epochs():
+    trials = [trial("a", {"x": 1}, 0.2, 0.4), trial("b", {"x": 2}, 0.9, 0.6)]
+    text = build_reporter("loss", "max", ["x"], max_epochs=2, stopped_label="median rule").text(trials)
+    assert [r.split()[1] for r in rows(text)] == ["train_b", "train_a"]
+    assert "median rule: 0 trial(s) stopped early so far" in text
+    assert "highest first" in text
+
+
+def test_a_trial_that_breaks_a_constraint_is_never_the_best():
+    cheap = trial("a", {"x": 1}, 0.5, mem=100)
+    greedy = trial("b", {"x": 2}, 0.1, mem=9000)
+    bound = Constraint.parse("mem<=4000")
+    table = build_reporter("loss", "min", ["x"], 1, also=["mem"], constraints=[bound])
+    text = table.text([cheap, greedy])
+    assert "Best so far: trial a, loss 0.5" in text
+    assert [r.split()[1] for r in rows(text)] == ["train_a", "train_b"]
+    assert f"Best so far: none yet that meets {bound}" in table.text([greedy])
+
+
+def test_several_objectives_count_the_front():
+    objectives = (Objective("loss", "min"), Objective("ms", "min"))
+    trials = [trial("a", {"x": 1}, 0.5, ms=10), trial("b", {"x": 2}, 0.1, ms=50), trial("c", {"x": 3}, 0.6, ms=60)]
+    text = build_reporter("loss", "min", ["x"], 1, also=["ms"], objectives=objectives).text(trials)
+    assert "Pareto front so far: 2 trial(s) on loss (min), ms (min)" in text and "best loss: trial b, 0.1" in text
+
+
+def test_the_scheduler_lines_are_shown_as_the_scheduler_says_them_and_errors_are_counted():
+    trials = [trial("a", {"x": 1}, 0.5), trial("b", {"x": 2}, status="ERROR")]
+    text = build_reporter("loss", "min", ["x"], 1).text(trials, False, "rung cutoffs (loss at most this to go on): "
+                                                        "epoch 1: 0.5\n", "Logical resource usage: 1.0/2 CPUs")  # fmt: skip
+    assert "rung cutoffs (loss at most this to go on): epoch 1: 0.5" in text
+    assert "Logical resource usage: 1.0/2 CPUs" in text
+    assert "Errored trials: 1 (summarised at the end)" in text and "error.txt" not in text
+
+
+def test_a_long_table_keeps_every_status_in_view_and_says_what_it_left_out():
+    trials = [trial(f"t{i:02d}", {"x": i}, 1.0 - i / 100) for i in range(40)]
+    trials += [trial("r1", {"x": 99}, 0.9, status="RUNNING"), trial("p1", {"x": 98}, status="PENDING")]
+    table = LiveTable(metric="loss", mode="min", parameters=["x"], columns={"loss": "loss"}, max_epochs=1, max_rows=10)
+    text = table.text(trials)
+    shown = [r.split()[1] for r in rows(text)]
+    assert len(shown) == 10 and shown[:2] == ["train_r1", "train_p1"] and shown[2] == "train_t39"  # the best next
+    assert "... 32 more trials not shown (32 TERMINATED)" in text
+    assert len(rows(table.text(trials, True))) == 42  # the last table shows every trial
+
+
+def test_a_nested_config_and_long_text_are_shown_by_full_name_and_cut():
+    t = trial("a", {"model": {"width": 32}, "note": "x" * 50}, 0.5)
+    text = build_reporter("loss", "min", ["model/width", "note"], 1).text([t])
+    assert " model/width " in text and re.search(r"\|\s+32 \|", text)
+    (row,) = rows(text)
+    assert "x" * 19 + "…" in row and "x" * 21 not in row
+
+
+def test_it_reports_every_few_seconds_and_at_the_end():
+    table = build_reporter("loss", "min", ["x"], 1)
+    table.setup(start_time=None, total_samples=5, metric="loss", mode="min")
+    assert table.should_report([]) and not table.should_report([])
+    assert table.should_report([], done=True)
+    assert "Number of trials: 1/5 (1 TERMINATED)" in table.text([trial("a", {"x": 1}, 0.5)])
+
+
+def test_it_survives_the_pickle_ray_saves_it_in_and_an_older_experiments_reporter_resumes_as_one():
+    table = build_reporter("loss", "min", ["x"], 3, stopped_label="ASHA")
+    again = pickle.loads(pickle.dumps(table))
+    assert again.text([trial("a", {"x": 1}, 0.5)]).count("train_a") == 1 and again.stopped_label == "ASHA"
+    # what an experiment saved by an earlier tuner holds: a CLIReporter subclass's state under this name
+    older = SweepReporter.__new__(SweepReporter)
+    older.__setstate__({"_metric": None, "_mode": None, "_parameter_columns": ["x"], "_max_epochs": 3,
+                        "_metric_columns": {"loss": "loss (last)", "training_iteration": "iter"}})  # fmt: skip
+    older.setup(start_time=None, total_samples=2, metric="loss", mode="min")
+    text = older.text([trial("a", {"x": 1}, 0.5)])
+    assert "Best so far: trial a, loss 0.5" in text and " loss (last) " in text
+
+
+@pytest.mark.parametrize("old", ["tuner.ray_compat.live_table"])
+def test_the_old_module_of_the_live_table_still_imports(old):
+    import importlib
+
+    assert importlib.import_module(old).SweepReporter is SweepReporter

@@ -1,0 +1,291 @@
+"""The live table: what the terminal shows every few seconds while trials run, through Ray's public
+``ProgressReporter``.
+
+Rows are ranked by each trial's best value (as every review ranks them), grouped by status; the status lines
+say what is true: the trials the scheduler stopped early, the scheduler's own state (each of tuner's schedulers
+says it in its ``debug_string``), the best trial so far (one that breaks a ``--constraint`` never is), and on
+several objectives the size of the front. Errored trials are counted here and named with their error files when
+the sweep ends, so nothing here reads a trial's folder.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ray.tune import ProgressReporter
+
+from tuner.objectives import Constraint, Mode, Objective, sign, violations
+
+STATUS_ORDER = ("RUNNING", "PAUSED", "PENDING", "TERMINATED", "ERROR")
+EVERY_S = 10.0
+MAX_ROWS = 30
+MAX_TEXT = 20  # characters of a text cell; longer ones are cut with an ellipsis
+
+
+class LiveTable(ProgressReporter):
+    """Prints the status and the table of trials every ``every_s`` seconds and once when the sweep ends.
+
+    ``columns`` maps each reported metric to its heading (a metric no trial has reported yet is left out);
+    ``stopped_label`` names the scheduler on the line that counts the trials it stopped early (None: a
+    scheduler that stops none, or one that counts them in its own status line).
+    """
+
+    def __init__(
+        self,
+        *,
+        metric: str,
+        mode: Mode,
+        parameters: Sequence[str],
+        columns: Mapping[str, str],
+        max_epochs: int,
+        stopped_label: str | None = None,
+        objectives: Sequence[Objective] = (),
+        constraints: Sequence[Constraint] = (),
+        every_s: float = EVERY_S,
+        max_rows: int = MAX_ROWS,
+        out: Callable[[str], None] | None = None,
+    ) -> None:
+        self.metric, self.mode = metric, mode
+        self.parameters, self.columns = list(parameters), dict(columns)
+        self.max_epochs, self.stopped_label = max_epochs, stopped_label
+        self.objectives, self.constraints = tuple(objectives), tuple(constraints)
+        self.every_s, self.max_rows, self.out = every_s, max_rows, out
+        self.start = time.time()
+        self.total: int | None = None
+        self._last = float("-inf")
+
+    def setup(
+        self,
+        start_time: float | None = None,
+        total_samples: int | None = None,
+        metric: str | None = None,
+        mode: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.start = start_time or time.time()
+        self.total = total_samples
+        self.metric = metric or self.metric
+        self.mode = mode if mode in ("min", "max") else self.mode  # type: ignore[assignment]
+        self._last = float("-inf")  # a resumed sweep shows its table at once
+
+    def should_report(self, trials: list, done: bool = False) -> bool:
+        now = time.monotonic()
+        if done or now - self._last >= self.every_s:
+            self._last = now
+            return True
+        return False
+
+    def report(self, trials: list, done: bool, *sys_info: str) -> None:
+        # print looked up when called: Ray pickles the reporter, and a print replaced since (a notebook's,
+        # a test's) would not pickle
+        (self.out or print)(self.text(trials, done, *sys_info))
+
+    def text(self, trials: list, done: bool = False, *sys_info: str) -> str:
+        """The whole status: header lines, the table, the error count."""
+        ranked = self.ranked(trials)
+        lines = ["== Status ==", self._clock()]
+        if self.stopped_label:
+            lines.append(
+                f"{self.stopped_label}: {stopped_early(trials, self.max_epochs)} trial(s) stopped early so far"
+            )
+        lines += [line for info in sys_info for line in str(info).splitlines() if line.strip()]
+        lines += self._best_line(ranked)
+        lines.append(self._counts(trials))
+        lines += self._table(ranked, limit=None if done else self.max_rows)
+        errored = sum(t.status == "ERROR" for t in trials)
+        if errored:
+            lines.append(f"Errored trials: {errored} (summarised at the end)")
+        return "\n".join(lines) + "\n"
+
+    # --- ranking ---------------------------------------------------------------------------------------------
+
+    def best(self, trial: Any) -> float | None:
+        """A trial's best value of the metric so far, as Ray tracks it for every trial."""
+        value = (getattr(trial, "metric_analysis", None) or {}).get(self.metric, {}).get(self.mode)
+        return value if isinstance(value, (int, float)) and value == value else None
+
+    def breaks(self, trial: Any) -> bool:
+        return any(v > 0 for v in violations(self.constraints, trial.last_result or {}))
+
+    def ranked(self, trials: list) -> list:
+        """Best first: trials with a value before those without, those that meet the constraints first."""
+        towards = sign(self.mode)
+        return sorted(
+            trials,
+            key=lambda t: (self.best(t) is None, self.breaks(t), towards * (self.best(t) or 0.0)),
+        )
+
+    # --- lines -----------------------------------------------------------------------------------------------
+
+    def _clock(self) -> str:
+        now = time.time()
+        took = max(0.0, now - self.start)
+        hours, rest = divmod(took, 3600)
+        minutes, seconds = divmod(rest, 60)
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+        return f"Current time: {stamp} (running for {int(hours):02d}:{int(minutes):02d}:{seconds:05.2f})"
+
+    def _best_line(self, ranked: list) -> list[str]:
+        with_value = [t for t in ranked if self.best(t) is not None]
+        if not with_value:
+            return []
+        fit = [t for t in with_value if not self.breaks(t)]
+        if not fit:
+            return [f"Best so far: none yet that meets {', '.join(map(str, self.constraints))}"]
+        best = fit[0]
+        order = "lowest" if self.mode == "min" else "highest"
+        value = self.best(best)
+        if len(self.objectives) > 1:
+            return [
+                f"Pareto front so far: {self._front_size(with_value)} trial(s) on "
+                f"{', '.join(map(str, self.objectives))}; rows ranked by each trial's best {self.metric}, "
+                f"{order} first; best {self.metric}: trial {best.trial_id}, {value:.4g}"
+            ]
+        params = "{" + ", ".join(f"'{k}': {_short(v)}" for k, v in self._params(best).items()) + "}"
+        return [
+            f"Best so far: trial {best.trial_id}, {self.metric} {value:.4g} (trials ranked by their best "
+            f"{self.metric}, {order} first); parameters={params}"
+        ]
+
+    def _front_size(self, trials: list) -> int:
+        """Trials on the front of the results so far (each at its last result)."""
+        from tuner import pareto
+        from tuner.values import number
+
+        points = []
+        for trial in trials:
+            values = [number(_lookup(trial.last_result or {}, o.name)) for o in self.objectives]
+            if all(v is not None for v in values) and not self.breaks(trial):
+                points.append(tuple(o.as_min(v) for o, v in zip(self.objectives, values, strict=True)))  # type: ignore[arg-type]
+        return len(pareto.front(points))
+
+    def _counts(self, trials: list) -> str:
+        by_status: dict[str, int] = {}
+        for t in trials:
+            by_status[t.status] = by_status.get(t.status, 0) + 1
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
+        of = f"/{self.total}" if self.total and self.total > 0 else ""
+        return f"Number of trials: {len(trials)}{of} ({counts})"
+
+    def _params(self, trial: Any) -> dict[str, Any]:
+        from tuner.spec import flatten
+
+        config = flatten(trial.config or {})
+        return {name: config.get(name) for name in self.parameters if name in config}
+
+    # --- the table -------------------------------------------------------------------------------------------
+
+    def _table(self, ranked: list, limit: int | None) -> list[str]:
+        from tabulate import tabulate
+
+        shown = [t for status in STATUS_ORDER for t in ranked if t.status == status]
+        shown += [t for t in ranked if t.status not in STATUS_ORDER]
+        hidden: dict[str, int] = {}
+        if limit is not None and len(shown) > limit:
+            kept = _fair_share(shown, limit)
+            for t in shown:
+                if t not in kept:
+                    hidden[t.status] = hidden.get(t.status, 0) + 1
+            shown = [t for t in shown if t in kept]
+        if not shown:
+            return []
+        metrics = [m for m in self.columns if any(_lookup(t.last_result or {}, m) is not None for t in shown)]
+        headers = ["Trial name", "status", "loc", *self.parameters, *(self.columns[m] for m in metrics)]
+        rows = []
+        for t in shown:
+            result = t.last_result or {}
+            params = self._params(t)
+            rows.append(
+                [str(t), t.status, _location(result)]
+                + [_cell(params.get(p)) for p in self.parameters]
+                + [_cell(_lookup(result, m)) for m in metrics]
+            )
+        lines = [tabulate(rows, headers=headers, tablefmt="psql", showindex=False)]
+        if hidden:
+            more = ", ".join(f"{n} {status}" for status, n in hidden.items())
+            lines.append(f"... {sum(hidden.values())} more trials not shown ({more})")
+        return lines
+
+
+class SweepReporter(LiveTable):
+    """The live table as experiments saved before it was a ``ProgressReporter`` of its own name it (a subclass
+    of Ray's CLIReporter, in ``tuner.ray_compat.live_table``): Ray pickles the reporter into the experiment,
+    so resuming one of them unpickles this, and it goes on as a ``LiveTable`` with the columns it had."""
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        if "columns" in state:  # saved as a LiveTable
+            self.__dict__.update(state)
+            return
+        LiveTable.__init__(
+            self,
+            metric=state.get("_metric") or "",  # set again by setup() when the sweep starts
+            mode=state.get("_mode") or "min",
+            parameters=list(state.get("_parameter_columns") or ()),
+            columns=dict(state.get("_metric_columns") or {}),
+            max_epochs=int(state.get("_max_epochs") or 0),
+            objectives=tuple(state.get("_objectives") or ()),
+            constraints=tuple(state.get("_constraints") or ()),
+        )
+
+
+def _fair_share(trials: list, limit: int) -> set:
+    """At most ``limit`` trials, each status given rows in turn, so running trials are never crowded out by
+    finished ones; within a status the best ranked first (the list's order)."""
+    by_status: dict[str, list] = {}
+    for t in trials:
+        by_status.setdefault(t.status, []).append(t)
+    kept: set = set()
+    while len(kept) < limit:
+        added = False
+        for group in by_status.values():
+            for t in group:
+                if t not in kept:
+                    kept.add(t)
+                    added = True
+                    break
+            if len(kept) >= limit:
+                break
+        if not added:
+            break
+    return kept
+
+
+def stopped_early(trials: list, max_epochs: int) -> int:
+    """Trials that finished before their last epoch without an error: what a scheduler stopped."""
+    return sum(
+        1
+        for t in trials
+        if t.status == "TERMINATED"
+        and (t.last_result or {}).get("training_iteration", max_epochs) < max_epochs
+    )
+
+
+def _lookup(result: Mapping[str, Any], name: str) -> Any:
+    """A reported value by its full name; a nested result (``{"val": {"loss": ...}}``) by ``val/loss``."""
+    if name in result:
+        return result[name]
+    value: Any = result
+    for part in name.split("/"):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def _location(result: Mapping[str, Any]) -> str:
+    """Where the trial runs (the worker's address and process), from its last result; blank before one."""
+    ip, pid = result.get("node_ip"), result.get("pid")
+    return f"{ip}:{pid}" if ip and pid else ""
+
+
+def _cell(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = str(value)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def _short(value: Any) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else repr(value)
