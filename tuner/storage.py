@@ -232,12 +232,23 @@ def sidecar(location: str, name: str) -> Path:
     Not inside it: Ray stages the experiment folder's files on the driver and syncs that copy back over
     the folder (after a resume, a stale copy), so a file the driver writes there directly can be undone.
     """
-    import hashlib
     import os
 
-    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "tuner" / "sweeps"
-    key = _key(here(str(location)))
-    return cache / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}{name}"
+    cache = os.environ.get("XDG_CACHE_HOME") or _home_cache(os.environ.get("HOME"))
+    return _sidecar_in(cache, _key(here(str(location))), name)
+
+
+@functools.lru_cache(maxsize=8)
+def _home_cache(home: str | None) -> str:
+    return str(Path.home() / ".cache")
+
+
+@functools.lru_cache(maxsize=1024)
+def _sidecar_in(cache: str, key: str, name: str) -> Path:
+    """The sidecar's path, made once per process: the sweep's guards ask for it at every step."""
+    import hashlib
+
+    return Path(cache) / "tuner" / "sweeps" / f"{hashlib.sha1(key.encode()).hexdigest()[:16]}{name}"
 
 
 def sidecar_of(state: dict[str, Any], name: str) -> str | None:

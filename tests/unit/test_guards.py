@@ -24,7 +24,8 @@ class Clock:
 def trial(trial_id: str, status: str = "RUNNING", gpus: float = 0.0, epoch: int = 0):
     resources = SimpleNamespace(required_resources={"CPU": 1.0, "GPU": gpus})
     return SimpleNamespace(trial_id=trial_id, status=status, placement_group_factory=resources,
-                           last_result={"training_iteration": epoch}, temporary_state=SimpleNamespace(ray_actor=None))  # fmt: skip
+                           last_result={"training_iteration": epoch}, has_reported_at_least_once=epoch > 0,
+                           temporary_state=SimpleNamespace(ray_actor=None))  # fmt: skip
 
 
 def test_the_default_limit_learns_from_epochs_and_ends_only_the_silent_trial(tmp_path):

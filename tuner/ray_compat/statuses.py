@@ -31,11 +31,13 @@ def status_file(folder: str) -> str:
 
 
 class StatusRecorder(Callback):
-    """Writes every trial's status at the end of each controller step to ``path`` (when it changed).
+    """Keeps every trial's status at the end of each controller step, and writes the last step's to ``path``
+    when the run ends (Ray ends its callbacks after its clean-up, on a stop and on an error too).
 
     After Ctrl-C that is the state the final checkpoint describes, before Ray's clean-up marks running
     trials terminated. A file, not this object, carries it: ``tuner resume`` runs the copy Ray unpickles
-    from tuner.pkl, not an object the driver holds.
+    from tuner.pkl, not an object the driver holds. Written once, not at each step: instant trials change
+    a status at almost every step, and a file rewritten each time cost a millisecond or two a trial.
     """
 
     def __init__(self, folder: str) -> None:
@@ -49,11 +51,13 @@ class StatusRecorder(Callback):
         return sidecar_of(self.__dict__, STATUS_FILE) or ""
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
-        statuses = {t.trial_id: t.status for t in trials}
-        if statuses != self._last:
-            self._last = statuses
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(self.path, json.dumps(statuses))
+        self._last = {t.trial_id: t.status for t in trials}
+
+    def on_experiment_end(self, trials: list, **info: Any) -> None:
+        if self._last is None:
+            return
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        write_atomically(self.path, json.dumps(self._last))
 
 
 def forget_last_step(folder: str) -> None:

@@ -109,7 +109,9 @@ class HungTrialWatch(Callback):
                 self._end(trial, silent, epoch, limit)
 
     def _start(self, trial: Any) -> None:
-        epoch = int((trial.last_result or {}).get("training_iteration") or 0)
+        # a trial that never reported has no last result yet: asking Tune for it waits on the trial's actor
+        reported = trial.last_result if trial.has_reported_at_least_once else {}
+        epoch = int(reported.get("training_iteration") or 0)
         self._since[trial.trial_id] = (self.clock(), epoch, True)
         self._ended.discard(trial.trial_id)
 
