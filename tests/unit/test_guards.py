@@ -120,3 +120,28 @@ def test_the_watch_waits_its_timeout_and_forgives_any_activity():
     watch.observe(["PAUSED", "TERMINATED"])
     assert watch.reason.startswith("for 10 s no trial ran or waited to run (1 PAUSED, 1 TERMINATED)")
     assert StallStopper(watch).stop_all()
+
+
+def test_the_fate_follower_reads_only_what_was_appended_and_waits_for_a_whole_line(tmp_path, monkeypatch):
+    from tuner import storage
+    from tuner.folder.fates import LOG_NAME, RUNG, STOPPED, FateFollower, FateLog, recorded
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = str(tmp_path / "exp")
+    log, follower = FateLog(folder), FateFollower(folder)
+    assert follower.decisions() == {}
+    log.record("a", RUNG, "", {"rung": 1, "value": 0.5})
+    assert follower.decisions()["a"]["rungs"] == [{"rung": 1, "value": 0.5}]
+    path = storage.sidecar(folder, LOG_NAME)
+    with open(path, "a", encoding="utf-8") as f:  # a writer caught half-way through its line
+        f.write('{"trial_id": "b", "kind": "stopped", "text": "stopped early by ASHA')
+    assert "b" not in follower.decisions()
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(' at epoch 1"}\n')
+    log.record("a", STOPPED, "stopped early by ASHA at epoch 2")
+    seen = follower.decisions()
+    assert seen["b"]["stopped"] == "stopped early by ASHA at epoch 1" and seen["a"]["stopped"].endswith("epoch 2")
+    assert seen == recorded(folder)  # the same as reading the whole log
+    path.write_text("")  # the log started over (persisted and removed, then a new run)
+    log.record("c", STOPPED, "stopped early by the median rule at epoch 3")
+    assert set(follower.decisions()) == {"c"}

@@ -86,23 +86,57 @@ class FateLog:
 
 def recorded(folder: str) -> dict[str, dict[str, Any]]:
     """Decisions per trial id: those saved in the experiment, then any this machine logged since."""
-    decisions: dict[str, dict[str, Any]] = {}
-    folder = storage.here(folder)
+    return FateFollower(folder).decisions()
+
+
+class FateFollower:
+    """An experiment's decisions as its log grows: each read parses only the lines appended since the last.
+
+    A sweep's TensorBoard logger asks at every trial's end; read whole each time, a log that gains a line per
+    rung comparison made a long ASHA sweep quadratic.
+    """
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self._decisions: dict[str, dict[str, Any]] | None = None
+        self._log: Path | None = None
+        self._offset = 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"folder": self.folder}  # what was read is read again where it is unpickled
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(state["folder"])  # type: ignore[misc]
+
+    def decisions(self) -> dict[str, dict[str, Any]]:
+        folder = storage.here(self.folder)
+        log = storage.sidecar(folder, LOG_NAME)
+        size = log.stat().st_size if log.is_file() else 0
+        if self._decisions is None or log != self._log or size < self._offset:  # first, moved, or started over
+            self._decisions, self._log, self._offset = _saved_decisions(folder), log, 0
+        if size > self._offset:
+            with open(log, "rb") as f:
+                f.seek(self._offset)
+                chunk = f.read(size - self._offset)
+            whole = chunk.rfind(b"\n") + 1  # a line still being written waits for the next read
+            for line in chunk[:whole].decode("utf-8", errors="replace").splitlines():
+                try:
+                    entry = json.loads(line)
+                except ValueError:
+                    continue
+                _merge(self._decisions.setdefault(entry["trial_id"], {}), entry)
+            self._offset += whole
+        return self._decisions
+
+
+def _saved_decisions(folder: str) -> dict[str, dict[str, Any]]:
     saved = storage.read_text(folder, FATES_FILE)
     if saved:
         try:
-            decisions.update(json.loads(saved))
+            return dict(json.loads(saved))
         except ValueError:
             pass  # a damaged fates file only loses the explanations, never the results
-    log = storage.sidecar(folder, LOG_NAME)
-    if log.is_file():
-        for line in log.read_text(encoding="utf-8").splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                continue
-            _merge(decisions.setdefault(entry["trial_id"], {}), entry)
-    return decisions
+    return {}
 
 
 def _merge(decision: dict[str, Any], entry: dict[str, Any]) -> None:

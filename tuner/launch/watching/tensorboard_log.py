@@ -16,7 +16,7 @@ from typing import Any
 
 from ray.tune.logger import TBXLoggerCallback
 
-from tuner.folder.fates import fate, kind, recorded
+from tuner.folder.fates import FateFollower, fate, kind
 from tuner.folder.ray_state import bookkeeping
 from tuner.objectives import Mode, better
 from tuner.spec import flatten
@@ -32,6 +32,7 @@ class TensorBoardLogger(TBXLoggerCallback):
         self.folder, self.metric, self.mode, self.max_epochs = folder, metric, mode, max_epochs
         self.domains = _domains(params)
         self.params = list(params)
+        self.fates = FateFollower(folder)
         self._writers: dict[Any, Any] = {}
         self._last: dict[Any, dict[str, float]] = {}
         self._best: dict[Any, float] = {}
@@ -69,7 +70,7 @@ class TensorBoardLogger(TBXLoggerCallback):
         epochs = int((trial.last_result or {}).get("training_iteration") or 0)
         status = "ERROR" if failed else "TERMINATED"
         error = _last_error_line(trial) if failed else ""
-        text = fate(status, epochs, self.max_epochs, error, recorded(self.folder).get(trial.trial_id))
+        text = fate(status, epochs, self.max_epochs, error, self.fates.decisions().get(trial.trial_id))
         self._write_hparams(writer, trial, last, best, text)
         writer.add_text("fate", text, global_step=epochs)
         writer.close()
