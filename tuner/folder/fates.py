@@ -112,7 +112,8 @@ class FateFollower:
         folder = storage.here(self.folder)
         log = storage.sidecar(folder, LOG_NAME)
         size = log.stat().st_size if log.is_file() else 0
-        if self._decisions is None or log != self._log or size < self._offset:  # first, moved, or started over
+        # the first read, a moved experiment's, or a log started over
+        if self._decisions is None or log != self._log or size < self._offset:
             self._decisions, self._log, self._offset = _saved_decisions(folder), log, 0
         if size > self._offset:
             with open(log, "rb") as f:
