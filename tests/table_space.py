@@ -58,13 +58,14 @@ def curve_for(config: dict, epochs: int) -> Curve:
     return Curve(dict(config), rows, [1.0 + salt] * epochs)
 
 
-def write_table_space(folder: Path, epochs: int = 8) -> tuple[Path, CurveTable]:
-    """The table (every config of GRID) and a space file that looks its trials up in it."""
-    names = list(GRID)
-    table = CurveTable([curve_for(dict(zip(names, values, strict=True)), epochs) for values in itertools.product(*GRID.values())],
+def write_table_space(folder: Path, epochs: int = 8, grid: dict | None = None) -> tuple[Path, CurveTable]:
+    """The table (every config of ``grid``, GRID by default) and a space file that looks its trials up in it."""
+    grid = grid or GRID
+    names = list(grid)
+    table = CurveTable([curve_for(dict(zip(names, values, strict=True)), epochs) for values in itertools.product(*grid.values())],
                        names)  # fmt: skip
     table_path = Path(folder) / "curves.json"
     table.save(table_path)
     space = Path(folder) / "table_space.py"
-    space.write_text(SPACE_SOURCE.format(table=str(table_path), grid=GRID))
+    space.write_text(SPACE_SOURCE.format(table=str(table_path), grid=grid))
     return space, table

@@ -120,3 +120,21 @@ def test_a_replay_under_bohb_runs_on_the_recorded_configs(run_cli, fifo_sweep):
     result = run_cli("replay", fifo_sweep, "--scheduler", "bohb")
     assert result.code == 0, result.err
     assert result.out.startswith("replayed under bohb, ") and "BOHB: synchronous brackets" in result.out
+
+
+def test_a_sweep_that_ran_every_config_replays_under_asha_with_cqr_proposing(run_cli, tmp_path):
+    """With ``--searcher``, the replay's configs come from that searcher, looked up among the sweep's curves."""
+    from tests.table_space import write_table_space
+
+    grid = {"width": [4, 8, 16], "lr": [1e-3, 1e-2], "batch": [8, 32]}  # 12 configs, each run once below
+    space, _ = write_table_space(tmp_path, epochs=4, grid=grid)
+    swept = run_cli("sweep", "--space", space, "--scheduler", "fifo", "--searcher", "optuna", "--num-samples", "12",
+                    "--max-epochs", "4", "--seed", "1", "--storage-path", tmp_path, "--name", "all")  # fmt: skip
+    assert swept.code == 0, swept.err[-2000:]
+    result = run_cli("replay", tmp_path / "all", "--scheduler", "asha", "--searcher", "cqr")
+    assert result.code == 0, result.err
+    assert result.out.startswith("replayed under asha and searcher cqr, "), result.out[:300]
+    spent = next(line for line in result.out.splitlines() if line.startswith("  epochs: "))
+    assert int(spent.split()[1]) < 48, spent  # ASHA stopped some of what cqr proposed
+    saved = json.loads((tmp_path / "all" / "replays" / "asha-cqr.json").read_text())
+    assert saved["searcher"] == "cqr" and saved["used_epochs"] == 48

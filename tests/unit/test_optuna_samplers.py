@@ -13,6 +13,7 @@ from optuna.samplers import GPSampler, TPESampler
 from optuna.trial import TrialState
 
 from tuner.searchers.optuna_samplers import FreshTPE, WarpedGP, at_furthest_epoch, power_warp
+from tuner.searchers.quantile_sampler import QuantileSampler
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -110,6 +111,33 @@ def test_no_config_is_proposed_twice_while_untried_ones_remain(make):
     configs = [tuple(sorted(t.params.items())) for t in study.trials]
     assert len(set(configs)) == len(configs) == 30
     assert study.best_value < sorted(bowl(t.params) for t in study.trials[:5])[0]  # the model found better
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: WarpedGP(12, seed=2), lambda: FreshTPE(12, seed=2), lambda: QuantileSampler(12, seed=2)]
+)
+def test_the_random_start_repeats_no_config_of_a_small_space(make):
+    """12 configs and a random start of 12: drawn independently, seed 2 repeated one within the first four."""
+    small = {"w": CategoricalDistribution([4, 8, 16]), "lr": CategoricalDistribution([1e-3, 1e-2]), "n": IntDistribution(0, 1)}
+    study = optuna.create_study(sampler=make())
+    running = [study.ask(small) for _ in range(2)]  # two at once, as a sweep runs them
+    for _ in range(10):
+        done = running.pop(0)
+        study.tell(done, done.params["w"] * done.params["lr"])
+        running.append(study.ask(small))
+    configs = [tuple(sorted(t.params.items())) for t in study.trials]
+    assert len(set(configs)) == len(configs) == 12
+
+
+def test_a_continuous_random_start_is_optunas_own():
+    """Where a repeat cannot happen, the random start is drawn as Optuna draws it: the same configs."""
+    space = {"x": FloatDistribution(0, 1), "y": FloatDistribution(1e-3, 1, log=True)}
+    ours, theirs = optuna.create_study(sampler=FreshTPE(5, seed=3)), optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))
+    for study in (ours, theirs):
+        for _ in range(5):
+            trial = study.ask(space)
+            study.tell(trial, trial.params["x"])
+    assert [t.params for t in ours.trials] == [t.params for t in theirs.trials]
 
 
 def test_running_trials_count_as_tried():

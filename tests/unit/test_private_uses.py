@@ -138,11 +138,18 @@ def test_optuna_samplers_default_gamma_is_tpes_own_private_default():
 
 def test_optuna_samplers_keep_their_random_sampler_and_rng_where_tuner_draws_from_them():
     """If this fails, re-check tuner/searchers/optuna_samplers.py: ``FreshTPE`` draws an unseen config from
-    TPESampler's private ``_random_sampler``, ``WarpedGP`` from GPSampler's private ``_rng.rng``."""
+    TPESampler's private ``_random_sampler``, ``WarpedGP`` from GPSampler's private ``_rng.rng``; their random
+    starts draw from ``_random_sampler`` and GPSampler's ``_independent_sampler``, as Optuna's own do."""
+    import inspect
+
+    from optuna.samplers import GPSampler
+
     from tuner.searchers.optuna_samplers import FreshTPE, WarpedGP
 
     assert isinstance(FreshTPE(3, seed=0)._random_sampler, RandomSampler)
     assert isinstance(WarpedGP(3, seed=0)._rng.rng, np.random.RandomState)
+    assert isinstance(WarpedGP(3, seed=0)._independent_sampler, RandomSampler)
+    assert "self._independent_sampler.sample_independent" in inspect.getsource(GPSampler.sample_independent)
 
 
 @pytest.mark.parametrize(

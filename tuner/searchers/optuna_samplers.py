@@ -11,7 +11,8 @@ and "TPE under early stopping").
    configs only: in a space of choices every config (or a random 4,096 of them and a climb through the
    best one's neighbours), elsewhere its own optimum or, if that was tried, the best of its neighbours.
    Only this sweep's own trials count: a warm start's earlier configs teach the model but stay open to it
-   (barred, a warm-started GP needed more trials than a cold one to reach the earlier sweep's best).
+   (barred, a warm-started GP needed more trials than a cold one to reach the earlier sweep's best). The
+   random start repeats none either where it could (choices and integers only).
 3. **TPE ranks trials stopped early at the furthest epoch enough of them reached** (BOHB's choice of budget,
    kept asynchronous). Optuna ranks every finished trial above every pruned one and pruned ones by how far
    they got; under ASHA the few trials that ran to the end then fill TPE's good group whatever their values,
@@ -27,8 +28,9 @@ Three hooks reach into Optuna: TPESampler's ``_sample`` (the trials it splits, r
 ``study._get_trials``), GPSampler's ``_sample_relative_impl`` (the results it fits) and ``_optimize_acqf``
 (where it searches its acquisition); tests/unit/test_optuna_samplers.py fails when any of them changes. Also
 private: ``default_gamma`` (``optuna.samplers._tpe``), ``optuna._gp``'s search space and acquisition, the
-samplers' ``_random_sampler`` and ``_rng``, and the ``tpe:``/``gp:relative_params`` system attributes; all are
-indexed in tuner/ray_compat/__init__.py and checked by tests/unit/test_private_uses.py.
+samplers' ``_random_sampler``, ``_independent_sampler`` and ``_rng``, and the ``tpe:``/``gp:relative_params``
+system attributes; all are indexed in tuner/ray_compat/__init__.py and checked by
+tests/unit/test_private_uses.py.
 """
 
 from __future__ import annotations
@@ -118,6 +120,37 @@ class StartCounted:
         first = self._first_own if self._first_own is not None else trial.number
         return [t for t in _others(study, trial) if t.number >= first]
 
+    def _start_unseen(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        search_space: dict[str, BaseDistribution],
+        draw: Callable[[Study, FrozenTrial, str, BaseDistribution], Any],
+    ) -> dict[str, Any]:
+        """The random start without repeats where a repeat can happen: in a space of choices and integers
+        (12 configs and 4 random starts repeated one in a sweep of 12), a random config not tried yet in this
+        sweep. The draws are made in the order Optuna asks for the parameters, so a config that is new anyway
+        is the very config Optuna's own random start would have drawn. {}: Optuna draws as it does."""
+        from optuna.distributions import CategoricalDistribution, FloatDistribution
+
+        def finite(d: BaseDistribution) -> bool:
+            continuous = isinstance(d, FloatDistribution) and d.step is None
+            return isinstance(d, CategoricalDistribution) or not continuous
+
+        tried = self._tried_here(study, trial)
+        if not search_space or not tried or not all(finite(d) for d in search_space.values()):
+            return {}
+        order = [name for name in _params_of(tried[-1]) if name in search_space]
+        if set(order) != set(search_space):  # conditional: Optuna asks for other parameters in between
+            return {}
+        seen = _tried(tried, order)
+        params: dict[str, Any] = {}
+        for _ in range(RETRIES):
+            params = {name: draw(study, trial, name, search_space[name]) for name in order}
+            if _key(params) not in seen:
+                break
+        return params
+
     _min_results = 1
 
 
@@ -137,8 +170,10 @@ class FreshTPE(StartCounted, TPESampler):
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        if not search_space or self._starting(study, trial):
+        if not search_space:
             return {}
+        if self._starting(study, trial):
+            return self._start_unseen(study, trial, search_space, self._random_sampler.sample_independent)
         params = TPESampler.sample_relative(self, study, trial, search_space)
         if not params:
             return params
@@ -242,8 +277,11 @@ class WarpedGP(StartCounted, GPSampler):
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        if not search_space or self._starting(study, trial):
+        if not search_space:
             return {}
+        if self._starting(study, trial):
+            draw = self._independent_sampler.sample_independent
+            return self._start_unseen(study, trial, search_space, draw)
         from optuna._gp import search_space as gp_search_space
 
         self._space = gp_search_space.SearchSpace(search_space)

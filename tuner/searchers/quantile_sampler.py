@@ -75,8 +75,10 @@ class QuantileSampler(StartCounted, BaseSampler):
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        if not search_space or self._starting(study, trial):
+        if not search_space:
             return {}
+        if self._starting(study, trial):
+            return self._start_unseen(study, trial, search_space, self._random_sampler.sample_independent)
         names = sorted(search_space)
         seen = _observations(study, names)
         if len(seen) < self._min_results:
