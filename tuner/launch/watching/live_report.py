@@ -58,7 +58,7 @@ class LiveReport(Callback):
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         now = time.monotonic()
-        if now < self._next or not any(t.last_result for t in trials):
+        if now < self._next or not any(t.has_reported_at_least_once for t in trials):
             return
         try:
             write(storage.here(self.folder), refresh_s=self.every_s)

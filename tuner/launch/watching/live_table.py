@@ -107,7 +107,7 @@ class LiveTable(ProgressReporter):
         return value if isinstance(value, (int, float)) and value == value else None
 
     def breaks(self, trial: Any) -> bool:
-        return any(v > 0 for v in violations(self.constraints, trial.last_result or {}))
+        return bool(self.constraints) and any(v > 0 for v in violations(self.constraints, _result(trial)))
 
     def ranked(self, trials: list) -> list:
         """Best first: trials with a value before those without, those that meet the constraints first."""
@@ -156,7 +156,7 @@ class LiveTable(ProgressReporter):
 
         points = []
         for trial in trials:
-            values = [number(_lookup(trial.last_result or {}, o.name)) for o in self.objectives]
+            values = [number(_lookup(_result(trial), o.name)) for o in self.objectives]
             if all(v is not None for v in values) and not self.breaks(trial):
                 points.append(tuple(o.as_min(v) for o, v in zip(self.objectives, values, strict=True)))  # type: ignore[arg-type]
         return len(pareto.front(points))
@@ -191,11 +191,11 @@ class LiveTable(ProgressReporter):
             shown = [t for t in shown if t in kept]
         if not shown:
             return []
-        metrics = [m for m in self.columns if any(_lookup(t.last_result or {}, m) is not None for t in shown)]
+        metrics = [m for m in self.columns if any(_lookup(_result(t), m) is not None for t in shown)]
         headers = ["Trial name", "status", "loc", *self.parameters, *(self.columns[m] for m in metrics)]
         rows = []
         for t in shown:
-            result = t.last_result or {}
+            result = _result(t)
             params = self._params(t)
             rows.append(
                 [str(t), t.status, _location(result)]
@@ -257,9 +257,16 @@ def stopped_early(trials: list, max_epochs: int) -> int:
     return sum(
         1
         for t in trials
-        if t.status == "TERMINATED"
-        and (t.last_result or {}).get("training_iteration", max_epochs) < max_epochs
+        if t.status == "TERMINATED" and _result(t).get("training_iteration", max_epochs) < max_epochs
     )
+
+
+def _result(trial: Any) -> Mapping[str, Any]:
+    """A trial's last result, or nothing before its first: Tune answers a trial that never reported by
+    waiting on its actor for default values, which would hold up the whole sweep's loop."""
+    if not getattr(trial, "has_reported_at_least_once", True):
+        return {}
+    return trial.last_result or {}
 
 
 def _lookup(result: Mapping[str, Any], name: str) -> Any:
