@@ -4,7 +4,8 @@ and ``--instant N``: N instant trials through ``tuner sweep`` against the same t
 Prints, for each variant, the sweep's wall time (Ray start-up included), the summed compute time inside
 the trials, and the wall-clock cost each trial adds beyond its compute:
 (wall - compute / slots) / trials. With ``--instant``, both run on one Ray started once, alternately
-``--rounds`` times, and the milliseconds a trial costs each (wall / trials) are printed side by side.
+``--rounds`` times (each going first in every other round), and the milliseconds a trial costs each (wall /
+trials) are printed side by side, then each side's minimum, median and maximum.
 
     python benchmarks/bench_overhead.py [--trials 40] [--cpus 2]
     python benchmarks/bench_overhead.py --instant 400 --rounds 3
@@ -109,11 +110,24 @@ def instant_versus_raw(trials: int, rounds: int, cpus: int) -> None:
         space.write_text(INSTANT_SPACE)
         raw_ray(storage, 8)  # warm: the first fits import what each needs
         tuner_instant(storage, str(space), 8)
+        walls: dict[str, list[float]] = {"raw": [], "tuner": []}
         for round_ in range(1, rounds + 1):
-            raw, ours = raw_ray(storage, trials), tuner_instant(storage, str(space), trials)
+            # alternate which goes first, so neither always meets the machine the other left behind
+            sides = {"raw": lambda: raw_ray(storage, trials), "tuner": lambda: tuner_instant(storage, str(space), trials)}
+            times = {name: sides[name]() for name in (("raw", "tuner") if round_ % 2 else ("tuner", "raw"))}
+            raw, ours = times["raw"], times["tuner"]
+            walls["raw"].append(raw)
+            walls["tuner"].append(ours)
             print(f"{round_:<6} {raw:>10.1f} {ours:>9.1f} {1000 * raw / trials:>13.1f} {1000 * ours / trials:>15.1f} "
                   f"{(ours - raw) / raw:>+10.0%}")  # fmt: skip
     ray.shutdown()
+    import statistics
+
+    per = {k: [1000 * w / trials for w in v] for k, v in walls.items()}
+    print(f"ms/trial min / median / max: raw Ray {min(per['raw']):.1f} / {statistics.median(per['raw']):.1f} / "
+          f"{max(per['raw']):.1f}; tuner {min(per['tuner']):.1f} / {statistics.median(per['tuner']):.1f} / "
+          f"{max(per['tuner']):.1f}; medians differ by "
+          f"{statistics.median(per['tuner']) / statistics.median(per['raw']) - 1:+.0%}")  # fmt: skip
 
 
 def main() -> None:

@@ -19,11 +19,13 @@ the epochs) and target (the best value it saw); every other scheduler x searcher
 proposes trials until they are spent. Figures: the epochs each needed before the best value seen reached
 FIFO-random's, and the best value seen within the budget, each a median over seeds with a 90% bootstrap
 interval. Each run is recorded under benchmarks/results/ and compared with the last recorded run of each pair
-and source: a median that got worse beyond its interval is named a regression.
+and source, or else with the figures BENCHMARKS.md records (benchmarks/baselines/, committed; ``--save-baseline``
+writes a run's figures there): a median that got worse beyond its interval is named a regression.
 
     python benchmarks/bench_search.py                      # both parts, the full protocol
     python benchmarks/bench_search.py --part mf            # multi-fidelity on replay: every pair, 20 seeds
     python benchmarks/bench_search.py --part final --seeds 3 --datasets naval_propulsion
+    python benchmarks/bench_search.py --print run.json --save-baseline   # a saved run's figures as the baseline
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ MF_METHODS = ["asha+random", "asha+optuna", "asha+hyperopt", "hyperband+random",
 MF_SOURCES = ["hartmann6", "digits", "breast_cancer", "diabetes", "surrogate-digits", "surrogate-breast_cancer",
               "surrogate-diabetes", "fresh-breast_cancer"]  # fmt: skip
 RECORDS = ROOT / "benchmarks" / "results"  # every run's figures, the baseline of the next (ignored by git)
+# The figures BENCHMARKS.md records, per pair and source, kept with the code (--save-baseline writes them), so a
+# run on a fresh clone has a last recorded run to name regressions against.
+BASELINE = ROOT / "benchmarks" / "baselines" / "multi_fidelity.json"
 MIN_SEEDS = 5  # fewer seeds in common with an earlier run give no interval worth a verdict
 
 
@@ -314,7 +319,7 @@ def same_protocol(a: dict, b: dict) -> bool:
 def earlier_runs(settings: dict, baseline: str | None) -> list[tuple[str, dict]]:
     """The runs to compare with, newest first: the one named by --baseline, else every recorded run of the same
     protocol (FIFO-random's trials and the trials at once), so each pair on each source meets its last
-    recorded figures even where the last run measured only some of them."""
+    recorded figures even where the last run measured only some of them, then the committed baseline."""
     paths = [Path(baseline)] if baseline else sorted(RECORDS.glob("search-*.json"), reverse=True)
     runs = []
     for path in paths:
@@ -324,7 +329,31 @@ def earlier_runs(settings: dict, baseline: str | None) -> list[tuple[str, dict]]
             continue
         if "multi_fidelity" in run and (baseline or same_protocol(run.get("settings", {}), settings)):
             runs.append((path.name, mf_figures(run["multi_fidelity"])))
+    if not baseline and BASELINE.is_file():
+        kept = json.loads(BASELINE.read_text())
+        if same_protocol(kept.get("settings", {}), settings):
+            runs.append((str(BASELINE.relative_to(ROOT)), kept["figures"]))
     return runs
+
+
+def save_baseline(results: dict, settings: dict) -> Path:
+    """This run's figures (each seed's reach and best, per pair and source) into the committed baseline, over
+    the figures it had for the same pairs and sources and beside those it did not measure."""
+    kept = json.loads(BASELINE.read_text()) if BASELINE.is_file() else {}
+    if kept and not same_protocol(kept.get("settings", {}), settings):
+        kept = {}  # another protocol's figures compare with nothing of this one
+    figures = kept.get("figures", {})
+    for name, by_pair in mf_figures(results).items():
+        for pair, row in by_pair.items():
+            figures.setdefault(name, {})[pair] = {k: row[k] for k in ("budget", "seeds", "reach", "best")}
+    commits = dict(kept.get("commits", {}))
+    for name, by_pair in mf_figures(results).items():
+        for pair in by_pair:
+            commits[f"{name} {pair}"] = settings.get("commit", "")
+    out = {"settings": {k: settings[k] for k in ("fifo_trials", "workers")}, "commits": commits, "figures": figures}
+    BASELINE.parent.mkdir(parents=True, exist_ok=True)
+    BASELINE.write_text(json.dumps(out, indent=None, separators=(",", ":"), sort_keys=True) + "\n")
+    return BASELINE
 
 
 def change_interval(before: list[float], after: list[float], resamples: int = 4000) -> tuple[float, float, float]:
@@ -365,8 +394,8 @@ def compare_with_earlier(results: dict, settings: dict, baseline: str | None) ->
             common = sorted(set(row["seeds"]) & set(old["seeds"]))
             compared += 1
             for figure in ("reach", "best"):
-                pick = {s: v for s, v in zip(row["seeds"], row[figure], strict=True)}
-                was = {s: v for s, v in zip(old["seeds"], old[figure], strict=True)}
+                pick = dict(zip(row["seeds"], row[figure], strict=True))
+                was = dict(zip(old["seeds"], old[figure], strict=True))
                 change, lo, hi = change_interval([was[s] for s in common], [pick[s] for s in common])
                 verdict = "REGRESSION" if lo > 0 else "better" if hi < 0 else ""
                 if verdict:
@@ -495,6 +524,8 @@ def main() -> None:
                         "benchmarks/results/ anyway)")  # fmt: skip
     parser.add_argument("--baseline", metavar="JSON", help="the earlier run to compare multi-fidelity figures with "
                         "(default: the last recorded run of each pair and source, same protocol)")  # fmt: skip
+    parser.add_argument("--save-baseline", action="store_true", help="write this run's multi-fidelity figures into "
+                        "benchmarks/baselines/ (committed: what later runs name regressions against)")  # fmt: skip
     parser.add_argument("--print", metavar="JSON", nargs="+", help="print the figures saved by earlier runs")
     parser.add_argument("--versus", metavar="JSON", nargs=2, help="two saved final-value runs (e.g. 1 and 8 trials at "
                         "once): each median's change from the first to the second, with a bootstrap interval")  # fmt: skip
@@ -504,7 +535,13 @@ def main() -> None:
         print_versus(runs[0], runs[1], (Path(args.versus[0]).name, Path(args.versus[1]).name))
         return
     if args.print:
-        print_saved([json.loads(Path(f).read_text()) for f in args.print])
+        runs = [json.loads(Path(f).read_text()) for f in args.print]
+        print_saved(runs)
+        for run in runs if args.save_baseline else []:  # in the order given: a later run's figures win
+            if "multi_fidelity" in run:
+                saved = save_baseline(run["multi_fidelity"], run["settings"])
+        if args.save_baseline:
+            print(f"# figures saved as the baseline in {saved.relative_to(ROOT)}", file=sys.stderr)
         return
 
     print(f"# {os.cpu_count()} CPUs; final values with {args.concurrent} trial(s) at once, multi-fidelity with "
@@ -524,6 +561,9 @@ def main() -> None:
         print_multi_fidelity(everything["multi_fidelity"], args.fifo_trials, args.workers)
         compare_with_earlier(everything["multi_fidelity"], everything["settings"], args.baseline)
         print(f"\n# recorded in {record(everything).relative_to(ROOT)}", file=sys.stderr)
+        if args.save_baseline:
+            saved = save_baseline(everything["multi_fidelity"], everything["settings"])
+            print(f"# figures saved as the baseline in {saved.relative_to(ROOT)}", file=sys.stderr)
     if "warm" in everything:
         print_warm(everything["warm"])
     if args.json:
