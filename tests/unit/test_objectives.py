@@ -234,7 +234,7 @@ def test_the_median_rule_by_fronts_stops_the_worse_half_once_enough_trials_repor
     rule = ParetoMedian(1, 3, (Objective("loss", "min"), Objective("ms", "min")), fate_log=fates)
     for trial_id, loss, ms in [("a", 1.0, 1.0), ("b", 2.0, 2.0), ("c", 3.0, 3.0)]:
         assert report(rule, trial_id, 2, loss=loss, ms=ms) == "CONTINUE"  # too few others yet
-    assert report(rule, "d", 1, loss=9.0, ms=9.0) == "CONTINUE"  # within the grace period
+    assert report(rule, "d", 1, loss=9.0, ms=9.0) == "CONTINUE"  # no other trial reported epoch 1
     assert report(rule, "d", 2, loss=2.5, ms=2.5) == "STOP"  # 3rd of 4 at epoch 2
     assert fates.stopped("d") == ("stopped early by the median rule at epoch 2: in the worse half of the 4 trials at "
                                   "that epoch by fronts (dominated by 2 trials)")  # fmt: skip
@@ -300,3 +300,24 @@ def test_a_replays_best_trial_meets_the_sweeps_constraints():
     assert outcome.best_trial([Constraint.parse("mb<=500")]).trial_id == "b"
     assert outcome.points([Objective("loss", "min"), Objective("mb", "min")], [Constraint.parse("mb<=500")]) == [(0.7, 100)]
 
+
+
+def test_the_median_rule_never_pauses_a_trial_while_too_few_others_reported():
+    """Ray's rule "yields time" then to waiting trials: a trainable without checkpoints started over and reported
+    its epochs again (seen in a sweep of 8 trials under --scheduler median)."""
+    from ray.tune.experiment import Trial
+
+    from tuner.schedulers import SchedulerContext
+    from tuner.schedulers.median import Median
+
+    rule = Median().build(SchedulerContext(6, "loss", "min", {}, 8))
+    rule.set_search_properties("loss", "min")
+    running = [Trial("t", config={}, trial_id=f"r{i}", stub=True) for i in range(2)]
+    waiting = [Trial("t", config={}, trial_id=f"w{i}", stub=True) for i in range(6)]
+    controller = SimpleNamespace(get_live_trials=lambda: running + waiting)  # six trials wait for a slot
+    for trial in running + waiting:
+        rule.on_trial_add(controller, trial)
+    for epoch in (1, 2, 3):
+        for trial in running:
+            result = {"training_iteration": epoch, "loss": 1.0 / epoch + int(trial.trial_id[1:])}
+            assert rule.on_trial_result(controller, trial, result) == "CONTINUE"

@@ -65,6 +65,8 @@ def test_part_13_the_schedulers_keep_their_reasons_where_tuner_reads_them():
     assert all(name in bracket for name in ("_live_trials", "_cumul_r", "_halves", "def successive_halving"))
     assert "_create_bracket" in inspect.getsource(HyperBandScheduler)
     assert all(hasattr(MedianStoppingRule, name) for name in ("_trials_beyond_time", "_running_mean", "_best_result"))
+    rule = inspect.getsource(MedianStoppingRule)
+    assert "self._on_insufficient_samples(tune_controller, trial, time)" in rule and "float(\"-inf\")" in rule
     assert hasattr(PopulationBasedTraining, "_exploit") and "_trial_state" in inspect.getsource(PopulationBasedTraining)
     # what the status lines read: ASHA's rungs and max_t, HyperBand's rounds of brackets and their progress
     assert "self._max_t = max_t" in inspect.getsource(ASHAScheduler.__init__)

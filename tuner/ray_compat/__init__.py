@@ -22,7 +22,9 @@ list below says, each with its test in tests/unit/test_private_uses.py. Seen in 
 13. schedulers     ASHA, HyperBand, BOHB, the median rule and PBT decide in private state: read their reasons;
                    a resumed sweep hands its finished trials to HyperBand's brackets: leave them out; a
                    bracket finished by a trial that ended itself leaves a paused one waiting: stop it; their
-                   status lines count decisions as stopped trials and show ASHA's cutoffs negated: say it true
+                   status lines count decisions as stopped trials and show ASHA's cutoffs negated: say it true;
+                   the median rule pauses a trial while too few others have reported (it then starts over):
+                   never pause it
 15. cluster        read an address exactly as ``ray.init`` would, without its minutes of retrying
 16. cluster        token mode for a client needs Ray's C++ configuration read again
 17. trainable_forms  tune.with_parameters and tune.with_resources hide the user's code and its resources

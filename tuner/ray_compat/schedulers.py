@@ -153,6 +153,12 @@ class RecordingMedian(MedianStoppingRule):
         """Nothing beyond the live table's count of the trials it stopped (Ray's line counts them too)."""
         return ""
 
+    def _on_insufficient_samples(self, tune_controller: Any, trial: Any, time: float) -> str:
+        """Never pause a trial while too few others have reported at its epoch: Ray's rule "yields time" to
+        waiting trials then, and a trainable without checkpoints starts over, reporting its epochs again from
+        the first. (Its ``min_time_slice`` cannot say never: a trial's last pause starts at minus infinity.)"""
+        return TrialScheduler.CONTINUE
+
     def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
         action = super().on_trial_result(tune_controller, trial, result)
         if action == TrialScheduler.STOP and self.fate_log and self._time_attr in result:
@@ -300,11 +306,23 @@ class _RecordingBrackets:
                 statuses: dict[str, int] = {}
                 for trial in bracket._all_trials:
                     statuses[trial.status] = statuses.get(trial.status, 0) + 1
-                counts = ", ".join(f"{n} {status}" for status, n in sorted(statuses.items()))
+                at = bracket._cumul_r
+                waits = f" until the others reach epoch {at}" if statuses.get("PAUSED") else ""
+                counts = ", ".join(
+                    f"{n} {status}{waits if status == 'PAUSED' else ''}"
+                    for status, n in sorted(statuses.items())
+                )
                 number = getattr(bracket, "number", 0) or len(lines) + 1
                 done = bracket.completion_percentage()
-                state = "finished" if done >= 1 else f"compared next at epoch {bracket._cumul_r}, {done:.0%} done"
-                lines.append(f"bracket {number}: {len(bracket._all_trials)} trial(s) ({counts or 'none yet'}); {state}")
+                if done >= 1:
+                    state = "finished"
+                elif at >= self._max_t_attr:  # type: ignore[attr-defined]
+                    state = f"its trials run to epoch {at}, {done:.0%} done"
+                else:
+                    state = f"compared next at epoch {at}, {done:.0%} done"
+                lines.append(
+                    f"bracket {number}: {len(bracket._all_trials)} trial(s) ({counts or 'none yet'}); {state}"
+                )
         return "\n".join(lines)
 
     def _create_bracket(self, s: int) -> _Bracket:

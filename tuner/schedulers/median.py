@@ -8,7 +8,6 @@ from tuner.objectives import Objective
 from tuner.schedulers.base import SchedulerContext, SchedulerEntry, ranking
 
 MIN_SAMPLES = 3
-NEVER_PAUSE = 10**9
 
 
 class Median(SchedulerEntry):
@@ -35,25 +34,23 @@ class Median(SchedulerEntry):
                 fate_log=ctx.fate_log,
             )
 
-        # Never pause a trial while too few others have reported (Ray's default "yields time"): a trainable
-        # without checkpoints would start over, and the epochs it reports would run backwards.
+        # It never pauses a trial while too few others have reported (tuner/ray_compat/schedulers.py).
         return RecordingMedian(
             time_attr="training_iteration",
             grace_period=ctx.grace_period,
             fate_log=ctx.fate_log,
             min_samples_required=MIN_SAMPLES,
-            min_time_slice=NEVER_PAUSE,
         )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         if ctx.ranked_by_front:
             return [
-                f"median stopping by fronts: from epoch {ctx.grace_period + 1} on, once {MIN_SAMPLES} other trials "
+                f"median stopping by fronts: from epoch {ctx.grace_period} on, once {MIN_SAMPLES} other trials "
                 f"have reported an epoch, a trial whose result is in the worse half there stops; the rest run to "
                 f"{ctx.max_epochs} epochs. Ranked by {ranking(ctx)}"
             ]
         return [
-            f"median stopping: from epoch {ctx.grace_period + 1} on, a trial whose best {ctx.metric} so far is worse "
+            f"median stopping: from epoch {ctx.grace_period} on, a trial whose best {ctx.metric} so far is worse "
             f"than the median of the other trials' running means at that epoch stops (once {MIN_SAMPLES} "
             f"trials have reported); the rest run to {ctx.max_epochs} epochs"
         ]

@@ -1,11 +1,11 @@
 """The median stopping rule on several objectives (and under constraints): the worse half by fronts stops.
 
-From the epoch after the grace period on, a trial's result is placed among every trial's result at the same
-epoch (as the one-value rule compares with the other trials at that epoch): feasible ones first, by
-non-dominated sorting, ties on a front by crowding distance, then by the first objective; infeasible ones
-last. Once enough other trials reported that epoch, a trial in the worse half stops. Tune's public scheduler
-interface only (``FIFOScheduler``); like Ray's median rule it keeps its results in memory, so a resumed
-sweep compares again from the results that arrive.
+From the epoch the grace period ends at on (where Ray's one-value rule and ASHA first compare), a trial's result
+is placed among every trial's result at the same epoch (as the one-value rule compares with the other trials at
+that epoch): feasible ones first, by non-dominated sorting, ties on a front by crowding distance, then by the
+first objective; infeasible ones last. Once enough other trials reported that epoch, a trial in the worse half
+stops. Tune's public scheduler interface only (``FIFOScheduler``); like Ray's median rule it keeps its results
+in memory, so a resumed sweep compares again from the results that arrive.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class ParetoMedian(FIFOScheduler):
         )
         here = self.at_epoch.setdefault(int(epoch), {})
         here[trial.trial_id] = (point, sum(violations(self.constraints, result)))
-        if epoch <= self.grace_period or len(here) - 1 < self.min_samples:
+        if epoch < self.grace_period or len(here) - 1 < self.min_samples:
             return TrialScheduler.CONTINUE
         ids = list(here)
         order = pareto.order([here[i][0] for i in ids], [here[i][1] for i in ids])
