@@ -1,7 +1,7 @@
 """The live table: what the terminal shows every few seconds while trials run, through Ray's public
 ``ProgressReporter``.
 
-Rows are ranked by each trial's best value (as every review ranks them), grouped by status; the status lines
+Rows are ranked by each trial's best value (as every review ranks them), trials without one last; the status lines
 say what is true: the trials the scheduler stopped early, the scheduler's own state (each of tuner's schedulers
 says it in its ``debug_string``), the best trial so far (one that breaks a ``--constraint`` never is), and on
 several objectives the size of the front. Errored trials are counted here and named with their error files when
@@ -18,7 +18,6 @@ from ray.tune import ProgressReporter
 
 from tuner.objectives import Constraint, Mode, Objective, sign, violations
 
-STATUS_ORDER = ("RUNNING", "PAUSED", "PENDING", "TERMINATED", "ERROR")
 EVERY_S = 10.0
 MAX_ROWS = 30
 MAX_TEXT = 20  # characters of a text cell; longer ones are cut with an ellipsis
@@ -180,8 +179,7 @@ class LiveTable(ProgressReporter):
     def _table(self, ranked: list, limit: int | None) -> list[str]:
         from tabulate import tabulate
 
-        shown = [t for status in STATUS_ORDER for t in ranked if t.status == status]
-        shown += [t for t in ranked if t.status not in STATUS_ORDER]
+        shown = list(ranked)  # as the status line says: by each trial's best value, whatever its status
         hidden: dict[str, int] = {}
         if limit is not None and len(shown) > limit:
             kept = _fair_share(shown, limit)
