@@ -72,7 +72,8 @@ def _listing(folder):
 @pytest.mark.parametrize(
     "args, fragment",
     [(("--scheduler", "pbt"), "pbt changes configs while trials train, so recorded curves cannot stand in"),
-     (("--scheduler", "sha"), "unknown scheduler 'sha'"),
+     (("--scheduler", "sha"), "unknown scheduler 'sha'; a replay takes: asha, fifo, hyperband, bohb, median"),
+     ((), "give --scheduler (another scheduler), --searcher (another searcher), or both"),
      (("--scheduler", "asha", "--searcher", "optuna"), "parameter width is not a choice"),
      (("--scheduler", "asha", "--searcher", "nope"), "unknown searcher 'nope'"),
      (("--scheduler", "asha", "--reduction-factor", "1"), "Invalid value for '--reduction-factor'")],
@@ -138,3 +139,8 @@ def test_a_sweep_that_ran_every_config_replays_under_asha_with_cqr_proposing(run
     assert int(spent.split()[1]) < 48, spent  # ASHA stopped some of what cqr proposed
     saved = json.loads((tmp_path / "all" / "replays" / "asha-cqr.json").read_text())
     assert saved["searcher"] == "cqr" and saved["used_epochs"] == 48
+    # under the sweep's own scheduler (FIFO), cqr proposes all 12 configs: the sweep's best is kept, by its id
+    same = run_cli("replay", tmp_path / "all", "--searcher", "cqr")
+    assert same.code == 0, same.err
+    assert same.out.startswith("replayed under fifo and searcher cqr, ") and "best trial: kept (" in same.out
+    assert "epochs: 48 against the sweep's 48 under fifo (the same)" in same.out

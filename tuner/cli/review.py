@@ -193,8 +193,8 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
 @click.argument("experiment")
 @click.option(
     "--scheduler",
-    required=True,
-    help="The scheduler to replay the sweep under: asha, hyperband, median, fifo or bohb.",
+    help="The scheduler to replay the sweep under: asha, hyperband, median, fifo or bohb. [default: the "
+    "sweep's own, with --searcher]",
 )
 @click.option("--grace-period", type=click.IntRange(min=1), help="Its grace period. [default: the sweep's]")
 @click.option(
@@ -212,7 +212,7 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
 )
 def replay(
     experiment: str,
-    scheduler: str,
+    scheduler: str | None,
     grace_period: int | None,
     reduction_factor: int | None,
     workers: int | None,
@@ -225,10 +225,15 @@ def replay(
     from tuner.review import experiment as experiments
     from tuner.review.replays import describe
 
-    schedulers.entry(scheduler)  # an unknown name is one line, before anything is read
+    if scheduler is None and searcher is None:
+        raise UsageError("give --scheduler (another scheduler), --searcher (another searcher), or both")
+    if scheduler is not None and scheduler not in schedulers.REGISTRY:  # one line, before anything is read
+        able = ", ".join(e.name for e in schedulers.ENTRIES if not e.takes_no_searcher)
+        raise UsageError(f"unknown scheduler {scheduler!r}; a replay takes: {able}")
     if searcher not in (None, searchers.AUTO):
         searchers.entry(searcher)
     record = experiments.load(experiment)
+    scheduler = scheduler or record.config.scheduler
     whatif = replay_experiment(
         record,
         scheduler,

@@ -270,5 +270,16 @@ def _replayed_best(
     if value is None:
         return None
     epoch = best.values.index(value) + 1
-    trial = trials[outcome.trials.index(best)].trial_id if searcher is None else best.trial_id
+    if searcher is None:  # the sweep's own configs in its own order: the i-th replayed trial is its i-th
+        trial = trials[outcome.trials.index(best)].trial_id
+    else:  # a config the searcher proposed, which the sweep ran too: named as the sweep's trial that ran it
+        ran = {_config_key(t.config): t.trial_id for t in trials}
+        trial = ran.get(_config_key(best.config), best.trial_id)
     return ReplayBest(trial, value, epoch, best.config)
+
+
+def _config_key(config: dict[str, Any]) -> str:
+    from tuner.spec import flatten
+    from tuner.values import plain
+
+    return json.dumps({k: plain(v) for k, v in sorted(flatten(config).items())}, default=str)

@@ -131,9 +131,12 @@ def _is_number(value: Any) -> bool:
 def saving(new: float, old: float) -> str:
     if not old:
         return ""
-    if new < old:
-        return f" (saves {(old - new) / old:.0%})"
-    return " (the same)" if new == old else f" ({(new - old) / old:.0%} more)"
+    change = (new - old) / old
+    if new == old:
+        return " (the same)"
+    if abs(change) < 0.005:
+        return " (about the same)"
+    return f" (saves {-change:.0%})" if change < 0 else f" ({change:.0%} more)"
 
 
 def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
