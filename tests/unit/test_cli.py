@@ -150,3 +150,14 @@ def test_the_review_package_imports_neither_ray_nor_torch_nor_the_launch_path():
             "'tuner.schedulers', 'tuner.searchers'))))")  # fmt: skip
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert loaded == "[]", loaded
+
+
+def test_the_resume_banner_says_what_goes_on_what_is_still_to_come_and_what_becomes_of_errored_trials():
+    from tuner.launch.resume import resume_banner
+
+    statuses = {"a": "TERMINATED", "b": "TERMINATED", "c": "RUNNING", "d": "PAUSED", "e": "ERROR"}
+    assert resume_banner("/exp", statuses, "skip", 8) == (
+        "resuming /exp: 2 of 5 trial(s) finished; 2 go on from their last checkpoint (from the start without one); "
+        "3 not started yet (the sweep plans 8); 1 errored: left as they are (--errored skip)"
+    )
+    assert resume_banner("/exp", {"a": "TERMINATED"}, "skip", 1) == "resuming /exp: 1 of 1 trial(s) finished"

@@ -61,6 +61,26 @@ def resume_sweep(
         return _resume_claimed(folder, errored, out, num_samples, budget, trial_timeout, stop)
 
 
+def resume_banner(folder: str, statuses: dict[str, str], errored: str, planned: int | None) -> str:
+    """What a resume is about to do: the trials that go on, those still to come, what becomes of errored ones."""
+    done = sum(status == "TERMINATED" for status in statuses.values())
+    failed = sum(status == "ERROR" for status in statuses.values())
+    parts = [f"{done} of {len(statuses)} trial(s) finished"]
+    going = len(statuses) - done - failed
+    if going:
+        parts.append(f"{going} go on from their last checkpoint (from the start without one)")
+    if planned and planned > len(statuses):
+        parts.append(f"{planned - len(statuses)} not started yet (the sweep plans {planned})")
+    if failed:
+        what = {
+            "skip": "left as they are",
+            "resume": "go on from their last checkpoint",
+            "restart": "start over",
+        }
+        parts.append(f"{failed} errored: {what.get(errored, errored)} (--errored {errored})")
+    return f"resuming {folder}: " + "; ".join(parts)
+
+
 def _resume_claimed(
     folder: str,
     errored: str,
@@ -107,8 +127,7 @@ def _resume_claimed(
         from ray import tune
 
         plan = place(plan)
-        done = sum(status == "TERMINATED" for status in statuses.values())
-        out(f"resuming {folder}: {done} of {len(statuses)} trial(s) finished; errored trials: {errored}")
+        out(resume_banner(folder, statuses, errored, config.trials_cap))
         if trial_timeout is not None:
             from tuner.limits import TrialTimeout
             from tuner.settings import save_config

@@ -119,13 +119,16 @@ class ParetoASHA(FIFOScheduler):
         if broke:
             return f"{head}: infeasible ({'; '.join(broke)})"
         if len(self.objectives) == 1:
-            return f"{head}: ranked {decision['place']} of {decision['of']} at the rung; only the best {decision['keep']} go on"
+            keep = decision["keep"]
+            return f"{head}: ranked {decision['place']} of {decision['of']} at the rung; only the best {keep} go{'es' if keep == 1 else ''} on"
         if decision["dominated_by"]:
             n = decision["dominated_by"]
             return f"{head}: dominated by {n} trial{'s' if n > 1 else ''} at the epoch-{milestone} rung"
+        keep = decision["keep"]
+        goes, them = ("go", "them") if keep > 1 else ("goes", "that one")
         return (
-            f"{head}: on the front at the epoch-{milestone} rung, but only the best {decision['keep']} of "
-            f"{decision['of']} go on and it ranked behind them there (by crowding distance, then "
+            f"{head}: on the front at the epoch-{milestone} rung, but only the best {keep} of "
+            f"{decision['of']} {goes} on and it ranked behind {them} there (by crowding distance, then "
             f"{self.objectives[0].name})"
         )
 
