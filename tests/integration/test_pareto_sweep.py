@@ -74,7 +74,7 @@ def test_dominated_and_infeasible_trials_are_stopped_with_their_reason(swept):
     fates = [t.fate for t in tuner.load(str(swept))._read().trials]
     stopped = [f for f in fates if f.startswith("stopped early by ASHA")]
     assert stopped, fates
-    assert all(("dominated by" in f or "ranked behind them" in f or "infeasible (mb" in f) for f in stopped), stopped
+    assert all(("dominated by" in f or "ranked behind" in f or "infeasible (mb" in f) for f in stopped), stopped
 
 
 def test_results_and_export_read_the_front(swept, run_cli):
