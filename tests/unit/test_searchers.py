@@ -186,6 +186,27 @@ def test_optuna_takes_a_trial_the_scheduler_stopped_as_pruned_and_one_that_ran_t
     assert trials[1].value == 0.4
 
 
+def test_a_trial_that_starts_over_reports_its_epochs_again_without_optuna_warning_of_each(tmp_path):
+    import warnings
+
+    plan = plan_search({"lr": tune.uniform(0, 1)}, "optuna")
+    context = SearcherContext("loss", "min", num_samples=8, seed=0, full_epochs=3)
+    first = build_searcher(plan, context)
+    first.suggest("a")
+    first.on_trial_result("a", {"loss": 0.9, "training_iteration": 1})
+    first.on_trial_result("a", {"loss": 0.6, "training_iteration": 2})
+    first.save(str(tmp_path / "searcher.pkl"))  # a signal, then a resume
+    built = build_searcher(plan, context)
+    built.restore(str(tmp_path / "searcher.pkl"))
+    for epoch, loss in ((1, 0.8), (2, 0.5), (3, 0.4)):  # the trial starts over: it had no checkpoint
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            built.on_trial_result("a", {"loss": loss, "training_iteration": epoch})
+    built.on_trial_complete("a", {"loss": 0.4, "training_iteration": 3})
+    trial = built.inner._ot_study.get_trials()[0]
+    assert trial.intermediate_values == {1: 0.9, 2: 0.6, 3: 0.4} and trial.value == 0.4
+
+
 def test_without_the_sweeps_epochs_or_for_other_models_every_completion_is_a_final_value():
     plan = plan_search({"lr": tune.uniform(0, 1)}, "optuna")
     built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))

@@ -134,8 +134,22 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         if not self._several:
             result = self._at_best(trial_id, result)
         self.remember(trial_id, result)
-        if trial_id not in self._drawn_here:  # the model never saw that trial
-            self.inner.on_trial_result(trial_id, result)
+        if trial_id in self._drawn_here:  # the model never saw that trial
+            return
+        if self._told_before(trial_id, result.get("training_iteration")):
+            return
+        self.inner.on_trial_result(trial_id, result)
+
+    def _told_before(self, trial_id: str, step: Any) -> bool:
+        """Whether the model already has this trial's result for that epoch: a trial without checkpoints that
+        starts over after a resume reports its epochs again, and Optuna warns of each one and ignores it."""
+        if not isinstance(step, int):
+            return False
+        told = self.__dict__.setdefault("_furthest_told", {})  # a searcher pickled before this has none
+        if step <= told.get(trial_id, 0):
+            return True
+        told[trial_id] = step
+        return False
 
     @property
     def _bests(self) -> dict[str, float]:
@@ -227,8 +241,8 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             raise TypeError(f"{type(self.inner).__name__} has no queue of configs to propose next")
 
     def save(self, checkpoint_path: str) -> None:
-        """One file holding the inner searcher's own save, our draw counter, the last results and the config
-        queued to run again."""
+        """One file holding the inner searcher's own save, our draw counter, the last results, the config
+        queued to run again and the furthest epoch of each trial the model was told of."""
         self.inner.save(checkpoint_path)
         with open(checkpoint_path, "rb") as f:
             inner_state = f.read()
@@ -240,6 +254,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
                 "drawn": self._drawn_here,
                 "best": self._bests,
                 "again": self.__dict__.get("_again", []),
+                "told": self.__dict__.get("_furthest_told", {}),
             }
             pickle.dump(state, f)
 
@@ -257,3 +272,4 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         self._drawn_here = state.get("drawn", {})
         self._best = state.get("best", {})
         self._again = state.get("again", [])
+        self._furthest_told = state.get("told", {})
