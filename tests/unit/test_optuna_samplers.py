@@ -12,8 +12,9 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.samplers import GPSampler, TPESampler
 from optuna.trial import TrialState
 
-from tuner.searchers.optuna_samplers import FreshTPE, WarpedGP, at_furthest_epoch, power_warp
+from tuner.searchers.optuna_samplers import FreshTPE, at_furthest_epoch
 from tuner.searchers.quantile_sampler import QuantileSampler
+from tuner.searchers.warped_gp import WarpedGP, power_warp
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -32,7 +33,12 @@ def test_the_gp_hooks_tuner_overrides_keep_their_signatures():
     impl = inspect.signature(GPSampler._sample_relative_impl).parameters
     assert list(impl) == ["self", "study", "completed_trials", "running_trials", "search_space"]
     assert list(inspect.signature(GPSampler._optimize_acqf).parameters) == ["self", "acqf", "best_params"]
-    assert list(inspect.signature(TPESampler._sample).parameters) == ["self", "study", "trial", "search_space"]
+    assert list(inspect.signature(TPESampler._sample).parameters) == [
+        "self",
+        "study",
+        "trial",
+        "search_space",
+    ]
     assert "study._get_trials(" in inspect.getsource(TPESampler._sample)  # where the epoch view is read
 
 
@@ -59,7 +65,9 @@ def test_trials_are_ranked_at_the_furthest_epoch_enough_of_them_reached():
     assert len(ranked) == 11 and sorted(v.value for v in ranked)[:2] == [0.5, 1.5]
     assert [v.value for v in ranked if v.number == done.number] == [16.0]  # valued at epoch 4, not at its end
     assert all(v.state == TrialState.PRUNED for v in views[:30])
-    assert study.trials[-1].state == TrialState.COMPLETE and study.trials[-1].value == 12.0  # the study unchanged
+    assert (
+        study.trials[-1].state == TrialState.COMPLETE and study.trials[-1].value == 12.0
+    )  # the study unchanged
 
 
 def test_tpe_follows_the_trials_best_at_that_epoch_not_the_one_that_ran_to_the_end():
@@ -88,6 +96,7 @@ def test_power_warp_keeps_the_order_of_results_spanning_decades():
         warped = power_warp(values)
         assert np.array_equal(np.argsort(warped), np.argsort(values))
         assert abs(warped.mean()) < 1e-6 and abs(warped.std() - 1) < 1e-6
+
     # Decades apart, the good results are told apart after the warp, not crushed beside the worst one.
     def best_five_share(v):  # how much of the whole range the five best results span
         return np.ptp(np.sort(v)[:5]) / np.ptp(v)
@@ -118,7 +127,11 @@ def test_no_config_is_proposed_twice_while_untried_ones_remain(make):
 )
 def test_the_random_start_repeats_no_config_of_a_small_space(make):
     """12 configs and a random start of 12: drawn independently, seed 2 repeated one within the first four."""
-    small = {"w": CategoricalDistribution([4, 8, 16]), "lr": CategoricalDistribution([1e-3, 1e-2]), "n": IntDistribution(0, 1)}
+    small = {
+        "w": CategoricalDistribution([4, 8, 16]),
+        "lr": CategoricalDistribution([1e-3, 1e-2]),
+        "n": IntDistribution(0, 1),
+    }
     study = optuna.create_study(sampler=make())
     running = [study.ask(small) for _ in range(2)]  # two at once, as a sweep runs them
     for _ in range(10):
@@ -132,7 +145,10 @@ def test_the_random_start_repeats_no_config_of_a_small_space(make):
 def test_a_continuous_random_start_is_optunas_own():
     """Where a repeat cannot happen, the random start is drawn as Optuna draws it: the same configs."""
     space = {"x": FloatDistribution(0, 1), "y": FloatDistribution(1e-3, 1, log=True)}
-    ours, theirs = optuna.create_study(sampler=FreshTPE(5, seed=3)), optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3))
+    ours, theirs = (
+        optuna.create_study(sampler=FreshTPE(5, seed=3)),
+        optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=3)),
+    )
     for study in (ours, theirs):
         for _ in range(5):
             trial = study.ask(space)
@@ -197,3 +213,15 @@ def test_an_earlier_sweeps_configs_teach_the_model_but_are_not_barred(make):
     assert [t.number for t in sampler._tried_here(study, running)] == [t.number for t in own[:-1]]
     configs = [tuple(sorted(t.params.items())) for t in own]
     assert len(set(configs)) == len(configs)  # its own trials are still never repeated
+
+
+def test_a_gp_pickled_before_it_moved_to_its_own_module_still_loads(monkeypatch):
+    import pickle
+
+    from tuner.searchers import optuna_samplers
+
+    monkeypatch.setattr(WarpedGP, "__module__", "tuner.searchers.optuna_samplers")  # as older sweeps saved it
+    old = pickle.dumps(WarpedGP(3, seed=0))
+    monkeypatch.undo()
+    assert b"tuner.searchers.optuna_samplers" in old and b"warped_gp" not in old
+    assert optuna_samplers.WarpedGP is WarpedGP and isinstance(pickle.loads(old), WarpedGP)

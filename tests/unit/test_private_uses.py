@@ -144,7 +144,8 @@ def test_optuna_samplers_keep_their_random_sampler_and_rng_where_tuner_draws_fro
 
     from optuna.samplers import GPSampler
 
-    from tuner.searchers.optuna_samplers import FreshTPE, WarpedGP
+    from tuner.searchers.optuna_samplers import FreshTPE
+    from tuner.searchers.warped_gp import WarpedGP
 
     assert isinstance(FreshTPE(3, seed=0)._random_sampler, RandomSampler)
     assert isinstance(WarpedGP(3, seed=0)._rng.rng, np.random.RandomState)
@@ -184,7 +185,7 @@ def test_optuna_samplers_a_running_trials_relative_params_are_in_its_system_attr
 
 
 def test_optuna_samplers_gp_hooks_are_called_where_tuner_overrides_them():
-    """If this fails, re-check ``WarpedGP`` in tuner/searchers/optuna_samplers.py: GPSampler's private
+    """If this fails, re-check ``WarpedGP`` in tuner/searchers/warped_gp.py: GPSampler's private
     ``_sample_relative_impl(study, completed_trials, running_trials, search_space)`` must fit the completed
     trials' values (warped there) and ``_optimize_acqf(acqf, best_params)`` must choose the proposal (Optuna's
     own comment: "we do not make any effort to keep backward compatibility")."""
@@ -198,7 +199,7 @@ def test_optuna_samplers_gp_hooks_are_called_where_tuner_overrides_them():
 
 def test_optuna_samplers_gp_search_space_has_what_the_untried_search_reads():
     """If this fails, re-check ``WarpedGP`` and ``_best_untried``/``_grid``/``_neighbours`` in
-    tuner/searchers/optuna_samplers.py: they build the private ``optuna._gp.search_space.SearchSpace`` and read
+    tuner/searchers/warped_gp.py: they build the private ``optuna._gp.search_space.SearchSpace`` and read
     its ``dim``, ``is_categorical``, ``discrete_indices``, ``continuous_indices``,
     ``get_choices_of_discrete_params``, ``sample_normalized_params`` and ``get_normalized_params(trials,
     params)``, and score candidates with the private acquisition's ``eval_acqf_no_grad``."""

@@ -45,11 +45,11 @@ searchers/planned.py   Ray's ``OptunaSearch._ot_trials`` and ``_ot_study``, and
         ``BayesOptSearch._points_to_evaluate``: constraints on the model's own trial, a config queued to run
         again (Ray takes both only at construction); OptunaSearch tells a completion without the metric as
         pruned (undocumented)
-searchers/optuna_samplers.py   Optuna's ``TPESampler._sample``, ``_random_sampler``, ``Study._get_trials``,
-        ``GPSampler._sample_relative_impl``, ``_optimize_acqf``, ``_rng``, ``_independent_sampler``,
-        ``optuna._gp`` (search space, acquisition), ``optuna.samplers._tpe.sampler.default_gamma`` and the
-        ``tpe:``/``gp:relative_params`` system attributes: Optuna's samplers take no trial ranking, result warp
-        or proposal filter
+searchers/optuna_samplers.py, searchers/warped_gp.py   Optuna's ``TPESampler._sample``, ``_random_sampler``,
+        ``Study._get_trials``, ``GPSampler._sample_relative_impl``, ``_optimize_acqf``, ``_rng``,
+        ``_independent_sampler``, ``optuna._gp`` (search space, acquisition),
+        ``optuna.samplers._tpe.sampler.default_gamma`` and the ``tpe:``/``gp:relative_params`` system
+        attributes: Optuna's samplers take no trial ranking, result warp or proposal filter
 launch/watching/tensorboard_log.py   subclasses TBXLoggerCallback because Ray's private
         ``_create_default_callbacks`` adds its own unless one of its kind is given (the public way:
         ``TUNE_DISABLE_AUTO_CALLBACK_LOGGERS=1`` and Ray's CSV and JSON loggers passed with ours)

@@ -3,7 +3,7 @@
 A GP models every pair of points through its kernel, so on numeric parameters and a small budget it places
 trials better than TPE; for trials running at once it fantasises their outcomes (a kriging believer, batch
 log EI), so trials started together spread out. It takes floats, integers and choices (ordered choices as
-integers), and a normal through its quantile. As tuner runs it (tuner/searchers/optuna_samplers.py) it sees the
+integers), and a normal through its quantile. As tuner runs it (tuner/searchers/warped_gp.py) it sees the
 results through a power transform, counts its random start in proposals and never proposes a config already
 tried (BENCHMARKS.md, "Search that beats Optuna", compares it with Optuna's TPESampler). Trials a scheduler
 stopped early are told to it as pruned, which a GP leaves out of its model; multi-fidelity searches suit the
@@ -27,7 +27,7 @@ class OptunaGP(OptunaTPE):
     takes_constraints = False
 
     def build_inner(self, space: Any, metric: str, mode: Mode, warmup: int, seed: int) -> Any:
-        from tuner.searchers.optuna_samplers import WarpedGP
         from tuner.searchers.optuna_tpe import optuna_search
+        from tuner.searchers.warped_gp import WarpedGP
 
         return optuna_search(space, metric, mode, WarpedGP(warmup, seed=seed))
