@@ -4,6 +4,8 @@ Ray pickles a sweep's callbacks, stoppers, searcher and scheduler into the exper
 their module paths. When modules moved into ``tuner/launch`` and ``tuner/review``, an experiment saved
 earlier named the old paths (and again when launch/ was split by phase into guards/, placement/, watching/ and
 trial/, and when the fates and Ray's state reader moved into tuner/folder/); this finder answers an import of an old name with the module now holding it.
+A class that left a module which still exists (``MOVED_NAMES``) is answered by that module's attribute lookup,
+added here as the module loads, so the old module never imports the new one (no import circle).
 """
 
 from __future__ import annotations
@@ -64,6 +66,12 @@ MOVED = {
     "tuner.ray_compat.live_table": "tuner.launch.watching.live_table",
 }
 
+# Old module (still there) -> {class name: the module holding that class now}.
+MOVED_NAMES = {
+    # the GP, before it left the Optuna sampler rules for a module of its own
+    "tuner.searchers.optuna_samplers": {"WarpedGP": "tuner.searchers.warped_gp"},
+}
+
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
@@ -78,6 +86,54 @@ class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass  # the module it answers with has run already
 
 
+def _answer_old_names(module: ModuleType) -> None:
+    """Give ``module`` a lookup that answers the names of the classes that left it (PEP 562)."""
+    names = MOVED_NAMES[module.__name__]
+
+    def __getattr__(name: str) -> Any:
+        if name in names:
+            return getattr(importlib.import_module(names[name]), name)
+        raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
+
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+
+
+class _OldNamesLoader(importlib.abc.Loader):
+    """Runs a module's own loader, then adds the lookup of its moved classes."""
+
+    def __init__(self, loader: Any) -> None:
+        self.loader = loader
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.loader, name)  # get_source, get_filename, ... as the real loader answers them
+
+    def create_module(self, spec: Any) -> ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        self.loader.exec_module(module)
+        _answer_old_names(module)
+
+
+class _OldNamesFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in MOVED_NAMES:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                spec.loader = _OldNamesLoader(spec.loader)
+                return spec
+        return None
+
+
 def install() -> None:
     if not any(isinstance(finder, _MovedModules) for finder in sys.meta_path):
         sys.meta_path.append(_MovedModules())
+    if not any(isinstance(finder, _OldNamesFinder) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _OldNamesFinder())  # before the finder that would load the module plainly
+    for name in MOVED_NAMES:
+        if name in sys.modules:  # imported before install(): answer its old names all the same
+            _answer_old_names(sys.modules[name])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 import math
+import subprocess
+import sys
 
 import numpy as np
 import optuna
@@ -225,3 +227,14 @@ def test_a_gp_pickled_before_it_moved_to_its_own_module_still_loads(monkeypatch)
     monkeypatch.undo()
     assert b"tuner.searchers.optuna_samplers" in old and b"warped_gp" not in old
     assert optuna_samplers.WarpedGP is WarpedGP and isinstance(pickle.loads(old), WarpedGP)
+    # and in a fresh interpreter, as `tuner resume` meets it, where nothing has imported the GP's new module
+    load = "import pickle, sys; print(type(pickle.loads(sys.stdin.buffer.read())).__module__)"
+    fresh = subprocess.run([sys.executable, "-c", load], input=old, capture_output=True, check=True)
+    assert fresh.stdout.decode().strip() == "tuner.searchers.warped_gp"
+
+
+def test_the_sampler_rules_load_without_the_gp():
+    """tuner.moved answers the old name, so the rules' module never imports the GP's (no import circle)."""
+    check = "import sys, tuner.searchers.optuna_samplers; print('tuner.searchers.warped_gp' in sys.modules)"
+    fresh = subprocess.run([sys.executable, "-c", check], capture_output=True, check=True)
+    assert fresh.stdout.decode().strip() == "False"

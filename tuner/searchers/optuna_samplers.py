@@ -253,13 +253,4 @@ class _StudyAs:
         return [t for t in self._trials if states is None or t.state in states]
 
 
-def __getattr__(name: str) -> Any:
-    """Experiments saved before the GP moved to tuner/searchers/warped_gp.py name it here (its pickle)."""
-    if name == "WarpedGP":
-        from tuner.searchers.warped_gp import WarpedGP
-
-        return WarpedGP
-    raise AttributeError(name)
-
-
 __all__ = ["FreshTPE", "at_furthest_epoch"]
