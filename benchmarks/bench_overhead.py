@@ -5,10 +5,15 @@ Prints, for each variant, the sweep's wall time (Ray start-up included), the sum
 the trials, and the wall-clock cost each trial adds beyond its compute:
 (wall - compute / slots) / trials. With ``--instant``, both run on one Ray started once, alternately
 ``--rounds`` times (each going first in every other round), and the milliseconds a trial costs each (wall /
-trials) are printed side by side, then each side's minimum, median and maximum.
+trials) are printed side by side, then each side's minimum, median and maximum. With ``--short-sweeps N``:
+N rounds of a short sweep as the test suite runs them (6 trials of 4 instant epochs, ASHA + random, 1 CPU a
+trial), through raw Ray Tune, through tuner, and through tuner with Tune's own rule of one trial waiting
+for a slot (``TUNE_MAX_PENDING_TRIALS_PG=1``, what tuner did before it let random search have one per slot):
+the whole sweep's seconds, which a short sweep spends mostly on starting its trials' worker processes.
 
     python benchmarks/bench_overhead.py [--trials 40] [--cpus 2]
     python benchmarks/bench_overhead.py --instant 400 --rounds 3
+    python benchmarks/bench_overhead.py --short-sweeps 8
 """
 
 from __future__ import annotations
@@ -32,11 +37,21 @@ from tuner.launch.runner import run_sweep  # noqa: E402
 
 
 def one_sweep(storage: str, trials: int, cpus: int, reuse: bool) -> dict:
-    config = resolve({
-        "space": "cifar_small", "dataset": "synthetic", "synthetic_size": 200, "num_samples": trials, "max_epochs": 1,
-        "scheduler": "fifo", "searcher": "random", "storage_path": storage, "name": f"reuse-{reuse}",
-        "cpus_per_trial": 1, "gpus_per_trial": 0,
-    })  # fmt: skip  (settings completed as a sweep's are: metric and mode from the space)
+    config = resolve(
+        {
+            "space": "cifar_small",
+            "dataset": "synthetic",
+            "synthetic_size": 200,
+            "num_samples": trials,
+            "max_epochs": 1,
+            "scheduler": "fifo",
+            "searcher": "random",
+            "storage_path": storage,
+            "name": f"reuse-{reuse}",
+            "cpus_per_trial": 1,
+            "gpus_per_trial": 0,
+        }
+    )  # fmt: skip  (settings completed as a sweep's are: metric and mode from the space)
     started = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
         summary = run_sweep(config, out=lambda line: None, num_cpus=cpus, reuse_actors=reuse)
@@ -101,10 +116,14 @@ def instant_versus_raw(trials: int, rounds: int, cpus: int) -> None:
     from tuner.launch.placement.cluster import prepare_environment
 
     prepare_environment()
-    ray.init(address="local", num_cpus=cpus, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    ray.init(
+        address="local", num_cpus=cpus, include_dashboard=False, logging_level="ERROR", log_to_driver=False
+    )
     print(f"# {trials} instant trials (one report each), fifo + random, {cpus} CPUs, 1 CPU a trial, actors reused; "
           f"one Ray for both, alternately; {platform.machine()}, Python {platform.python_version()}")  # fmt: skip
-    print(f"{'round':<6} {'raw Ray s':>10} {'tuner s':>9} {'raw ms/trial':>13} {'tuner ms/trial':>15} {'tuner adds':>11}")
+    print(
+        f"{'round':<6} {'raw Ray s':>10} {'tuner s':>9} {'raw ms/trial':>13} {'tuner ms/trial':>15} {'tuner adds':>11}"
+    )
     with tempfile.TemporaryDirectory() as storage:
         space = Path(storage, "instant_space.py")
         space.write_text(INSTANT_SPACE)
@@ -113,7 +132,10 @@ def instant_versus_raw(trials: int, rounds: int, cpus: int) -> None:
         walls: dict[str, list[float]] = {"raw": [], "tuner": []}
         for round_ in range(1, rounds + 1):
             # alternate which goes first, so neither always meets the machine the other left behind
-            sides = {"raw": lambda: raw_ray(storage, trials), "tuner": lambda: tuner_instant(storage, str(space), trials)}
+            sides = {
+                "raw": lambda: raw_ray(storage, trials),
+                "tuner": lambda: tuner_instant(storage, str(space), trials),
+            }
             times = {name: sides[name]() for name in (("raw", "tuner") if round_ % 2 else ("tuner", "raw"))}
             raw, ours = times["raw"], times["tuner"]
             walls["raw"].append(raw)
@@ -130,13 +152,112 @@ def instant_versus_raw(trials: int, rounds: int, cpus: int) -> None:
           f"{statistics.median(per['tuner']) / statistics.median(per['raw']) - 1:+.0%}")  # fmt: skip
 
 
+SHORT_SPACE = '''"""Short trials: a few instant epochs, a loss set by the config."""
+from ray import tune
+
+from tuner import SearchSpace
+
+
+def epochs(config, *, max_epochs=4):
+    for epoch in range(1, max_epochs + 1):
+        tune.report({"loss": config["x"] + 1 / epoch, "epoch": epoch})
+
+
+SPACE = SearchSpace(params={"x": tune.uniform(0, 1)}, trainable=epochs, metric="loss", mode="min")
+'''
+SHORT = {"trials": 6, "epochs": 4}
+
+
+def short_raw(storage: str) -> float:
+    from ray import tune
+    from ray.tune.schedulers import ASHAScheduler
+
+    def epochs(config: dict) -> None:
+        for epoch in range(1, SHORT["epochs"] + 1):
+            tune.report({"loss": config["x"] + 1 / epoch, "epoch": epoch})
+
+    tuner = tune.Tuner(
+        tune.with_resources(epochs, {"cpu": 1}),
+        param_space={"x": tune.uniform(0, 1)},
+        tune_config=tune.TuneConfig(metric="loss", mode="min", num_samples=SHORT["trials"], reuse_actors=True,
+                                    scheduler=ASHAScheduler(max_t=SHORT["epochs"], grace_period=1)),
+        run_config=tune.RunConfig(name=f"raw-{time.time_ns()}", storage_path=storage, verbose=0),
+    )  # fmt: skip
+    started = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert len(tuner.fit()) == SHORT["trials"]
+    return time.perf_counter() - started
+
+
+def short_tuner(storage: str, space: str, waiting: str | None = None) -> float:
+    from tuner.ray_compat.waiting import SETTING
+
+    config = resolve({"space": space, "num_samples": SHORT["trials"], "max_epochs": SHORT["epochs"],
+                      "scheduler": "asha", "searcher": "random", "storage_path": storage,
+                      "name": f"tuner-{time.time_ns()}", "cpus_per_trial": 1})  # fmt: skip
+    if waiting is not None:
+        os.environ[SETTING] = waiting  # a value set outside is left as it is
+    started = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            summary = run_sweep(config, out=lambda line: None)
+    finally:
+        os.environ.pop(SETTING, None)
+    assert summary is not None and summary.trials == SHORT["trials"] and not summary.failed
+    return time.perf_counter() - started
+
+
+def short_sweeps(rounds: int, cpus: int) -> None:
+    import statistics
+
+    import ray
+
+    from tuner.launch.placement.cluster import prepare_environment
+
+    prepare_environment()
+    ray.init(
+        address="local", num_cpus=cpus, include_dashboard=False, logging_level="ERROR", log_to_driver=False
+    )
+    print(f"# short sweeps: {SHORT['trials']} trials x {SHORT['epochs']} instant epochs, ASHA + random, {cpus} CPUs, "
+          f"1 CPU a trial, actors reused; one Ray for all, sides rotating; {platform.machine()}, "
+          f"Python {platform.python_version()}")  # fmt: skip
+    names = ("raw Ray", "tuner", "tuner, 1 waiting")
+    print(f"{'round':<6}" + "".join(f"{n + ' s':>20}" for n in names))
+    with tempfile.TemporaryDirectory() as storage:
+        space = str(Path(storage, "short_space.py"))
+        Path(space).write_text(SHORT_SPACE)
+        sides = {
+            "raw Ray": lambda: short_raw(storage),
+            "tuner": lambda: short_tuner(storage, space),
+            "tuner, 1 waiting": lambda: short_tuner(storage, space, waiting="1"),
+        }
+        for side in sides.values():
+            side()  # warm: the first sweeps import what each needs
+        walls: dict[str, list[float]] = {n: [] for n in names}
+        for round_ in range(rounds):
+            order = names[round_ % 3 :] + names[: round_ % 3]  # each side goes first in turn
+            for name in order:
+                walls[name].append(sides[name]())
+            print(f"{round_ + 1:<6}" + "".join(f"{walls[n][-1]:>20.2f}" for n in names))
+    ray.shutdown()
+    for name in names:
+        w = walls[name]
+        print(f"{name}: min {min(w):.2f} s, median {statistics.median(w):.2f} s, max {max(w):.2f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=40)
     parser.add_argument("--cpus", type=int, default=os.cpu_count())
-    parser.add_argument("--instant", type=int, metavar="N", help="N instant trials: tuner against raw Ray Tune")
+    parser.add_argument(
+        "--instant", type=int, metavar="N", help="N instant trials: tuner against raw Ray Tune"
+    )
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--short-sweeps", type=int, metavar="N", help="N rounds of short sweeps (see above)")
     args = parser.parse_args()
+    if args.short_sweeps:
+        short_sweeps(args.short_sweeps, args.cpus)
+        return
     if args.instant:
         instant_versus_raw(args.instant, args.rounds, args.cpus)
         return

@@ -118,6 +118,24 @@ def at_once(
     return slots if (SEARCHER_REGISTRY[searcher].model_based or adaptive) else None
 
 
+def trials_waiting(
+    scheduler: str, searcher: str, search_plan: SearchPlan, slots: int, max_concurrent: int | None
+) -> int | None:
+    """Trials that may wait for a slot at once, where tuner sets it (None: Tune's own rule).
+
+    Tune lets a searcher other than its variant generator keep one trial waiting unless a concurrency limit
+    allows more, and a trial waits while its worker process starts (1-2 s): the trials of a first wave would
+    start one after another, and an instant one can finish before the next worker is up, which the sweep
+    then waits for only to stop it. A searcher that learns nothing from results loses nothing by proposing a
+    trial for every slot; a model keeps proposing as results come in (``at_once``).
+    """
+    entry = SEARCHER_REGISTRY[searcher]
+    generator = entry.runs_as_generator(search_plan, SCHEDULER_REGISTRY[scheduler].takes_no_searcher)
+    if max_concurrent or slots <= 1 or entry.model_based or generator:
+        return None
+    return slots
+
+
 def build_pair(
     ctx: SchedulerContext,
     scheduler: str,

@@ -195,3 +195,35 @@ def test_part_6_a_search_state_out_of_step_with_the_saved_trials_is_reconciled(t
     assert restored._counter == 2 and not restored.is_finished()
     assert restored.searcher.live_trials == {"a", "b"}
     assert not reconcile_saved_search(str(tmp_path), {"a", "b"}), "nothing to change the second time"
+
+
+def test_part_20_tune_lets_a_searcher_of_its_own_have_one_trial_waiting_unless_the_setting_says_more(monkeypatch):
+    import os
+
+    from ray.tune.execution.tune_controller import _get_max_pending_trials
+    from ray.tune.search import ConcurrencyLimiter, SearchGenerator
+    from ray.tune.search.optuna import OptunaSearch
+
+    from tuner.ray_compat.waiting import SETTING, trials_waiting
+
+    monkeypatch.delenv(SETTING, raising=False)
+    searcher = OptunaSearch(metric="loss", mode="min")
+    assert _get_max_pending_trials(SearchGenerator(searcher)) == 1  # what the part works around
+    assert _get_max_pending_trials(SearchGenerator(ConcurrencyLimiter(searcher, max_concurrent=3))) == 3
+    with trials_waiting(4):
+        assert _get_max_pending_trials(SearchGenerator(searcher)) == 4  # read when the controller is made
+    assert SETTING not in os.environ  # taken away after the run
+
+
+def test_part_20_a_waiting_count_the_user_set_is_left_alone(monkeypatch):
+    import os
+
+    from tuner.ray_compat.waiting import SETTING, trials_waiting
+
+    monkeypatch.setenv(SETTING, "7")
+    with trials_waiting(2):
+        assert os.environ[SETTING] == "7"
+    assert os.environ[SETTING] == "7"
+    monkeypatch.delenv(SETTING)
+    with trials_waiting(None):
+        assert SETTING not in os.environ

@@ -46,3 +46,21 @@ def test_the_settings_default_scheduler_is_the_registrys():
     from tuner.settings import DEFAULT_SCHEDULER
 
     assert DEFAULT_SCHEDULER == schedulers.DEFAULT
+
+
+def test_only_a_searcher_that_learns_nothing_gets_a_trial_waiting_per_slot():
+    """What a sweep tells Tune (tuner/ray_compat/waiting.py): a model proposes as results come in instead."""
+    from ray import tune
+
+    from tuner.algorithms import at_once, trials_waiting
+
+    drawn = searchers.plan_search({"lr": tune.loguniform(1e-4, 1e-1)}, "random", 0)
+    crossed = searchers.plan_search({"lr": tune.grid_search([0.1, 0.01])}, "random", 0)
+    assert trials_waiting("asha", "random", drawn, 4, at_once("asha", "random", 4)) == 4
+    assert trials_waiting("hyperband", "random", drawn, 4, at_once("hyperband", "random", 4)) == 4
+    assert trials_waiting("asha", "random", drawn, 1, None) is None  # one slot: nothing to start together
+    assert trials_waiting("asha", "random", crossed, 4, None) is None  # Tune's variant generator: its own rule
+    assert trials_waiting("pbt", "random", drawn, 4, None) is None  # PBT runs over that generator too
+    assert trials_waiting("asha", "random", drawn, 4, 2) is None  # --max-concurrent: the limit decides
+    model = searchers.plan_search({"lr": tune.loguniform(1e-4, 1e-1)}, "optuna", 0)
+    assert trials_waiting("hyperband", "optuna", model, 4, at_once("hyperband", "optuna", 4)) is None

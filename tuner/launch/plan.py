@@ -76,6 +76,13 @@ class SweepPlan:
             adaptive=adaptive,
         )
 
+    @property
+    def trials_waiting(self) -> int | None:
+        """Trials that may wait for a slot at once, where tuner sets it (tuner/algorithms.py says when)."""
+        return algorithms.trials_waiting(
+            self.scheduler.name, self.searcher.name, self.search_plan, self.slots, self.max_concurrent
+        )
+
 
 def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> SweepPlan:
     """The plan of a sweep, checked and with its data loaded, before any cluster is touched.

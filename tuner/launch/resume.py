@@ -161,7 +161,7 @@ def _resume_claimed(
             resume_errored=errored == "resume",
             restart_errored=errored == "restart",
         )
-        return fit(tuner, plan.config, folder, stop)
+        return fit(tuner, plan.config, folder, stop, waiting=plan.trials_waiting)
     finally:
         cluster.disconnect(started)
 

@@ -244,7 +244,7 @@ def launch(
         ),
     )
     try:
-        return fit(tuner, cfg, folder, stop, guard)
+        return fit(tuner, cfg, folder, stop, guard, waiting=plan.trials_waiting)
     finally:
         if packing_key is not None:
             packings.forget(packing_key)
@@ -274,7 +274,10 @@ def fit(
     folder: str,
     stop: OrderlyStop | None = None,
     guard: MetricGuard | None = None,
+    waiting: int | None = None,
 ) -> Summary:
+    """Run the sweep to its end and read its summary back; ``waiting``: trials that may wait for a slot at
+    once (SweepPlan.trials_waiting)."""
     from tuner import ray_compat
     from tuner.launch.guards import disk
     from tuner.launch.guards.stall import forget_stall, stall_reason
@@ -285,7 +288,8 @@ def fit(
     forget_stall(folder)
     refused = None
     try:
-        tuner.fit()
+        with ray_compat.trials_waiting(waiting):
+            tuner.fit()
     except Exception as exc:
         if guard is not None and guard.problem:
             raise UsageError(guard.problem) from exc

@@ -30,6 +30,8 @@ list below says, each with its test in tests/unit/test_private_uses.py. Seen in 
 17. trainable_forms  tune.with_parameters and tune.with_resources hide the user's code and its resources
 18. atomic_sync    the experiment's state is copied over the old one in place: rename whole files instead
 19. parameters     tune.with_parameters forgets its data once put: keep it for a later Ray session
+20. waiting        a searcher of tuner's own gets one trial waiting for a slot, and a trial waits while its
+                   worker starts: let a searcher that learns nothing have one waiting per slot
     logfilters     parts 3 and 4 install their filters on Ray's loggers through it, once per process
 Retired: 8 (CLIReporter's error table read the folder of a trial not yet named) and 14 (its status lines
 rewritten): the live table is a public ``ProgressReporter`` of tuner's (tuner/launch/watching/live_table.py)
@@ -96,6 +98,7 @@ from tuner.ray_compat.terminal import (
 from tuner.ray_compat.trainable_forms import declared_resources, own_code
 from tuner.ray_compat.trial_process import end_trial_process
 from tuner.ray_compat.tutorial_api import old_api_notice, tutorial_api
+from tuner.ray_compat.waiting import trials_waiting
 from tuner.ray_compat.worker_logs import plain_formatting
 
 __all__ = [
@@ -128,5 +131,6 @@ __all__ = [
     "repair_saved_statuses",
     "spec_form_warnings_off",
     "status_file",
+    "trials_waiting",
     "tutorial_api",
 ]

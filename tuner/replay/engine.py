@@ -286,12 +286,13 @@ def replay(
     """Play ``source``'s curves through ``algorithms`` (tuner/replay/setup.py) with ``workers`` trials at once.
 
     A searcher with a concurrency limit (model-based ones, as a sweep runs them) is wrapped in Ray's
-    ConcurrencyLimiter with as many trials waiting; any other searcher has one trial waiting at a time, as
-    Tune does; a recorded order queues up a trial per worker, as a sweep's variant generator does.
+    ConcurrencyLimiter with as many trials waiting; a searcher that learns nothing has a trial waiting per
+    worker, as a sweep sets it; any other has one trial waiting at a time, as Tune does; a recorded order
+    queues up a trial per worker, as a sweep's variant generator does.
     """
     import logging
 
-    searcher, pending = algorithms.searcher, 1
+    searcher, pending = algorithms.searcher, algorithms.waiting or 1
     if algorithms.max_concurrent:
         from ray.tune.search import ConcurrencyLimiter
 

@@ -14,12 +14,14 @@ from tuner.objectives import Constraint, Mode, Objective
 
 @dataclass
 class Algorithms:
-    """What a replay runs: Ray's scheduler and searcher objects, and how many trials the searcher may run."""
+    """What a replay runs: Ray's scheduler and searcher objects, how many trials the searcher may run, and how
+    many may wait for a slot where a sweep would set it (tuner/algorithms.py)."""
 
     scheduler: Any
     searcher: Any
     fate_log: DecisionLog
     max_concurrent: int | None
+    waiting: int | None = None
 
 
 def build(
@@ -90,7 +92,8 @@ def build(
             "replay draws configs one at a time; a space with grid_search parameters is crossed by "
             "Tune's variant generator instead: write the grid as tune.choice to replay it"
         )
-    return Algorithms(built_scheduler, built, fate_log, max_concurrent)
+    waiting = algorithms.trials_waiting(scheduler, chosen.name, plan, workers, max_concurrent)
+    return Algorithms(built_scheduler, built, fate_log, max_concurrent, waiting)
 
 
 def _told(scheduler: Any, metric: str, mode: Mode) -> Any:

@@ -92,6 +92,11 @@ class SearcherEntry:
         """Ray's searcher over the plan's (encoded) domains."""
         raise NotImplementedError
 
+    @classmethod
+    def runs_as_generator(cls, plan: SearchPlan, generator_only: bool) -> bool:
+        """Whether ``build`` gives Tune's own variant generator (it gets the raw space and its own limits)."""
+        return False
+
     def build(self, plan: SearchPlan, ctx: SearcherContext) -> Any:
         """The searcher Tune runs: the model seen through the plan (tuner/searchers/planned.py)."""
         from tuner.searchers.planned import PlannedSearcher

@@ -20,12 +20,17 @@ class RandomSearch(SearcherEntry):
         trials only as slots free up (Tune ignores its own limit for that generator)."""
         from ray.tune.search import BasicVariantGenerator
 
-        from tuner.searchers.plan import is_grid
         from tuner.searchers.random_draws import RandomSearcher
 
-        if ctx.generator_only or any(is_grid(v) for v in plan.raw_space.values()):
+        if self.runs_as_generator(plan, ctx.generator_only):
             return BasicVariantGenerator(random_state=ctx.seed, max_concurrent=ctx.max_concurrent or 0)
         return RandomSearcher(dict(plan.raw_space), ctx.seed, ctx.metric, ctx.mode)
+
+    @classmethod
+    def runs_as_generator(cls, plan: SearchPlan, generator_only: bool) -> bool:
+        from tuner.searchers.plan import is_grid
+
+        return generator_only or any(is_grid(v) for v in plan.raw_space.values())
 
     def intro(self, num_samples: int, earlier: int = 0) -> str:
         return "search plan (random):"

@@ -1,0 +1,31 @@
+"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+
+20. Trials waiting for a slot (Ray 2.60): Tune keeps at most one trial waiting for a free slot when the
+searcher is not its own variant generator and no ConcurrencyLimiter wraps it, and a trial waits while its
+worker process starts (1-2 s on 2 cores). The trials of a first wave then start one after another, and on
+a sweep of short trials the first worker can run them all before the second is up, which Tune then waits
+for at the end only to stop it. Tune's documented setting ``TUNE_MAX_PENDING_TRIALS_PG`` says how many may
+wait; Tune reads it when a run's controller is made, so ``trials_waiting`` sets it for the length of
+``Tuner.fit`` and takes it away after. A value the user set is theirs and is left alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+SETTING = "TUNE_MAX_PENDING_TRIALS_PG"
+
+
+@contextlib.contextmanager
+def trials_waiting(count: int | None) -> Iterator[None]:
+    """Let ``count`` trials wait for a slot at once while the block runs (None: Tune's own rule)."""
+    if count is None or SETTING in os.environ:
+        yield
+        return
+    os.environ[SETTING] = str(count)
+    try:
+        yield
+    finally:
+        os.environ.pop(SETTING, None)
