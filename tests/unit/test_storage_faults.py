@@ -41,6 +41,37 @@ def test_a_state_copy_cut_short_leaves_the_last_good_state(tmp_path, monkeypatch
     assert (target / "searcher-state-1.pkl").read_bytes() == b"new searcher"
 
 
+@pytest.mark.parametrize("cut_at", [1, 2, 3, 4, 5])
+def test_a_copy_cut_short_never_leaves_a_state_newer_than_the_trials_rows(tmp_path, monkeypatch, cut_at):
+    """A kill mid-copy: if the new state arrived, every trial's rows arrived before it (a state ahead of its
+    rows resumed a trial from a checkpoint whose epoch had no row)."""
+    source, target = tmp_path / "staging", tmp_path / "experiment"
+    for trial in ("a", "b"):
+        (source / trial).mkdir(parents=True)
+        (source / trial / "result.json").write_text(f"{trial}: epochs 1 and 2\n")
+        (source / trial / "progress.csv").write_text("epoch\n1\n2\n")
+    (source / "experiment_state-1.json").write_text('{"trial_data": ["checkpoint at epoch 2"]}')
+    real_replace = os.replace
+    copied = []
+
+    def replace_then_die(scratch, destination):
+        if len(copied) + 1 == cut_at:
+            raise KeyboardInterrupt  # the process ends here (kill -9 leaves no handler to run)
+        real_replace(scratch, destination)
+        copied.append(destination)
+
+    monkeypatch.setattr(os, "replace", replace_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        copy_renaming(pyarrow.fs.LocalFileSystem(), str(source), str(target))
+    monkeypatch.undo()
+    assert len(copied) == cut_at - 1
+    if (target / "experiment_state-1.json").exists():
+        assert all((target / t / f).exists() for t in ("a", "b") for f in ("result.json", "progress.csv"))
+    copy_renaming(pyarrow.fs.LocalFileSystem(), str(source), str(target))
+    names = sorted(str(p.relative_to(target)) for p in target.rglob("*") if p.is_file())
+    assert names == ["a/progress.csv", "a/result.json", "b/progress.csv", "b/result.json", "experiment_state-1.json"]
+
+
 def test_rays_own_upload_goes_through_the_renaming_copy(tmp_path):
     from ray.train._internal import storage as ray_storage
 

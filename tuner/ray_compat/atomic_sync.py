@@ -8,8 +8,12 @@ and the experiment can no longer be resumed. ``atomic_local_copies`` makes each 
 write a hidden temporary file and rename it over the old one, so a copy cut short leaves the last good
 file as it was. Ray also writes ``experiment_state-*.json`` in place in the staging folder while its
 background copy of the previous one may still be reading it (a ``kill -9`` then left an empty state behind):
-a state that does not parse is never copied over a good one. Buckets are left to Ray: an object store
-replaces an object only once it is whole.
+a state that does not parse is never copied over a good one. The same copy carries each trial's result rows
+(``result.json``, ``progress.csv``) from the staging folder, in whatever order the folder lists them: a kill
+after the state was copied and before a trial's rows were left a state whose checkpoint was newer than the
+rows (the resumed trial went on from it, its last epoch's row lost). The state is copied last, so a state
+never runs ahead of the rows it counts (rows ahead of the state are read as the epochs reported again that
+they are). Buckets are left to Ray: an object store replaces an object only once it is whole.
 """
 
 from __future__ import annotations
@@ -106,6 +110,7 @@ def copy_renaming(source_fs: Any, source: str, target: str) -> None:
                 pairs.append((entry.path, os.path.join(target, inside)))
     else:
         raise FileNotFoundError(source)
+    pairs.sort(key=lambda pair: os.path.basename(pair[1]).startswith(STATE_PREFIX))  # the state last
     for origin, destination in pairs:
         _copy_one(source_fs, origin, destination)
 
