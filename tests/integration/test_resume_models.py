@@ -58,7 +58,9 @@ def _observations(searcher: str, folder: Path) -> int:
 
 
 @pytest.mark.parametrize("searcher", ["optuna", "hyperopt", "bayesopt", "cqr"])
-def test_a_model_based_sweep_killed_with_9_resumes_its_model_to_exactly_num_samples(run_cli, tmp_path, searcher):
+def test_a_model_based_sweep_killed_with_9_resumes_its_model_to_exactly_num_samples(
+    run_cli, tmp_path, searcher
+):
     space = instant_space(tmp_path, sleep=0.3)
     folder = tmp_path / "killed"
     args = ["sweep", "--space", space, "--searcher", searcher, "--scheduler", "fifo", "--num-samples", "6",
@@ -118,3 +120,42 @@ def test_plots_draw_a_trial_whose_loss_became_nan(run_cli, tmp_path):
     plotted = run_cli("plot", tmp_path / "nan", "--out", tmp_path / "plots")
     assert plotted.code == 0, plotted.err
     assert (tmp_path / "plots" / "loss_per_epoch.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_to_the_whole_process_group_ends_the_sweep_resumably_with_its_code(
+    run_cli, tmp_path, signum
+):
+    """Plain ``timeout`` and a closed terminal signal every process of the group, the local Ray's too: the
+    sweep ends within seconds with the resume command and 128 + the signal (Ray's core would wait a minute
+    for its GCS and exit 1), and resumes to every trial with no epoch run twice."""
+    space = instant_space(tmp_path, sleep=0.3)
+    folder = tmp_path / "grouped"
+    driver = subprocess.Popen(
+        [sys.executable, "-m", "tuner", "sweep", "--space", str(space), "--searcher", "random", "--scheduler", "fifo",
+         "--num-samples", "6", "--max-epochs", "3", "--storage-path", str(tmp_path), "--name", "grouped"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.time() + 120
+        while not _reported(folder, 2):
+            assert time.time() < deadline and driver.poll() is None, "the sweep never got that far"
+            time.sleep(0.2)
+        signalled = time.time()
+        os.killpg(driver.pid, signum)
+        out, err = driver.communicate(timeout=60)
+        took = time.time() - signalled
+    finally:
+        try:
+            os.killpg(driver.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    assert driver.returncode == 128 + signum, out[-1500:] + err[-1500:]
+    assert f"continue with: tuner resume {folder}" in out + err and "Failed to connect to GCS" not in err
+    assert took < 30, took
+    result = run_cli("resume", folder)
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    after = experiment.load(str(folder))
+    assert len(after.trials) == 6 and {t.status for t in after.trials} == {"TERMINATED"}
+    for trial in after.trials:
+        assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3], trial.trial_id

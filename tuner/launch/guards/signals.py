@@ -9,6 +9,11 @@ to leave SIGINT alone, so every signal is counted here): the first is handed to 
 their last checkpoint, the state is saved, and a resumed trial goes on after its last reported epoch); the
 second, or one that comes before any trial runs, ends at once by raising ``Stopped`` (the saved state stays
 resumable). The CLI exits 128 + the signal's number: 143 for SIGTERM, 129 for SIGHUP, 130 for SIGINT.
+
+A SIGTERM or SIGHUP sent to the whole process group (plain ``timeout``, ``kill -- -PGID``, a closed terminal)
+also reaches the local Ray this process started, whose GCS and raylet then end at once; Ray's core would wait
+a minute for its GCS and exit 1 with no word of the sweep. When the signal's stop finds them gone, the sweep
+ends there, saying so with the resume command (the state saved last stays resumable), and exits as above.
 """
 
 from __future__ import annotations
@@ -26,6 +31,11 @@ HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 RAY_STOP = signal.SIGUSR1  # where Ray's orderly-stop handler sits while fit runs
 RAY_SIGINT_OFF = "TUNE_DISABLE_SIGINT_HANDLER"
 STOP_WITHIN_S = 10.0  # an asked-for stop waits for a step without a checkpoint in flight at most this long
+RAY_SERVICES = (
+    "gcs_server",
+    "raylet",
+)  # a local Ray's processes this one starts; without them it cannot go on
+SERVICES_WATCH_S = 15.0  # after a signal, how long the stop watches for them to end with it
 
 
 class Stopped(KeyboardInterrupt):
@@ -74,9 +84,11 @@ class OrderlyStop:
         return self
 
     def reinstall(self) -> None:
-        """Take the signals back after Ray's start, whose core installs its own SIGTERM handler."""
+        """Take the signals back after Ray's start, whose core installs its own SIGTERM handler; note the
+        local Ray's own processes, if this process started them."""
         for signum in self._saved:
             signal.signal(signum, self._handle)
+        self._services = _local_ray_services()
 
     def __exit__(self, *exc: Any) -> None:
         global _active
@@ -144,10 +156,57 @@ class OrderlyStop:
             )
             if self.reason is None:  # else a stop is on its way already (a full disk): the signal joins it
                 self._ask_ray()
+            if getattr(self, "_services", None):
+                threading.Thread(target=self._end_if_ray_ends, args=(signum,), daemon=True).start()
             return
         self.received = self.received or signum
         hint = f"; {self.resume_hint}" if self.resume_hint else ""
         raise Stopped(signum, f"{name} received: stopped at once{hint}")
+
+    def _end_if_ray_ends(self, signum: int) -> None:
+        """Watch the local Ray's processes for a while after a signal: when the signal ended them too, end here."""
+        import time
+
+        deadline = time.monotonic() + SERVICES_WATCH_S
+        while time.monotonic() < deadline and self._ray_stop() is not None:  # Tune's run still going
+            if any(_ended(pid) for pid in self._services):
+                name = signal.Signals(signum).name
+                hint = f"; {self.resume_hint}" if self.resume_hint else ""
+                os.write(2, (f"tuner: {name} stopped the local Ray of this sweep too (it was sent to every "
+                             f"process of the group): the sweep ended with its last saved state{hint}\n").encode())  # fmt: skip
+                os._exit(128 + signum)  # Ray's core would wait a minute for its GCS, then exit 1
+            time.sleep(0.2)
+
+
+def _local_ray_services() -> list[int]:
+    """The process ids of the GCS and raylet this process started (a local Ray), read from Linux's /proc; none
+    on a cluster started elsewhere, or where /proc cannot tell."""
+    me, found = os.getpid(), []
+    try:
+        entries = [e for e in os.listdir("/proc") if e.isdigit()]
+    except OSError:
+        return []
+    for entry in entries:
+        stat = _stat(int(entry))
+        if stat is not None and stat[1] == me and stat[2] in RAY_SERVICES:
+            found.append(int(entry))
+    return found
+
+
+def _stat(pid: int) -> tuple[str, int, str] | None:
+    """A process's state letter, parent and name from /proc (None when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stream:
+            text = stream.read()
+    except OSError:
+        return None
+    name, rest = text[text.find("(") + 1 : text.rfind(")")], text[text.rfind(")") + 2 :].split()
+    return rest[0], int(rest[1]), name
+
+
+def _ended(pid: int) -> bool:
+    stat = _stat(pid)
+    return stat is None or stat[0] in ("Z", "X")  # gone, or a zombie not waited for yet
 
 
 class StepEndStop(Callback):
