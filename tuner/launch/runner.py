@@ -289,7 +289,11 @@ def fit(
     refused = None
     try:
         with ray_compat.trials_waiting(waiting):
-            tuner.fit()
+            try:
+                tuner.fit()
+            finally:
+                if stop is not None:
+                    stop.run_ended()
     except Exception as exc:
         if guard is not None and guard.problem:
             raise UsageError(guard.problem) from exc

@@ -70,6 +70,8 @@ class OrderlyStop:
         self.at_step_ends = False  # a StepEndStop runs in this sweep: stops are handed to Ray between steps
         self._asked: float | None = None  # when a stop was asked for that Ray has not been told of yet
         self._saved: dict[int, Any] = {}
+        self._services: list[int] = []  # the local Ray's GCS and raylet, when this process started them
+        self._run_over = False  # Tune's run has returned: Ray's processes end on tuner's own way out
 
     def __enter__(self) -> OrderlyStop:
         global _active
@@ -103,6 +105,10 @@ class OrderlyStop:
             else:
                 os.environ[RAY_SIGINT_OFF] = self._env
         self._saved.clear()
+
+    def run_ended(self) -> None:
+        """Tune's run has returned: from here Ray's processes end because tuner ends them, not a signal."""
+        self._run_over = True
 
     def stop_for(self, reason: str) -> bool:
         """Stop the sweep in order, as the first signal would, for ``reason``; False when Ray's orderly stop is not
@@ -156,7 +162,7 @@ class OrderlyStop:
             )
             if self.reason is None:  # else a stop is on its way already (a full disk): the signal joins it
                 self._ask_ray()
-            if getattr(self, "_services", None):
+            if self._services and not self._run_over:
                 threading.Thread(target=self._end_if_ray_ends, args=(signum,), daemon=True).start()
             return
         self.received = self.received or signum
@@ -168,7 +174,7 @@ class OrderlyStop:
         import time
 
         deadline = time.monotonic() + SERVICES_WATCH_S
-        while time.monotonic() < deadline and self._ray_stop() is not None:  # Tune's run still going
+        while time.monotonic() < deadline and not self._run_over:
             if any(_ended(pid) for pid in self._services):
                 name = signal.Signals(signum).name
                 hint = f"; {self.resume_hint}" if self.resume_hint else ""
