@@ -31,10 +31,8 @@ HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 RAY_STOP = signal.SIGUSR1  # where Ray's orderly-stop handler sits while fit runs
 RAY_SIGINT_OFF = "TUNE_DISABLE_SIGINT_HANDLER"
 STOP_WITHIN_S = 10.0  # an asked-for stop waits for a step without a checkpoint in flight at most this long
-RAY_SERVICES = (
-    "gcs_server",
-    "raylet",
-)  # a local Ray's processes this one starts; without them it cannot go on
+# a local Ray's processes that this one starts; without them the sweep cannot go on
+RAY_SERVICES = ("gcs_server", "raylet")
 SERVICES_WATCH_S = 15.0  # after a signal, how long the stop watches for them to end with it
 
 
