@@ -101,6 +101,8 @@ def test_tensorboard_serves_the_trials_on_loopback_and_stops_on_ctrl_c(finished)
     proc = subprocess.Popen([sys.executable, "-m", "tuner", "tensorboard", str(finished), "--port", str(port)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:
+        announced = proc.stdout.readline()  # printed once TensorBoard answers on the port
+        assert f"http://127.0.0.1:{port}/?smoothing=0#timeseries" in announced, announced
         runs, deadline = None, time.time() + 60
         while time.time() < deadline:
             try:
@@ -117,7 +119,29 @@ def test_tensorboard_serves_the_trials_on_loopback_and_stops_on_ctrl_c(finished)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err
-    assert f"http://127.0.0.1:{port}/?smoothing=0#timeseries" in out and "TensorBoard stopped" in out
+    assert "TensorBoard stopped" in out
+
+
+def _children(pid: int) -> list[int]:
+    return [int(child) for child in open(f"/proc/{pid}/task/{pid}/children").read().split()]
+
+
+def test_ctrl_c_while_tensorboard_loads_stops_it_too(finished):
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "tuner", "tensorboard", str(finished), "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    children, deadline = [], time.time() + 30
+    while not children and time.time() < deadline and proc.poll() is None:
+        children = _children(proc.pid)
+        time.sleep(0.01)
+    assert children, "tuner tensorboard started no TensorBoard"
+    proc.send_signal(signal.SIGINT)  # before TensorBoard has loaded: it takes seconds to import
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "TensorBoard stopped" in out and "http://" not in out
+    for child in children:  # stopped and reaped, not left serving with no parent
+        with pytest.raises(ProcessLookupError):
+            os.kill(child, 0)
 
 
 def test_wandb_without_a_key_logs_offline_and_says_how_to_sync(sweep, monkeypatch):

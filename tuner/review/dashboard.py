@@ -47,19 +47,22 @@ def serve(folder: Path, host: str, port: int, out: Callable[[str], None]) -> int
     except ImportError:
         raise TunerError("TensorBoard is not installed; pip install tensorboard") from None
     port_free(host, port)
-    proc = subprocess.Popen(
-        tensorboard_command(folder, host, port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    _wait_until_listening(proc, host, port)
-    # Opened with smoothing off: a trial's curve has a handful of epochs, and the default smoothing (0.6)
-    # drags short curves towards their first value.
-    out(f"TensorBoard for {folder} at http://{host}:{port}/?smoothing=0#timeseries (Ctrl-C stops it)")
 
     def stop(*_: object) -> None:
         raise KeyboardInterrupt
 
+    # Ctrl-C or SIGTERM at any moment from here on, even while TensorBoard is still loading, stops it:
+    # a signal that came before the URL was printed would otherwise leave it serving with no parent.
     previous = signal.signal(signal.SIGTERM, stop)
+    proc = None
     try:
+        proc = subprocess.Popen(
+            tensorboard_command(folder, host, port), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        _wait_until_listening(proc, host, port)
+        # Opened with smoothing off: a trial's curve has a handful of epochs, and the default smoothing (0.6)
+        # drags short curves towards their first value.
+        out(f"TensorBoard for {folder} at http://{host}:{port}/?smoothing=0#timeseries (Ctrl-C stops it)")
         while proc.poll() is None:
             time.sleep(0.2)
         error = (
@@ -69,13 +72,18 @@ def serve(folder: Path, host: str, port: int, out: Callable[[str], None]) -> int
             f"TensorBoard exited with code {proc.returncode}: {error[-1] if error else 'no message'}"
         )
     except KeyboardInterrupt:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        if proc is not None:
+            _stop(proc)
         out("TensorBoard stopped")
         return 0
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
