@@ -72,6 +72,31 @@ def test_a_copy_cut_short_never_leaves_a_state_newer_than_the_trials_rows(tmp_pa
     assert names == ["a/progress.csv", "a/result.json", "b/progress.csv", "b/result.json", "experiment_state-1.json"]
 
 
+def test_a_trials_file_is_copied_again_only_when_it_changed(tmp_path):
+    """Ray copies the whole staging folder at every sync: a trial's rows copied already are left alone, so a
+    sync costs what changed, not every trial so far; the experiment's state is always copied."""
+    source, target = tmp_path / "staging", tmp_path / "experiment"
+    for trial in ("a", "b"):
+        (source / trial).mkdir(parents=True)
+        (source / trial / "result.json").write_text(f"{trial}: epoch 1\n")
+        (source / trial / "params.json").write_text("{}")
+    (source / "experiment_state-1.json").write_text('{"trial_data": ["epoch 1"]}')
+    local = pyarrow.fs.LocalFileSystem()
+    copy_renaming(local, str(source), str(target))
+    copies = {str(p.relative_to(target)): p.stat().st_ino for p in target.rglob("*") if p.is_file()}
+    with open(source / "a" / "result.json", "a") as rows:
+        rows.write("a: epoch 2\n")
+    (source / "c").mkdir()
+    (source / "c" / "result.json").write_text("c: epoch 1\n")
+    (source / "experiment_state-1.json").write_text('{"trial_data": ["epoch 2"]}')
+    copy_renaming(local, str(source), str(target))
+    again = {name for name, inode in copies.items() if (target / name).stat().st_ino != inode}  # renamed over
+    assert again == {"a/result.json", "experiment_state-1.json"}
+    assert (target / "a" / "result.json").read_text() == "a: epoch 1\na: epoch 2\n"
+    assert (target / "c" / "result.json").read_text() == "c: epoch 1\n"
+    assert (target / "experiment_state-1.json").read_text() == '{"trial_data": ["epoch 2"]}'
+
+
 def test_rays_own_upload_goes_through_the_renaming_copy(tmp_path):
     from ray.train._internal import storage as ray_storage
 
