@@ -9,6 +9,8 @@ import json
 import re
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -275,3 +277,34 @@ def test_a_live_page_reloads_itself_and_the_final_one_does_not(swept, tmp_path):
     assert '<meta http-equiv="refresh" content="30">' in live and "Live: the sweep is running" in live
     final = live_report.write(str(copy)).read_text()
     assert "http-equiv" not in final and "Live:" not in final
+
+
+def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swept, tmp_path):
+    from ray.tune.experiment import Trial
+
+    from tuner.launch.runner import _final_report
+    from tuner.launch.watching import live_report
+
+    copy = tmp_path / "asha"
+    shutil.copytree(swept / "asha", copy)
+    live_report.write(str(copy))  # the page's imports paid here, so that a build below takes what it takes mid-sweep
+    (copy / "report.html").unlink()
+    reported = Trial("__fake", stub=True)
+    reported.update_last_result({"loss": 1.0, "training_iteration": 1})
+    live = live_report.LiveReport(str(copy), every_s=0.3)
+    time.sleep(0.1)  # its first page is due a third of the interval in
+    live.on_step_end(0, [reported])
+    # Tune's loop is back at once: a function trainable waits at its report until the loop takes it.
+    assert live_report.building(str(copy)) and not (copy / "report.html").exists()
+    live.on_step_end(1, [reported])  # one build at a time
+    assert [t.name for t in threading.enumerate()].count("tuner-live-report") == 1
+    live_report.settle(str(copy))
+    assert '<meta http-equiv="refresh"' in (copy / "report.html").read_text()
+    deadline = time.monotonic() + 30  # the next page is due after the interval, or five builds if longer
+    while not live_report.building(str(copy)) and time.monotonic() < deadline:
+        live.on_step_end(2, [reported])  # a build in flight as the sweep ends
+        time.sleep(0.05)
+    assert live_report.building(str(copy))
+    _final_report(str(copy))
+    assert not live_report.building(str(copy))
+    assert "http-equiv" not in (copy / "report.html").read_text(), "the final page stays final"

@@ -359,6 +359,7 @@ def _final_report(folder: str) -> None:
     sweep over in seconds has none: ``tuner report`` writes it)."""
     from tuner.launch.watching import live_report
 
+    live_report.settle(folder)
     page = live_report.report_path(folder)
     if page is None or not page.is_file():
         return

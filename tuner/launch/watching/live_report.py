@@ -2,15 +2,19 @@
 
 ``LiveReport`` is a Tune callback in the driver. Every ``every_s`` seconds it rebuilds ``EXP/report.html``
 from the folder (the same page ``tuner report`` writes) with a refresh tag, so a browser left open on it
-follows the sweep; building never takes more than a fifth of the sweep's time (a slow build stretches the
-interval). When the sweep ends, however it ends, the runner writes the final page over a live one, without the tag
-(a sweep over before the first live page has none; ``tuner report`` writes it). Only
-local folders get a live page (a bucket has no browser-openable path).
+follows the sweep. The build runs on a thread of its own: Tune's loop calls its callbacks between results, and
+a function trainable waits at each report until that loop takes it, so a page built on the loop (seconds on a
+big sweep) would hold every trial that reported meanwhile. Building never takes more than a fifth of the
+sweep's time (a slow build stretches the interval). When the sweep ends, however it ends, the runner waits for
+a build in flight (``settle``) and writes the final page over a live one, without the tag (a sweep over before
+the first live page has none; ``tuner report`` writes it). Only local folders get a live page (a bucket has no
+browser-openable path).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,6 +26,7 @@ from tuner.folder.names import REPORT_FILE
 
 log = logging.getLogger(__name__)
 EVERY_S = 30.0
+_building: dict[str, threading.Thread] = {}  # experiment folder -> its live page's build in flight
 
 
 def report_path(folder: str) -> Path | None:
@@ -58,12 +63,32 @@ class LiveReport(Callback):
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         now = time.monotonic()
-        if now < self._next or not any(t.has_reported_at_least_once for t in trials):
+        if now < self._next or building(self.folder) or not any(t.has_reported_at_least_once for t in trials):
             return
+        self._next = float("inf")  # set again when this build ends
+        build = threading.Thread(target=self._build, name="tuner-live-report", daemon=True)
+        _building[self.folder] = build
+        build.start()
+
+    def _build(self) -> None:
+        started = time.monotonic()
         try:
             write(storage.here(self.folder), refresh_s=self.every_s)
         except Exception:  # noqa: BLE001 - a page that fails to build must never stop the sweep
             log.debug("live report not written", exc_info=True)
-        took = time.monotonic() - now
+        took = time.monotonic() - started
         self._interval = max(self.every_s, 5 * took)
         self._next = time.monotonic() + self._interval
+
+
+def building(folder: str) -> bool:
+    """Whether a live page of ``folder`` is being built now."""
+    build = _building.get(folder)
+    return build is not None and build.is_alive()
+
+
+def settle(folder: str) -> None:
+    """Wait for a live page of ``folder`` in flight, so that nothing writes a live page after the final one."""
+    build = _building.pop(folder, None)
+    if build is not None:
+        build.join()
