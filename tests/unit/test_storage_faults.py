@@ -41,16 +41,21 @@ def test_a_state_copy_cut_short_leaves_the_last_good_state(tmp_path, monkeypatch
     assert (target / "searcher-state-1.pkl").read_bytes() == b"new searcher"
 
 
+def _staged(source, rows: str, state: str) -> None:
+    """A staging folder as Ray keeps it: trials a and b with their rows, and the experiment's state."""
+    for trial in ("a", "b"):
+        (source / trial).mkdir(parents=True)
+        (source / trial / "result.json").write_text(f"{trial}: {rows}\n")
+        (source / trial / "progress.csv").write_text(f"epoch\n{rows}\n")
+    (source / "experiment_state-1.json").write_text(f'{{"trial_data": ["{state}"]}}')
+
+
 @pytest.mark.parametrize("cut_at", [1, 2, 3, 4, 5])
 def test_a_copy_cut_short_never_leaves_a_state_newer_than_the_trials_rows(tmp_path, monkeypatch, cut_at):
     """A kill mid-copy: if the new state arrived, every trial's rows arrived before it (a state ahead of its
     rows resumed a trial from a checkpoint whose epoch had no row)."""
     source, target = tmp_path / "staging", tmp_path / "experiment"
-    for trial in ("a", "b"):
-        (source / trial).mkdir(parents=True)
-        (source / trial / "result.json").write_text(f"{trial}: epochs 1 and 2\n")
-        (source / trial / "progress.csv").write_text("epoch\n1\n2\n")
-    (source / "experiment_state-1.json").write_text('{"trial_data": ["checkpoint at epoch 2"]}')
+    _staged(source, "epochs 1 and 2", "checkpoint at epoch 2")
     real_replace = os.replace
     copied = []
 
@@ -76,11 +81,7 @@ def test_a_trials_file_is_copied_again_only_when_it_changed(tmp_path):
     """Ray copies the whole staging folder at every sync: a trial's rows copied already are left alone, so a
     sync costs what changed, not every trial so far; the experiment's state is always copied."""
     source, target = tmp_path / "staging", tmp_path / "experiment"
-    for trial in ("a", "b"):
-        (source / trial).mkdir(parents=True)
-        (source / trial / "result.json").write_text(f"{trial}: epoch 1\n")
-        (source / trial / "params.json").write_text("{}")
-    (source / "experiment_state-1.json").write_text('{"trial_data": ["epoch 1"]}')
+    _staged(source, "epoch 1", "epoch 1")
     local = pyarrow.fs.LocalFileSystem()
     copy_renaming(local, str(source), str(target))
     copies = {str(p.relative_to(target)): p.stat().st_ino for p in target.rglob("*") if p.is_file()}

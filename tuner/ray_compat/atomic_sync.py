@@ -139,11 +139,12 @@ def _copy_one(source_fs: Any, origin: str, destination: str) -> None:
         before = source_fs.get_file_info(origin)  # what is copied is at least this new
         with source_fs.open_input_stream(origin) as stream, open(scratch, "wb") as out:
             shutil.copyfileobj(stream, out, CHUNK)
+            written = out.tell()
         if name.startswith(STATE_PREFIX) and not _whole_json(scratch):
             os.remove(scratch)  # caught mid-write in the staging folder: the last good state stays
             return
         os.replace(scratch, destination)
-        if os.stat(destination).st_size == before.size:  # not written to while it was read
+        if written == before.size:  # not written to while it was read
             _copied[destination] = (before.size, before.mtime_ns)
     except BaseException:
         with contextlib.suppress(OSError):

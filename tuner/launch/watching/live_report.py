@@ -63,7 +63,7 @@ class LiveReport(Callback):
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         now = time.monotonic()
-        if now < self._next or building(self.folder) or not any(t.has_reported_at_least_once for t in trials):
+        if now < self._next or not any(t.has_reported_at_least_once for t in trials):
             return
         self._next = float("inf")  # set again when this build ends
         build = threading.Thread(target=self._build, name="tuner-live-report", daemon=True)
