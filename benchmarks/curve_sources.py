@@ -136,13 +136,22 @@ def fresh_source(dataset: str, seed: int, epochs: int) -> Source:
     return Source(f"fresh-{dataset}", continuous_space(), "val_loss", "min", epochs, FreshCurves(dataset, seed, epochs))
 
 
+def lcbench_source(task: str) -> Source:
+    from lcbench import EPOCHS, METRIC, LCBenchCurves, space, tasks
+
+    if task not in tasks():
+        raise SystemExit(f"bench: error: unknown LCBench task {task!r}; the 34 tasks: {', '.join(tasks())}")
+    return Source(f"lcbench-{task}", space(), METRIC, "max", EPOCHS, LCBenchCurves(task))
+
+
 def available_tables() -> list[str]:
     return sorted(p.name.removesuffix(".json.gz") for p in CURVES.glob("*.json.gz"))
 
 
 def source(name: str, seed: int, epochs: int = 27) -> Source:
-    """A source by name: ``hartmann6``, a table under benchmarks/curves/, ``surrogate-TABLE`` or
-    ``fresh-DATASET`` (one of scikit-learn's bundled datasets)."""
+    """A source by name: ``hartmann6``, a table under benchmarks/curves/, ``surrogate-TABLE``,
+    ``fresh-DATASET`` (one of scikit-learn's bundled datasets) or ``lcbench-TASK`` (an OpenML task id of
+    LCBench, benchmarks/lcbench.py)."""
     import warnings
 
     if name == "hartmann6":
@@ -153,6 +162,8 @@ def source(name: str, seed: int, epochs: int = 27) -> Source:
         return surrogate_source(name.removeprefix("surrogate-"), seed)
     if name.startswith("fresh-"):
         return fresh_source(name.removeprefix("fresh-"), seed, epochs)
+    if name.startswith("lcbench-"):
+        return lcbench_source(name.removeprefix("lcbench-"))
     return table(name)
 
 
