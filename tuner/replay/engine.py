@@ -69,6 +69,7 @@ class Controller:
         max_pending: int = 1,
         max_epochs: int | None = None,
         epoch_budget: int | None = None,
+        seconds_budget: float | None = None,
         fate_log: _Fates | None = None,
     ) -> None:
         from ray.tune.experiment import Trial
@@ -78,7 +79,7 @@ class Controller:
         self.search_alg = _SearchAlg(searcher)
         self.workers, self.metric, self.mode = max(1, workers), metric, mode
         self.num_samples, self.max_pending, self.max_epochs = num_samples, max(1, max_pending), max_epochs
-        self.epoch_budget = epoch_budget
+        self.epoch_budget, self.seconds_budget = epoch_budget, seconds_budget
         self.fates = fate_log or _Fates()
         self.clock = 0.0
         self._trials: list[Any] = []
@@ -89,6 +90,7 @@ class Controller:
         self._ids = itertools.count(1)
         self._search_finished = False
         self._spent = 0
+        self._spent_seconds = 0.0  # trial time, summed over workers
 
     # --- what schedulers call -------------------------------------------------------------------------
     def get_trials(self) -> list[Any]:
@@ -124,7 +126,9 @@ class Controller:
             at, _, trial = heapq.heappop(self._queue)
             self.clock = at
             self._result(trial)
-            if self.epoch_budget is not None and self._spent >= self.epoch_budget:
+            if (self.epoch_budget is not None and self._spent >= self.epoch_budget) or (
+                self.seconds_budget is not None and self._spent_seconds >= self.seconds_budget
+            ):
                 self._search_finished = True
                 for t in list(self._trials):
                     self.stop_trial(t)
@@ -194,6 +198,8 @@ class Controller:
         record.epochs += 1
         self._spent += 1
         epoch = record.epochs
+        self._spent_seconds += float(curve.seconds[epoch - 1])
+        record.work.append(float(curve.seconds[epoch - 1]))
         result = {
             **curve.rows[epoch - 1],
             "training_iteration": epoch,
@@ -282,6 +288,7 @@ def replay(
     num_samples: int | None = None,
     max_epochs: int | None = None,
     epoch_budget: int | None = None,
+    seconds_budget: float | None = None,
 ) -> ReplayOutcome:
     """Play ``source``'s curves through ``algorithms`` (tuner/replay/setup.py) with ``workers`` trials at once.
 
@@ -311,6 +318,7 @@ def replay(
         max_pending=pending,
         max_epochs=max_epochs,
         epoch_budget=epoch_budget,
+        seconds_budget=seconds_budget,
         fate_log=algorithms.fate_log,
     )
     chatty = logging.getLogger("ray.tune.schedulers")  # "Bracket too small - Retrying..." at every new band

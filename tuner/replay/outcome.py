@@ -47,6 +47,7 @@ class ReplayedTrial:
     missing: bool = False  # the source had no curve for its config
     values: list[float] = field(default_factory=list)  # the metric, per epoch trained
     timeline: list[tuple[float, float]] = field(default_factory=list)  # (simulated seconds, value) per epoch
+    work: list[float] = field(default_factory=list)  # each epoch's seconds of training
     # its last result (several objectives read theirs here)
     last: dict[str, Any] = field(default_factory=dict)
 
@@ -104,15 +105,24 @@ class ReplayOutcome:
                 out.append(tuple(o.as_min(v) for o, v in zip(objectives, values, strict=True)))  # type: ignore[arg-type]
         return out
 
-    def best_so_far(self) -> list[tuple[int, float, float]]:
-        """(epochs spent, simulated seconds, best value) each time the best improves, in time order."""
-        events = sorted((point for t in self.trials for point in t.timeline), key=lambda e: e[0])
-        out: list[tuple[int, float, float]] = []
-        best = None
-        for spent, (at, value) in enumerate(events, 1):
+    def best_so_far(self, by_work: bool = False) -> list[tuple[float, float, float]]:
+        """(epochs spent, simulated seconds, best value) each time the best improves, in time order; with
+        ``by_work``, the trial time spent (summed over workers) instead of the epochs."""
+        events = sorted(
+            (
+                (at, value, t.work[k] if k < len(t.work) else 1.0)
+                for t in self.trials
+                for k, (at, value) in enumerate(t.timeline)
+            ),
+            key=lambda e: e[0],
+        )
+        out: list[tuple[float, float, float]] = []
+        best, spent = None, 0.0
+        for count, (at, value, cost) in enumerate(events, 1):
+            spent += cost
             if not math.isfinite(value):
                 continue
             if best is None or better(value, best, self.mode):
                 best = value
-                out.append((spent, at, value))
+                out.append((spent if by_work else count, at, value))
         return out
