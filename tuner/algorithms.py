@@ -65,6 +65,8 @@ def scheduler_context(
     objectives: Sequence[Objective] = (),
     constraints: Sequence[Constraint] = (),
     fate_log: DecisionLog | None = None,
+    can_pause: bool = True,
+    trials_cap: int | None = None,
 ) -> SchedulerContext:
     return SchedulerContext(
         max_epochs,
@@ -78,6 +80,8 @@ def scheduler_context(
         reduction_factor=reduction_factor,
         objectives=several(objectives),
         constraints=tuple(constraints),
+        can_pause=can_pause,
+        trials_cap=trials_cap,
     )
 
 
@@ -152,4 +156,19 @@ def build_pair(
         search_plan,
         searcher_context(scheduler, ctx, planned_trials=planned_trials, max_concurrent=max_concurrent),
     )
-    return SCHEDULER_REGISTRY[scheduler]().build(ctx), search
+    built = SCHEDULER_REGISTRY[scheduler]().build(ctx)
+    if SCHEDULER_REGISTRY[scheduler].gates_new_trials:
+        from tuner.schedulers.curve_gate import NewTrialGate
+
+        if hasattr(search, "attach"):  # proposals from the scheduler's own model (searcher curves)
+            search.attach(built)
+        search = NewTrialGate(search, built)
+    return built, search
+
+
+def default_scheduler(objectives: int = 1, can_pause: bool = True, constraints: int = 0) -> tuple[str, str]:
+    """The scheduler a sweep runs with no --scheduler (``auto``), and why: the one the benchmarks put ahead for
+    this kind of sweep (BENCHMARKS.md)."""
+    from tuner.schedulers import DEFAULT
+
+    return DEFAULT, "the default"

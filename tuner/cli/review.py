@@ -193,8 +193,8 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
 @click.argument("experiment")
 @click.option(
     "--scheduler",
-    help="The scheduler to replay the sweep under: asha, hyperband, median, fifo or bohb. [default: the "
-    "sweep's own, with --searcher]",
+    help="The scheduler to replay the sweep under: asha, hyperband, median, fifo, bohb or freeze-thaw. "
+    "[default: the sweep's own, with --searcher]",
 )
 @click.option("--grace-period", type=click.IntRange(min=1), help="Its grace period. [default: the sweep's]")
 @click.option(

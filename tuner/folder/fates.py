@@ -23,6 +23,7 @@ from tuner.folder.names import FATES_SIDECAR as LOG_NAME
 STOPPED, PERTURBED = "stopped", "perturbed"
 RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the cutoff, what was decided
 HUNG, DIED, BUDGET = "hung", "died", "budget"
+PAUSED, THAWED = "paused", "thawed"  # frozen by a scheduler that may continue it later, and continued
 STORAGE = "storage"  # a write the storage refused (full, over quota): the trial is run again on resume
 # How a write the storage refused reads in an error, by what it means. A full disk or quota is met alike
 # wherever the write was; a bucket's refusal only in Ray's storage layer (a trainable's own download that gets
@@ -54,6 +55,7 @@ def refusal(text: str) -> str | None:
 UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
 NOT_STARTED = "not started yet: the sweep stopped first; tuner resume starts it"
 NEVER_STARTED = "never started: the budget was spent first"
+ENDED_PAUSED = "; the sweep ended before it was continued"
 FAILURES = (HUNG, DIED)  # failures the sweep explains better than Ray's error does
 
 
@@ -150,6 +152,10 @@ def _merge(decision: dict[str, Any], entry: dict[str, Any]) -> None:
         events = decision.setdefault("perturbed" if entry["kind"] == PERTURBED else "failures", [])
         if entry["text"] not in events:
             events.append(entry["text"])
+    elif entry["kind"] == PAUSED:
+        decision["paused"] = entry["text"]
+    elif entry["kind"] == THAWED:
+        decision.pop("paused", None)
     elif entry["kind"] == BUDGET:
         decision["budget"] = entry["text"]
     elif entry["kind"] == STORAGE:
@@ -206,11 +212,15 @@ def fate(
     if decision.get("failures"):
         note += "; retried after " + ", then ".join(decision["failures"])
     if status in OPEN_STATUSES:
+        if status == "PAUSED" and decision.get("paused"):  # frozen by freeze-thaw: why, in its words
+            return decision["paused"] + ("" if live else "; tuner resume may continue it") + note
         if live:
             return status.lower() + note
         return (NOT_STARTED if status == "PENDING" and not epochs else UNFINISHED) + note
     if decision.get("stopped"):
         return decision["stopped"] + note
+    if decision.get("paused") and epochs < max_epochs:  # still frozen when the sweep ended
+        return decision["paused"] + ENDED_PAUSED + note
     if decision.get("budget") and epochs < max_epochs:
         if not epochs:  # created as the budget ran out: proposed, never trained
             return NEVER_STARTED + note
@@ -229,7 +239,7 @@ def kind(text: str) -> str:
     """A fate's family, for colouring and counting: completed, stopped early, errored, running."""
     if text.startswith(("errored", "hung", "died")):
         return "errored"
-    if text.startswith(("stopped early", "ended by the budget", "never started")):
+    if text.startswith(("stopped early", "ended by the budget", "never started")) or ENDED_PAUSED in text:
         return "stopped early"
     if text.startswith(("running", "pending", "paused", "unfinished", "not started yet")):
         return "running"

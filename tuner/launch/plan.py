@@ -19,7 +19,7 @@ from tuner.launch.registry import declared_keywords, load_space, resolve_trainab
 from tuner.launch.trial import forms
 from tuner.launch.trial.forms import check_form, checkpoint_advice
 from tuner.objectives import as_mode
-from tuner.searchers.plan import grid_points
+from tuner.searchers.plan import grid_points, is_grid
 from tuner.settings import GPUS_AUTO, SweepConfig
 from tuner.spec import SearchSpace, contract
 
@@ -127,7 +127,17 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
         reduction_factor=config.reduction_factor,
         objectives=config.objective_list,
         constraints=config.constraint_list,
+        can_pause=keeps_checkpoints(trainable),
+        trials_cap=config.trials_cap,
     )
+    if scheduler.gates_new_trials:
+        grids = [name for name, value in space.flat_params.items() if is_grid(value)]
+        if grids:
+            raise UsageError(
+                f"--scheduler {config.scheduler} proposes one config at a time and {', '.join(grids)} "
+                f"{'is a grid' if len(grids) == 1 else 'are grids'} (tune.grid_search), which Tune's variant "
+                "generator crosses: write it as tune.choice, or choose another scheduler"
+            )
     search_plan = searchers.plan_search(space.flat_params, config.searcher, config.seed)
     if scheduler.needs_checkpoints and not keeps_checkpoints(trainable):
         why = (

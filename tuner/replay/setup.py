@@ -39,10 +39,14 @@ def build(
     reduction_factor: int = 2,
     objectives: tuple[Objective, ...] = (),
     constraints: tuple[Constraint, ...] = (),
+    trials_cap: int | None = -1,
+    can_pause: bool = True,
 ) -> Algorithms:
     """The scheduler ``scheduler`` and searcher ``searcher`` (None: a recorded order, set by the caller) for
     a space of Tune domains, as ``tuner sweep`` would build them with ``workers`` trials at once; with several
-    ``objectives`` (and any ``constraints``) as a sweep on them builds them."""
+    ``objectives`` (and any ``constraints``) as a sweep on them builds them. ``trials_cap``: the trials the
+    replay may create at most (-1: ``num_samples``; None: a budget ends it); ``can_pause``: whether the
+    trainable replayed continues from checkpoints."""
     from tuner import schedulers, searchers
     from tuner.replay.engine import _Fates
 
@@ -50,7 +54,7 @@ def build(
     if sched.takes_no_searcher:
         raise UsageError(
             f"--scheduler {scheduler}: {sched.name} changes configs while trials train, so recorded "
-            "curves cannot stand in for its trials; replay takes asha, hyperband, median, fifo or bohb"
+            "curves cannot stand in for its trials; replay takes asha, hyperband, median, fifo, bohb or freeze-thaw"
         )
     if sched.requires_searcher and searcher not in (None, sched.requires_searcher):
         raise UsageError(
@@ -72,6 +76,8 @@ def build(
         objectives=objectives,
         constraints=constraints,
         fate_log=fate_log,
+        can_pause=can_pause,
+        trials_cap=num_samples if trials_cap == -1 else trials_cap,
     )
     if searcher is None:
         return Algorithms(_told(sched.build(ctx), metric, mode), None, fate_log, None)

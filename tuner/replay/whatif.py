@@ -209,6 +209,7 @@ def _run(
     grace: int | None,
     rf: int | None,
 ) -> ReplayOutcome:
+    from tuner import schedulers
     from tuner.replay.setup import build
 
     config = experiment.config
@@ -217,6 +218,10 @@ def _run(
         from tuner.launch.registry import load_space
 
         params = load_space(config.space).flat_params
+    elif schedulers.REGISTRY[
+        scheduler
+    ].gates_new_trials:  # its model reads the configs: their values stand in
+        params = _observed_space(curves)
     algorithms = build(
         params,
         scheduler,
@@ -231,6 +236,7 @@ def _run(
         reduction_factor=rf or config.reduction_factor,
         objectives=tuple(config.objective_list),
         constraints=tuple(config.constraint_list),
+        can_pause=_kept_checkpoints(experiment),
     )
     if searcher is None:
         algorithms.searcher = FixedOrder(c.config for c in curves)
@@ -246,6 +252,32 @@ def _run(
         num_samples=len(curves),
         max_epochs=config.max_epochs,
     )
+
+
+def _observed_space(curves: list[Curve]) -> dict[str, Any]:
+    """The sweep's parameters as choices among the values its trials ran (enough for a model that reads
+    configs; the space itself may not be importable where the review runs)."""
+    from ray import tune
+
+    from tuner.spec import flatten
+
+    seen: dict[str, list[Any]] = {}
+    for curve in curves:
+        for name, value in flatten(curve.config).items():
+            values = seen.setdefault(name, [])
+            if value not in values:
+                values.append(value)
+    numbers = (int, float)
+    return {
+        name: tune.choice(sorted(values) if all(isinstance(v, numbers) for v in values) else values)
+        for name, values in seen.items()
+        if len(values) > 1 and all(isinstance(v, (str, bool, *numbers)) for v in values)
+    }
+
+
+def _kept_checkpoints(experiment: ExperimentRecord) -> bool:
+    """Whether the sweep's trainable saved checkpoints (a replay then may pause trials as the sweep could)."""
+    return any(d.startswith("checkpoint_") for t in experiment.trials for d in storage.list_dirs(t.path))
 
 
 def _best(experiment: ExperimentRecord, trials: list[TrialRecord]) -> ReplayBest | None:

@@ -9,11 +9,12 @@ from tuner.errors import UsageError
 from tuner.schedulers.asha import Asha
 from tuner.schedulers.base import SchedulerContext, SchedulerEntry
 from tuner.schedulers.fifo import Fifo
+from tuner.schedulers.freeze_thaw import FreezeThaw
 from tuner.schedulers.hyperband import Bohb, HyperBand
 from tuner.schedulers.median import Median
 from tuner.schedulers.pbt import Pbt
 
-ENTRIES: tuple[type[SchedulerEntry], ...] = (Asha, Fifo, HyperBand, Bohb, Median, Pbt)
+ENTRIES: tuple[type[SchedulerEntry], ...] = (Asha, Fifo, HyperBand, Bohb, Median, Pbt, FreezeThaw)
 REGISTRY: dict[str, type[SchedulerEntry]] = {e.name: e for e in ENTRIES}
 NAMES: tuple[str, ...] = tuple(REGISTRY)
 DEFAULT = "asha"

@@ -30,6 +30,8 @@ class SchedulerContext:
     reduction_factor: int = REDUCTION_FACTOR  # 1/eta of the trials at a rung go on (ASHA, HyperBand, BOHB)
     objectives: tuple[Objective, ...] = ()  # several objectives (tuner/objectives.py); empty: metric and mode
     constraints: tuple[Constraint, ...] = ()  # bounds a trial must meet to count
+    can_pause: bool = True  # the trainable continues from a checkpoint, so a paused trial loses nothing
+    trials_cap: int | None = None  # trials the sweep may create at most; None: a budget ends it
 
     @property
     def ranked_by_front(self) -> bool:
@@ -74,6 +76,9 @@ class SchedulerEntry:
     multi_objective: ClassVar[bool] = False  # decides on several objectives (by fronts) as well as on one
     # The live table's count of trials stopped early names the scheduler so; None: it stops none.
     stops_as: ClassVar[str | None] = None
+    # Its searcher makes a new trial only when the scheduler wants one (freeze-thaw: a paused trial may be
+    # worth more); the scheduler then has a ``wants_new_trial`` that the pair's gate asks.
+    gates_new_trials: ClassVar[bool] = False
 
     def stopped_label(self, ctx: SchedulerContext) -> str | None:
         """The name the live table counts this scheduler's early stops under; None where it stops none or

@@ -13,6 +13,7 @@ from tuner.errors import UsageError
 from tuner.searchers.base import SearcherContext, SearcherEntry
 from tuner.searchers.bayesopt_gp import BayesOpt
 from tuner.searchers.bohb_kde import BohbKde
+from tuner.searchers.curve_proposals import CurveProposals
 from tuner.searchers.hyperopt_tpe import HyperOpt
 from tuner.searchers.optuna_gp import OptunaGP
 from tuner.searchers.optuna_tpe import OptunaTPE
@@ -28,6 +29,7 @@ ENTRIES: tuple[type[SearcherEntry], ...] = (
     BayesOpt,
     RandomSearch,
     BohbKde,
+    CurveProposals,
 )
 REGISTRY: dict[str, type[SearcherEntry]] = {e.name: e for e in ENTRIES}
 NAMES: tuple[str, ...] = tuple(REGISTRY)

@@ -43,6 +43,8 @@ def choose(
         return "random", f"{scheduler} explores by perturbing trials, over random draws"
     if entry.requires_searcher:
         return entry.requires_searcher, f"--scheduler {scheduler} brings its own"
+    if entry.gates_new_trials and objectives == 1:
+        return "curves", f"{scheduler}'s model of the learning curves also proposes the configs"
     grids = [name for name, value in params.items() if is_grid(value)]
     if grids:
         return "random", (

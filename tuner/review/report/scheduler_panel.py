@@ -117,6 +117,8 @@ def _events(experiment: ExperimentRecord) -> list[dict[str, Any]]:
 
 def reason(event: dict[str, Any], experiment: ExperimentRecord) -> str:
     """Why a trial went on, or did not, at one rung, in the metric's own terms."""
+    if event.get("reason"):  # a scheduler that says why in its own words (freeze-thaw)
+        return str(event["reason"])
     rf = experiment.config.reduction_factor
     share = SHARE.get(rf, f"1/{rf}")
     value = event["value"]

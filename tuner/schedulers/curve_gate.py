@@ -1,0 +1,79 @@
+"""Where freeze-thaw's new trials come from, and when.
+
+Tune asks the searcher for a new trial whenever none waits to start, and starts a waiting trial as soon as a
+worker is free: left alone, a searcher would fill every free worker with new configs and no paused trial
+would ever be continued. ``NewTrialGate`` asks the scheduler first and makes a new trial only when a new
+config promises at least what the best paused trial does (tuner/schedulers/curve_scheduler.py); otherwise
+the scheduler continues that trial when a worker frees up.
+
+``ModelProposals`` is the searcher that takes its configs from the scheduler's own model (``--searcher
+curves``): the drawn config with the largest expected improvement at the last epoch. Before the first model
+it draws at random from the space, seeded.
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+import numpy as np
+from ray.tune.search import Searcher
+
+from tuner.schedulers.config_features import ConfigFeatures
+from tuner.searchers.wrapping import WrappingSearcher
+from tuner.spec import unflatten
+
+
+class NewTrialGate(WrappingSearcher):
+    """A searcher whose new trials the freeze-thaw scheduler lets through only when it wants one."""
+
+    def __init__(self, inner: Searcher, scheduler: Any) -> None:
+        super().__init__(inner)
+        self.scheduler = scheduler
+
+    def suggest(self, trial_id: str) -> dict | None:
+        if not self.scheduler.wants_new_trial():
+            return None  # Tune asks again later; the scheduler continues a paused trial meanwhile
+        return self.inner.suggest(trial_id)
+
+
+class ModelProposals(Searcher):
+    """New configs from the freeze-thaw scheduler's model (random ones before it has one)."""
+
+    def __init__(
+        self, params: dict[str, Any], seed: int, metric: str | None = None, mode: str | None = None
+    ) -> None:
+        super().__init__(metric=metric, mode=mode)
+        self.params, self.seed, self.draws = dict(params), seed, 0
+        self.scheduler: Any = None
+        self._features: ConfigFeatures | None = None
+
+    def attach(self, scheduler: Any) -> None:
+        """The scheduler whose model proposes (tuner/algorithms.py joins them when it builds the pair)."""
+        self.scheduler = scheduler
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_features"] = None  # drawn afresh where it is unpickled
+        return state
+
+    def suggest(self, trial_id: str) -> dict | None:
+        config = self.scheduler.propose() if self.scheduler is not None else None
+        if config is None:
+            if self._features is None:
+                self._features = ConfigFeatures(self.params, self.seed)
+            rng = np.random.RandomState((self.seed * 7919 + self.draws) % (2**32))
+            config = self._features.draw(1, rng)[0]
+        self.draws += 1
+        return unflatten(config)
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+        pass  # the scheduler learns from every result itself
+
+    def save(self, checkpoint_path: str) -> None:
+        with open(checkpoint_path, "wb") as f:
+            pickle.dump({"draws": self.draws}, f)
+
+    def restore(self, checkpoint_path: str) -> None:
+        with open(checkpoint_path, "rb") as f:
+            self.draws = pickle.load(f)["draws"]

@@ -1,0 +1,503 @@
+"""Freeze-thaw scheduling: trials paused and continued by a model of their whole learning curves.
+
+ASHA compares trials at fixed rungs by the value they have there; on curves that start slowly or cross, a
+trial stopped at an early rung is gone, whatever it would have become. Here every trial's curve so far,
+finished or not, trains one model (tuner/schedulers/curve_model.py) that predicts where any config's curve
+ends; at each decision a trial goes on only while what it is predicted to add (its expected improvement over
+the best value seen, at the last epoch) is at least what the best waiting alternative promises: a paused trial
+continued, or a new config. Otherwise it is paused (frozen, its checkpoint kept) and may be continued (thawed)
+later when the model thinks better of it; a trial that the model gives almost no chance to beat the best is
+stopped. A trainable that keeps no checkpoints cannot be continued, so its trials are stopped, never paused.
+
+The model is fitted off Tune's loop, on a thread of its own, from every result so far; a fit started after
+one result is taken up at the next one (waiting at most ``FIT_WAIT_S`` for it), so a sweep and its replay,
+given the results in the same order, decide alike. New configs come from the same model (the gate in
+tuner/schedulers/curve_gate.py asks it which of many drawn configs promises most) or from another searcher.
+
+Built on Tune's public scheduler interface (``FIFOScheduler``: results, pause, stop, which trial runs next).
+A resumed sweep gets its curves back from the experiment's own results.
+"""
+
+from __future__ import annotations
+
+import math
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from ray.tune.experiment import Trial
+from ray.tune.schedulers import FIFOScheduler, TrialScheduler
+
+from tuner.folder.fates import PAUSED, RUNG, STOPPED, THAWED, DecisionLog
+from tuner.schedulers.config_features import ConfigFeatures
+from tuner.schedulers.curve_model import Observations, PowerLawEnsemble
+from tuner.values import number
+
+EPOCH = "training_iteration"
+MIN_TRIALS = 6  # trials with a result before the first fit (the random start)
+REFIT_GROWTH = 0.08  # the model is fitted again once this share more points are in
+REFIT_AFTER = 3  # ... and at least this many
+FIT_WAIT_S = 5.0  # a decision waits at most this long for a fit under way
+TRUST = 10.0  # a trial's own last value moves its prediction by epochs / (epochs + TRUST) of its gap
+NOISE = 0.01  # spread of a curve's end not seen in the members' disagreement, on the 0-1 scale
+HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopped ...
+HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own curve says little)
+CANDIDATES = 512  # configs drawn for each proposal, beside neighbours of the best
+NEIGHBOURS = 32  # around each of the ``NEAR_BEST`` best trials
+NEAR_BEST = 4
+
+
+def expected_improvement(mean: np.ndarray, spread: np.ndarray, best: float) -> tuple[np.ndarray, np.ndarray]:
+    """The expected improvement over ``best`` of a normal (mean, spread), and the chance to beat it."""
+    from scipy.special import ndtr
+
+    z = (mean - best) / spread
+    chance = ndtr(z)
+    return (mean - best) * chance + spread * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi), chance
+
+
+@dataclass
+class Prediction:
+    """Where a trial's (or a config's) best value is predicted to end, on the model's 0-1 scale."""
+
+    mean: float
+    spread: float
+    gain: float  # expected improvement over the best seen
+    chance: float  # probability to end above the best seen
+
+
+class FreezeThawScheduler(FIFOScheduler):
+    """Freeze-thaw by a learning-curve model; decisions at epochs ``grace``, then each ``growth`` times on."""
+
+    def __init__(
+        self,
+        max_t: int,
+        features: ConfigFeatures,
+        *,
+        can_pause: bool = True,
+        seed: int = 0,
+        grace: int = 1,
+        growth: float = 2.0,
+        trials_cap: int | None = None,
+        fate_log: DecisionLog | None = None,
+        metric: str | None = None,
+        mode: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.max_t, self.features, self.can_pause, self.seed = max_t, features, can_pause, seed
+        self.grace, self.growth, self.trials_cap, self.fate_log = grace, growth, trials_cap, fate_log
+        self._metric, self._mode = metric, mode
+        self.curves: dict[str, list[float]] = {}  # trial id -> its best value so far per epoch, higher better
+        self.rows: dict[str, np.ndarray] = {}  # trial id -> its config's features
+        self.configs: dict[str, dict[str, Any]] = {}
+        self.next_check: dict[str, int] = {}
+        self.ended: set[str] = set()
+        self.frozen: set[str] = set()  # trials it paused that have not run since
+        self.searching = True  # new trials may still come
+        self.results = 0
+        self.stopped = self.paused = 0
+        self.model: PowerLawEnsemble | None = None
+        self.scale = (
+            0.0,
+            1.0,
+        )  # (low, high) of the values the model was fitted on, in "higher is better" sign
+        self.fitted_points = 0
+        self._predicted: dict[str, np.ndarray] = {}  # trial id -> members x epochs, for the adopted model
+        self._pool: list[dict[str, Any]] = []  # configs drawn for proposals under the adopted model
+        self._pool_rows: np.ndarray = np.zeros((0, 0))
+        self._pool_means: np.ndarray = np.zeros((0, 0))
+        self._proposed: list[np.ndarray] = []  # features proposed since the model was adopted
+        self._restored = False
+        self._version = 0  # counts changes of what predictions rest on (results, trials, the model)
+        self._best = -math.inf  # the best value seen, in "higher is better" sign
+        self._cache: tuple[int, dict[str, Any]] | None = None
+        self._pool_cache: tuple[tuple[int, int], np.ndarray] | None = None
+        self._fitting: Future | None = None
+        self._executor: ThreadPoolExecutor | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_fitting"], state["_executor"] = (
+            None,
+            None,
+        )  # a thread does not travel; a pending fit is redone
+        return state
+
+    # --- Tune's hooks ---------------------------------------------------------------------------------
+    def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
+        if self._metric and metric and metric != self._metric:
+            return False
+        self._metric = self._metric or metric
+        self._mode = self._mode or mode
+        return True
+
+    def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
+        if not self._restored:
+            self._restored = True
+            self._restore()
+        self.configs.setdefault(trial.trial_id, dict(trial.config))
+        if trial.trial_id not in self.rows:
+            self.rows[trial.trial_id] = self.features.encode(trial.config)
+            self._version += 1
+        self.curves.setdefault(trial.trial_id, [])
+        if self.trials_cap is not None and len(self.rows) >= self.trials_cap:
+            self.searching = False
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+        epoch = result.get(EPOCH)
+        value = number(result.get(self._metric)) if self._metric else None
+        if epoch is None:
+            return TrialScheduler.CONTINUE
+        self._take(trial.trial_id, int(epoch), value)
+        self.results += 1
+        self._adopt()
+        action = self._decide(tune_controller, trial, int(epoch))
+        self._stop_hopeless(tune_controller, trial)
+        self._maybe_fit()
+        return action
+
+    def on_trial_complete(self, tune_controller: Any, trial: Any, result: dict) -> None:
+        self._end(trial.trial_id)
+
+    def on_trial_remove(self, tune_controller: Any, trial: Any) -> None:
+        self._end(trial.trial_id)
+
+    def on_trial_error(self, tune_controller: Any, trial: Any) -> None:
+        self._end(trial.trial_id)
+
+    def _end(self, trial_id: str) -> None:
+        self.ended.add(trial_id)
+        self.frozen.discard(trial_id)
+
+    def choose_trial_to_run(self, tune_controller: Any) -> Any:
+        waiting = [
+            t
+            for t in tune_controller.get_trials()
+            if t.status in (Trial.PENDING, Trial.PAUSED) and not getattr(t, "is_saving", False)
+        ]
+        if not waiting:
+            return None
+        if self.model is None:
+            pending = [t for t in waiting if t.status == Trial.PENDING]
+            return (pending or waiting)[0]
+        best = max(waiting, key=lambda t: self.predict(t.trial_id).gain)
+        if best.trial_id in self.frozen:
+            self.frozen.discard(best.trial_id)
+            if self.fate_log:
+                self.fate_log.record(best.trial_id, THAWED, "")
+        return best
+
+    def debug_string(self) -> str:
+        fitted = f"model fitted on {self.fitted_points} epochs" if self.model is not None else "random start"
+        return (
+            f"freeze-thaw: {self.paused} pause(s), {self.stopped} trial(s) stopped early so far; {fitted}; "
+            f"best {self._metric} so far {self._shown(self._best_scaled()) if self._any() else '-'}"
+        )
+
+    # --- what the gate asks (tuner/schedulers/curve_gate.py) -------------------------------------------
+    def wants_new_trial(self) -> bool:
+        """Whether a new config promises at least what the best paused trial does (always, before a model)."""
+        if self.model is None or not self.frozen:
+            return True
+        return self._new_gain() >= max(self.predict(tid).gain for tid in self.frozen)
+
+    def propose(self) -> dict[str, Any] | None:
+        """The drawn config that promises most under the model, kept away from those proposed since it was
+        fitted (each one weighed down near them, as if its trial had already shown the model's mean there);
+        None before a model: the caller draws at random."""
+        if self.model is None or not self._pool:
+            return None
+        gains = self._pool_gains()
+        pick = int(np.argmax(gains))
+        self._proposed.append(self._pool_rows[pick])
+        return dict(self._pool[pick])
+
+    # --- predictions --------------------------------------------------------------------------------------
+    def predict(self, trial_id: str) -> Prediction:
+        """Where a trial ends, from the model and its own curve so far (a new trial: from its config)."""
+        table = self._table()
+        i = table["index"][trial_id]
+        return Prediction(*(float(table[k][i]) for k in ("mean", "spread", "gain", "chance")))
+
+    def _table(self) -> dict[str, Any]:
+        """Every known trial's prediction under the adopted model, computed once per change of the data."""
+        if self._cache is not None and self._cache[0] == self._version:
+            return self._cache[1]
+        assert self.model is not None
+        ids = list(self.rows)
+        missing = [tid for tid in ids if tid not in self._predicted]
+        if missing:
+            made = self.model.curves(np.vstack([self.rows[t] for t in missing]), np.arange(1, self.max_t + 1))
+            for k, tid in enumerate(missing):
+                self._predicted[tid] = made[:, k, :]
+        members = np.stack([self._predicted[t] for t in ids])  # trials x members x epochs
+        epochs = np.array([len(self.curves.get(t) or []) for t in ids])
+        seen = np.array([self._scaled(self.curves[t][-1]) if epochs[k] else 0.0 for k, t in enumerate(ids)])
+        ends = members[:, :, -1]
+        at = members[np.arange(len(ids)), :, np.maximum(epochs, 1) - 1]
+        trust = (epochs / (epochs + TRUST))[:, None]
+        conditioned = np.maximum(ends + trust * (seen[:, None] - at), seen[:, None])
+        ends = np.where(epochs[:, None] > 0, conditioned, ends)
+        left = np.maximum(self.max_t - epochs, 0) / self.max_t
+        mean = ends.mean(1)
+        spread = np.sqrt(ends.var(1) + (NOISE * left) ** 2) + 1e-9
+        gain, chance = expected_improvement(mean, spread, self._best_scaled())
+        table = {"index": {t: k for k, t in enumerate(ids)}, "mean": mean, "spread": spread, "gain": gain,
+                 "chance": chance}  # fmt: skip
+        self._cache = (self._version, table)
+        return table
+
+    def _new_gain(self) -> float:
+        return float(self._pool_gains().max()) if self._pool else 0.0
+
+    def _pool_gains(self) -> np.ndarray:
+        if self._pool_cache is not None and self._pool_cache[0] == (self._version, len(self._proposed)):
+            return self._pool_cache[1]
+        ends = self._pool_means  # members x candidates
+        mean = ends.mean(0)
+        spread = np.sqrt(ends.var(0) + NOISE**2) + 1e-9
+        gains, _ = expected_improvement(mean, spread, self._best_scaled())
+        rows = self._pool_rows
+        for taken in self._proposed:  # a config proposed since weighs down its neighbourhood
+            distance = np.sqrt(((rows - taken) ** 2).sum(1)) / math.sqrt(max(rows.shape[1], 1))
+            gains = gains * np.minimum(distance / 0.1, 1.0) ** 2
+        self._pool_cache = ((self._version, len(self._proposed)), gains)
+        return gains
+
+    # --- decisions ------------------------------------------------------------------------------------
+    def _decide(self, tune_controller: Any, trial: Any, epoch: int) -> str:
+        trial_id = trial.trial_id
+        if epoch >= self.max_t:
+            self.ended.add(trial_id)
+            return TrialScheduler.STOP
+        if epoch < self.next_check.get(trial_id, self.grace):
+            return TrialScheduler.CONTINUE
+        self.next_check[trial_id] = max(epoch + 1, math.ceil(epoch * self.growth))
+        if self.model is None:
+            # the random start: each of its trials waits here for the first model, if there is room for more
+            if self.can_pause and self.searching:
+                return self._pause(trial_id, epoch, None, "waits for the first model of the curves")
+            return TrialScheduler.CONTINUE
+        mine = self.predict(trial_id)
+        if mine.chance < HOPELESS and epoch >= HOPELESS_AFTER:
+            return self._stop(trial_id, epoch, mine)
+        paused = sorted(self.frozen - {trial_id})
+        rival_gain, rival = 0.0, ""
+        if paused:
+            best_paused = max(paused, key=lambda tid: self.predict(tid).gain)
+            rival_gain, rival = self.predict(best_paused).gain, f"trial {best_paused}"
+        if self.searching and self._new_gain() > rival_gain:
+            rival_gain, rival = self._new_gain(), "a new config"
+        goes_on = mine.gain >= rival_gain
+        self._record(trial_id, epoch, mine, goes_on, rival, rival_gain)
+        if goes_on:
+            return TrialScheduler.CONTINUE
+        if not self.can_pause:
+            return self._stop(trial_id, epoch, mine, rival)
+        return self._pause(trial_id, epoch, mine, f"{rival} promises more")
+
+    def _pause(self, trial_id: str, epoch: int, mine: Prediction | None, why: str) -> str:
+        self.paused += 1
+        self.frozen.add(trial_id)
+        if self.fate_log:
+            said = f"predicted {self._said(mine)}; " if mine else ""
+            self.fate_log.record(trial_id, PAUSED, f"paused at epoch {epoch}: {said}{why}")
+        return TrialScheduler.PAUSE
+
+    def _stop(self, trial_id: str, epoch: int, mine: Prediction, rival: str = "") -> str:
+        self.stopped += 1
+        self.ended.add(trial_id)
+        if self.fate_log:
+            if rival:
+                why = f"{rival} promises more, and a trial without checkpoints cannot be continued later"
+            else:
+                why = f"under a {HOPELESS:.1%} chance to beat the best"
+            self.fate_log.record(
+                trial_id,
+                STOPPED,
+                f"stopped early by freeze-thaw at epoch {epoch}: predicted {self._said(mine)}; {why}",
+            )
+        return TrialScheduler.STOP
+
+    def _stop_hopeless(self, tune_controller: Any, current: Any) -> None:
+        """Paused trials the model now gives almost no chance are stopped, so a sweep's waiting list holds only
+        trials worth continuing, and a sweep with all its trials made ends."""
+        if self.model is None:
+            return
+        for trial in tune_controller.get_trials():
+            if trial is current or trial.status != Trial.PAUSED or getattr(trial, "is_saving", False):
+                continue
+            mine, epochs = self.predict(trial.trial_id), len(self.curves.get(trial.trial_id) or [])
+            if mine.chance < HOPELESS and epochs >= HOPELESS_AFTER:
+                self._stop(trial.trial_id, epochs, mine)
+                tune_controller.stop_trial(trial)
+
+    def _record(
+        self, trial_id: str, epoch: int, mine: Prediction, goes_on: bool, rival: str, rival_gain: float
+    ) -> None:
+        if not self.fate_log:
+            return
+        curve = self.curves[trial_id]
+        verdict = "goes on" if goes_on else ("paused" if self.can_pause else "stopped")
+        reason = f"{verdict}: predicted {self._said(mine)}"
+        if rival:
+            reason += f"; expected gain {self._gain_said(mine.gain)} against {rival}'s {self._gain_said(rival_gain)}"
+        self.fate_log.record(
+            trial_id,
+            RUNG,
+            "",
+            {
+                "rung": epoch,
+                "epoch": epoch,
+                "value": self._shown(self._scaled(curve[-1])) if curve else None,
+                "predicted": self._shown(mine.mean),
+                "spread": self._spread_shown(mine.spread),
+                "best": self._shown(self._best_scaled()),
+                "kept": goes_on,
+                "reason": reason,
+            },
+        )
+
+    # --- data -----------------------------------------------------------------------------------------
+    def _take(self, trial_id: str, epoch: int, value: float | None) -> None:
+        """A result into the trial's curve of best values so far (higher is better); a repeated or missing
+        epoch keeps the curve whole."""
+        curve = self.curves.setdefault(trial_id, [])
+        sign = -1.0 if self._mode == "min" else 1.0
+        while len(curve) < epoch:
+            seen = sign * value if value is not None and len(curve) == epoch - 1 else -math.inf
+            curve.append(max(seen, curve[-1]) if curve else seen)
+            self._best = max(self._best, curve[-1])
+        self._version += 1
+
+    def _any(self) -> bool:
+        return math.isfinite(self._best)
+
+    def _best_scaled(self) -> float:
+        return self._scaled(self._best) if math.isfinite(self._best) else 0.0
+
+    def _scaled(self, raw: float) -> float:
+        low, high = self.scale
+        if not math.isfinite(raw):
+            return 0.0
+        return (raw - low) / (high - low) if high > low else 0.5
+
+    def _shown(self, scaled: float) -> float:
+        """A value on the model's scale in the metric's own units and sign."""
+        low, high = self.scale
+        raw = low + scaled * (high - low)
+        return round(-raw if self._mode == "min" else raw, 6)
+
+    def _spread_shown(self, spread: float) -> float:
+        return round(spread * (self.scale[1] - self.scale[0]), 6)
+
+    def _said(self, p: Prediction) -> str:
+        return f"{self._shown(p.mean):.4g} ± {self._spread_shown(p.spread):.2g} at epoch {self.max_t}, best so far {self._shown(self._best_scaled()):.4g}"
+
+    def _gain_said(self, gain: float) -> str:
+        return f"{gain * (self.scale[1] - self.scale[0]):.3g}"
+
+    # --- fitting --------------------------------------------------------------------------------------
+    def _observations(self) -> tuple[Observations, tuple[float, float]] | None:
+        ids = [tid for tid, c in self.curves.items() if any(math.isfinite(v) for v in c)]
+        if len(ids) < MIN_TRIALS:
+            return None
+        values = np.array([v for tid in ids for v in self.curves[tid] if math.isfinite(v)])
+        low, high = float(np.percentile(values, 2)), float(values.max())
+        if high <= low:
+            high = low + 1.0
+        rows, epochs, ys = [], [], []
+        for i, tid in enumerate(ids):
+            for e, v in enumerate(self.curves[tid], 1):
+                if math.isfinite(v):
+                    rows.append(i)
+                    epochs.append(e)
+                    ys.append((max(v, low) - low) / (high - low))
+        features = np.vstack([self.rows[tid] for tid in ids])
+        return Observations(features, np.array(rows), np.array(epochs), np.array(ys)), (low, high)
+
+    def _points(self) -> int:
+        return sum(1 for c in self.curves.values() for v in c if math.isfinite(v))
+
+    def _maybe_fit(self) -> None:
+        """Start a fit on a thread when enough new points are in; the next result takes it up."""
+        if self._fitting is not None:
+            return
+        points = self._points()
+        if self.model is not None and points < self.fitted_points + max(
+            REFIT_AFTER, REFIT_GROWTH * self.fitted_points
+        ):
+            return
+        seen = self._observations()
+        if seen is None:
+            return
+        data, scale = seen
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="tuner-curve-model")
+        base = self.model
+        seed = self.seed * 1_000_003 + points
+
+        def fit() -> tuple[PowerLawEnsemble, tuple[float, float], int]:
+            import copy
+
+            model = (
+                copy.deepcopy(base) if base is not None else PowerLawEnsemble(data.features.shape[1], seed)
+            )
+            model.fit(data)
+            return model, scale, points
+
+        self._fitting = self._executor.submit(fit)
+        self._fit_seed = seed
+
+    def _adopt(self) -> None:
+        """Take up the fit under way (waiting for it at most ``FIT_WAIT_S``), and draw the configs that new
+        trials are chosen among under it."""
+        if self._fitting is None:
+            return
+        try:
+            model, scale, points = self._fitting.result(timeout=FIT_WAIT_S)
+        except TimeoutError:
+            return  # decided by the last model; this fit is taken up at a later result
+        self._fitting = None
+        self.model, self.scale, self.fitted_points = model, scale, points
+        self._predicted = {}
+        self._version += 1
+        self._proposed = []
+        self._draw_pool(np.random.RandomState(self._fit_seed % (2**32)))
+
+    def _draw_pool(self, rng: np.random.RandomState) -> None:
+        assert self.model is not None
+        pool = self.features.draw(CANDIDATES, rng)
+        ranked = sorted(
+            (tid for tid, c in self.curves.items() if c and tid in self.configs),
+            key=lambda tid: -self.predict(tid).mean,
+        )
+        for tid in ranked[:NEAR_BEST]:
+            pool += self.features.near(self.configs[tid], NEIGHBOURS, rng)
+        self._pool = pool
+        self._pool_rows = self.features.rows(pool)
+        self._pool_means = self.model.curves(self._pool_rows, np.array([self.max_t]))[:, :, 0]
+
+    # --- resume ---------------------------------------------------------------------------------------
+    def _restore(self) -> None:
+        """A resumed sweep's curves as they were (Tune saves no scheduler state): from the experiment."""
+        folder = getattr(self.fate_log, "folder", None) if self.fate_log else None
+        if folder is None:
+            return
+        from tuner.review.experiment import load
+
+        try:
+            experiment = load(folder, running=False)
+        except Exception:  # a sweep's first start: nothing saved yet
+            return
+        for record in experiment.trials:
+            for epoch, value in record.curve(self._metric or experiment.metric):
+                self._take(record.trial_id, epoch, value)
+            if record.config:
+                self.configs.setdefault(record.trial_id, dict(record.config))
+                self.rows.setdefault(record.trial_id, self.features.encode(record.config))
+            if record.status in ("TERMINATED", "ERROR"):
+                self.ended.add(record.trial_id)
+            elif record.status == "PAUSED":
+                self.frozen.add(record.trial_id)

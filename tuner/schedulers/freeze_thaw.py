@@ -1,0 +1,71 @@
+"""Freeze-thaw: trials paused and continued by a model of their learning curves (tuner/schedulers/curve_scheduler.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tuner.schedulers.base import SchedulerContext, SchedulerEntry
+
+# Decisions at the first epoch, then at each doubling of a trial's epochs (1, 2, 4, 8, ...): a trial runs as
+# many epochs again as it has before it is weighed again, so a pause costs a checkpoint's save and load at most
+# once per doubling.
+GROWTH = 2.0
+# A trial is weighed first after two epochs: on LCBench the first epoch ranks configs no better than chance
+# (rank correlation with the final best about 0 on most tasks) and a model sure of a flat curve after one epoch
+# froze the slow starters that held the best configs (BENCHMARKS.md). --grace-period can only make it later.
+FIRST_DECISION = 2
+
+
+class FreezeThaw(SchedulerEntry):
+    name = "freeze-thaw"
+    summary = (
+        "a model of every learning curve so far decides which trial runs next: paused trials are continued "
+        "when they promise most, hopeless ones stopped"
+    )
+    pauses_trials = True  # a concurrency limit would count the paused trials and wait for ever
+    stops_as = "freeze-thaw"
+    gates_new_trials = True  # its searcher makes a new trial only when the model wants one (curve_gate.py)
+
+    def build(self, ctx: SchedulerContext) -> Any:
+        from tuner.schedulers.config_features import ConfigFeatures
+        from tuner.schedulers.curve_scheduler import FreezeThawScheduler
+
+        return FreezeThawScheduler(
+            ctx.max_epochs,
+            ConfigFeatures(ctx.params, ctx.seed),
+            can_pause=ctx.can_pause,
+            seed=ctx.seed,
+            grace=first_decision(ctx),
+            growth=GROWTH,
+            trials_cap=ctx.trials_cap,
+            fate_log=ctx.fate_log,
+            metric=ctx.metric,
+            mode=ctx.mode,
+        )
+
+    def describe(self, ctx: SchedulerContext) -> list[str]:
+        from tuner.schedulers.curve_scheduler import HOPELESS, MIN_TRIALS
+
+        checks, epoch = [], first_decision(ctx)
+        while epoch < ctx.max_epochs:
+            checks.append(epoch)
+            epoch = max(epoch + 1, int(-(-epoch * GROWTH // 1)))
+        verb = "paused (continued later if it comes to promise most)" if ctx.can_pause else "stopped"
+        lines = [
+            f"freeze-thaw: a model of every learning curve so far (an ensemble of power laws, refitted as results "
+            f"come) predicts where each trial's {ctx.metric} ends at epoch {ctx.max_epochs}",
+            f"  at epoch {', '.join(map(str, checks))} of a trial, it goes on only while its expected improvement "
+            f"over the best is at least a paused trial's or a new config's; otherwise it is {verb}",
+            f"  the first {MIN_TRIALS} trials are a random start; a trial with under a {HOPELESS:.1%} chance to beat "
+            "the best is stopped",
+        ]
+        if not ctx.can_pause:
+            lines.append(
+                "  the trainable keeps no checkpoints, so no trial is paused: one that loses its place is stopped"
+            )
+        return lines
+
+
+def first_decision(ctx: SchedulerContext) -> int:
+    """The epoch at which a trial is first weighed."""
+    return min(max(ctx.grace_period, FIRST_DECISION), ctx.max_epochs)

@@ -1,0 +1,33 @@
+"""New configs from freeze-thaw's own model of the learning curves (tuner/schedulers/curve_gate.py).
+
+The scheduler fits one model to every epoch of every trial; the same model scores a few hundred configs
+drawn from the space and near the best trials, and the one with the largest expected improvement at the last
+epoch is the next trial. One model for both decisions: which trial to continue and which config to try.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tuner.searchers.base import SearcherContext, SearcherEntry
+from tuner.searchers.plan import ParamPlan, SearchPlan
+
+
+class CurveProposals(SearcherEntry):
+    name = "curves"
+    summary = "the freeze-thaw scheduler's learning-curve model proposes each config (comes with --scheduler freeze-thaw)"
+    model = "the learning-curve model's expected improvement at the last epoch"
+    requires_scheduler = "freeze-thaw"
+
+    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
+        return self.plan_native(name, value, text)
+
+    def build(self, plan: SearchPlan, ctx: SearcherContext) -> Any:
+        from tuner.schedulers.curve_gate import ModelProposals
+
+        return ModelProposals(dict(plan.raw_space), ctx.seed, ctx.metric, ctx.mode)
+
+    def intro(self, num_samples: int, earlier: int = 0) -> str:
+        from tuner.schedulers.curve_scheduler import MIN_TRIALS
+
+        return f"search plan (curves: {MIN_TRIALS} random configs first, then {self.model}):"
