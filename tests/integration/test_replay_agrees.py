@@ -45,12 +45,13 @@ def _key(config: dict) -> str:
 
 
 def _stop(fate: str) -> str:
-    return fate if fate.startswith("stopped early") else ""
+    return fate if fate.startswith(("stopped early", "paused")) else ""
 
 
 @pytest.mark.parametrize(
     "scheduler, searcher",
-    [("asha", "random"), ("hyperband", "random"), ("median", "random"), ("fifo", "random"), ("asha", "cqr")],
+    [("asha", "random"), ("hyperband", "random"), ("median", "random"), ("fifo", "random"), ("asha", "cqr"),
+     ("freeze-thaw", "curves"), ("freeze-thaw", "random")],
 )
 def test_a_replay_makes_the_same_decisions_as_the_sweep(run_cli, tmp_path, scheduler, searcher):
     real = _real(run_cli, tmp_path, scheduler, searcher)

@@ -159,3 +159,24 @@ def test_a_signal_to_the_whole_process_group_ends_the_sweep_resumably_with_its_c
     assert len(after.trials) == 6 and {t.status for t in after.trials} == {"TERMINATED"}
     for trial in after.trials:
         assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3], trial.trial_id
+
+
+def test_a_freeze_thaw_sweep_killed_with_9_resumes_to_every_epoch_once(run_cli, tmp_path):
+    """Paused trials, the model's curves and the trial cap all come back: the resumed sweep ends by itself
+    with every trial finished or stopped, and no trial ran an epoch twice or skipped one."""
+    space = instant_space(tmp_path, sleep=0.3)
+    folder = tmp_path / "killed"
+    args = ["sweep", "--space", space, "--scheduler", "freeze-thaw", "--num-samples", "10", "--max-epochs", "6",
+            "--storage-path", tmp_path, "--name", "killed"]  # fmt: skip
+    _kill_9_when([str(a) for a in args], folder, reported=6)
+    before = experiment.load(str(folder))
+    assert len(before.trials) < 10 or any(t.status != "TERMINATED" for t in before.trials), "killed too late"
+
+    result = run_cli("resume", folder)
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    after = experiment.load(str(folder))
+    assert len(after.trials) == 10 and {t.status for t in after.trials} == {"TERMINATED"}
+    for trial in after.trials:
+        epochs = [int(float(r["epoch"])) for r in trial.rows]
+        assert epochs == list(range(1, len(epochs) + 1)), (trial.trial_id, epochs)
+    assert any(len(t.rows) < 6 for t in after.trials), "freeze-thaw should have stopped some trials early"

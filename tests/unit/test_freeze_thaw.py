@@ -1,0 +1,160 @@
+"""Freeze-thaw on the simulated clock: the model of the curves, the features it reads, and what the scheduler
+decides with them (pause, continue, stop, which trial or new config runs next)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from ray import tune
+
+from tuner.replay.engine import Curve, replay
+from tuner.replay.setup import build
+from tuner.schedulers.config_features import ConfigFeatures
+from tuner.schedulers.curve_model import Observations, PowerLawEnsemble
+
+EPOCHS = 12
+
+
+class SlowStarters:
+    """Curves whose best configs start worst: a config's final accuracy peaks at x = 0.8, y = 0.3, and the
+    higher x, the lower its curve starts (at epoch 1 the best configs look among the worst; by epoch 3 they
+    have caught up)."""
+
+    def curve(self, config):
+        x, y = float(config["x"]), float(config["y"])
+        final = 0.9 - 0.6 * (x - 0.8) ** 2 - 0.6 * (y - 0.3) ** 2
+        rows = [{"acc": final - 0.8 * x * t**-2.0} for t in range(1, EPOCHS + 1)]
+        return Curve(dict(config), rows, [1.0] * EPOCHS)
+
+
+SPACE = {"x": tune.uniform(0, 1), "y": tune.uniform(0, 1), "width": tune.choice([8, 16, 32]), "fixed": 3}
+
+
+def _replay(scheduler="freeze-thaw", searcher="auto", *, workers=2, seed=0, budget=240, cap=None, can_pause=True):
+    algorithms = build(SPACE, scheduler, searcher, metric="acc", mode="max", max_epochs=EPOCHS, num_samples=cap or 64,
+                       seed=seed, workers=workers, trials_cap=cap, can_pause=can_pause)  # fmt: skip
+    out = replay(SlowStarters(), algorithms, workers=workers, metric="acc", mode="max", max_epochs=EPOCHS,
+                 num_samples=cap, epoch_budget=None if cap else budget)  # fmt: skip
+    return out, algorithms
+
+
+# --- the model --------------------------------------------------------------------------------------------
+
+
+def test_the_power_law_ensemble_learns_where_configs_end_from_partial_curves():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(80, 2))
+    finals = 0.8 - 0.6 * (x[:, 0] - 0.6) ** 2 - 0.4 * (x[:, 1] - 0.4) ** 2
+    seen = rng.integers(1, 6, size=80)  # most configs seen for a few epochs only
+    rows = np.concatenate([[i] * n for i, n in enumerate(seen)])
+    epochs = np.concatenate([np.arange(1, n + 1) for n in seen])
+    values = finals[rows] - 0.3 * epochs**-0.7
+    model = PowerLawEnsemble(2, seed=1)
+    model.fit(Observations(x, rows, epochs, values))
+    model.fit(Observations(x, rows, epochs, values))  # a later fit starts from the last one's weights
+    fresh = rng.uniform(size=(40, 2))
+    truth = 0.8 - 0.6 * (fresh[:, 0] - 0.6) ** 2 - 0.4 * (fresh[:, 1] - 0.4) ** 2
+    predicted = model.curves(fresh, np.array([EPOCHS]))[:, :, 0].mean(0)
+    assert np.corrcoef(predicted, truth)[0, 1] > 0.9
+    a, b, c = model.shapes(fresh)
+    assert (b >= 0).all() and (c >= 0).all()  # every member's curve rises with the epochs
+
+
+def test_a_fit_from_the_same_seed_and_data_is_the_same_fit():
+    x = np.linspace(0, 1, 20)[:, None]
+    data = Observations(x, np.repeat(np.arange(20), 3), np.tile([1, 2, 3], 20), np.repeat(x[:, 0], 3))
+    first, second = PowerLawEnsemble(1, seed=5), PowerLawEnsemble(1, seed=5)
+    first.fit(data)
+    second.fit(data)
+    for name in first.params:
+        assert np.array_equal(first.params[name], second.params[name])
+
+
+# --- the features -----------------------------------------------------------------------------------------
+
+
+def test_features_read_each_kind_of_parameter_on_the_scale_it_is_drawn():
+    params = {
+        "lr": tune.loguniform(1e-4, 1e-1),
+        "layers": tune.randint(1, 6),
+        "act": tune.choice(["relu", "tanh"]),
+        "batch": tune.choice([64, 16, 32]),
+        "width": tune.sample_from(lambda _: 2 ** np.random.randint(2, 9)),
+        "model": {"dropout": tune.uniform(0.0, 0.5)},
+        "seed": 7,
+    }
+    features = ConfigFeatures(params, seed=0)
+    row = features.encode({"lr": 1e-2, "layers": 5, "act": "tanh", "batch": 32, "width": 4, "model": {"dropout": 0.25},
+                           "seed": 7})  # fmt: skip
+    assert features.width == len(row) == 7  # lr, layers, act (two indicators), batch, width, dropout
+    assert row[0] == pytest.approx(2 / 3)  # 1e-2 is two thirds of the way from 1e-4 to 1e-1 on a log scale
+    assert row[1] == 1.0 and list(row[2:4]) == [0.0, 1.0] and row[4] == 0.5 and row[6] == 0.5
+    for config in features.draw(50, np.random.RandomState(0)) + features.near(
+        {"lr": 1e-4, "layers": 1, "act": "relu", "batch": 16, "width": 8, "model/dropout": 0.0, "seed": 7}, 50,
+        np.random.RandomState(1),
+    ):  # fmt: skip
+        assert 1e-4 <= config["lr"] <= 1e-1 and config["layers"] in range(1, 6) and config["seed"] == 7
+        assert 0.0 <= config["model/dropout"] <= 0.5 and config["width"] in {4, 8, 16, 32, 64, 128, 256}
+        assert math.isfinite(features.encode(config).sum())
+
+
+# --- decisions --------------------------------------------------------------------------------------------
+
+
+def test_freeze_thaw_rescues_the_slow_starters_that_asha_stops():
+    ft = [_replay(seed=s)[0].best_trial().best("max") for s in range(3)]
+    asha = [_replay("asha", "random", seed=s)[0].best_trial().best("max") for s in range(3)]
+    optimum = max(max(r["acc"] for r in SlowStarters().curve({"x": x, "y": 0.3}).rows) for x in np.linspace(0, 1, 201))
+    assert np.median(ft) > np.median(asha)
+    assert np.median(ft) > optimum - 0.01
+
+
+def test_a_paused_trial_is_continued_later_from_where_it_was():
+    out, _ = _replay(seed=1)
+    thawed = [t for t in out.trials if "PAUSE" in [d for _, d in t.decisions[:-1]] and t.epochs > 1]
+    assert thawed, "no paused trial was ever continued"
+    for trial in thawed:
+        assert [e for e, _ in trial.decisions] == list(range(1, trial.epochs + 1))  # every epoch once, in order
+
+
+def test_without_checkpoints_a_trial_is_stopped_never_paused():
+    out, _ = _replay(seed=0, can_pause=False)
+    decisions = {d for t in out.trials for _, d in t.decisions}
+    assert "PAUSE" not in decisions and "STOP" in decisions
+    assert not out.stalled
+
+
+def test_a_sweep_with_a_trial_cap_ends_with_every_trial_done_or_stopped():
+    out, algorithms = _replay(seed=2, cap=24)
+    assert len(out.trials) == 24 and not out.stalled
+    assert all(t.epochs >= 1 for t in out.trials)
+    assert out.epochs < 24 * EPOCHS  # it stopped some rather than run every trial to the end
+
+
+def test_a_replay_decides_the_same_every_time():
+    first, second = _replay(seed=3)[0], _replay(seed=3)[0]
+    assert [(t.config, t.decisions) for t in first.trials] == [(t.config, t.decisions) for t in second.trials]
+
+
+def test_each_pause_and_stop_says_why_in_the_metric_s_units():
+    out, algorithms = _replay(seed=0, can_pause=False)
+    stopped = [t.fate for t in out.trials if t.fate.startswith("stopped early by freeze-thaw")]
+    assert stopped
+    assert all(f" at epoch {EPOCHS}, best so far " in fate and "predicted" in fate for fate in stopped)
+    comparisons = [r for rungs in algorithms.fate_log.rungs.values() for r in rungs]
+    assert comparisons and all(r["reason"].startswith(("goes on", "stopped", "paused")) for r in comparisons)
+
+
+def test_the_gate_holds_new_trials_back_while_a_paused_one_promises_more():
+    out, algorithms = _replay(seed=4)
+    scheduler = algorithms.scheduler
+    promising = max(scheduler.rows, key=lambda t: scheduler.predict(t).gain)
+    scheduler.frozen = {promising}
+    scheduler._pool_means = np.full_like(scheduler._pool_means, -1.0)  # every new config predicted hopeless
+    scheduler._version += 1
+    assert scheduler.predict(promising).gain > 0 and not scheduler.wants_new_trial()
+    scheduler._pool_means = np.full_like(scheduler._pool_means, 2.0)  # every new config beats everything
+    scheduler._version += 1
+    assert scheduler.wants_new_trial()
