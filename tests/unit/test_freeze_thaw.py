@@ -104,11 +104,18 @@ def test_features_read_each_kind_of_parameter_on_the_scale_it_is_drawn():
 
 
 def test_freeze_thaw_rescues_the_slow_starters_that_asha_stops():
-    ft = [_replay(seed=s)[0].best_trial().best("max") for s in range(3)]
-    asha = [_replay("asha", "random", seed=s)[0].best_trial().best("max") for s in range(3)]
-    optimum = max(max(r["acc"] for r in SlowStarters().curve({"x": x, "y": 0.3}).rows) for x in np.linspace(0, 1, 201))
-    assert np.median(ft) > np.median(asha)
-    assert np.median(ft) > optimum - 0.01
+    """The best configs (x near 0.8) look among the worst after one epoch: ASHA's first rung stops them, and
+    its best trials come from faster starters; freeze-thaw's best trials are the slow starters."""
+    ft = [_replay(seed=s)[0] for s in range(3)]
+    asha = [_replay("asha", "random", seed=s)[0] for s in range(3)]
+
+    def past_two(outcomes):  # of the trials with a slow-starting config, the share that ran past epoch 2
+        slow = [t for out in outcomes for t in out.trials if t.config["x"] >= 0.75]
+        return sum(t.epochs > 2 for t in slow) / len(slow)
+
+    assert past_two(ft) > 2 * past_two(asha)
+    assert np.median([out.best_trial().config["x"] for out in ft]) >= 0.75
+    assert np.median([out.best_trial().config["x"] for out in asha]) < 0.75
 
 
 def test_a_paused_trial_is_continued_later_from_where_it_was():

@@ -89,6 +89,7 @@ class Controller:
         self._order = itertools.count()
         self._ids = itertools.count(1)
         self._search_finished = False
+        self._staged: list[Any] = []  # paused trials the scheduler chose, waiting as pending for a worker
         self._spent = 0
         self._spent_seconds = 0.0  # trial time, summed over workers
 
@@ -119,8 +120,7 @@ class Controller:
     # --- the loop ---------------------------------------------------------------------------------------
     def run(self) -> ReplayOutcome:
         while True:
-            self._create_trials()
-            self._start_trials()
+            self._settle()
             if not self._queue:
                 break
             at, _, trial = heapq.heappop(self._queue)
@@ -137,6 +137,24 @@ class Controller:
             self.stop_trial(trial)
         records = [self._records[t.trial_id] for t in self._trials]
         return ReplayOutcome(records, self.metric, self.mode, self.workers, self.clock, stalled=bool(waiting))
+
+    def _settle(self) -> None:
+        """Tune's loop steps between two results, until they change nothing: new trials from the searcher, the
+        trial the scheduler wants next staged (a paused one waits as pending from then on, first in line, as
+        Tune stages it at once whether or not a worker is free), trials started on free workers."""
+        while True:
+            before = (len(self._trials), len(self._staged), self._count(self._Trial.RUNNING))
+            self._create_trials()
+            self._stage()
+            self._start_trials()
+            if (len(self._trials), len(self._staged), self._count(self._Trial.RUNNING)) == before:
+                return
+
+    def _stage(self) -> None:
+        trial = self.scheduler.choose_trial_to_run(self)
+        if trial is not None and trial.status == self._Trial.PAUSED and trial not in self._staged:
+            self._set(trial, self._Trial.PENDING)
+            self._staged.append(trial)
 
     def _create_trials(self) -> None:
         Trial = self._Trial
@@ -165,7 +183,10 @@ class Controller:
     def _start_trials(self) -> None:
         Trial = self._Trial
         while self._count(Trial.RUNNING) < self.workers:
-            trial = self.scheduler.choose_trial_to_run(self)
+            self._staged = [t for t in self._staged if t.status == Trial.PENDING]
+            trial = self.scheduler.choose_trial_to_run(self)  # Tune gives its choice a free worker first
+            if trial is None and self._staged:
+                trial = self._staged[0]
             if trial is None:
                 trial = next((t for t in self._trials if t.status == Trial.PENDING), None)
             if trial is None:

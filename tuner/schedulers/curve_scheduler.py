@@ -36,10 +36,11 @@ from tuner.values import number
 
 EPOCH = "training_iteration"
 MIN_TRIALS = 6  # trials with a result before the first fit (the random start)
-REFIT_GROWTH = 0.08  # the model is fitted again once this share more points are in
+REFIT_GROWTH = 0.03  # the model is fitted again once this share more points are in
 REFIT_AFTER = 3  # ... and at least this many
 FIT_WAIT_S = 5.0  # a decision waits at most this long for a fit under way
 TRUST = 10.0  # a trial's own last value moves its prediction by epochs / (epochs + TRUST) of its gap
+LOW_QUANTILE = 2  # values below this percentile of all seen count as this bad: the model tells the good apart
 NOISE = 0.01  # spread of a curve's end not seen in the members' disagreement, on the 0-1 scale
 HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopped ...
 HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own curve says little)
@@ -110,7 +111,10 @@ class FreezeThawScheduler(FIFOScheduler):
         self._proposed: list[np.ndarray] = []  # features proposed since the model was adopted
         self._restored = False
         self._version = 0  # counts changes of what predictions rest on (results, trials, the model)
-        self._best = -math.inf  # the best value seen, in "higher is better" sign
+        self._best = -math.inf  # the best value seen, on the model's axis (higher is better)
+        self._log = (
+            False  # whether the model reads the metric on a log scale (a loss that was always positive)
+        )
         self._cache: tuple[int, dict[str, Any]] | None = None
         self._pool_cache: tuple[tuple[int, int], np.ndarray] | None = None
         self._fitting: Future | None = None
@@ -152,6 +156,7 @@ class FreezeThawScheduler(FIFOScheduler):
         self._take(trial.trial_id, int(epoch), value)
         self.results += 1
         self._adopt()
+
         action = self._decide(tune_controller, trial, int(epoch))
         self._stop_hopeless(tune_controller, trial)
         self._maybe_fit()
@@ -182,6 +187,7 @@ class FreezeThawScheduler(FIFOScheduler):
             pending = [t for t in waiting if t.status == Trial.PENDING]
             return (pending or waiting)[0]
         best = max(waiting, key=lambda t: self.predict(t.trial_id).gain)
+
         if best.trial_id in self.frozen:
             self.frozen.discard(best.trial_id)
             if self.fate_log:
@@ -192,12 +198,13 @@ class FreezeThawScheduler(FIFOScheduler):
         fitted = f"model fitted on {self.fitted_points} epochs" if self.model is not None else "random start"
         return (
             f"freeze-thaw: {self.paused} pause(s), {self.stopped} trial(s) stopped early so far; {fitted}; "
-            f"best {self._metric} so far {self._shown(self._best_scaled()) if self._any() else '-'}"
+            f"best {self._metric} so far {f'{self._shown(self._best_scaled()):.4g}' if self._any() else '-'}"
         )
 
     # --- what the gate asks (tuner/schedulers/curve_gate.py) -------------------------------------------
     def wants_new_trial(self) -> bool:
         """Whether a new config promises at least what the best paused trial does (always, before a model)."""
+
         if self.model is None or not self.frozen:
             return True
         return self._new_gain() >= max(self.predict(tid).gain for tid in self.frozen)
@@ -210,6 +217,8 @@ class FreezeThawScheduler(FIFOScheduler):
             return None
         gains = self._pool_gains()
         pick = int(np.argmax(gains))
+        if gains[pick] <= 0 and self._pool_rows[pick].tobytes() in {r.tobytes() for r in self.rows.values()}:
+            return None  # every config drawn was tried already: the caller draws at random
         self._proposed.append(self._pool_rows[pick])
         return dict(self._pool[pick])
 
@@ -259,6 +268,8 @@ class FreezeThawScheduler(FIFOScheduler):
         spread = np.sqrt(ends.var(0) + NOISE**2) + 1e-9
         gains, _ = expected_improvement(mean, spread, self._best_scaled())
         rows = self._pool_rows
+        tried = {row.tobytes() for row in self.rows.values()}
+        gains = np.where([row.tobytes() in tried for row in rows], 0.0, gains)  # no config twice
         for taken in self._proposed:  # a config proposed since weighs down its neighbourhood
             distance = np.sqrt(((rows - taken) ** 2).sum(1)) / math.sqrt(max(rows.shape[1], 1))
             gains = gains * np.minimum(distance / 0.1, 1.0) ** 2
@@ -282,12 +293,19 @@ class FreezeThawScheduler(FIFOScheduler):
         mine = self.predict(trial_id)
         if mine.chance < HOPELESS and epoch >= HOPELESS_AFTER:
             return self._stop(trial_id, epoch, mine)
-        paused = sorted(self.frozen - {trial_id})
         rival_gain, rival = 0.0, ""
-        if paused:
-            best_paused = max(paused, key=lambda tid: self.predict(tid).gain)
-            rival_gain, rival = self.predict(best_paused).gain, f"trial {best_paused}"
-        if self.searching and self._new_gain() > rival_gain:
+        waiting = [  # trials that would take its place: paused ones, and those waiting to start
+            t.trial_id
+            for t in tune_controller.get_trials()
+            if t.trial_id != trial_id
+            and t.status in (Trial.PENDING, Trial.PAUSED)
+            and t.trial_id not in self.ended
+        ]
+        if waiting:
+            best_waiting = max(waiting, key=lambda tid: self.predict(tid).gain)
+            rival_gain, rival = self.predict(best_waiting).gain, f"trial {best_waiting}"
+        new_waiting = any(not self.curves.get(tid) for tid in waiting)  # the searcher makes one at a time
+        if self.searching and not new_waiting and self._new_gain() > rival_gain:
             rival_gain, rival = self._new_gain(), "a new config"
         goes_on = mine.gain >= rival_gain
         self._record(trial_id, epoch, mine, goes_on, rival, rival_gain)
@@ -352,7 +370,7 @@ class FreezeThawScheduler(FIFOScheduler):
                 "epoch": epoch,
                 "value": self._shown(self._scaled(curve[-1])) if curve else None,
                 "predicted": self._shown(mine.mean),
-                "spread": self._spread_shown(mine.spread),
+                "spread": self._spread_shown(mine.spread, mine.mean),
                 "best": self._shown(self._best_scaled()),
                 "kept": goes_on,
                 "reason": reason,
@@ -371,6 +389,16 @@ class FreezeThawScheduler(FIFOScheduler):
             self._best = max(self._best, curve[-1])
         self._version += 1
 
+    def _axis(self, raw: float) -> float:
+        """A value (higher is better) on the model's axis: a loss that has always been positive on a log scale
+        (losses that span decades, a diverged run's 1e3 among them, would otherwise squeeze every good value into
+        the top of the scale), anything else as it is."""
+        return -math.log(max(-raw, 1e-300)) if self._log else raw
+
+    def _metric_of(self, axis: float) -> float:
+        raw = -math.exp(-axis) if self._log else axis
+        return -raw if self._mode == "min" else raw
+
     def _any(self) -> bool:
         return math.isfinite(self._best)
 
@@ -381,30 +409,36 @@ class FreezeThawScheduler(FIFOScheduler):
         low, high = self.scale
         if not math.isfinite(raw):
             return 0.0
-        return (raw - low) / (high - low) if high > low else 0.5
+        return (self._axis(raw) - low) / (high - low) if high > low else 0.5
 
     def _shown(self, scaled: float) -> float:
         """A value on the model's scale in the metric's own units and sign."""
         low, high = self.scale
-        raw = low + scaled * (high - low)
-        return round(-raw if self._mode == "min" else raw, 6)
+        return round(self._metric_of(low + scaled * (high - low)), 6)
 
-    def _spread_shown(self, spread: float) -> float:
-        return round(spread * (self.scale[1] - self.scale[0]), 6)
+    def _spread_shown(self, spread: float, around: float = 0.5) -> float:
+        """A spread on the model's scale as the half-width it spans in the metric's units around ``around``."""
+        return round(abs(self._shown(around + spread) - self._shown(around - spread)) / 2, 6)
 
     def _said(self, p: Prediction) -> str:
-        return f"{self._shown(p.mean):.4g} ± {self._spread_shown(p.spread):.2g} at epoch {self.max_t}, best so far {self._shown(self._best_scaled()):.4g}"
+        return (
+            f"{self._shown(p.mean):.4g} ± {self._spread_shown(p.spread, p.mean):.2g} at epoch {self.max_t}, "
+            f"best so far {self._shown(self._best_scaled()):.4g}"
+        )
 
     def _gain_said(self, gain: float) -> str:
-        return f"{gain * (self.scale[1] - self.scale[0]):.3g}"
+        best = self._best_scaled()
+        return f"{abs(self._shown(best + gain) - self._shown(best)):.3g}"
 
     # --- fitting --------------------------------------------------------------------------------------
-    def _observations(self) -> tuple[Observations, tuple[float, float]] | None:
+    def _observations(self) -> tuple[Observations, tuple[float, float, bool]] | None:
         ids = [tid for tid, c in self.curves.items() if any(math.isfinite(v) for v in c)]
         if len(ids) < MIN_TRIALS:
             return None
         values = np.array([v for tid in ids for v in self.curves[tid] if math.isfinite(v)])
-        low, high = float(np.percentile(values, 2)), float(values.max())
+        log = self._mode == "min" and bool((values < 0).all())  # every loss seen positive
+        axis = -np.log(-values) if log else values
+        low, high = float(np.percentile(axis, LOW_QUANTILE)), float(axis.max())
         if high <= low:
             high = low + 1.0
         rows, epochs, ys = [], [], []
@@ -413,9 +447,10 @@ class FreezeThawScheduler(FIFOScheduler):
                 if math.isfinite(v):
                     rows.append(i)
                     epochs.append(e)
-                    ys.append((max(v, low) - low) / (high - low))
+                    ys.append(((-math.log(-v) if log else v) - low) / (high - low))
         features = np.vstack([self.rows[tid] for tid in ids])
-        return Observations(features, np.array(rows), np.array(epochs), np.array(ys)), (low, high)
+        data = Observations(features, np.array(rows), np.array(epochs), np.clip(np.array(ys), 0.0, None))
+        return data, (low, high, log)
 
     def _points(self) -> int:
         return sum(1 for c in self.curves.values() for v in c if math.isfinite(v))
@@ -438,7 +473,7 @@ class FreezeThawScheduler(FIFOScheduler):
         base = self.model
         seed = self.seed * 1_000_003 + points
 
-        def fit() -> tuple[PowerLawEnsemble, tuple[float, float], int]:
+        def fit() -> tuple[PowerLawEnsemble, tuple[float, float, bool], int]:
             import copy
 
             model = (
@@ -460,7 +495,9 @@ class FreezeThawScheduler(FIFOScheduler):
         except TimeoutError:
             return  # decided by the last model; this fit is taken up at a later result
         self._fitting = None
-        self.model, self.scale, self.fitted_points = model, scale, points
+        self.model, self.fitted_points = model, points
+        low, high, self._log = scale
+        self.scale = (low, high)
         self._predicted = {}
         self._version += 1
         self._proposed = []

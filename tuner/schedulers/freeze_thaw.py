@@ -26,6 +26,9 @@ class FreezeThaw(SchedulerEntry):
     stops_as = "freeze-thaw"
     gates_new_trials = True  # its searcher makes a new trial only when the model wants one (curve_gate.py)
 
+    def stopped_label(self, ctx: SchedulerContext) -> str | None:
+        return None  # its own status line counts its pauses and stops
+
     def build(self, ctx: SchedulerContext) -> Any:
         from tuner.schedulers.config_features import ConfigFeatures
         from tuner.schedulers.curve_scheduler import FreezeThawScheduler
