@@ -41,6 +41,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 MF_METHODS = ["asha+random", "asha+optuna", "asha+hyperopt", "hyperband+random", "hyperband+optuna", "bohb+bohb",
               "median+random", "median+optuna"]  # fmt: skip
@@ -162,15 +163,18 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 
 
 def scheduler_options(text: str) -> tuple[str, dict[str, int]]:
-    """``asha/g3/r3``: ASHA with a grace period of 3 epochs and a reduction factor of 3 (the defaults: 1, 2)."""
+    """``asha/g3/r3``: ASHA with a grace period of 3 epochs and a reduction factor of 3 (the defaults: 1, 2);
+    ``freeze-thaw/p0``: as for a trainable that keeps no checkpoints (trials stopped, never paused)."""
     name, *options = text.split("/")
-    keys = {"g": "grace_period", "r": "reduction_factor"}
+    keys = {"g": "grace_period", "r": "reduction_factor", "p": "can_pause"}
     return name, {keys[o[0]]: int(o[1:]) for o in options}
 
 
-def mf_job(job: tuple[str, str, int, int, int]) -> dict:
+def mf_job(job: tuple) -> dict:
     """One scheduler x searcher on one curve source and seed, replayed: FIFO-random runs its trials to the end;
-    every other pair gets the same epochs as a budget and keeps proposing trials until it is spent."""
+    every other pair gets what they cost as a budget (epochs, or with ``budget`` "time" the seconds of training
+    they took) and keeps proposing trials until it is spent. ``default`` is the pair ``tuner sweep`` runs with
+    no --scheduler or --searcher on this space."""
     import logging
     import warnings
 
@@ -182,24 +186,57 @@ def mf_job(job: tuple[str, str, int, int, int]) -> dict:
 
     warnings.simplefilter("ignore")
     logging.getLogger("ray").setLevel(logging.ERROR)
-    name, pair, seed, workers, fifo_trials = job
+    name, pair, seed, workers, fifo_trials, *rest = job
+    by_time = bool(rest) and rest[0] == "time"
     np.random.seed(seed)  # hpbandster's BOHB draws from numpy's global generator: seeded, a rerun is the same run
     src = source(name, seed)
-    scheduler, searcher = pair.split("+")
-    scheduler, options = scheduler_options(scheduler)
-    budget = fifo_trials * src.epochs
+    scheduler, searcher, options = resolve_pair(pair, src.params)
     fifo = pair == "fifo+random"
     planned = fifo_trials if fifo else 4 * fifo_trials  # what the searcher plans its warm-up from
+    epochs_budget = seconds_budget = None
+    if not fifo:
+        if by_time:
+            seconds_budget = fifo_seconds(name, seed, workers, fifo_trials)
+        else:
+            epochs_budget = fifo_trials * src.epochs
     algorithms = build(src.params, scheduler, searcher, metric=src.metric, mode=src.mode, max_epochs=src.epochs,
-                       num_samples=planned, seed=seed, workers=workers, **options)  # fmt: skip
+                       num_samples=planned, seed=seed, workers=workers, trials_cap=fifo_trials if fifo else None,
+                       **options)  # fmt: skip
     started = time.perf_counter()
     outcome = replay(src.curves, algorithms, workers=workers, metric=src.metric, mode=src.mode,
                      num_samples=fifo_trials if fifo else None, max_epochs=src.epochs,
-                     epoch_budget=None if fifo else budget)  # fmt: skip
+                     epoch_budget=epochs_budget, seconds_budget=seconds_budget)  # fmt: skip
     sign = 1 if src.mode == "min" else -1
-    return {"source": name, "pair": pair, "seed": seed, "mode": src.mode, "trials": len(outcome.trials), "spent": outcome.epochs,
-            "best_so_far": [(spent, sign * value) for spent, _, value in outcome.best_so_far()],
+    spent_seconds = sum(sum(t.work) for t in outcome.trials)
+    return {"source": name, "pair": pair, "seed": seed, "mode": src.mode, "trials": len(outcome.trials),
+            "spent": round(spent_seconds, 3) if by_time else outcome.epochs, "epochs": outcome.epochs,
+            "best_so_far": [(round(spent, 3) if by_time else spent, sign * value)
+                            for spent, _, value in outcome.best_so_far(by_work=by_time)],
             "seconds": time.perf_counter() - started}  # fmt: skip
+
+
+def resolve_pair(pair: str, params: dict) -> tuple[str, str, dict[str, int]]:
+    """``scheduler+searcher`` (``asha/g3+random``: with options), or ``default``: what tuner sweep runs with
+    neither flag on a space like this one (one objective, a trainable that keeps checkpoints)."""
+    if pair == "default":
+        from tuner import algorithms
+
+        scheduler, _ = algorithms.default_scheduler(objectives=1, can_pause=True)
+        return scheduler, "auto", {}
+    scheduler, searcher = pair.split("+")
+    scheduler, options = scheduler_options(scheduler)
+    return scheduler, searcher, options
+
+
+_FIFO_SECONDS: dict = {}
+
+
+def fifo_seconds(name: str, seed: int, workers: int, fifo_trials: int) -> float:
+    """The seconds of training FIFO-random's trials took on this source and seed: a time budget."""
+    key = (name, seed, workers, fifo_trials)
+    if key not in _FIFO_SECONDS:
+        _FIFO_SECONDS[key] = mf_job((name, "fifo+random", seed, workers, fifo_trials, "time"))["spent"]
+    return _FIFO_SECONDS[key]
 
 
 def multi_fidelity(args: argparse.Namespace) -> dict:
@@ -207,7 +244,7 @@ def multi_fidelity(args: argparse.Namespace) -> dict:
     from concurrent.futures import ProcessPoolExecutor
 
     pairs = ["fifo+random", *(m for m in args.methods if m != "fifo+random")]
-    jobs = [(name, pair, seed, args.workers, args.fifo_trials)
+    jobs = [(name, pair, seed, args.workers, args.fifo_trials, args.budget)
             for name in args.sources for seed in range(args.mf_seeds) for pair in pairs]  # fmt: skip
     results: dict = {}
     started = time.perf_counter()
@@ -219,6 +256,19 @@ def multi_fidelity(args: argparse.Namespace) -> dict:
     print(f"# multi-fidelity: {len(jobs)} replays in {time.perf_counter() - started:.0f} s on {args.jobs} processes",
           file=sys.stderr)  # fmt: skip
     return results
+
+
+def expand_sources(names: list[str]) -> list[str]:
+    """``lcbench`` stands for every LCBench task."""
+    out = []
+    for name in names:
+        if name == "lcbench":
+            from lcbench import tasks
+
+            out += [f"lcbench-{task}" for task in tasks()]
+        else:
+            out.append(name)
+    return out
 
 
 def _quiet_worker() -> None:
@@ -272,13 +322,14 @@ def median_interval(values: list[float], level: float = 0.9, resamples: int = 40
     return float(lo), float(hi)
 
 
-def print_multi_fidelity(results: dict, fifo_trials: int, workers: int) -> None:
+def print_multi_fidelity(results: dict, fifo_trials: int, workers: int, counted: str = "epochs") -> None:
+    unit = "epochs" if counted == "epochs" else "s of training"
     for name, by_pair in mf_figures(results).items():
         budget = by_pair["fifo+random"]["budget"]
         seeds = len(by_pair["fifo+random"]["seeds"])
         print(f"\nMulti-fidelity on {name} (replayed, {workers} trials at once, {seeds} seeds; budget = FIFO-random's "
-              f"{fifo_trials} trials = {budget} epochs). Target: FIFO-random's best value seen, per seed. 'reach': "
-              f"epochs until the best value seen reached it (median; its share of the budget; 90% bootstrap interval "
+              f"{fifo_trials} trials = {budget:.0f} {unit}). Target: FIFO-random's best value seen, per seed. 'reach': "
+              f"{unit} until the best value seen reached it (median; its share of the budget; 90% bootstrap interval "
               f"of the median, '-' beyond the budget; seeds that reached it within the budget). 'best': the best "
               f"value seen within the budget (median and its interval; lower is better)")  # fmt: skip
         for pair, row in by_pair.items():
@@ -297,6 +348,14 @@ def print_multi_fidelity(results: dict, fifo_trials: int, workers: int) -> None:
                   f"s a replay]")  # fmt: skip
 
 
+def print_lcbench(results: dict, counted: str) -> None:
+    """LCBench's own figures (normalised regret per task, each pair against ASHA + random), where it ran."""
+    if any(name.startswith("lcbench-") for name in results):
+        from lcbench import summary
+
+        summary(results, counted)
+
+
 # --- the last recorded run, and what got worse ---------------------------------------------------------------
 
 
@@ -312,8 +371,24 @@ def record(everything: dict) -> Path:
     return path
 
 
+PROTOCOL = ("fifo_trials", "workers", "budget")
+
+
 def same_protocol(a: dict, b: dict) -> bool:
-    return all(a.get(k) == b.get(k) for k in ("fifo_trials", "workers"))
+    """Runs compare only under the same budget: FIFO-random's trials, the trials at once, and what the budget
+    counts (runs recorded before time budgets counted epochs)."""
+    return all(a.get(k, "epochs" if k == "budget" else None) == b.get(k, "epochs" if k == "budget" else None)
+               for k in PROTOCOL)  # fmt: skip
+
+
+def baseline_path(settings: dict) -> Path:
+    """The committed figures of one protocol: the first one's file, and one beside it for each other, so a new
+    budget or concurrency never overwrites another protocol's figures."""
+    trials, workers, budget = (settings.get("fifo_trials", 32), settings.get("workers", 2),
+                               settings.get("budget", "epochs"))  # fmt: skip
+    if (trials, workers, budget) == (32, 2, "epochs"):
+        return BASELINE
+    return BASELINE.with_name(f"multi_fidelity-{budget}-{trials}x-{workers}at-once.json")
 
 
 def earlier_runs(settings: dict, baseline: str | None) -> list[tuple[str, dict]]:
@@ -329,17 +404,19 @@ def earlier_runs(settings: dict, baseline: str | None) -> list[tuple[str, dict]]
             continue
         if "multi_fidelity" in run and (baseline or same_protocol(run.get("settings", {}), settings)):
             runs.append((path.name, mf_figures(run["multi_fidelity"])))
-    if not baseline and BASELINE.is_file():
-        kept = json.loads(BASELINE.read_text())
+    committed = baseline_path(settings)
+    if not baseline and committed.is_file():
+        kept = json.loads(committed.read_text())
         if same_protocol(kept.get("settings", {}), settings):
-            runs.append((str(BASELINE.relative_to(ROOT)), kept["figures"]))
+            runs.append((str(committed.relative_to(ROOT)), kept["figures"]))
     return runs
 
 
 def save_baseline(results: dict, settings: dict) -> Path:
     """This run's figures (each seed's reach and best, per pair and source) into the committed baseline, over
     the figures it had for the same pairs and sources and beside those it did not measure."""
-    kept = json.loads(BASELINE.read_text()) if BASELINE.is_file() else {}
+    path = baseline_path(settings)
+    kept = json.loads(path.read_text()) if path.is_file() else {}
     if kept and not same_protocol(kept.get("settings", {}), settings):
         kept = {}  # another protocol's figures compare with nothing of this one
     figures = kept.get("figures", {})
@@ -350,10 +427,10 @@ def save_baseline(results: dict, settings: dict) -> Path:
     for name, by_pair in mf_figures(results).items():
         for pair in by_pair:
             commits[f"{name} {pair}"] = settings.get("commit", "")
-    out = {"settings": {k: settings[k] for k in ("fifo_trials", "workers")}, "commits": commits, "figures": figures}
-    BASELINE.parent.mkdir(parents=True, exist_ok=True)
-    BASELINE.write_text(json.dumps(out, indent=None, separators=(",", ":"), sort_keys=True) + "\n")
-    return BASELINE
+    out = {"settings": {k: settings.get(k, "epochs") for k in PROTOCOL}, "commits": commits, "figures": figures}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(out, indent=None, separators=(",", ":"), sort_keys=True) + "\n")
+    return path
 
 
 def change_interval(before: list[float], after: list[float], resamples: int = 4000) -> tuple[float, float, float]:
@@ -494,7 +571,9 @@ def print_saved(runs: list[dict]) -> None:
             print_final(run["final"])
         if "multi_fidelity" in run:
             settings = run.get("settings", {})
-            print_multi_fidelity(run["multi_fidelity"], settings.get("fifo_trials", 32), settings.get("workers", 2))
+            print_multi_fidelity(run["multi_fidelity"], settings.get("fifo_trials", 32), settings.get("workers", 2),
+                                 settings.get("budget", "epochs"))  # fmt: skip
+            print_lcbench(run["multi_fidelity"], settings.get("budget", "epochs"))
         if "warm" in run:
             print_warm(run["warm"])
 
@@ -514,9 +593,13 @@ def main() -> None:
     parser.add_argument("--fifo-trials", type=int, default=32, help="FIFO-random's trials: sets the budget")
     parser.add_argument("--mf-seeds", type=int, default=20)
     parser.add_argument("--workers", type=int, default=2, help="trials at once in the multi-fidelity replays")
+    parser.add_argument("--budget", choices=["epochs", "time"], default="epochs", help="what FIFO-random's trials "
+                        "cost, the budget of every other pair: epochs, or seconds of training (summed over "
+                        "workers; LCBench's surrogate gives each epoch's)")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=2, help="processes running multi-fidelity replays")
     parser.add_argument("--sources", nargs="+", default=MF_SOURCES, help="hartmann6, a table in benchmarks/curves "
-                        "(a grid), surrogate-TABLE or fresh-DATASET (continuous: benchmarks/curve_sources.py)")  # fmt: skip
+                        "(a grid), surrogate-TABLE or fresh-DATASET (continuous: benchmarks/curve_sources.py), "
+                        "lcbench-TASK, or lcbench for all 34 of LCBench's tasks (benchmarks/lcbench.py)")  # fmt: skip
     parser.add_argument("--methods", nargs="+", default=MF_METHODS, metavar="SCHEDULER+SEARCHER",
                         help="multi-fidelity pairs beside fifo+random; asha/g3/r3+random: a grace period of 3 "
                         "epochs and a reduction factor of 3")  # fmt: skip
@@ -530,6 +613,7 @@ def main() -> None:
     parser.add_argument("--versus", metavar="JSON", nargs=2, help="two saved final-value runs (e.g. 1 and 8 trials at "
                         "once): each median's change from the first to the second, with a bootstrap interval")  # fmt: skip
     args = parser.parse_args()
+    args.sources = expand_sources(args.sources)
     if args.versus:
         runs = [json.loads(Path(f).read_text()).get("final", {}) for f in args.versus]
         print_versus(runs[0], runs[1], (Path(args.versus[0]).name, Path(args.versus[1]).name))
@@ -557,8 +641,9 @@ def main() -> None:
         print_final(everything["final"])
     if "multi_fidelity" in everything:
         everything["settings"] = {"fifo_trials": args.fifo_trials, "workers": args.workers, "seeds": args.mf_seeds,
-                                  "sources": args.sources, "methods": args.methods}  # fmt: skip
-        print_multi_fidelity(everything["multi_fidelity"], args.fifo_trials, args.workers)
+                                  "sources": args.sources, "methods": args.methods, "budget": args.budget}  # fmt: skip
+        print_multi_fidelity(everything["multi_fidelity"], args.fifo_trials, args.workers, args.budget)
+        print_lcbench(everything["multi_fidelity"], args.budget)
         compare_with_earlier(everything["multi_fidelity"], everything["settings"], args.baseline)
         print(f"\n# recorded in {record(everything).relative_to(ROOT)}", file=sys.stderr)
         if args.save_baseline:

@@ -166,9 +166,25 @@ def build_pair(
     return built, search
 
 
-def default_scheduler(objectives: int = 1, can_pause: bool = True, constraints: int = 0) -> tuple[str, str]:
+def default_scheduler(
+    objectives: int = 1, can_pause: bool = True, constraints: int = 0, grids: Sequence[str] = ()
+) -> tuple[str, str]:
     """The scheduler a sweep runs with no --scheduler (``auto``), and why: the one the benchmarks put ahead for
-    this kind of sweep (BENCHMARKS.md)."""
-    from tuner.schedulers import DEFAULT
-
-    return DEFAULT, "the default"
+    this kind of sweep (BENCHMARKS.md, "Freeze-thaw")."""
+    if objectives > 1 or constraints:
+        return "asha", "ASHA ranks each rung by fronts; freeze-thaw models one value"
+    if grids:
+        named = ", ".join(grids)
+        return (
+            "asha",
+            f"{named} {'is a grid' if len(grids) == 1 else 'are grids'}, which Tune crosses; freeze-thaw proposes one config at a time",
+        )
+    if not can_pause:
+        return "freeze-thaw", (
+            "its model of the learning curves reached better configs than ASHA on LCBench's 34 tasks; the "
+            "trainable keeps no checkpoints, so it stops trials rather than pausing them"
+        )
+    return "freeze-thaw", (
+        "its model of the learning curves reached better configs than ASHA + random on LCBench's 34 tasks, "
+        "pausing trials and continuing those that promise most"
+    )

@@ -24,9 +24,6 @@ from tuner.searchers.wrapping import WrappingSearcher
 from tuner.spec import unflatten
 
 
-RANDOM_EVERY = 0  # every this many proposals is drawn at random (0: none)
-
-
 class NewTrialGate(WrappingSearcher):
     """A searcher whose new trials the freeze-thaw scheduler lets through only when it wants one."""
 
@@ -61,8 +58,7 @@ class ModelProposals(Searcher):
         return state
 
     def suggest(self, trial_id: str) -> dict | None:
-        modelled = self.scheduler is not None and (RANDOM_EVERY == 0 or (self.draws + 1) % RANDOM_EVERY)
-        config = self.scheduler.propose() if modelled else None
+        config = self.scheduler.propose() if self.scheduler is not None else None
         if config is None:
             if self._features is None:
                 self._features = ConfigFeatures(self.params, self.seed)
