@@ -27,7 +27,7 @@ ENV_PREFIX = "TUNER_"
 DEFAULT_STORAGE = "~/tuner_results"
 GPUS_AUTO = "auto"
 DEFAULT_NUM_SAMPLES = 8
-DEFAULT_SCHEDULER = "asha"  # the scheduler registry's DEFAULT; tests/unit/test_registries.py holds them equal
+DEFAULT_SCHEDULER = "auto"  # the scheduler registry's DEFAULT; tests/unit/test_registries.py holds them equal
 
 
 @dataclass(frozen=True)
@@ -70,6 +70,7 @@ class SweepConfig:
     trial_timeout: str | None = None  # seconds a trial may stay silent; None: from the epoch times seen
     warm_start: list[str] | None = None  # earlier experiments whose trials seed the searcher
     searcher_chosen: str | None = None  # why "auto" chose the searcher (the plan prints it)
+    scheduler_chosen: str | None = None  # why "auto" chose the scheduler (the plan prints it)
     # where the experiment was made: what its pickled parts (scheduler, callbacks) name
     origin: str | None = None
     # scheduler and searcher names against the registries (not for a saved one)
@@ -196,10 +197,10 @@ def check_algorithm_names(scheduler: str, searcher: str | None) -> None:
     """Known names, and a pair that works together (the registries are imported here, when needed)."""
     from tuner import schedulers, searchers
 
-    _check_choice("scheduler", scheduler, schedulers.NAMES)
+    _check_choice("scheduler", scheduler, schedulers.CHOICES)
     if searcher is not None:
         _check_choice("searcher", searcher, searchers.CHOICES)
-        if searcher != searchers.AUTO:
+        if searcher != searchers.AUTO and scheduler != schedulers.AUTO:
             _check_pair(scheduler, searcher)
 
 
@@ -231,7 +232,12 @@ def _check_at_least(flag: str, value: int, low: int) -> None:
 
 _FIELD_TYPES = {f.name: str(f.type) for f in fields(SweepConfig)}  # annotations are text (from __future__)
 FIELD_NAMES = tuple(_FIELD_TYPES)
-DECIDED = ("searcher_chosen", "origin", "objectives")  # settings tuner decides and records, never given
+DECIDED = (
+    "searcher_chosen",
+    "scheduler_chosen",
+    "origin",
+    "objectives",
+)  # settings tuner decides and records, never given
 USER_SETTINGS = tuple(name for name in FIELD_NAMES if name not in DECIDED)
 
 

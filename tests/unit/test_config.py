@@ -19,14 +19,24 @@ from tuner.settings import (
 
 def test_builtin_defaults_apply_when_nothing_is_given():
     cfg = resolve({"space": "cifar_small"}, environ={})
-    # cifar_small's learning rate is continuous: under ASHA the default is quantile regression
-    assert (cfg.scheduler, cfg.searcher, cfg.num_samples, cfg.gpus_per_trial) == ("asha", "cqr", 8, None)
+    # one objective and a trainable that continues from checkpoints: freeze-thaw, whose model proposes too
+    assert (cfg.scheduler, cfg.searcher, cfg.num_samples, cfg.gpus_per_trial) == ("freeze-thaw", "curves", 8, None)
+    assert cfg.scheduler_chosen.startswith("auto chose freeze-thaw: ")
+    # under ASHA, cifar_small's continuous learning rate gets quantile regression
+    assert resolve({"space": "cifar_small", "scheduler": "asha"}, environ={}).searcher == "cqr"
+
+
+def test_auto_keeps_asha_where_freeze_thaw_does_not_apply():
+    several = resolve({"space": "cifar_small", "metric": "loss,accuracy", "mode": "min,max"}, environ={})
+    assert several.scheduler == "asha" and "fronts" in several.scheduler_chosen
+    assert resolve({"space": "cifar_small", "searcher": "bohb"}, environ={}).scheduler == "bohb"
+    assert resolve({"space": "cifar_small", "searcher": "curves"}, environ={}).scheduler == "freeze-thaw"
 
 
 def test_resolution_fills_what_the_space_and_names_decide(tmp_path):
     cfg = resolve({"space": "cifar_small", "storage_path": str(tmp_path / "x" / ".." / "s")}, environ={})
     assert (cfg.metric, cfg.mode) == ("loss", "min")
-    assert cfg.name.startswith("cifar_small-asha-cqr-")
+    assert cfg.name.startswith("cifar_small-freeze-thaw-curves-")
     assert cfg.storage_path == str((tmp_path / "s").resolve()) and Path(cfg.data_dir).is_absolute()
     assert resolve({"space": "cifar_small", "scheduler": "bohb"}, environ={}).searcher == "bohb"
 
@@ -35,7 +45,7 @@ def test_resolution_fills_what_the_space_and_names_decide(tmp_path):
     "given, message",
     [
         ({"scheduler": "bohb", "searcher": "optuna"}, "--scheduler bohb brings its own searcher (bohb); drop --searcher optuna"),
-        ({"searcher": "bohb"}, "--searcher bohb works only with --scheduler bohb"),
+        ({"scheduler": "asha", "searcher": "bohb"}, "--searcher bohb works only with --scheduler bohb"),
     ],
 )  # fmt: skip
 def test_schedulers_and_searchers_that_belong_together(given, message):
@@ -117,7 +127,7 @@ def test_bad_sweep_files_name_the_problem(tmp_path, text, message):
         ({"gpus_per_trial": 1.5}, "fractions go up to 1"),
         ({"gpus_per_trial": -1.0}, "must be 0 or more"),
         ({"cpus_per_trial": 0.0}, "more than 0"),
-        ({"scheduler": "sha"}, "unknown scheduler 'sha'; valid: asha, fifo, hyperband, bohb, median, pbt"),
+        ({"scheduler": "sha"}, "unknown scheduler 'sha'; valid: auto, asha, fifo, hyperband, bohb, median, pbt, freeze-thaw"),
         ({"stall_timeout": 0.0}, "--stall-timeout must be more than 0 seconds"),
         ({"name": "a/b"}, "plain folder name"),
     ],

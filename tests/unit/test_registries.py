@@ -23,7 +23,7 @@ def test_every_entry_is_in_the_readme_table_with_its_summary(registry):
 def test_the_cli_offers_exactly_the_registered_names():
     sweep = cli.commands["sweep"]
     choices = {p.name: list(p.type.choices) for p in sweep.params if p.name in ("searcher", "scheduler")}
-    assert choices == {"searcher": list(searchers.CHOICES), "scheduler": list(schedulers.NAMES)}
+    assert choices == {"searcher": list(searchers.CHOICES), "scheduler": list(schedulers.CHOICES)}
 
 
 def test_each_scheduler_describes_its_plan_and_bounds_its_epochs():

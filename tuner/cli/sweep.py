@@ -44,8 +44,9 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--scheduler",
-            type=click.Choice(schedulers.NAMES),
-            help=f"Early stopping. [default: {d.scheduler}]",
+            type=click.Choice(schedulers.CHOICES),
+            help="Early stopping; auto picks the one measured ahead for this kind of sweep (the plan says which "
+            f"and why). [default: {d.scheduler}]",
         ),
         click.option(
             "--searcher",

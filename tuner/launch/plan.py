@@ -310,6 +310,8 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         lines.append(notice)
     lines.append(f"scheduler: {plan.scheduler.describe(plan.context)[0]}")
     lines += plan.scheduler.describe(plan.context)[1:]
+    if cfg.scheduler_chosen:
+        lines.append(f"  {cfg.scheduler_chosen}")
     if cfg.searcher_chosen:
         lines.append(f"searcher: {cfg.searcher_chosen}")
     lines.append(

@@ -76,11 +76,37 @@ def complete(config: SweepConfig, space: Any) -> SweepConfig:
     if not storage.is_uri(config.storage_path):
         updates["storage_path"] = str(Path(config.storage_path).expanduser().resolve())
     config = dataclasses.replace(config, **updates)
+    config = _choose_scheduler(config, space)
     config = _choose_searcher(config, space)
     algorithms.check_objectives(config.scheduler, config.searcher, config.objective_list)
     if config.name is None:
         config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
     return dataclasses.replace(config, origin=config.experiment_path)
+
+
+def _choose_scheduler(config: SweepConfig, space: Any) -> SweepConfig:
+    """A scheduler for every sweep: the one given, the one a given searcher needs, or what ``auto`` chooses for
+    the objectives, the space and whether the trainable continues from checkpoints (and why)."""
+    if config.scheduler != schedulers.AUTO:
+        return config
+    needs = (
+        searchers.REGISTRY[config.searcher].requires_scheduler
+        if config.searcher in searchers.REGISTRY
+        else None
+    )
+    if needs:
+        return dataclasses.replace(config, scheduler=needs)
+    from tuner.launch.plan import keeps_checkpoints
+    from tuner.launch.registry import resolve_trainable
+    from tuner.searchers.plan import is_grid
+
+    name, why = algorithms.default_scheduler(
+        objectives=len(config.objective_list),
+        can_pause=keeps_checkpoints(resolve_trainable(space.trainable)),
+        constraints=len(config.constraint_list),
+        grids=[k for k, v in space.flat_params.items() if is_grid(v)],
+    )
+    return dataclasses.replace(config, scheduler=name, scheduler_chosen=f"auto chose {name}: {why}")
 
 
 def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:

@@ -17,9 +17,11 @@ from tuner.schedulers.pbt import Pbt
 ENTRIES: tuple[type[SchedulerEntry], ...] = (Asha, Fifo, HyperBand, Bohb, Median, Pbt, FreezeThaw)
 REGISTRY: dict[str, type[SchedulerEntry]] = {e.name: e for e in ENTRIES}
 NAMES: tuple[str, ...] = tuple(REGISTRY)
-DEFAULT = "asha"
+AUTO = "auto"  # not an algorithm: the one measured ahead for the sweep in hand (tuner/algorithms.py)
+CHOICES: tuple[str, ...] = (AUTO, *NAMES)
+DEFAULT = AUTO
 
-__all__ = ["DEFAULT", "NAMES", "REGISTRY", "SchedulerContext", "SchedulerEntry", "entry"]
+__all__ = ["AUTO", "CHOICES", "DEFAULT", "NAMES", "REGISTRY", "SchedulerContext", "SchedulerEntry", "entry"]
 
 
 def entry(name: str) -> SchedulerEntry:
