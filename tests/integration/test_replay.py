@@ -144,3 +144,14 @@ def test_a_sweep_that_ran_every_config_replays_under_asha_with_cqr_proposing(run
     assert same.code == 0, same.err
     assert same.out.startswith("replayed under fifo and searcher cqr, ") and "best trial: kept (" in same.out
     assert "epochs: 48 against the sweep's 48 under fifo (the same)" in same.out
+
+
+def test_a_fifo_sweep_replays_under_freeze_thaw_with_its_reasons(run_cli, fifo_sweep):
+    result = run_cli("replay", fifo_sweep, "--scheduler", "freeze-thaw")
+    assert result.code == 0, result.err
+    lines = result.out.splitlines()
+    assert lines[0].startswith("replayed under freeze-thaw, ") and lines[1].startswith("  freeze-thaw: a model of")
+    spent = next(line for line in lines if line.startswith("  epochs: "))
+    assert int(spent.split()[1]) <= 24
+    saved = json.loads((fifo_sweep / "replays" / "freeze-thaw.json").read_text())
+    assert saved["used_epochs"] == 24
