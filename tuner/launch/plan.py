@@ -134,9 +134,9 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
         grids = [name for name, value in space.flat_params.items() if is_grid(value)]
         if grids:
             raise UsageError(
-                f"--scheduler {config.scheduler} proposes one config at a time and {', '.join(grids)} "
+                f"{config.scheduler} chooses one config at a time and {', '.join(grids)} "
                 f"{'is a grid' if len(grids) == 1 else 'are grids'} (tune.grid_search), which Tune's variant "
-                "generator crosses: write it as tune.choice, or choose another scheduler"
+                "generator crosses: write it as tune.choice, or use --scheduler asha (or median, hyperband, fifo)"
             )
     search_plan = searchers.plan_search(space.flat_params, config.searcher, config.seed)
     if scheduler.needs_checkpoints and not keeps_checkpoints(trainable):

@@ -95,6 +95,7 @@ class FreezeThawScheduler(FIFOScheduler):
         self.next_check: dict[str, int] = {}
         self.ended: set[str] = set()
         self.frozen: set[str] = set()  # trials it paused that have not run since
+        self._last: dict[str, float] = {}  # each trial's last reported value, as reported
         self.searching = True  # new trials may still come
         self.results = 0
         self.stopped = self.paused = 0
@@ -157,7 +158,9 @@ class FreezeThawScheduler(FIFOScheduler):
         self.results += 1
         self._adopt()
 
-        action = self._decide(tune_controller, trial, int(epoch))
+        if value is not None:
+            self._last[trial.trial_id] = value
+        action = self._decide(tune_controller, trial, int(epoch), value)
         self._stop_hopeless(tune_controller, trial)
         self._maybe_fit()
         return action
@@ -277,22 +280,22 @@ class FreezeThawScheduler(FIFOScheduler):
         return gains
 
     # --- decisions ------------------------------------------------------------------------------------
-    def _decide(self, tune_controller: Any, trial: Any, epoch: int) -> str:
+    def _decide(self, tune_controller: Any, trial: Any, epoch: int, value: float | None) -> str:
         trial_id = trial.trial_id
         if epoch >= self.max_t:
             self.ended.add(trial_id)
-            return TrialScheduler.STOP
+            return TrialScheduler.STOP  # its last epoch (a trainable with a loop of its own would go on)
         if epoch < self.next_check.get(trial_id, self.grace):
             return TrialScheduler.CONTINUE
         self.next_check[trial_id] = max(epoch + 1, math.ceil(epoch * self.growth))
         if self.model is None:
             # the random start: each of its trials waits here for the first model, if there is room for more
             if self.can_pause and self.searching:
-                return self._pause(trial_id, epoch, None, "waits for the first model of the curves")
+                return self._pause(trial_id, epoch, value, None, "waits for the first model of the curves")
             return TrialScheduler.CONTINUE
         mine = self.predict(trial_id)
-        if mine.chance < HOPELESS and epoch >= HOPELESS_AFTER:
-            return self._stop(trial_id, epoch, mine)
+        if self._hopeless(mine, epoch):
+            return self._stop(trial_id, epoch, value, mine)
         rival_gain, rival = 0.0, ""
         waiting = [  # trials that would take its place: paused ones, and those waiting to start
             t.trial_id
@@ -307,30 +310,40 @@ class FreezeThawScheduler(FIFOScheduler):
         new_waiting = any(not self.curves.get(tid) for tid in waiting)  # the searcher makes one at a time
         if self.searching and not new_waiting and self._new_gain() > rival_gain:
             rival_gain, rival = self._new_gain(), "a new config"
-        goes_on = mine.gain >= rival_gain
-        self._record(trial_id, epoch, mine, goes_on, rival, rival_gain)
-        if goes_on:
+        against = (
+            f"expected gain {self._gain_said(mine.gain)} against {rival}'s {self._gain_said(rival_gain)}"
+        )
+        if mine.gain >= rival_gain:
+            self._record(trial_id, epoch, value, mine, "goes on", against if rival else "")
             return TrialScheduler.CONTINUE
         if not self.can_pause:
-            return self._stop(trial_id, epoch, mine, rival)
-        return self._pause(trial_id, epoch, mine, f"{rival} promises more")
+            return self._stop(trial_id, epoch, value, mine, f"{rival} promises more ({against}), and a trial "
+                              "without checkpoints cannot be continued later")  # fmt: skip
+        return self._pause(trial_id, epoch, value, mine, f"{rival} promises more ({against})")
 
-    def _pause(self, trial_id: str, epoch: int, mine: Prediction | None, why: str) -> str:
+    def _hopeless(self, mine: Prediction, epoch: int) -> bool:
+        """Under a ``HOPELESS`` chance to beat the best: once it has run ``HOPELESS_AFTER`` epochs, or from its
+        first weighing when no new trial can come (a waiting trial would only be continued to be stopped)."""
+        return mine.chance < HOPELESS and (epoch >= HOPELESS_AFTER or not self.searching)
+
+    def _pause(
+        self, trial_id: str, epoch: int, value: float | None, mine: Prediction | None, why: str
+    ) -> str:
         self.paused += 1
         self.frozen.add(trial_id)
+        said = f"predicted {self._said(mine)}; " if mine else ""
+        self._record(trial_id, epoch, value, mine, "paused", why)
         if self.fate_log:
-            said = f"predicted {self._said(mine)}; " if mine else ""
             self.fate_log.record(trial_id, PAUSED, f"paused at epoch {epoch}: {said}{why}")
         return TrialScheduler.PAUSE
 
-    def _stop(self, trial_id: str, epoch: int, mine: Prediction, rival: str = "") -> str:
+    def _stop(self, trial_id: str, epoch: int, value: float | None, mine: Prediction, why: str = "") -> str:
         self.stopped += 1
         self.ended.add(trial_id)
+        self.frozen.discard(trial_id)
+        why = why or f"under a {HOPELESS:.1%} chance to beat the best"
+        self._record(trial_id, epoch, value, mine, "stopped", why)
         if self.fate_log:
-            if rival:
-                why = f"{rival} promises more, and a trial without checkpoints cannot be continued later"
-            else:
-                why = f"under a {HOPELESS:.1%} chance to beat the best"
             self.fate_log.record(
                 trial_id,
                 STOPPED,
@@ -347,20 +360,17 @@ class FreezeThawScheduler(FIFOScheduler):
             if trial is current or trial.status != Trial.PAUSED or getattr(trial, "is_saving", False):
                 continue
             mine, epochs = self.predict(trial.trial_id), len(self.curves.get(trial.trial_id) or [])
-            if mine.chance < HOPELESS and epochs >= HOPELESS_AFTER:
-                self._stop(trial.trial_id, epochs, mine)
+            if self._hopeless(mine, epochs):
+                self._stop(trial.trial_id, epochs, self._last.get(trial.trial_id), mine)
                 tune_controller.stop_trial(trial)
 
     def _record(
-        self, trial_id: str, epoch: int, mine: Prediction, goes_on: bool, rival: str, rival_gain: float
+        self, trial_id: str, epoch: int, value: float | None, mine: Prediction | None, verdict: str, why: str
     ) -> None:
+        """One decision in the fate log, as the report's table of comparisons shows it."""
         if not self.fate_log:
             return
-        curve = self.curves[trial_id]
-        verdict = "goes on" if goes_on else ("paused" if self.can_pause else "stopped")
-        reason = f"{verdict}: predicted {self._said(mine)}"
-        if rival:
-            reason += f"; expected gain {self._gain_said(mine.gain)} against {rival}'s {self._gain_said(rival_gain)}"
+        reason = verdict + (f": predicted {self._said(mine)}" if mine else "") + (f"; {why}" if why else "")
         self.fate_log.record(
             trial_id,
             RUNG,
@@ -368,11 +378,13 @@ class FreezeThawScheduler(FIFOScheduler):
             {
                 "rung": epoch,
                 "epoch": epoch,
-                "value": self._shown(self._scaled(curve[-1])) if curve else None,
-                "predicted": self._shown(mine.mean),
-                "spread": self._spread_shown(mine.spread, mine.mean),
-                "best": self._shown(self._best_scaled()),
-                "kept": goes_on,
+                "value": value,
+                "predicted": self._shown(mine.mean) if mine else None,
+                "spread": self._spread_shown(mine.spread, mine.mean) if mine else None,
+                "best": self._shown(self._best_scaled()) if self.model is not None else None,
+                "kept": verdict == "goes on",
+                "verdict": verdict,
+                "arrived": self.results,
                 "reason": reason,
             },
         )
@@ -427,8 +439,11 @@ class FreezeThawScheduler(FIFOScheduler):
         )
 
     def _gain_said(self, gain: float) -> str:
+        """An expected improvement in the metric's units (about 0 below a thousandth of its range)."""
         best = self._best_scaled()
-        return f"{abs(self._shown(best + gain) - self._shown(best)):.3g}"
+        if gain < 1e-3:
+            return "about 0"
+        return f"{abs(self._shown(best + gain) - self._shown(best)):.2g}"
 
     # --- fitting --------------------------------------------------------------------------------------
     def _observations(self) -> tuple[Observations, tuple[float, float, bool]] | None:
@@ -528,6 +543,9 @@ class FreezeThawScheduler(FIFOScheduler):
             experiment = load(folder, running=False)
         except Exception:  # a sweep's first start: nothing saved yet
             return
+        self.trials_cap = (
+            experiment.config.trials_cap
+        )  # a resumed sweep may have grown (tuner resume --num-samples)
         for record in experiment.trials:
             for epoch, value in record.curve(self._metric or experiment.metric):
                 self._take(record.trial_id, epoch, value)

@@ -53,14 +53,24 @@ class FreezeThaw(SchedulerEntry):
         while epoch < ctx.max_epochs:
             checks.append(epoch)
             epoch = max(epoch + 1, int(-(-epoch * GROWTH // 1)))
-        verb = "paused (continued later if it comes to promise most)" if ctx.can_pause else "stopped"
-        lines = [
+        head = (
             f"freeze-thaw: a model of every learning curve so far (an ensemble of power laws, refitted as results "
-            f"come) predicts where each trial's {ctx.metric} ends at epoch {ctx.max_epochs}",
+            f"come) predicts where each trial's best {ctx.metric} ends at epoch {ctx.max_epochs} (mean ± one "
+            "standard deviation)"
+        )
+        if not checks:
+            return [
+                head,
+                f"  no epoch before the last to weigh a trial at: every trial runs all {ctx.max_epochs}",
+            ]
+        verb = "paused (continued later if it comes to promise most)" if ctx.can_pause else "stopped"
+        start = min(MIN_TRIALS, ctx.trials_cap) if ctx.trials_cap else MIN_TRIALS
+        lines = [
+            head,
             f"  at epoch {', '.join(map(str, checks))} of a trial, it goes on only while its expected improvement "
-            f"over the best is at least a paused trial's or a new config's; otherwise it is {verb}",
-            f"  the first {MIN_TRIALS} trials are a random start; a trial with under a {HOPELESS:.1%} chance to beat "
-            "the best is stopped",
+            f"over the best is at least a waiting trial's or a new config's; otherwise it is {verb}",
+            f"  the first {start} trial(s) wait for the first model; a trial with under a {HOPELESS:.1%} chance to "
+            "beat the best is stopped",
         ]
         if not ctx.can_pause:
             lines.append(

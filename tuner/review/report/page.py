@@ -254,7 +254,7 @@ h1 {{ font-size: 1.5em; }} h2 {{ font-size: 1.15em; margin-top: 2em; border-bott
 table {{ border-collapse: collapse; font-size: 0.85em; }}
 td, th {{ border: 1px solid #ddd; padding: 3px 8px; text-align: left; }}
 table.config th {{ background: #f5f5f5; }}
-tr.stopped-early td {{ color: #777; }} tr.errored td {{ color: #b00; }}
+tr.stopped-early td {{ color: #777; }} tr.paused td {{ color: #a65d00; }} tr.errored td {{ color: #b00; }}
 .live {{ background: #eef6ee; border: 1px solid #9c9; padding: 6px 10px; }}
 </style>
 <script type="text/javascript">{plotly}</script>

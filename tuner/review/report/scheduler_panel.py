@@ -149,11 +149,10 @@ def rung_figure(experiment: ExperimentRecord, events: list[dict[str, Any]]) -> A
     for col, rung in enumerate(rungs, 1):
         at = sorted((e for e in events if e["rung"] == rung), key=lambda e: (e.get("arrived", 0), e["trial"]))
         xs = list(range(1, len(at) + 1))
-        for kept, name, symbol, colour in (
-            (True, "went on", "circle", "#1f77b4"),
-            (False, "stopped here", "x", "#888888"),
-        ):
-            idx = [i for i, e in enumerate(at) if bool(e["kept"]) == kept]
+        for verdict, name, symbol, colour in VERDICTS:
+            idx = [i for i, e in enumerate(at) if _verdict(e) == verdict]
+            if not idx and verdict == "paused":
+                continue  # only freeze-thaw pauses
             fig.add_trace(
                 go.Scatter(
                     x=[xs[i] for i in idx],
@@ -199,10 +198,23 @@ def rung_figure(experiment: ExperimentRecord, events: list[dict[str, Any]]) -> A
     return fig
 
 
+ROW_CLASS = {"goes on": "kept", "paused": "paused", "stopped": "stopped-early"}
+# How each decision at a rung is drawn: ASHA and HyperBand keep or stop; freeze-thaw also pauses.
+VERDICTS = (
+    ("goes on", "went on", "circle", "#1f77b4"),
+    ("paused", "paused here", "diamond-open", "#ff7f0e"),
+    ("stopped", "stopped here", "x", "#888888"),
+)
+
+
+def _verdict(event: dict[str, Any]) -> str:
+    return str(event.get("verdict") or ("goes on" if event["kept"] else "stopped"))
+
+
 def _reasons_table(experiment: ExperimentRecord, events: list[dict[str, Any]]) -> str:
     rows = sorted(events, key=lambda e: (e["rung"], e.get("arrived", 0), e["trial"]))
     body = "".join(
-        f'<tr class="{"kept" if e["kept"] else "stopped-early"}"><td>{e["rung"]}</td><td>{html.escape(e["trial"])}'
+        f'<tr class="{ROW_CLASS[_verdict(e)]}"><td>{e["rung"]}</td><td>{html.escape(e["trial"])}'
         f"</td><td>{e['value']:.4g}</td><td>{html.escape(reason(e, experiment))}</td></tr>"
         for e in rows
     )
