@@ -13,13 +13,12 @@ it draws at random from the space, seeded.
 
 from __future__ import annotations
 
-import pickle
 from typing import Any
 
-import numpy as np
 from ray.tune.search import Searcher
 
-from tuner.schedulers.config_features import ConfigFeatures
+from tuner.objectives import Mode
+from tuner.searchers.random_draws import RandomSearcher
 from tuner.searchers.wrapping import WrappingSearcher
 from tuner.spec import unflatten
 
@@ -37,43 +36,23 @@ class NewTrialGate(WrappingSearcher):
         return self.inner.suggest(trial_id)
 
 
-class ModelProposals(Searcher):
-    """New configs from the freeze-thaw scheduler's model (random ones before it has one)."""
+class ModelProposals(RandomSearcher):
+    """New configs from the freeze-thaw scheduler's model; random draws (seeded, as random search draws them)
+    before it has one."""
 
     def __init__(
-        self, params: dict[str, Any], seed: int, metric: str | None = None, mode: str | None = None
+        self, params: dict[str, Any], seed: int, metric: str | None = None, mode: Mode | None = None
     ) -> None:
-        super().__init__(metric=metric, mode=mode)
-        self.params, self.seed, self.draws = dict(params), seed, 0
+        super().__init__(params, seed, metric, mode)
         self.scheduler: Any = None
-        self._features: ConfigFeatures | None = None
 
     def attach(self, scheduler: Any) -> None:
         """The scheduler whose model proposes (tuner/algorithms.py joins them when it builds the pair)."""
         self.scheduler = scheduler
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_features"] = None  # drawn afresh where it is unpickled
-        return state
-
     def suggest(self, trial_id: str) -> dict | None:
         config = self.scheduler.propose() if self.scheduler is not None else None
         if config is None:
-            if self._features is None:
-                self._features = ConfigFeatures(self.params, self.seed)
-            rng = np.random.RandomState((self.seed * 7919 + self.draws) % (2**32))
-            config = self._features.draw(1, rng)[0]
+            return super().suggest(trial_id)
         self.draws += 1
         return unflatten(config)
-
-    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
-        pass  # the scheduler learns from every result itself
-
-    def save(self, checkpoint_path: str) -> None:
-        with open(checkpoint_path, "wb") as f:
-            pickle.dump({"draws": self.draws}, f)
-
-    def restore(self, checkpoint_path: str) -> None:
-        with open(checkpoint_path, "rb") as f:
-            self.draws = pickle.load(f)["draws"]
