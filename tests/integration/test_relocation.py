@@ -16,9 +16,9 @@ def _digest(folder: Path) -> dict[str, str]:
             for p in sorted(folder.rglob("*")) if p.is_file()}  # fmt: skip
 
 
-def _first_sweep(run_cli, tmp_path: Path) -> Path:
+def _first_sweep(run_cli, tmp_path: Path, *scheduler: str) -> Path:
     space = instant_space(tmp_path)
-    result = run_cli("sweep", "--space", space, "--num-samples", 4, "--max-epochs", 3, "--storage-path",
+    result = run_cli("sweep", "--space", space, "--num-samples", 4, "--max-epochs", 3, *scheduler, "--storage-path",
                      tmp_path / "made", "--name", "exp")  # fmt: skip
     assert result.code == 0, result.out[-2000:] + result.err[-2000:]
     return tmp_path / "made" / "exp"
@@ -53,7 +53,7 @@ def test_a_copied_experiment_grows_and_leaves_the_original_as_it_was(run_cli, tm
 
 def test_a_resumed_asha_keeps_the_rungs_it_had(run_cli, tmp_path):
     """Tune saves no scheduler state; the comparisons written down put ASHA's rungs back when a sweep resumes."""
-    made = _first_sweep(run_cli, tmp_path)
+    made = _first_sweep(run_cli, tmp_path, "--scheduler", "asha")
     first = run_cli("results", made)
     assert first.code == 0
     grown = run_cli("resume", made, "--num-samples", 7)

@@ -29,7 +29,8 @@ def finished(tmp_path_factory):
     storage = tmp_path_factory.mktemp("review")
     try:
         main(["sweep", "--space", "cifar_small", "--dataset", "synthetic", "--synthetic-size", "300",
-              "--num-samples", "4", "--max-epochs", "3", "--storage-path", str(storage), "--name", "done"])  # fmt: skip
+              "--num-samples", "4", "--max-epochs", "3", "--scheduler", "asha", "--storage-path", str(storage),
+              "--name", "done"])  # fmt: skip
     except SystemExit as exc:
         assert exc.code == 0
     return storage / "done"

@@ -192,7 +192,7 @@ def test_a_sweep_whose_every_trial_raises_shows_the_users_traceback_once(tmp_pat
 
 def test_the_terminal_shows_what_is_true_and_nothing_else(tmp_path):
     proc = tuner_process("sweep", "--space", instant_space(tmp_path), "--num-samples", "6", "--max-epochs", "4",
-                         "--searcher", "random", "--storage-path", tmp_path, "--name", "quiet")  # fmt: skip
+                         "--scheduler", "asha", "--searcher", "random", "--storage-path", tmp_path, "--name", "quiet")  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     everything = proc.stdout + proc.stderr
     for noise in ("RAY_AUTH_MODE=disabled", "Result logdir", "num_stopped=", "Bracket:"):
