@@ -28,6 +28,10 @@ class SearchSpace:
     domains (``tune.loguniform``, ``tune.choice``, ``tune.sample_from``, ...) or constants.
     A config may nest (``{"model": {"width": ...}, "optim": {"lr": ...}}``): the plan, the searchers and the
     review name its parameters ``model/width``, and the trainable receives it nested, as written.
+    ``params`` may also be written in a searcher's own language, as a user who tuned with Ray's searchers
+    has it: a HyperOpt space (``hp.choice`` over dicts, ``hp.uniform``, ...) or an Optuna define-by-run
+    function. It is translated into Tune domains (tuner/native_spaces/) and ``native`` keeps how the
+    trainable gets its config back in the space's own shape.
     ``defaults`` holds run settings the space prefers (``max_epochs``, ``num_samples``, ...); flags,
     environment and sweep files override them.
     """
@@ -39,6 +43,7 @@ class SearchSpace:
     description: str = ""
     defaults: Mapping[str, Any] = field(default_factory=dict)
     metrics: Mapping[str, str] | None = None  # several objectives: {"loss": "min", "latency_ms": "min"}
+    native: Any = field(default=None, init=False, repr=False, compare=False)  # native_spaces.Translated
 
     def __post_init__(self) -> None:
         if self.metrics is not None:  # kept as the comma-separated metric and mode a sweep's flags take
@@ -54,8 +59,17 @@ class SearchSpace:
             raise UsageError(
                 f"space trainable must be a name under trainables/ or a function, not {type(self.trainable).__name__}"
             )
+        from tuner.native_spaces import form_of, translate
+
+        translated = translate(self.params) if form_of(self.params) is not None else None
+        if translated is not None:
+            object.__setattr__(self, "params", translated.params)
+            object.__setattr__(self, "native", translated)
         if not isinstance(self.params, Mapping) or not self.params:
-            raise UsageError("space params must be a non-empty mapping of parameter names to domains")
+            raise UsageError(
+                "space params must be a non-empty mapping of parameter names to Tune domains, a HyperOpt space, "
+                f"or an Optuna define-by-run function, not {type(self.params).__name__}"
+            )
 
     @property
     def flat_params(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ class Form:
     plan: dict[str, str] = field(default_factory=dict)  # parameter -> how the plan must say it is searched
     checkpoints: bool = True  # runs under the pausing schedulers
     pbt: bool = True  # has something PBT can perturb
+    slow: bool = False  # its sweep under ASHA runs in the slow tier (the fast tier's time is kept for the rest)
 
     @property
     def schedulers(self) -> tuple[str, ...]:
@@ -316,4 +317,50 @@ SPACE = SearchSpace(trainable=train, params={{
     "li": tune.lograndint(1, 1000), "qli": tune.qlograndint(1, 1000, 10), "c": tune.choice(["a", "b", "c"]),
 }})
 ''', {"n": "searched by optuna through its quantile", "qn": "searched by optuna through its quantile"}),
+    Form("hyperopt_native", f'''"""A space in HyperOpt's own language, as Ray's HyperOptSearch examples write it: hp.choice over dicts."""
+{_HEAD}
+from hyperopt import hp
+
+
+def loss_of(config):
+    activation = config["activation"]  # the chosen option's dict, as HyperOpt builds it
+    assert set(activation) == ({{"activation", "mult"}} if activation["activation"] == "relu" else {{"activation"}})
+    assert config["steps"] == 100 and isinstance(config["layers"], int)
+    return abs(config["width"] - 10) / 10 + abs(config["height"]) / 100 + activation.get("mult", 1.5) - 1
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params={{
+    "activation": hp.choice("activation", [
+        {{"activation": "relu", "mult": hp.uniform("mult", 1, 2)}},
+        {{"activation": "tanh"}},
+    ]),
+    "width": hp.uniform("width", 0, 20),
+    "height": hp.uniform("height", -100, 100),
+    "lr": hp.loguniform("lr", np.log(1e-4), np.log(1e-1)),
+    "layers": hp.randint("layers", 1, 4),
+    "steps": 100,
+}})
+''', {"mult": "conditional on activation: searched by optuna where activation=relu (its draw uniform(1, 2))",
+      "lr": "searched by optuna in log space", "width": "searched by optuna"}, pbt=False, slow=True),
+    Form("optuna_define_by_run", f'''"""A space in Optuna's define-by-run form, as Ray's OptunaSearch(space=fn) examples write it."""
+{_HEAD}
+
+
+def define_by_run(trial):
+    optimizer = trial.suggest_categorical("optimizer", ["sgd", "adam"])
+    if optimizer == "sgd":
+        trial.suggest_float("momentum", 0.5, 0.99)
+    trial.suggest_float("lr", 1e-4, 1e-1, log=True)
+    trial.suggest_int("width", 16, 64, step=16)
+    return {{"steps": 100}}
+
+
+def loss_of(config):
+    assert ("momentum" in config) == (config["optimizer"] == "sgd") and config["steps"] == 100
+    return abs(math.log10(config["lr"]) + 2) + config["width"] / 64 + (1 - config.get("momentum", 0.5))
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params=define_by_run)
+''', {"momentum": "conditional on optimizer: searched by optuna where optimizer=sgd (its draw uniform(0.5, 0.99))",
+      "lr": "searched by optuna in log space"}, pbt=False, slow=True),
 )

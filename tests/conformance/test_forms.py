@@ -59,7 +59,8 @@ def _check_trials(folder: Path, scheduler: str, checkpoints: bool = True) -> Non
     assert best is not None and best.config
 
 
-@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.name)
+@pytest.mark.parametrize("form", [pytest.param(f, marks=pytest.mark.slow) if f.slow else f for f in FORMS],
+                         ids=lambda f: f.name)  # fmt: skip
 def test_each_form_is_searched_as_its_plan_says_and_runs_under_asha(run_cli, tmp_path, form):
     result = _sweep(run_cli, form, tmp_path, "asha", "asha")
     assert result.code == 0, result.out[-3000:] + result.err[-3000:]

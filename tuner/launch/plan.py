@@ -318,6 +318,8 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         plan.searcher.intro(cfg.planned_trials, len(plan.warm_start.points) if plan.warm_start else 0)
     )
     lines += plan.search_plan.lines()
+    if plan.space.native is not None:
+        lines.append(f"  {plan.space.native.describe()}")
     lines += objective_lines(plan)
     if plan.warm_start is not None:
         lines.append(plan.warm_start.describe())

@@ -89,6 +89,7 @@ def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
 
     from tuner.launch.placement import packing, resources
     from tuner.launch.trial.in_trial import in_trial
+    from tuner.launch.trial.shaped import shaped
     from tuner.ray_compat import refresh_parameters
 
     cfg = plan.config
@@ -98,8 +99,12 @@ def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     else:
         # placed: a number
         request = resources.trial_resources(cfg.cpus_per_trial, float(cfg.gpus_per_trial or 0))
+    native = plan.space.native
     trainable = in_trial(
-        plan.trainable, storage.local_path(cfg.experiment_path), cfg.trial_output, cfg.max_epochs
+        shaped(plan.trainable, native.shape if native is not None else None),
+        storage.local_path(cfg.experiment_path),
+        cfg.trial_output,
+        cfg.max_epochs,
     )
     return tune.with_resources(tune.with_parameters(trainable, **plan.kwargs), request)
 

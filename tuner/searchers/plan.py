@@ -100,7 +100,8 @@ def describe_domain(value: Any) -> str:
     if is_grid(value):
         return f"grid_search{value['grid_search']}"
     if isinstance(value, Function):
-        return "sample_from(fn)"
+        described = getattr(value.func, "describe", None)  # a native space's branch (tuner/native_spaces/)
+        return str(described()) if callable(described) else "sample_from(fn)"
     if isinstance(value, Categorical):
         return f"choice{list(value.categories)}"
     if isinstance(value, (Float, Integer)):

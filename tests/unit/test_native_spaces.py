@@ -1,0 +1,150 @@
+"""Spaces in a searcher's own language (HyperOpt, Optuna define-by-run), written as Ray's searcher docs write them:
+translated into parameters the plan knows, given back to the trainable in their own shape, refused in one line
+where they cannot be followed."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hyperopt import hp
+from ray.tune.search.sample import Categorical, Float, Function, Integer
+
+from tuner import SearchSpace
+from tuner.errors import UsageError
+from tuner.searchers import plan_search
+
+
+def _ray_hyperopt_example() -> dict:
+    """The conditional space of Ray's HyperOptSearch example: a choice over dicts, one holding a parameter."""
+    return {
+        "activation": hp.choice(
+            "activation",
+            [{"activation": "relu", "mult": hp.uniform("mult", 1, 2)}, {"activation": "tanh"}],
+        ),
+        "width": hp.uniform("width", 0, 20),
+        "height": hp.uniform("height", -100, 100),
+        "steps": 100,
+    }
+
+
+def _space(params) -> SearchSpace:
+    return SearchSpace(trainable=lambda config: None, params=params)
+
+
+def test_a_hyperopt_space_becomes_tune_domains_named_by_their_labels():
+    space = _space(_ray_hyperopt_example())
+    params = space.params
+    assert set(params) == {"activation", "mult", "width", "height"}  # the constant stays in the shape only
+    assert isinstance(params["activation"], Categorical) and params["activation"].categories == ["relu", "tanh"]
+    assert isinstance(params["width"], Float) and (params["width"].lower, params["width"].upper) == (0, 20)
+    assert isinstance(params["mult"], Function)
+    assert params["mult"].func.describe() == "uniform(1, 2) where activation=relu"
+
+
+def test_a_hyperopt_config_reaches_the_trainable_as_hyperopt_builds_it():
+    shape = _space(_ray_hyperopt_example()).native.shape
+    relu = shape({"activation": "relu", "mult": 1.5, "width": 3.0, "height": -2.0})
+    assert relu == {"activation": {"activation": "relu", "mult": 1.5}, "width": 3.0, "height": -2.0, "steps": 100}
+    tanh = shape({"activation": "tanh", "mult": None, "width": 3.0, "height": -2.0})
+    assert tanh["activation"] == {"activation": "tanh"}  # nothing its option does not hold
+
+
+@pytest.mark.parametrize(("node", "kind", "bounds"), [
+    (hp.loguniform("x", math.log(1e-4), math.log(1e-1)), Float, (1e-4, 1e-1)),
+    (hp.quniform("x", 0, 10, 2), Float, (0, 10)),
+    (hp.randint("x", 5), Integer, (0, 5)),
+    (hp.randint("x", 2, 9), Integer, (2, 9)),
+    (hp.uniformint("x", 1, 9), Integer, (1, 9)),
+])  # fmt: skip
+def test_each_hyperopt_distribution_keeps_its_range(node, kind, bounds):
+    domain = _space({"x": node}).params["x"]
+    assert isinstance(domain, kind)
+    assert domain.lower == pytest.approx(bounds[0]) and domain.upper == pytest.approx(bounds[1])
+
+
+def test_hyperopt_integers_reach_the_trainable_as_integers_and_nested_dicts_stay_nested():
+    space = _space({"model": {"layers": hp.randint("layers", 1, 4), "act": hp.choice("act", ["relu", "gelu"])}})
+    assert space.native.shape({"layers": 2.0, "act": "gelu"}) == {"model": {"layers": 2, "act": "gelu"}}
+
+
+def test_what_a_hyperopt_space_cannot_say_is_one_line():
+    with pytest.raises(UsageError, match="HyperOpt expression 'add' in space params is not followed"):
+        _space({"x": hp.uniform("x", 0, 1) + 1})
+    inner = hp.choice("inner", [{"a": hp.uniform("a", 0, 1)}, {"b": 1}])
+    with pytest.raises(UsageError, match="choice 'inner' holds parameters and sits inside an option of choice 'outer'"):
+        _space({"o": hp.choice("outer", [{"deep": inner}, {"c": 2}])})
+
+
+def _define_by_run(trial):
+    """Ray's OptunaSearch define-by-run example's shape: a branch, a log range, a step, returned constants."""
+    optimizer = trial.suggest_categorical("optimizer", ["sgd", "adam"])
+    if optimizer == "sgd":
+        trial.suggest_float("momentum", 0.5, 0.99)
+    trial.suggest_float("lr", 1e-4, 1e-1, log=True)
+    trial.suggest_int("width", 16, 64, step=16)
+    return {"steps": 100}
+
+
+def test_a_define_by_run_function_becomes_tune_domains_with_its_branch():
+    params = _space(_define_by_run).params
+    assert list(params) == ["optimizer", "momentum", "lr", "width"]
+    assert params["optimizer"].categories == ["sgd", "adam"]
+    assert params["momentum"].func.describe() == "uniform(0.5, 0.99) where optimizer=sgd"
+    assert (params["lr"].lower, params["lr"].upper) == (1e-4, 1e-1)
+    assert (params["width"].lower, params["width"].upper) == (16, 64)
+
+
+def test_a_define_by_run_config_holds_only_what_was_asked_and_the_constants_returned():
+    shape = _space(_define_by_run).native.shape
+    config = {"optimizer": "adam", "momentum": None, "lr": 0.01, "width": 32}
+    assert shape(config) == {"optimizer": "adam", "lr": 0.01, "width": 32, "steps": 100}
+    assert shape({**config, "optimizer": "sgd", "momentum": 0.9})["momentum"] == 0.9
+
+
+def test_a_branch_is_searched_by_optuna_branch_by_branch():
+    plan = plan_search(_space(_define_by_run).flat_params, "optuna")
+    momentum = next(p for p in plan.params if p.name == "momentum")
+    assert "searched by optuna where optimizer=sgd (its draw uniform(0.5, 0.99))" in momentum.how
+    drawn = [_space(_define_by_run).params["momentum"].func({"optimizer": "sgd"}) for _ in range(50)]
+    assert all(0.5 <= v <= 0.99 for v in drawn) and len(set(drawn)) == 50
+    assert _space(_define_by_run).params["momentum"].func({"optimizer": "adam"}) is None
+
+
+def _loop(trial):
+    for i in range(trial.suggest_int("n_layers", 1, 3)):
+        trial.suggest_int(f"units_{i}", 4, 64)
+
+
+def _reports(trial):
+    trial.suggest_float("x", 0, 1)
+    trial.report(1.0, 1)
+
+
+def _two_levels(trial):
+    if trial.suggest_categorical("a", ["x", "y"]) == "y" and trial.suggest_categorical("b", ["p", "q"]) == "q":
+        trial.suggest_float("c", 0, 1)
+
+
+def _returns_a_list(trial):
+    trial.suggest_float("x", 0, 1)
+    return [1]
+
+
+@pytest.mark.parametrize(("function", "says"), [
+    (_loop, "what the define-by-run function asks of 'units_1' depends on a numeric answer (n_layers)"),
+    (_reports, "it calls trial.report, which a space cannot do before the trial runs"),
+    (_two_levels, "asks 'c' only under some answers, and no one suggest_categorical decides when"),
+    (_returns_a_list, "returns None or a dict of constants, not list"),
+])  # fmt: skip
+def test_what_a_define_by_run_function_cannot_say_is_one_line(function, says):
+    with pytest.raises(UsageError) as raised:
+        _space(function)
+    assert says in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_lognormal_has_no_tune_domain_and_is_drawn_through_numpy():
+    domain = _space({"x": hp.lognormal("x", 0, 1)}).params["x"]
+    np.random.seed(0)
+    assert domain.func({}) > 0

@@ -1,0 +1,93 @@
+"""Spaces written in a searcher's own language, translated into Tune domains the plan already knows.
+
+A user who tuned with Ray's ``OptunaSearch(space=fn)`` or ``HyperOptSearch(space=...)`` brings that space as
+``params``. It becomes ordinary parameters (Tune domains; a parameter asked on one branch only, a
+``sample_from`` conditional on its choice, which tuner/searchers/conditional.py searches branch by branch), so
+``auto``, every searcher, the plan, replay, warm starts and the report treat it as any other space. The
+trainable still receives the config in the space's own shape: a HyperOpt choice over dicts as the chosen dict,
+a define-by-run space's answers with its returned constants and nothing it did not ask.
+
+Neither library is imported unless the space is written in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Translated:
+    """A native space as tuner searches it: ``params`` by their flat names, ``shape`` the function that makes a
+    trial's config (by those names) into what the trainable expects, ``form`` the space's language in words."""
+
+    params: dict[str, Any]
+    shape: Callable[[Mapping[str, Any]], dict[str, Any]]
+    form: str
+
+    def describe(self) -> str:
+        """The plan's line: what the space was written in, and what the trainable gets."""
+        from tuner.native_spaces.distributions import BranchDraw
+
+        conditional = sum(
+            1
+            for v in self.params.values()
+            if isinstance(getattr(v, "func", None), BranchDraw) and v.func.parent
+        )
+        which = f", {conditional} of them asked on one branch only" if conditional else ""
+        return (
+            f"the space is {self.form}, searched as the {len(self.params)} parameters above{which}; the trainable "
+            "gets each config in the space's own shape"
+        )
+
+
+def form_of(params: Any) -> str | None:
+    """Which searcher's language ``params`` is written in, or None for Tune's own."""
+    if _is_hyperopt(params):
+        return "hyperopt"
+    if isinstance(params, Mapping):
+        return "hyperopt" if any(_is_hyperopt(v) for v in _leaves(params)) else None
+    if type(params).__module__.startswith("ConfigSpace"):
+        return "configspace"
+    if callable(params):
+        return "optuna"
+    return None
+
+
+def translate(params: Any) -> Translated | None:
+    """``params`` translated, or None when it is written in Tune's own language already; a space that cannot
+    be followed is a UsageError naming what and the way to write it instead."""
+    form = form_of(params)
+    if form == "hyperopt":
+        from tuner.native_spaces.hyperopt_space import translate_hyperopt
+
+        return translate_hyperopt(params)
+    if form == "optuna":
+        from tuner.native_spaces.optuna_space import translate_define_by_run
+
+        return translate_define_by_run(params)
+    if form == "configspace":
+        from tuner.errors import UsageError
+
+        raise UsageError(
+            "space params is a ConfigSpace ConfigurationSpace, which tuner does not translate yet; write it with "
+            "Tune domains (tune.uniform, tune.choice, ...) or as an Optuna define-by-run function"
+        )
+    return None
+
+
+def _is_hyperopt(value: Any) -> bool:
+    return type(value).__module__.startswith("hyperopt.")
+
+
+def _leaves(params: Mapping[str, Any]) -> list[Any]:
+    out: list[Any] = []
+    for value in params.values():
+        if isinstance(value, Mapping):
+            out.extend(_leaves(value))
+        elif isinstance(value, (list, tuple)):
+            out.extend(value)
+        else:
+            out.append(value)
+    return out
