@@ -38,9 +38,18 @@ class Branches:
     def describe(self, entry: str) -> str:
         searched = [f"{self.parent}={k.strip(chr(39))} ({_values_text(v)})" for k, v in self.values.items()]
         searched += [f"{self.parent}={k.strip(chr(39))} (its draw {d.text()})" for k, d in self.draws.items()]
-        fixed = ", ".join(f"{self.parent}={k.strip(chr(39))}: {v!r}" for k, v in self.constants.items())
+        fixed = ", ".join(
+            f"{self.parent}={k.strip(chr(39))}: {v!r}" for k, v in self.constants.items() if v is not None
+        )
+        unasked = ", ".join(
+            f"{self.parent}={k.strip(chr(39))}" for k, v in self.constants.items() if v is None
+        )
         text = f"conditional on {self.parent}: searched by {entry} where {', '.join(searched)}"
-        return text + (f"; constant where {fixed}" if fixed else "")
+        return (
+            text
+            + (f"; constant where {fixed}" if fixed else "")
+            + (f"; not asked where {unasked}" if unasked else "")
+        )
 
     @property
     def searched(self) -> bool:
