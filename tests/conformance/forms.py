@@ -363,4 +363,23 @@ def loss_of(config):
 SPACE = SearchSpace(trainable=train, params=define_by_run)
 ''', {"momentum": "conditional on optimizer: searched by optuna where optimizer=sgd (its draw uniform(0.5, 0.99))",
       "lr": "searched by optuna in log space"}, pbt=False, slow=True),
+    Form("configspace_native", f'''"""A ConfigSpace ConfigurationSpace with a condition, as Ray's TuneBOHB examples build it."""
+{_HEAD}
+import ConfigSpace as CS
+
+space = CS.ConfigurationSpace(seed=1)
+optimizer = CS.Categorical("optimizer", ["sgd", "adam"])
+momentum = CS.Float("momentum", (0.5, 0.99))
+space.add([optimizer, momentum, CS.Float("lr", (1e-4, 1e-1), log=True), CS.Integer("width", (16, 64)),
+           CS.Constant("steps", 100), CS.EqualsCondition(momentum, optimizer, "sgd")])
+
+
+def loss_of(config):  # a Configuration's active parameters and its constants
+    assert ("momentum" in config) == (config["optimizer"] == "sgd") and config["steps"] == 100
+    return abs(math.log10(config["lr"]) + 2) + config["width"] / 64 + (1 - config.get("momentum", 0.5))
+{_FUNCTION}
+
+SPACE = SearchSpace(trainable=train, params=space)
+''', {"momentum": "conditional on optimizer: searched by optuna where optimizer=sgd (its draw uniform(0.5, 0.99))",
+      "lr": "searched by optuna in log space"}, pbt=False, slow=True),
 )

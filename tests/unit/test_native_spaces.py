@@ -148,3 +148,46 @@ def test_a_lognormal_has_no_tune_domain_and_is_drawn_through_numpy():
     domain = _space({"x": hp.lognormal("x", 0, 1)}).params["x"]
     np.random.seed(0)
     assert domain.func({}) > 0
+
+
+def _configspace():
+    """A ConfigurationSpace as Ray's TuneBOHB examples build it, with a condition, an ordinal and a constant."""
+    import ConfigSpace as CS
+
+    space = CS.ConfigurationSpace(seed=1)
+    optimizer = CS.Categorical("optimizer", ["sgd", "adam", "rmsprop"])
+    momentum = CS.Float("momentum", (0.5, 0.99))
+    space.add([optimizer, momentum, CS.Float("lr", (1e-4, 1e-1), log=True), CS.Integer("width", (16, 128), log=True),
+               CS.OrdinalHyperparameter("size", ["s", "m", "l"]), CS.Constant("steps", 100),
+               CS.InCondition(momentum, optimizer, ["sgd", "rmsprop"])])  # fmt: skip
+    return space
+
+
+def test_a_configspace_becomes_tune_domains_and_its_condition_a_branch():
+    params = _space(_configspace()).params
+    assert set(params) == {"optimizer", "momentum", "lr", "width", "size"}
+    assert params["size"].categories == ["s", "m", "l"]
+    assert (params["width"].lower, params["width"].upper) == (16, 129)  # Tune's upper bound is excluded
+    assert params["momentum"].func.describe() == (
+        "uniform(0.5, 0.99) where optimizer=sgd; uniform(0.5, 0.99) where optimizer=rmsprop"
+    )
+
+
+def test_a_configspace_config_holds_its_active_parameters_and_constants():
+    shape = _space(_configspace()).native.shape
+    config = {"optimizer": "adam", "momentum": None, "lr": 0.01, "width": 32, "size": "m"}
+    assert shape(config) == {"optimizer": "adam", "lr": 0.01, "width": 32, "size": "m", "steps": 100}
+    assert shape({**config, "optimizer": "rmsprop", "momentum": 0.9})["momentum"] == 0.9
+
+
+def test_what_a_configspace_cannot_say_is_one_line():
+    import ConfigSpace as CS
+
+    forbidden = CS.ConfigurationSpace({"a": ["x", "y"], "b": (0.0, 1.0)})
+    forbidden.add(CS.ForbiddenEqualsClause(forbidden["a"], "y"))
+    with pytest.raises(UsageError, match="forbidden clauses, which tuner does not follow"):
+        _space(forbidden)
+    numeric = CS.ConfigurationSpace({"n": (1, 4), "b": (0.0, 1.0)})
+    numeric.add(CS.GreaterThanCondition(numeric["b"], numeric["n"], 2))
+    with pytest.raises(UsageError, match="GreaterThanCondition on 'b' is not followed"):
+        _space(numeric)

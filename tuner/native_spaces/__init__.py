@@ -1,13 +1,14 @@
 """Spaces written in a searcher's own language, translated into Tune domains the plan already knows.
 
-A user who tuned with Ray's ``OptunaSearch(space=fn)`` or ``HyperOptSearch(space=...)`` brings that space as
-``params``. It becomes ordinary parameters (Tune domains; a parameter asked on one branch only, a
-``sample_from`` conditional on its choice, which tuner/searchers/conditional.py searches branch by branch), so
+A user who tuned with Ray's ``OptunaSearch(space=fn)``, ``HyperOptSearch(space=...)`` or ``TuneBOHB(space=...)``
+(a ConfigSpace ``ConfigurationSpace``) brings that space as ``params``. It becomes ordinary parameters (Tune
+domains; a parameter asked on one branch only, a ``sample_from`` conditional on its choice, which tuner/searchers/conditional.py searches branch by branch), so
 ``auto``, every searcher, the plan, replay, warm starts and the report treat it as any other space. The
 trainable still receives the config in the space's own shape: a HyperOpt choice over dicts as the chosen dict,
-a define-by-run space's answers with its returned constants and nothing it did not ask.
+a define-by-run space's answers with its returned constants and nothing it did not ask, a ConfigurationSpace's
+active parameters and constants.
 
-Neither library is imported unless the space is written in it.
+No searcher's library is imported unless the space is written in it.
 """
 
 from __future__ import annotations
@@ -46,10 +47,10 @@ def form_of(params: Any) -> str | None:
     """Which searcher's language ``params`` is written in, or None for Tune's own."""
     if _is_hyperopt(params):
         return "hyperopt"
+    if type(params).__module__.startswith("ConfigSpace"):  # a ConfigurationSpace is a Mapping too
+        return "configspace"
     if isinstance(params, Mapping):
         return "hyperopt" if any(_is_hyperopt(v) for v in _leaves(params)) else None
-    if type(params).__module__.startswith("ConfigSpace"):
-        return "configspace"
     if callable(params):
         return "optuna"
     return None
@@ -68,12 +69,9 @@ def translate(params: Any) -> Translated | None:
 
         return translate_define_by_run(params)
     if form == "configspace":
-        from tuner.errors import UsageError
+        from tuner.native_spaces.configspace_space import translate_configspace
 
-        raise UsageError(
-            "space params is a ConfigSpace ConfigurationSpace, which tuner does not translate yet; write it with "
-            "Tune domains (tune.uniform, tune.choice, ...) or as an Optuna define-by-run function"
-        )
+        return translate_configspace(params)
     return None
 
 
