@@ -326,30 +326,34 @@ def test_a_parameter_that_reads_another_is_searched_where_it_varies():
     assert momentum.treatment == CONDITIONAL and momentum.branches.parent == "optimizer"
     assert momentum.branches.values == {"'sgd'": [0.5, 0.9, 0.99]} and momentum.branches.constants == {"'adam'": 0.0}
     assert momentum.how.startswith("conditional on optimizer: searched by optuna where optimizer=sgd (3 values")
-    for searcher in ("hyperopt", "gp"):  # Optuna's GP samples a parameter outside every trial's space at random
-        other = next(p for p in plan_search(_conditional_space(), searcher).params if p.name == "momentum")
-        assert other.treatment == RANDOM and f"conditional on optimizer, which {searcher} cannot model" in other.how
+    other = next(p for p in plan_search(_conditional_space(), "gp").params if p.name == "momentum")
+    # Optuna's GP samples a parameter outside every trial's space at random
+    assert other.treatment == RANDOM and "conditional on optimizer, which gp cannot model" in other.how
+    hyperopt = next(p for p in plan_search(_conditional_space(), "hyperopt").params if p.name == "momentum")
+    assert hyperopt.treatment == CONDITIONAL  # inside its parent's hp.choice option
     from tuner.searchers.auto import choose
 
     assert choose(_conditional_space(), "fifo", 40)[0] == "optuna"
 
 
-def test_optunas_define_by_run_asks_for_the_child_only_under_its_branch():
-
-    searcher = build_searcher(plan_search(_conditional_space(), "optuna"), SearcherContext("loss", "min", 20, 0))
+@pytest.mark.parametrize("name", ["optuna", "hyperopt"])
+def test_a_model_asks_for_the_child_only_under_its_branch(name):
+    """Optuna through its define-by-run space, HyperOpt through the child inside its parent's hp.choice."""
+    searcher = build_searcher(plan_search(_conditional_space(), name), SearcherContext("loss", "min", 20, 0))
     seen = {"sgd": set(), "adam": set()}
     for i in range(30):
         config = searcher.suggest(f"t{i}")
         seen[config["optimizer"]].add(config["momentum"])
         searcher.on_trial_complete(f"t{i}", {"loss": config["lr"] + config["momentum"], "training_iteration": 1})
     assert seen["adam"] == {0.0} and seen["sgd"] <= {0.5, 0.9, 0.99} and len(seen["sgd"]) > 1
-    params = {k for t in searcher.inner._ot_study.trials for k in t.params}
-    assert params == {"lr", "optimizer", "momentum|optimizer=sgd"}
+    if name == "optuna":
+        params = {k for t in searcher.inner._ot_study.trials for k in t.params}
+        assert params == {"lr", "optimizer", "momentum|optimizer=sgd"}
 
 
-def test_a_conditional_search_survives_save_and_restore(tmp_path):
-
-    plan = plan_search(_conditional_space(), "optuna")
+@pytest.mark.parametrize("name", ["optuna", "hyperopt"])
+def test_a_conditional_search_survives_save_and_restore(tmp_path, name):
+    plan = plan_search(_conditional_space(), name)
     first = build_searcher(plan, SearcherContext("loss", "min", 20, 0))
     for i in range(12):
         config = first.suggest(f"t{i}")
@@ -357,7 +361,8 @@ def test_a_conditional_search_survives_save_and_restore(tmp_path):
     first.save(str(tmp_path / "searcher.pkl"))
     again = build_searcher(plan, SearcherContext("loss", "min", 20, 0))
     again.restore(str(tmp_path / "searcher.pkl"))
-    assert len(again.inner._ot_study.trials) == 12 and set(again.suggest("t12")) == {"lr", "momentum", "optimizer"}
+    told = again.inner._ot_study.trials if name == "optuna" else again.inner._hpopt_trials.trials
+    assert len(told) == 12 and set(again.suggest("t12")) == {"lr", "momentum", "optimizer"}
 
 
 def test_the_plan_counts_a_warm_starts_trials_in_place_of_the_random_start():
