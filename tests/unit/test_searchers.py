@@ -336,9 +336,10 @@ def test_a_parameter_that_reads_another_is_searched_where_it_varies():
     assert choose(_conditional_space(), "fifo", 40)[0] == "optuna"
 
 
-@pytest.mark.parametrize("name", ["optuna", "hyperopt"])
+@pytest.mark.parametrize("name", ["optuna", "hyperopt", "bohb"])
 def test_a_model_asks_for_the_child_only_under_its_branch(name):
-    """Optuna through its define-by-run space, HyperOpt through the child inside its parent's hp.choice."""
+    """Optuna through its define-by-run space, HyperOpt through the child inside its parent's hp.choice, BOHB
+    through a hyperparameter active under a condition on its parent."""
     searcher = build_searcher(plan_search(_conditional_space(), name), SearcherContext("loss", "min", 20, 0))
     seen = {"sgd": set(), "adam": set()}
     for i in range(30):
@@ -372,3 +373,20 @@ def test_the_plan_counts_a_warm_starts_trials_in_place_of_the_random_start():
     assert optuna.intro(30) == "search plan (optuna: 10 random configs first, then multivariate TPE):"
     assert "the earlier best, 5 random config(s), then multivariate TPE on these and the earlier" in optuna.intro(30, 4)
     assert optuna.intro(30, 12) == "search plan (optuna: multivariate TPE on the earlier trials, after their best runs again):"
+
+
+def test_bohbs_space_is_built_as_rays_converter_builds_it():
+    """tuner builds BOHB's ConfigurationSpace itself (Ray's converter of some versions breaks on ConfigSpace 1):
+    the same hyperparameters as Ray 2.60's converter for every domain BOHB takes."""
+    from ray import tune
+    from ray.tune.search.bohb import TuneBOHB
+    from ray.tune.search.sample import Float
+
+    from tuner.searchers.bohb_space import hyperparameter
+
+    domains = {"u": tune.uniform(0, 1), "l": tune.loguniform(1e-4, 1e-1), "i": tune.randint(1, 10),
+               "li": tune.lograndint(1, 1000), "c": tune.choice(["a", "b"]), "q": tune.quniform(0, 1, 0.25),
+               "n": Float(-3, 3).normal(0, 1)}  # fmt: skip
+    rays = TuneBOHB.convert_search_space(domains)
+    for name, domain in domains.items():
+        assert hyperparameter(name, domain) == rays[name], name

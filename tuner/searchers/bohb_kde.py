@@ -1,7 +1,8 @@
 """BOHB's searcher: kernel density models fitted per budget (epochs), through Ray's TuneBOHB (hpbandster).
 
 It only makes sense under BOHB's own HyperBand scheduler, which tells it the budget of every result and
-which trials wait between rounds; ``--scheduler bohb`` brings it along.
+which trials wait between rounds; ``--scheduler bohb`` brings it along. Its ConfigurationSpace is built by
+tuner (tuner/searchers/bohb_space.py), a conditional parameter active only in its branch.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any
 
 from tuner.objectives import Mode
 from tuner.searchers.base import SearcherEntry
-from tuner.searchers.plan import ParamPlan
+from tuner.searchers.plan import ParamPlan, SearchPlan
 
 
 class BohbKde(SearcherEntry):
@@ -18,14 +19,20 @@ class BohbKde(SearcherEntry):
     summary = "BOHB's kernel density models per budget (hpbandster); comes with --scheduler bohb"
     model = "kernel density models per budget"
     requires_scheduler = "bohb"
+    models_conditionals = True  # one hyperparameter per branch, under a condition on its parent
 
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
         return self.plan_native(name, value, text)
 
-    def build_inner(self, space: dict[str, Any], metric: str, mode: Mode, warmup: int, seed: int) -> Any:
+    def space_for(self, plan: SearchPlan) -> Any:
+        from tuner.searchers.bohb_space import configuration_space
+
+        return configuration_space(plan)
+
+    def build_inner(self, space: Any, metric: str, mode: Mode, warmup: int, seed: int) -> Any:
         from ray.tune.search.bohb import TuneBOHB
 
-        return TuneBOHB(space=TuneBOHB.convert_search_space(space), metric=metric, mode=mode, seed=seed)
+        return TuneBOHB(space=space, metric=metric, mode=mode, seed=seed)
 
     def intro(self, num_samples: int, earlier: int = 0) -> str:
         return "search plan (bohb: random configs until a budget has enough results, then kernel density models):"
