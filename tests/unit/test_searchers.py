@@ -375,18 +375,23 @@ def test_the_plan_counts_a_warm_starts_trials_in_place_of_the_random_start():
     assert optuna.intro(30, 12) == "search plan (optuna: multivariate TPE on the earlier trials, after their best runs again):"
 
 
-def test_bohbs_space_is_built_as_rays_converter_builds_it():
-    """tuner builds BOHB's ConfigurationSpace itself (Ray's converter of some versions breaks on ConfigSpace 1):
-    the same hyperparameters as Ray 2.60's converter for every domain BOHB takes."""
+def test_bohbs_space_is_built_by_tuner_as_rays_converter_of_2_60_builds_it():
+    """tuner builds BOHB's ConfigurationSpace itself (Ray's converter of 2.50 and 2.55 passes ``q=`` that
+    ConfigSpace 1 refuses): integers' upper bounds included, quantisation dropped, a normal with its bounds."""
+    import ConfigSpace as CS
     from ray import tune
-    from ray.tune.search.bohb import TuneBOHB
     from ray.tune.search.sample import Float
 
     from tuner.searchers.bohb_space import hyperparameter
 
-    domains = {"u": tune.uniform(0, 1), "l": tune.loguniform(1e-4, 1e-1), "i": tune.randint(1, 10),
-               "li": tune.lograndint(1, 1000), "c": tune.choice(["a", "b"]), "q": tune.quniform(0, 1, 0.25),
-               "n": Float(-3, 3).normal(0, 1)}  # fmt: skip
-    rays = TuneBOHB.convert_search_space(domains)
-    for name, domain in domains.items():
-        assert hyperparameter(name, domain) == rays[name], name
+    expected = {
+        "u": (tune.uniform(0, 1), CS.UniformFloatHyperparameter("u", 0, 1)),
+        "l": (tune.loguniform(1e-4, 1e-1), CS.UniformFloatHyperparameter("l", 1e-4, 1e-1, log=True)),
+        "i": (tune.randint(1, 10), CS.UniformIntegerHyperparameter("i", 1, 9)),
+        "li": (tune.lograndint(1, 1000), CS.UniformIntegerHyperparameter("li", 1, 999, log=True)),
+        "c": (tune.choice(["a", "b"]), CS.CategoricalHyperparameter("c", ["a", "b"])),
+        "q": (tune.quniform(0, 1, 0.25), CS.UniformFloatHyperparameter("q", 0, 1)),
+        "n": (Float(-3, 3).normal(0, 1), CS.NormalFloatHyperparameter("n", mu=0, sigma=1, lower=-3, upper=3)),
+    }
+    for name, (domain, made) in expected.items():
+        assert hyperparameter(name, domain) == made, name
