@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 from tuner import storage
 from tuner.errors import StorageRefused, UsageError
 from tuner.folder.summary import Summary
-from tuner.launch.plan import Print, describe, place, prepare
+from tuner.launch.plan import Print, place, prepare
+from tuner.launch.plan_text import describe
 from tuner.launch.runner import fit, launch, wrapped_trainable
 from tuner.settings import SweepConfig
 

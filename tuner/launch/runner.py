@@ -19,7 +19,8 @@ from tuner.errors import StorageRefused, TunerError, UsageError
 from tuner.folder.names import PLAN_FILE
 from tuner.folder.summary import Summary
 from tuner.launch import guards
-from tuner.launch.plan import Print, SweepPlan, describe, place, prepare
+from tuner.launch.plan import Print, SweepPlan, place, prepare
+from tuner.launch.plan_text import describe
 from tuner.launch.trial import forms
 from tuner.settings import SweepConfig, save_config
 

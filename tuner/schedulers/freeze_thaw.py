@@ -47,7 +47,8 @@ class FreezeThaw(SchedulerEntry):
         )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
-        from tuner.schedulers.curve_scheduler import HOPELESS, MIN_TRIALS
+        from tuner.schedulers.curve_fitting import MIN_TRIALS
+        from tuner.schedulers.curve_scheduler import HOPELESS
 
         checks, epoch = [], first_decision(ctx)
         while epoch < ctx.max_epochs:

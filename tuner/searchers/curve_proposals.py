@@ -28,6 +28,6 @@ class CurveProposals(SearcherEntry):
         return ModelProposals(dict(plan.raw_space), ctx.seed, ctx.metric, ctx.mode)
 
     def intro(self, num_samples: int, earlier: int = 0) -> str:
-        from tuner.schedulers.curve_scheduler import MIN_TRIALS
+        from tuner.schedulers.curve_fitting import MIN_TRIALS
 
         return f"search plan (curves: {MIN_TRIALS} random configs first, then {self.model}):"

@@ -1,0 +1,119 @@
+"""What the plan prints before launch (and ``--dry-run`` stops after): settings, scheduler and searcher with why
+they were chosen, the search plan, objectives, resources, epochs, budget and trial timeout."""
+
+from __future__ import annotations
+
+from tuner.launch.plan import SweepPlan
+from tuner.searchers.plan import grid_points
+from tuner.settings import SweepConfig
+
+
+def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
+    """What the sweep will do, printed before the first trial (and all of ``--dry-run``)."""
+    cfg = plan.config
+    lines = []
+    if dry_run:
+        lines.append("settings:")
+        lines += [f"  {k}: {v}" for k, v in cfg.to_dict().items()]
+    lines.append(f"experiment: {cfg.experiment_path}" + (" (not created: dry run)" if dry_run else ""))
+    if plan.data_note:
+        lines.append(plan.data_note)
+    from tuner.ray_compat import old_api_notice
+
+    notice = old_api_notice(plan.trainable)
+    if notice:
+        lines.append(notice)
+    lines.append(f"scheduler: {plan.scheduler.describe(plan.context)[0]}")
+    lines += plan.scheduler.describe(plan.context)[1:]
+    if cfg.scheduler_chosen:
+        lines.append(f"  {cfg.scheduler_chosen}")
+    if cfg.searcher_chosen:
+        lines.append(f"searcher: {cfg.searcher_chosen}")
+    lines.append(
+        plan.searcher.intro(cfg.planned_trials, len(plan.warm_start.points) if plan.warm_start else 0)
+    )
+    lines += plan.search_plan.lines()
+    if plan.space.native is not None:
+        lines.append(f"  {plan.space.native.describe()}")
+    lines += objective_lines(plan)
+    if plan.warm_start is not None:
+        lines.append(plan.warm_start.describe())
+        note = plan.warm_start.epochs_note(cfg.max_epochs)
+        if note:
+            lines.append(note)
+    if plan.packing is not None:
+        lines += plan.packing.describe()
+    at_once = min(plan.slots, plan.max_concurrent or plan.slots)
+    lines.append(
+        f"resources: {cfg.cpus_per_trial:g} CPU and {cfg.gpus_per_trial:g} GPU per trial; "
+        f"{at_once} trial(s) at once"
+    )
+    if 0 < float(cfg.gpus_per_trial or 0) < 1 and cfg.address is None and plan.packing is None:
+        from tuner.launch.placement.packing import mps_running
+
+        if not mps_running():
+            lines.append(
+                "  trials sharing a GPU take turns on it; with NVIDIA MPS running they train side by "
+                "side (README: 'Many trials on one GPU')"
+            )
+    grids = grid_points(plan.space.flat_params)
+    trials = f"{cfg.num_samples} trial(s)"
+    if grids > 1 and cfg.num_samples is not None:
+        trials = f"{cfg.num_samples * grids} trial(s): {cfg.num_samples} sample(s) x {grids} grid points"
+    if cfg.trials_cap is None:
+        lines.append(
+            f"epochs: as many as the budget allows, up to {cfg.max_epochs} per trial; trials keep coming "
+            "until it is spent"
+        )
+    else:
+        worst = plan.scheduler.worst_case_epochs(plan.context)
+        lines.append(f"epochs: at most {worst} in all ({trials}, up to {cfg.max_epochs} each)")
+    lines += limit_lines(cfg, trials)
+    return lines
+
+
+def objective_lines(plan: SweepPlan) -> list[str]:
+    """What the sweep optimises when it is more than one metric, and the bounds it keeps to."""
+    cfg = plan.config
+    lines = []
+    if cfg.several_objectives:
+        lines.append(
+            f"objectives: {', '.join(map(str, cfg.objective_list))}: the sweep finds the Pareto front (the "
+            f"trials no other beats on every one), saved as pareto.json; the best by {cfg.metric} is kept "
+            "as best_config.json"
+        )
+    if cfg.constraint_list:
+        told = (
+            "told to " + plan.searcher.name
+            if plan.searcher.takes_constraints
+            else f"not modelled by {plan.searcher.name}"
+        )
+        decides = (
+            f"ranked last by {plan.scheduler.name}"
+            if plan.scheduler.multi_objective and plan.scheduler.name != "fifo"
+            else f"not seen by {plan.scheduler.name}"
+        )
+        lines.append(
+            f"constraints: {', '.join(map(str, cfg.constraint_list))} on each trial's last result: a trial "
+            f"that breaks one is never the best{' or on the front' if cfg.several_objectives else ''} "
+            f"({told}; {decides})"
+        )
+    return lines
+
+
+def limit_lines(cfg: SweepConfig, trials: str) -> list[str]:
+    """How the sweep ends on its own: its budget, and when a silent trial counts as hung."""
+    from tuner.limits import Budget, TrialTimeout
+
+    if cfg.budget is None:
+        lines = [
+            f"budget: none; the sweep ends after {trials} (--budget caps it by time, epochs or GPU-hours)"
+        ]
+    else:
+        budget = Budget.parse(cfg.budget)
+        cap = f", at most {trials}" if cfg.num_samples is not None else ""
+        lines = [
+            f"budget: {budget.describe()}, {budget.counted}{cap}; when it is spent, running trials "
+            "stop with their last checkpoint"
+        ]
+    return [*lines, TrialTimeout.parse(cfg.trial_timeout).describe()]

@@ -1,0 +1,207 @@
+"""The freeze-thaw scheduler's model side: each trial's curve on the model's 0-1 scale and back in the metric's
+units, and the model fitted off Tune's loop on a thread of its own (tuner/schedulers/curve_scheduler.py decides
+with it).
+
+A mixin of ``FreezeThawScheduler``: it reads and writes the scheduler's own state (``curves``, ``scale``,
+``model``, the fit under way), kept apart here because fitting and scaling are one concept and deciding another.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tuner.schedulers.curve_model import Observations, PowerLawEnsemble
+
+MIN_TRIALS = 6  # trials with a result before the first fit (the random start)
+REFIT_GROWTH = 0.03  # the model is fitted again once this share more points are in
+REFIT_AFTER = 3  # ... and at least this many
+FIT_WAIT_S = 5.0  # a decision waits at most this long for a fit under way
+LOW_QUANTILE = 2  # values below this percentile of all seen count as this bad: the model tells the good apart
+CANDIDATES = 512  # configs drawn for each proposal, beside neighbours of the best
+NEIGHBOURS = 32  # around each of the ``NEAR_BEST`` best trials
+NEAR_BEST = 4
+
+
+def expected_improvement(mean: np.ndarray, spread: np.ndarray, best: float) -> tuple[np.ndarray, np.ndarray]:
+    """The expected improvement over ``best`` of a normal (mean, spread), and the chance to beat it."""
+    from scipy.special import ndtr
+
+    z = (mean - best) / spread
+    chance = ndtr(z)
+    return (mean - best) * chance + spread * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi), chance
+
+
+@dataclass
+class Prediction:
+    """Where a trial's (or a config's) best value is predicted to end, on the model's 0-1 scale."""
+
+    mean: float
+    spread: float
+    gain: float  # expected improvement over the best seen
+    chance: float  # probability to end above the best seen
+
+
+class CurveFitting:
+    """Scaling and fitting for ``FreezeThawScheduler`` (whose ``__init__`` sets every attribute used here)."""
+
+    curves: dict[str, list[float]]
+    configs: dict[str, dict[str, Any]]
+    rows: dict[str, Any]
+    scale: tuple[float, float]
+    model: PowerLawEnsemble | None
+    fitted_points: int
+    features: Any
+    seed: int
+    max_t: int
+    _metric: str | None
+    _mode: str | None
+    _log: bool
+    _best: float
+    _version: int
+    _fitting: Any
+    _fit_seed: int
+    _executor: ThreadPoolExecutor | None
+    _predicted: dict
+    _proposed: list
+    _pool: list
+    _pool_rows: Any
+    _pool_means: Any
+
+    predict: Callable[[str], Prediction]  # the scheduler's
+
+    # --- the model's scale ----------------------------------------------------------------------------
+    def _axis(self, raw: float) -> float:
+        """A value (higher is better) on the model's axis: a loss that has always been positive on a log scale
+        (losses that span decades, a diverged run's 1e3 among them, would otherwise squeeze every good value into
+        the top of the scale), anything else as it is."""
+        return -math.log(max(-raw, 1e-300)) if self._log else raw
+
+    def _metric_of(self, axis: float) -> float:
+        raw = -math.exp(-axis) if self._log else axis
+        return -raw if self._mode == "min" else raw
+
+    def _any(self) -> bool:
+        return math.isfinite(self._best)
+
+    def _best_scaled(self) -> float:
+        return self._scaled(self._best) if math.isfinite(self._best) else 0.0
+
+    def _scaled(self, raw: float) -> float:
+        low, high = self.scale
+        if not math.isfinite(raw):
+            return 0.0
+        return (self._axis(raw) - low) / (high - low) if high > low else 0.5
+
+    def _shown(self, scaled: float) -> float:
+        """A value on the model's scale in the metric's own units and sign."""
+        low, high = self.scale
+        return round(self._metric_of(low + scaled * (high - low)), 6)
+
+    def _spread_shown(self, spread: float, around: float = 0.5) -> float:
+        """A spread on the model's scale as the half-width it spans in the metric's units around ``around``."""
+        return round(abs(self._shown(around + spread) - self._shown(around - spread)) / 2, 6)
+
+    def _said(self, p: Prediction) -> str:
+        return (
+            f"{self._shown(p.mean):.4g} ± {self._spread_shown(p.spread, p.mean):.2g} at epoch {self.max_t}, "
+            f"best so far {self._shown(self._best_scaled()):.4g}"
+        )
+
+    def _gain_said(self, gain: float) -> str:
+        """An expected improvement in the metric's units (about 0 below a thousandth of its range)."""
+        best = self._best_scaled()
+        if gain < 1e-3:
+            return "about 0"
+        return f"{abs(self._shown(best + gain) - self._shown(best)):.2g}"
+
+    # --- fitting --------------------------------------------------------------------------------------
+    def _observations(self) -> tuple[Observations, tuple[float, float, bool]] | None:
+        ids = [tid for tid, c in self.curves.items() if any(math.isfinite(v) for v in c)]
+        if len(ids) < MIN_TRIALS:
+            return None
+        values = np.array([v for tid in ids for v in self.curves[tid] if math.isfinite(v)])
+        log = self._mode == "min" and bool((values < 0).all())  # every loss seen positive
+        axis = -np.log(-values) if log else values
+        low, high = float(np.percentile(axis, LOW_QUANTILE)), float(axis.max())
+        if high <= low:
+            high = low + 1.0
+        rows, epochs, ys = [], [], []
+        for i, tid in enumerate(ids):
+            for e, v in enumerate(self.curves[tid], 1):
+                if math.isfinite(v):
+                    rows.append(i)
+                    epochs.append(e)
+                    ys.append(((-math.log(-v) if log else v) - low) / (high - low))
+        features = np.vstack([self.rows[tid] for tid in ids])
+        data = Observations(features, np.array(rows), np.array(epochs), np.clip(np.array(ys), 0.0, None))
+        return data, (low, high, log)
+
+    def _points(self) -> int:
+        return sum(1 for c in self.curves.values() for v in c if math.isfinite(v))
+
+    def _maybe_fit(self) -> None:
+        """Start a fit on a thread when enough new points are in; the next result takes it up."""
+        if self._fitting is not None:
+            return
+        points = self._points()
+        if self.model is not None and points < self.fitted_points + max(
+            REFIT_AFTER, REFIT_GROWTH * self.fitted_points
+        ):
+            return
+        seen = self._observations()
+        if seen is None:
+            return
+        data, scale = seen
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(1, thread_name_prefix="tuner-curve-model")
+        base = self.model
+        seed = self.seed * 1_000_003 + points
+
+        def fit() -> tuple[PowerLawEnsemble, tuple[float, float, bool], int]:
+            import copy
+
+            model = (
+                copy.deepcopy(base) if base is not None else PowerLawEnsemble(data.features.shape[1], seed)
+            )
+            model.fit(data)
+            return model, scale, points
+
+        self._fitting = self._executor.submit(fit)
+        self._fit_seed = seed
+
+    def _adopt(self) -> None:
+        """Take up the fit under way (waiting for it at most ``FIT_WAIT_S``), and draw the configs that new
+        trials are chosen among under it."""
+        if self._fitting is None:
+            return
+        try:
+            model, scale, points = self._fitting.result(timeout=FIT_WAIT_S)
+        except TimeoutError:
+            return  # decided by the last model; this fit is taken up at a later result
+        self._fitting = None
+        self.model, self.fitted_points = model, points
+        low, high, self._log = scale
+        self.scale = (low, high)
+        self._predicted = {}
+        self._version += 1
+        self._proposed = []
+        self._draw_pool(np.random.RandomState(self._fit_seed % (2**32)))
+
+    def _draw_pool(self, rng: np.random.RandomState) -> None:
+        assert self.model is not None
+        pool = self.features.draw(CANDIDATES, rng)
+        ranked = sorted(
+            (tid for tid, c in self.curves.items() if c and tid in self.configs),
+            key=lambda tid: -self.predict(tid).mean,
+        )
+        for tid in ranked[:NEAR_BEST]:
+            pool += self.features.near(self.configs[tid], NEIGHBOURS, rng)
+        self._pool = pool
+        self._pool_rows = self.features.rows(pool)
+        self._pool_means = self.model.curves(self._pool_rows, np.array([self.max_t]))[:, :, 0]
