@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +140,79 @@ def test_storage_given_as_a_uri_holds_the_whole_experiment_and_resumes_by_uri(ru
     assert len(rows) == 4 and {row["status"] for row in rows} == {"TERMINATED"}
     for trial in experiment.load(str(folder)).trials:
         assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3], trial.trial_id
+
+
+def _killed_once(args: list[str], ready) -> int:
+    """Run ``tuner ARGS`` and kill -9 it (its whole group: its local Ray too) once ``ready()``; the driver's pid."""
+    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        deadline = time.time() + 180
+        while not ready() and time.time() < deadline:
+            assert driver.poll() is None, "the sweep ended before it could be killed"
+            time.sleep(0.1)
+        assert ready(), "the sweep never reached the point to kill it at"
+        os.killpg(driver.pid, signal.SIGKILL)
+        driver.wait(timeout=30)
+    finally:
+        try:
+            os.killpg(driver.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return driver.pid
+
+
+def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(run_cli, tmp_path):
+    """Every checkpoint of one trial but its oldest overwritten with garbage (a torn write, a bad disk), every
+    checkpoint of another deleted: resumed, the first goes on from its whole one, the second starts over, and
+    every trial ends with each of its epochs once; ``tuner export`` passes over a damaged best checkpoint."""
+    space = tmp_path / "slow.py"
+    space.write_text(SPACE)
+    folder = tmp_path / "damaged"
+    args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "4",
+            "--max-concurrent", "2", "--dataset", "synthetic", "--synthetic-size", "1500",
+            "--storage-path", str(tmp_path), "--name", "damaged"]  # fmt: skip
+
+    def checkpoints(trial_dir):
+        return sorted(trial_dir.glob("checkpoint_*"))
+
+    def ready() -> bool:  # two trials with checkpoints, one with two of them, none finished
+        counts = sorted(len(checkpoints(d)) for d in folder.glob("*/") if (d / "params.json").is_file())
+        return len(counts) >= 2 and counts[-1] >= 2 and counts[-2] >= 1
+
+    _killed_once(args, ready)
+    trials = sorted((d for d in folder.glob("*/") if checkpoints(d)), key=lambda d: -len(checkpoints(d)))
+    damaged, deleted = trials[0], trials[1]
+    for checkpoint in checkpoints(damaged)[1:]:
+        (checkpoint / "checkpoint.pt").write_bytes(os.urandom(512))
+    for checkpoint in checkpoints(deleted):
+        shutil.rmtree(checkpoint)
+
+    result = run_cli("resume", folder)
+    assert result.code == 0, result.err[-3000:]
+    said = [line for line in result.out.splitlines() if "is damaged" in line]
+    deleted_id = next(t.trial_id for t in experiment.load(str(folder)).trials if t.path.endswith(deleted.name))
+    assert any(deleted_id in line and "its folder is missing" in line and "starts over" in line for line in said), (
+        result.out[-3000:]
+    )
+    assert all(len(line.splitlines()) == 1 for line in said) and len(said) <= 2, said
+    for line in said:
+        if deleted_id not in line:  # the damaged one, when Ray's saved state had named a damaged one as latest
+            assert "checkpoint.pt has 512 bytes where" in line and "goes on from epoch 1" in line, line
+            assert list(damaged.glob("damaged-checkpoint_*")), "the damaged folders are set aside, not deleted"
+    after = experiment.load(str(folder))
+    assert len(after.trials) == 4
+    for trial in after.trials:
+        assert trial.status == "TERMINATED", (trial.trial_id, trial.status)
+        assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3, 4], trial.trial_id  # each epoch once
+
+    best = after.best_trial()
+    assert best is not None
+    at_best = after.best_checkpoint(best)
+    assert at_best is not None
+    (Path(at_best) / "checkpoint.pt").write_bytes(b"torn")
+    exported = run_cli("export", folder)
+    assert exported.code == 0, exported.err
+    out = json.loads(exported.out)
+    assert out["checkpoint"] != at_best and "checkpoint.pt has 4 bytes where" in out["checkpoint_damaged"]
+    assert exported.err.startswith("tuner: note: the best epoch's checkpoint"), exported.err

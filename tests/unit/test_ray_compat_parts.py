@@ -227,3 +227,53 @@ def test_part_20_a_waiting_count_the_user_set_is_left_alone(monkeypatch):
     monkeypatch.delenv(SETTING)
     with trials_waiting(None):
         assert SETTING not in os.environ
+
+
+def test_part_21_a_restored_trial_starts_from_the_latest_checkpoint_its_metadata_names(tmp_path):
+    """Tune restores from ``latest_checkpoint_result`` of the pickled checkpoint manager and takes the epoch from
+    that checkpoint's metrics; tuner points it at a whole one by rewriting that manager."""
+    import json
+
+    from ray.train import CheckpointConfig
+    from ray.train._internal.checkpoint_manager import _CheckpointManager
+    from ray.train._internal.session import _TrainingResult
+    from ray.tune import Checkpoint
+    from ray.tune.experiment import Trial
+    from ray.tune.trainable import Trainable
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    from tuner.folder.checkpoints import damage, write_manifest
+    from tuner.ray_compat.checkpoints import fall_back_from_damaged
+
+    assert "latest_checkpoint_result" in inspect.getsource(Trial.checkpoint.fget)
+    assert "TRAINING_ITERATION" in inspect.getsource(Trainable.restore)
+
+    trial_dir = tmp_path / "t1"
+    manager = _CheckpointManager(CheckpointConfig(num_to_keep=2, checkpoint_score_attribute="loss",
+                                                  checkpoint_score_order="min"))  # fmt: skip
+    for epoch, loss in ((1, 3.0), (2, 2.0), (3, 2.5), (4, 2.8)):
+        folder = trial_dir / f"checkpoint_{epoch - 1:06d}"
+        folder.mkdir(parents=True)
+        (folder / "model.pt").write_bytes(b"w" * 100 * epoch)
+        write_manifest(folder)
+        manager.register_checkpoint(
+            _TrainingResult(Checkpoint.from_directory(str(folder)), {"loss": loss, "training_iteration": epoch})
+        )
+    kept = sorted(p.name for p in trial_dir.iterdir())  # the two best and the latest
+    assert kept == ["checkpoint_000001", "checkpoint_000002", "checkpoint_000003"], kept
+    metadata = _TrainingRunMetadata()
+    metadata.checkpoint_manager = manager
+    trial_json = json.dumps({"trial_id": "t1", "status": "PAUSED", "relative_logdir": "t1"})
+    state = {"trial_data": [[trial_json, metadata.get_json_state()]], "runner_data": {}}
+    (tmp_path / "experiment_state-2026-01-01_00-00-00.json").write_text(json.dumps(state))
+
+    (trial_dir / "checkpoint_000003" / "model.pt").write_bytes(b"garbage")
+    (fallback,) = fall_back_from_damaged(str(tmp_path), {"t1"}, damage)
+    assert (fallback.damaged, fallback.to, fallback.epoch) == ("checkpoint_000003", "checkpoint_000002", 3)
+    entry = json.loads((tmp_path / "experiment_state-2026-01-01_00-00-00.json").read_text())["trial_data"][0]
+    restored = _TrainingRunMetadata.from_json_state(entry[1]).checkpoint_manager
+    assert restored.latest_checkpoint_result.checkpoint.path.endswith("checkpoint_000002")
+    assert restored.latest_checkpoint_result.metrics["training_iteration"] == 3
+    assert [r.metrics["training_iteration"] for r in restored._checkpoint_results] == [3, 2]
+    assert not fall_back_from_damaged(str(tmp_path), {"t1"}, damage), "nothing to change the second time"
+

@@ -12,8 +12,9 @@ has one owner. What an experiment folder holds (``names`` has each name):
   report.html              the review page
   experiment_state-*.json  Ray's own state: statuses, error files (``ray_state``, its one parser)
   tuner.pkl, search_gen_state-*.pkl   Ray's pickled tuner and search state
-  TRIAL/                   one folder a trial: params.json, progress.csv, result.json, checkpoints,
-                           stdout.log and stderr.log (what the trial printed), crash.txt
+  TRIAL/                   one folder a trial: params.json, progress.csv, result.json, checkpoints (each
+                           with .tuner-manifest.json: ``checkpoints``), stdout.log and stderr.log (what the
+                           trial printed), crash.txt; damaged-checkpoint_*: a damaged one set aside on resume
   .tuner-claim             which process holds the experiment now
 
 and beside it, while a sweep runs (``storage.sidecar``: Ray copies its own staging folder over files written

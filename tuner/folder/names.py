@@ -16,6 +16,8 @@ CLAIM_FILE = ".tuner-claim"
 STDOUT_FILE, STDERR_FILE = "stdout.log", "stderr.log"
 OUTPUT_FILES = (STDOUT_FILE, STDERR_FILE)
 CRASH_FILE = "crash.txt"
+MANIFEST_FILE = ".tuner-manifest.json"  # inside each checkpoint: its files' sizes and checksums
+DAMAGED_PREFIX = "damaged-"  # a checkpoint found damaged, set aside under this name
 
 # Ray's own
 OPEN_STATUSES = ("PENDING", "RUNNING", "PAUSED")  # a trial's status in Ray's state while it is not done

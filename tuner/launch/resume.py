@@ -155,6 +155,13 @@ def _resume_claimed(
         reopen_saved_trials(folder, stopped)  # everything checked: now the saved state may change
         reconcile_saved_search(folder, set(statuses))  # a kill while Ray copied its state
         relocate_saved_search(folder)  # a moved or copied experiment makes its new trials where it lies now
+        continuing = {
+            tid
+            for tid, status in statuses.items()
+            if status != "TERMINATED" and (status != "ERROR" or errored == "resume")
+        }
+        for line in from_whole_checkpoints(folder, continuing):
+            out(line)
         tuner = tune.Tuner.restore(
             folder,
             trainable=wrapped_trainable(plan),
@@ -165,6 +172,28 @@ def _resume_claimed(
         return fit(tuner, plan.config, folder, stop, waiting=plan.trials_waiting)
     finally:
         cluster.disconnect(started)
+
+
+def from_whole_checkpoints(folder: str, trial_ids: set[str]) -> list[str]:
+    """Trials whose latest checkpoint is damaged or gone go on from their newest whole one (or from the start):
+    Ray's saved state is pointed there and the damaged folders set aside; one line a trial says which."""
+    from tuner.folder.checkpoints import damage, set_aside
+    from tuner.ray_compat import fall_back_from_damaged
+
+    lines = []
+    for fallback in fall_back_from_damaged(folder, trial_ids, damage):
+        trial_path = storage.join(folder, fallback.trial_dir)
+        for name in fallback.lost:
+            set_aside(trial_path, name)
+        then = (
+            f"it goes on from epoch {fallback.epoch} ({fallback.to})"
+            if fallback.to is not None
+            else "no whole checkpoint is left, so it starts over"
+        )
+        lines.append(
+            f"trial {fallback.trial_id}: its latest checkpoint {fallback.damaged} is damaged ({fallback.why}); {then}"
+        )
+    return lines
 
 
 def _start_afresh(

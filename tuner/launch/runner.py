@@ -151,6 +151,7 @@ def launch(
     from tuner.launch.guards.stall import StallAwareSearcher, StallWatch
     from tuner.launch.placement import packing as packings
     from tuner.launch.watching import live_report
+    from tuner.launch.watching.manifests import CheckpointManifests
     from tuner.launch.watching.reporting import (
         MetricGuard,
         OomNotice,
@@ -191,6 +192,7 @@ def launch(
         guard,
         watch,
         StatusRecorder(folder),
+        CheckpointManifests(),
         OomNotice(out),
         *guards.all_guards(cfg, folder, fate_log),
         StepEndStop(),

@@ -32,6 +32,8 @@ list below says, each with its test in tests/unit/test_private_uses.py. Seen in 
 19. parameters     tune.with_parameters forgets its data once put: keep it for a later Ray session
 20. waiting        a searcher of tuner's own gets one trial waiting for a slot, and a trial waits while its
                    worker starts: let a searcher that learns nothing have one waiting per slot
+21. checkpoints    a restored trial starts from its latest checkpoint, whole or not: point it at its
+                   newest whole one (checked on Ray 2.50.0, 2.55.1 and 2.60.0)
     logfilters     parts 3 and 4 install their filters on Ray's loggers through it, once per process
 Retired: 8 (CLIReporter's error table read the folder of a trial not yet named) and 14 (its status lines
 rewritten): the live table is a public ``ProgressReporter`` of tuner's (tuner/launch/watching/live_table.py)
@@ -69,6 +71,7 @@ launch/guards/crashes.py   the text of Ray's ActorDiedError for a worker that va
 """
 
 from tuner.ray_compat.atomic_sync import atomic_local_copies
+from tuner.ray_compat.checkpoints import Fallback, fall_back_from_damaged
 from tuner.ray_compat.completion import LastResultOnCompletion
 from tuner.ray_compat.growth import (
     can_grow,
@@ -103,6 +106,7 @@ from tuner.ray_compat.worker_logs import plain_formatting
 
 __all__ = [
     "FINISHED",
+    "Fallback",
     "LastResultOnCompletion",
     "SYNC_LOGGER",
     "StatusRecorder",
@@ -113,6 +117,7 @@ __all__ = [
     "declared_resources",
     "end_trial_process",
     "extend_saved_search",
+    "fall_back_from_damaged",
     "forget_last_step",
     "keep_parameters",
     "last_step",

@@ -170,14 +170,31 @@ class ExperimentRecord:
         return ranked[0] if ranked else None
 
     def best_checkpoint(self, trial: TrialRecord) -> str | None:
-        """The checkpoint saved at the trial's best epoch, else its latest one still kept."""
+        """The checkpoint saved at the trial's best epoch, else its newest one still kept; a damaged one
+        (tuner/folder/checkpoints.py) is passed over."""
+        return self._checkpoint_choice(trial)[0]
+
+    def checkpoint_damage(self, trial: TrialRecord) -> str | None:
+        """Why the checkpoint of the trial's best epoch was passed over, in words; None when it was not."""
+        return self._checkpoint_choice(trial)[1]
+
+    def _checkpoint_choice(self, trial: TrialRecord) -> tuple[str | None, str | None]:
+        from tuner.folder.checkpoints import damage, newest_whole
+
         row = trial.best_row(self.metric, self.mode)
+        note = None
         if row and row.get("checkpoint_dir_name"):
-            at_best = storage.join(trial.path, row["checkpoint_dir_name"])
+            name = row["checkpoint_dir_name"]
+            at_best = storage.join(trial.path, name)
             if storage.is_dir(at_best):
-                return at_best
-        kept = [d for d in storage.list_dirs(trial.path) if d.startswith("checkpoint_")]
-        return storage.join(trial.path, kept[-1]) if kept else None
+                why = damage(at_best)
+                if why is None:
+                    return at_best, None
+                note = f"the best epoch's checkpoint {name} is damaged ({why})"
+        kept = newest_whole(trial.path)
+        if note is not None:
+            note += f"; the newest whole one, {kept}, stands in" if kept else "; no whole checkpoint is kept"
+        return (storage.join(trial.path, kept) if kept else None), note
 
     def at_once(self) -> int | None:
         """The most trials the sweep ran at once (its ``spent.json``, or while it runs the driver's own

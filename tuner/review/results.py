@@ -237,6 +237,9 @@ def best_export(
         "checkpoint": experiment.best_checkpoint(chosen),
         "experiment": str(experiment.path),
     }
+    damaged = experiment.checkpoint_damage(chosen)
+    if damaged is not None:
+        out["checkpoint_damaged"] = damaged
     if experiment.config.several_objectives:
         from tuner.review.front import front, point
 

@@ -65,9 +65,10 @@ class SchedulerEntry:
     pauses_trials: ClassVar[bool] = False
     takes_no_searcher: ClassVar[bool] = False  # Ray runs it over its variant generator only (PBT)
     needs_checkpoints: ClassVar[bool] = False  # trials must continue from another trial's checkpoint
-    # Checkpoints kept per trial (the best by the metric); None keeps all, for schedulers that hand a
-    # trial's latest checkpoint to another trial at any time.
-    checkpoints_to_keep: ClassVar[int | None] = 1
+    # Checkpoints kept per trial besides its latest: the best by the metric. Two, so that a damaged latest
+    # always has a whole one behind it from the second epoch on (tuner resume goes on from it). None keeps all,
+    # for schedulers that hand a trial's latest checkpoint to another trial at any time.
+    checkpoints_to_keep: ClassVar[int | None] = 2
     # Whether tuner ends each trial at --max-epochs itself: schedulers without a max_t never end one, and a
     # trainable with a loop of its own (a class, a function that takes no max_epochs) would run past it.
     # Those with a max_t (ASHA, HyperBand, BOHB) end it as they decide, and the median rule, which records a

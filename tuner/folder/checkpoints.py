@@ -1,0 +1,105 @@
+"""Whether a checkpoint is whole: a manifest of its files' sizes and checksums, written when it is registered.
+
+A torn write, a bad disk or a hand that deleted files leaves a checkpoint folder that loads as garbage or not at
+all. The manifest (``.tuner-manifest.json`` inside the checkpoint) is written by the sweep's driver once Ray has
+stored the checkpoint whole, so a later reader (``tuner resume``, ``tuner export``) can tell a whole checkpoint
+from a damaged one before anything loads it. CRC-32 rather than a cryptographic hash: it finds damage, not
+tampering, at about a gigabyte a second.
+
+Only a local folder gets a manifest (the driver would have to download a bucket's checkpoints to sum them); a
+checkpoint without one is taken as whole when its folder holds files, as every checkpoint was before manifests.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from pathlib import Path
+
+from tuner import storage
+from tuner.folder.names import DAMAGED_PREFIX, MANIFEST_FILE
+from tuner.storage import write_atomically
+
+CHUNK = 1 << 20
+
+
+def _crc32(path: Path) -> int:
+    crc = 0
+    with path.open("rb") as f:
+        while chunk := f.read(CHUNK):
+            crc = zlib.crc32(chunk, crc)
+    return crc
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST_FILE)
+
+
+def write_manifest(folder: str | Path) -> bool:
+    """Record the sizes and checksums of the files in a local checkpoint folder; False where there is none
+    to record (a bucket's checkpoint, a folder already gone)."""
+    plain = storage.local_path(str(folder))
+    if plain is None or not Path(plain).is_dir():
+        return False
+    root = Path(plain)
+    files = {str(p.relative_to(root)): [p.stat().st_size, _crc32(p)] for p in _files(root)}
+    write_atomically(root / MANIFEST_FILE, json.dumps({"files": files}, indent=1))
+    return True
+
+
+def damage(folder: str | Path) -> str | None:
+    """None when the checkpoint is whole, else what is wrong with it, in words."""
+    plain = storage.local_path(str(folder))
+    if plain is None:  # a bucket: only whether it is there
+        return None if storage.is_dir(folder) else "its folder is missing"
+    root = Path(plain)
+    if not root.is_dir():
+        return "its folder is missing"
+    try:
+        manifest = json.loads((root / MANIFEST_FILE).read_text(encoding="utf-8"))["files"]
+    except FileNotFoundError:
+        return None if _files(root) else "its folder is empty"
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"its {MANIFEST_FILE} is unreadable"
+    for name, (size, crc) in sorted(manifest.items()):
+        path = root / name
+        if not path.is_file():
+            return f"{name} is missing"
+        if path.stat().st_size != size:
+            return f"{name} has {path.stat().st_size:,} bytes where {size:,} were saved"
+        if _crc32(path) != crc:
+            return f"{name} differs from what was saved"
+    return None
+
+
+def checkpoint_epoch(name: str) -> int | None:
+    """The index in Ray's name for a checkpoint folder (``checkpoint_000004``: 4), None for other names."""
+    head, _, index = name.partition("_")
+    return int(index) if head == "checkpoint" and index.isdigit() else None
+
+
+def set_aside(trial_path: str, name: str) -> str | None:
+    """Rename a damaged checkpoint out of every reader's way (nothing is deleted); its new name, or None where
+    there was nothing to move."""
+    plain = storage.local_path(trial_path)
+    if plain is None or not Path(plain, name).is_dir():
+        return None
+    target = Path(plain, DAMAGED_PREFIX + name)
+    n = 1
+    while target.exists():
+        n += 1
+        target = Path(plain, f"{DAMAGED_PREFIX}{n}-{name}")
+    Path(plain, name).rename(target)
+    return target.name
+
+
+def newest_whole(trial_path: str, before: str | None = None) -> str | None:
+    """The newest whole checkpoint folder in a trial's folder (older than ``before`` when given), or None."""
+    names = [d for d in storage.list_dirs(trial_path) if checkpoint_epoch(d) is not None]
+    names.sort(key=lambda d: checkpoint_epoch(d) or 0, reverse=True)
+    for name in names:
+        if before is not None and (checkpoint_epoch(name) or 0) >= (checkpoint_epoch(before) or 0):
+            continue
+        if damage(storage.join(trial_path, name)) is None:
+            return name
+    return None

@@ -1,0 +1,33 @@
+"""Each checkpoint a trial saves gets its manifest (tuner/folder/checkpoints.py) as Ray registers it, so a
+later ``tuner resume`` or ``tuner export`` can tell a whole checkpoint from a damaged one."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from ray.tune import Callback
+
+from tuner.folder.checkpoints import write_manifest
+
+log = logging.getLogger(__name__)
+
+
+class CheckpointManifests(Callback):
+    """Writes a local checkpoint's manifest in the driver, after Ray stored the checkpoint whole and before it
+    becomes the trial's latest in Ray's saved state (a bucket's checkpoints get none: see the module above)."""
+
+    def __init__(self) -> None:
+        self._warned = False
+
+    def on_checkpoint(self, iteration: int, trials: list, trial: Any, checkpoint: Any, **info: Any) -> None:
+        if getattr(checkpoint.filesystem, "type_name", "local") != "local":
+            return
+        try:
+            write_manifest(checkpoint.path)
+        except OSError as exc:  # a full disk: the checkpoint stays usable, unverified
+            if not self._warned:
+                log.warning(
+                    "could not write a checkpoint's manifest (%s); such checkpoints go unverified", exc
+                )
+                self._warned = True

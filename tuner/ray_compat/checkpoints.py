@@ -1,0 +1,91 @@
+"""21. Ray 2.60 (checked on 2.50.0, 2.55.1 and 2.60.0): Tune restores a trial from the latest checkpoint its saved
+state names, whole or not. A deleted folder fails in ``Trainable.restore`` and a damaged file in the trainable's
+own load; either way the trial errors and its epochs are lost. Before a resume, ``fall_back_from_damaged`` points
+each such trial at its newest whole checkpoint still kept, or at none (it starts over), in the checkpoint manager
+pickled in its run metadata (``_TrainingRunMetadata``, ``_CheckpointManager._latest_checkpoint_result`` and
+``_checkpoint_results``): no public API names the checkpoint a restored trial starts from.
+
+Tune takes the epoch count from the checkpoint it restores, so the rerun epochs report the same
+``training_iteration`` as the lost ones and the experiment reader keeps the later row of each.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from tuner import storage
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A trial whose latest checkpoint was damaged, and where it goes on from (``to`` None: the start)."""
+
+    trial_id: str
+    trial_dir: str
+    damaged: str  # the latest checkpoint's folder name
+    why: str
+    to: str | None
+    epoch: int  # the epochs ``to`` holds; 0 for the start
+    lost: tuple[str, ...]  # every damaged checkpoint folder the trial had, the latest included
+
+
+def _name(result: Any) -> str:
+    return posixpath.basename(str(result.checkpoint.path).rstrip("/"))
+
+
+def _epoch(result: Any) -> int:
+    return int(result.metrics.get("training_iteration") or 0)
+
+
+def fall_back_from_damaged(
+    folder: str, trial_ids: Iterable[str], damage: Callable[[str], str | None]
+) -> list[Fallback]:
+    """Rewrite Ray's newest saved state so that each of ``trial_ids`` whose latest checkpoint ``damage`` finds
+    damaged (a reason in words) restores from its newest whole one; written whole, only when something changed."""
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    from tuner.folder.ray_state import latest_state_name, read_state
+
+    name = latest_state_name(folder)
+    if name is None:
+        return []
+    wanted = set(trial_ids)
+    state = read_state(folder, name)
+    fallbacks = []
+    for entry in state["trial_data"]:
+        trial = json.loads(entry[0])
+        if trial.get("trial_id") not in wanted or not trial.get("relative_logdir"):
+            continue
+        metadata = _TrainingRunMetadata.from_json_state(entry[1])
+        manager = metadata.checkpoint_manager
+        latest = manager._latest_checkpoint_result if manager is not None else None
+        if manager is None or latest is None:
+            continue
+        trial_path = storage.join(folder, trial["relative_logdir"])
+        why = damage(storage.join(trial_path, _name(latest)))
+        if why is None:
+            continue
+        kept = {_name(r): r for r in [*manager._checkpoint_results, latest]}
+        broken = {n for n in kept if n == _name(latest) or damage(storage.join(trial_path, n)) is not None}
+        good = max((r for n, r in kept.items() if n not in broken), key=_epoch, default=None)
+        manager._checkpoint_results = [r for r in manager._checkpoint_results if _name(r) not in broken]
+        manager._latest_checkpoint_result = good
+        entry[1] = metadata.get_json_state()
+        fallbacks.append(
+            Fallback(
+                trial_id=trial["trial_id"],
+                trial_dir=trial["relative_logdir"],
+                damaged=_name(latest),
+                why=why,
+                to=_name(good) if good is not None else None,
+                epoch=_epoch(good) if good is not None else 0,
+                lost=tuple(sorted(broken)),
+            )
+        )
+    if fallbacks:
+        storage.write_text(folder, name, json.dumps(state))
+    return fallbacks
