@@ -163,7 +163,7 @@ def _killed_once(args: list[str], ready) -> int:
 
 
 def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(run_cli, tmp_path):
-    """Every checkpoint of one trial but its oldest overwritten with garbage (a torn write, a bad disk), every
+    """Every checkpoint of one trial but the oldest kept overwritten with garbage (a torn write, a bad disk), every
     checkpoint of another deleted: resumed, the first goes on from its whole one, the second starts over, and
     every trial ends with each of its epochs once; ``tuner export`` passes over a damaged best checkpoint."""
     space = tmp_path / "slow.py"
@@ -176,30 +176,57 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
     def checkpoints(trial_dir):
         return sorted(trial_dir.glob("checkpoint_*"))
 
-    def ready() -> bool:  # two trials with checkpoints, one with two of them, none finished
-        counts = sorted(len(checkpoints(d)) for d in folder.glob("*/") if (d / "params.json").is_file())
-        return len(counts) >= 2 and counts[-1] >= 2 and counts[-2] >= 1
+    def saved() -> dict[str, tuple[str, int]]:
+        """Unfinished trials whose latest checkpoint Ray's saved state names: folder -> (trial id, epochs)."""
+        from tuner.errors import UsageError
+        from tuner.folder.ray_state import latest_state_name, read_state
+
+        name = latest_state_name(folder) if folder.is_dir() else None
+        try:
+            trials = read_state(folder, name)["trial_data"] if name else []
+        except UsageError:  # caught mid-write
+            return {}
+        out = {}
+        for trial_json, runtime_json in trials:
+            trial, last = json.loads(trial_json), json.loads(runtime_json).get("last_result") or {}
+            if (
+                trial["status"] != "TERMINATED"
+                and last.get("checkpoint_dir_name")
+                and trial.get("relative_logdir")
+            ):
+                out[trial["relative_logdir"]] = (trial["trial_id"], int(last["training_iteration"]))
+        return out
+
+    def ready() -> bool:  # two unfinished trials with a saved checkpoint, one with two epochs or more
+        epochs = sorted(e for _, e in saved().values())
+        return len(epochs) >= 2 and epochs[-1] >= 2
 
     _killed_once(args, ready)
-    trials = sorted((d for d in folder.glob("*/") if checkpoints(d)), key=lambda d: -len(checkpoints(d)))
-    damaged, deleted = trials[0], trials[1]
-    for checkpoint in checkpoints(damaged)[1:]:
+    named = sorted(saved().items(), key=lambda item: -item[1][1])
+    assert len(named) >= 2 and named[0][1][1] >= 2, f"Ray's saved state at the kill: {named}"
+    (damaged_dir, (damaged_id, _)), (deleted_dir, (deleted_id, _)) = named[0], named[1]
+    damaged, deleted = folder / damaged_dir, folder / deleted_dir
+    whole = checkpoints(damaged)[0]  # the oldest Ray kept (it keeps the two best and the latest)
+    for checkpoint in checkpoints(damaged)[1:]:  # a torn write: every checkpoint after it
         (checkpoint / "checkpoint.pt").write_bytes(os.urandom(512))
     for checkpoint in checkpoints(deleted):
         shutil.rmtree(checkpoint)
 
     result = run_cli("resume", folder)
     assert result.code == 0, result.err[-3000:]
-    said = [line for line in result.out.splitlines() if "is damaged" in line]
-    deleted_id = next(t.trial_id for t in experiment.load(str(folder)).trials if t.path.endswith(deleted.name))
-    assert any(deleted_id in line and "its folder is missing" in line and "starts over" in line for line in said), (
-        result.out[-3000:]
+    said = {line.split(":")[0]: line for line in result.out.splitlines() if " is damaged (" in line}
+    assert set(said) == {f"trial {damaged_id}", f"trial {deleted_id}"}, result.out[-3000:]
+    assert "checkpoint.pt has 512 bytes where" in said[f"trial {damaged_id}"], said
+    epoch = int(whole.name.split("_")[1]) + 1  # Ray counts its checkpoint folders from 0
+    assert said[f"trial {damaged_id}"].endswith(f"it goes on from epoch {epoch} ({whole.name})"), said
+    assert (
+        "(its folder is missing); no whole checkpoint is left, so it starts over"
+        in said[f"trial {deleted_id}"]
     )
-    assert all(len(line.splitlines()) == 1 for line in said) and len(said) <= 2, said
-    for line in said:
-        if deleted_id not in line:  # the damaged one, when Ray's saved state had named a damaged one as latest
-            assert "checkpoint.pt has 512 bytes where" in line and "goes on from epoch 1" in line, line
-            assert list(damaged.glob("damaged-checkpoint_*")), "the damaged folders are set aside, not deleted"
+    set_aside = list(damaged.glob("damaged-checkpoint_*"))
+    assert set_aside and all(len((d / "checkpoint.pt").read_bytes()) == 512 for d in set_aside), (
+        "kept, not deleted"
+    )
     after = experiment.load(str(folder))
     assert len(after.trials) == 4
     for trial in after.trials:
