@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tuner-installed
 DEMO_NAME ?= demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test test-fast lint bench bench-gpu image clean
+.PHONY: venv demo test test-fast test-ray-matrix lint bench bench-gpu image clean
 
 # (Re)install only when .venv is missing or pyproject.toml changed since the last install.
 venv:
@@ -35,6 +35,11 @@ test: venv
 
 test-fast: venv
 	$(BIN)/python -m pytest tests -m "not slow"
+
+# The unit tier and a conformance smoke on each Ray version tuner is tested on (2.50.0, 2.55.1, 2.60.0),
+# each installed beside .venv; a side-by-side summary at the end (tests/ray_matrix.sh).
+test-ray-matrix: venv
+	bash tests/ray_matrix.sh
 
 # The linter over the repo, the formatter and the type checker over tuner/ (pyproject.toml says where).
 lint: venv

@@ -131,11 +131,17 @@ def trials_waiting(
     allows more, and a trial waits while its worker process starts (1-2 s): the trials of a first wave would
     start one after another, and an instant one can finish before the next worker is up, which the sweep
     then waits for only to stop it. A searcher that learns nothing from results loses nothing by proposing a
-    trial for every slot; a model keeps proposing as results come in (``at_once``).
+    trial for every slot; a model keeps proposing as results come in (``at_once``). Under a concurrency limit
+    as many may wait as the limit allows: Ray 2.60 decides so by itself, Ray 2.50 to 2.55 keep one, and the
+    count set here makes every tested Ray start a first wave alike (and as the replay engine does).
     """
     entry = SEARCHER_REGISTRY[searcher]
     generator = entry.runs_as_generator(search_plan, SCHEDULER_REGISTRY[scheduler].takes_no_searcher)
-    if max_concurrent or slots <= 1 or entry.model_based or generator:
+    if generator:
+        return None
+    if max_concurrent:
+        return max_concurrent
+    if slots <= 1 or entry.model_based:
         return None
     return slots
 

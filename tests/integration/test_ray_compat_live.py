@@ -22,3 +22,15 @@ def test_the_live_table_shows_a_trial_that_has_no_folder_yet(tmp_path):
     assert not trial.relative_logdir  # nothing was asked of its folder
 
 
+
+
+def test_part_22_a_running_clusters_versions_are_read_from_its_gcs():
+    import platform
+
+    import ray
+
+    from tuner.ray_compat.cluster import ClusterAnswer, cluster_versions
+
+    gcs = ray.get_runtime_context().gcs_address
+    assert cluster_versions(gcs) == ClusterAnswer(ray.__version__, platform.python_version())
+    assert cluster_versions("127.0.0.1:1", timeout_s=5) == ClusterAnswer()  # nobody there: Ray's connect says why

@@ -61,6 +61,7 @@ def test_only_a_searcher_that_learns_nothing_gets_a_trial_waiting_per_slot():
     assert trials_waiting("asha", "random", drawn, 1, None) is None  # one slot: nothing to start together
     assert trials_waiting("asha", "random", crossed, 4, None) is None  # Tune's variant generator: its own rule
     assert trials_waiting("pbt", "random", drawn, 4, None) is None  # PBT runs over that generator too
-    assert trials_waiting("asha", "random", drawn, 4, 2) is None  # --max-concurrent: the limit decides
+    assert trials_waiting("asha", "random", drawn, 4, 2) == 2  # --max-concurrent: the limit, on every Ray
     model = searchers.plan_search({"lr": tune.loguniform(1e-4, 1e-1)}, "optuna", 0)
     assert trials_waiting("hyperband", "optuna", model, 4, at_once("hyperband", "optuna", 4)) is None
+    assert trials_waiting("asha", "optuna", model, 4, at_once("asha", "optuna", 4)) == at_once("asha", "optuna", 4)

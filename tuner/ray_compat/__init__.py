@@ -4,7 +4,9 @@ Each part names the Ray version it was seen in, and tests/unit/test_ray_compat.p
 tests/unit/test_ray_compat_parts.py hold a test per part that fails when an upgrade changes what the part
 relies on (tests/integration/test_ray_compat_live.py for the parts that need a running Ray). Outside this
 package, the private names, files and messages of Ray, Optuna and bayes_opt are used only where the second
-list below says, each with its test in tests/unit/test_private_uses.py. Seen in Ray 2.60:
+list below says, each with its test in tests/unit/test_private_uses.py. Each part was seen in Ray 2.60 and
+is checked on 2.50.0, 2.55.1 and 2.60.0, the versions ``make test-ray-matrix`` runs (tests/ray_matrix.sh: the unit
+tier, with every part's canary, on each); where a version behaves otherwise, its part says how:
 
  1. statuses       a trial HyperBand paused and then stopped is saved as PAUSED: record and repair statuses;
                    a trial a refused write (a full disk) errored is never continued: reopen it as paused
@@ -33,7 +35,9 @@ list below says, each with its test in tests/unit/test_private_uses.py. Seen in 
 20. waiting        a searcher of tuner's own gets one trial waiting for a slot, and a trial waits while its
                    worker starts: let a searcher that learns nothing have one waiting per slot
 21. checkpoints    a restored trial starts from its latest checkpoint, whole or not: point it at its
-                   newest whole one (checked on Ray 2.50.0, 2.55.1 and 2.60.0)
+                   newest whole one
+22. cluster        a client of another Ray version learns it from Ray's error after start-up: read the
+                   cluster's versions first (its GCS metadata, the dashboard's answer)
     logfilters     parts 3 and 4 install their filters on Ray's loggers through it, once per process
 Retired: 8 (CLIReporter's error table read the folder of a trial not yet named) and 14 (its status lines
 rewritten): the live table is a public ``ProgressReporter`` of tuner's (tuner/launch/watching/live_table.py)

@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 18. Uploads that overwrite in place (Ray 2.60): the driver keeps the experiment's state (``experiment_state-*.json``,
 the searcher's state, ``tuner.pkl``) in a staging folder and copies it over the experiment folder after

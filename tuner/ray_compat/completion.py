@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 2. Completion without a result (Ray 2.60): Tune completes a trial that HyperBand stopped while paused with
 ``result=None``; a model-based searcher then never learns that trial's value (BayesOpt waits forever for

@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 6. A restored sweep cannot grow, nor make its new trials where it now lies (Ray 2.60): ``Tuner.restore`` takes
 the number of trials from the saved search state, and the storage of the experiment saved in it, so a moved

@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 10. A resumed sweep's stopper (Ray 2.60): Tune saves its stopper inside the experiment state and a restored
 run uses that copy, not the run config's, so a stopper holding the callback that decides (a stall, a

@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 19. ``tune.with_parameters`` data in a later Ray session (Ray 2.60): its registry (``_ParameterRegistry``) puts
 the data in the object store once, at the first ``ray.init``, and forgets the values. A second sweep in the

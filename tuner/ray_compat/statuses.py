@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 1. Stale statuses (Ray 2.60): Ray re-serialises a trial into its experiment state only when it marks the
 trial dirty. A trial that sync HyperBand paused and later stops without restarting it (no live actor)

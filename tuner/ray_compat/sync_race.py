@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 3. A benign sync race (Ray 2.60): Ray saves searcher state to ``.<uuid>-tmp-…`` and renames it while the
 previous upload of the experiment folder may still list files; that upload fails on the vanished

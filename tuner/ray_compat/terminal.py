@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 4. Terminal noise (Ray 2.60): every local start warns that token authentication is on and how to turn it
 off; tuner keeps it on, so the line (an invitation to weaken security) is dropped. Each failed trial's

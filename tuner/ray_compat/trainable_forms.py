@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 17. Wrapped trainables (Ray 2.60): ``tune.with_parameters`` returns a new function (``inner(config)``, the
 user's function held in its closure as ``trainable``) or a subclass (``_Inner``) of the user's class;

@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 9. Ending a hung trial (Ray 2.60): Tune can stop a trial only by asking its actor, which a trial blocked in
 a data loader or a collective never answers. ``end_trial_process`` kills the trial's actor (its handle

@@ -1,4 +1,5 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
 5. The tutorial's API (Ray 2.60): "Hyperparameter tuning with Ray Tune" writes its trainable with
 ``ray.train.report``, ``ray.train.get_checkpoint`` and ``ray.train.Checkpoint``, which Ray 2.60

@@ -1,6 +1,8 @@
-"""Ray 2.60 behaviour tuner works around (see tuner/ray_compat/__init__.py for the index).
+"""Ray behaviour tuner works around, seen in Ray 2.60 and checked on 2.50.0 and 2.55.1 (see tuner/ray_compat/__init__.py
+for the index and for how).
 
-20. Trials waiting for a slot (Ray 2.60): Tune keeps at most one trial waiting for a free slot when the
+20. Trials waiting for a slot (Ray 2.60; checked on 2.50.0 and 2.55.1, which keep one waiting under a
+ConcurrencyLimiter too): Tune keeps at most one trial waiting for a free slot when the
 searcher is not its own variant generator and no ConcurrencyLimiter wraps it, and a trial waits while its
 worker process starts (1-2 s on 2 cores). The trials of a first wave then start one after another, and on
 a sweep of short trials the first worker can run them all before the second is up, which Tune then waits

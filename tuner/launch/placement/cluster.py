@@ -55,13 +55,28 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
         if dashboard and context.dashboard_url:
             log.info("Ray dashboard: http://%s", context.dashboard_url)
         return True
+    from tuner.launch.placement import versions
     from tuner.launch.placement.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
 
-    check_reachable(address)  # Ray itself would retry a dead address for minutes
+    host_port = check_reachable(address)  # Ray itself would retry a dead address for minutes
     enable_token_auth()
+    if not address.startswith("ray://"):  # a Ray client's server is asked by Ray itself, below
+        from tuner.ray_compat.cluster import cluster_versions, sends_tokens
+
+        cluster = cluster_versions(host_port)
+        if cluster.ray is not None:
+            versions.check_driver_matches(address, cluster.ray, cluster.python or "")
+        elif cluster.wants_token and not sends_tokens():
+            versions.refuse_tokenless(address)
+        elif cluster.wants_token:
+            raise UsageError(f"cannot join the Ray cluster at {address}: {TOKEN_HELP}")
     try:
         ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError) as exc:
+        mismatch = versions.mismatch_in(str(exc))
+        if mismatch is not None:
+            level = "minor" if address.startswith("ray://") else "patch"
+            versions.check_driver_matches(address, *mismatch, python_level=level)
         if looks_like_auth_failure(str(exc)) or os.environ.get("RAY_AUTH_MODE") != "token":
             raise UsageError(
                 f"cannot join the Ray cluster at {address}: {exc}; if it uses token auth, {TOKEN_HELP}"
@@ -74,8 +89,8 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
 REACH_TIMEOUT_S = 5.0
 
 
-def check_reachable(address: str) -> None:
-    """A one-line error, within seconds, for an address where no Ray cluster answers."""
+def check_reachable(address: str) -> str:
+    """A one-line error, within seconds, for an address where no Ray cluster answers; else its HOST:PORT."""
     where: str | None
     if address.startswith("ray://"):
         where = address[len("ray://") :]
@@ -92,6 +107,7 @@ def check_reachable(address: str) -> None:
                 "'ray start --head', or pass the head's HOST:PORT (its GCS port, 6379 by default)"
             )
     reach_tcp(where, f"a Ray cluster at {address}", "that the head is running ('ray status' on it)")
+    return where
 
 
 def reach_tcp(host_port: str, what: str, check: str) -> None:

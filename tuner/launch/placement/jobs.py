@@ -28,6 +28,7 @@ SHIP_EXCLUDES = [
     ".pytest_cache/",
     ".ruff_cache/",
     ".whl/",
+    ".ray-matrix/",
     "*.pt",
 ]
 
@@ -166,8 +167,12 @@ def submit(address: str | None, flags: dict[str, Any], working_dir: Path, python
         flags["config"] = relative_file("--config", config_file, working_dir)
     if not flags.get("space") and not flags.get("config"):
         raise UsageError(NO_SPACE)
+    from tuner.launch.placement.versions import check_submittable
+    from tuner.ray_compat.cluster import dashboard_ray_version
+
     jobs = client(address)
     url = dashboard_address(address)
+    check_submittable(url, dashboard_ray_version(jobs))  # the job runs tuner with the cluster's Ray
     with tempfile.TemporaryDirectory(prefix="tuner-ship-") as staging:
         flags["space"], py_modules = ship_space_file(flags.get("space"), working_dir, Path(staging))
         runtime_env: dict[str, Any] = {"working_dir": str(working_dir), "excludes": SHIP_EXCLUDES}

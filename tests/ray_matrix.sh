@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The Ray versions tuner is tested on, side by side: for each, the unit tier and a conformance smoke (a sweep
+# per scheduler and searcher, a kill -9 resume, damaged checkpoints, a class trainable, a cluster of another
+# Ray refused). .venv's own Ray is the newest (2.60.0); each other version is installed beside it, without
+# dependencies, into .ray-matrix/VERSION and put first on PYTHONPATH, so the environments share everything
+# but Ray. Ray's workers inherit PYTHONPATH, so every process of a sweep runs that Ray.
+#   RAY_MATRIX="2.50.0 2.55.1 2.60.0" bash tests/ray_matrix.sh      (the default; CI leaves out 2.60.0,
+#                                                                     which make test has just run)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+PY=.venv/bin/python
+VERSIONS="${RAY_MATRIX:-2.50.0 2.55.1 2.60.0}"
+OWN=$($PY -c 'import ray; print(ray.__version__)')
+# The fast tier's cover of every scheduler and searcher (instant trials), then named slow tests: a kill -9 resume,
+# damaged checkpoints, every trainable and space form under ASHA (a class, the searcher-native spaces), a cluster
+# of another Ray refused, the canaries of the quarantine's parts that need a running Ray.
+SMOKE_COVER=(tests/integration/test_matrix.py)
+SMOKE_NAMED=(
+    tests/integration/test_resume.py::test_kill_9_then_resume_runs_every_trial_once
+    tests/integration/test_resume.py::test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs
+    tests/conformance/test_forms.py::test_each_form_is_searched_as_its_plan_says_and_runs_under_asha
+    tests/integration/test_cluster_versions.py
+    tests/integration/test_ray_compat_live.py
+)
+declare -A RESULT
+for version in $VERSIONS; do
+    path=""
+    if [ "$version" != "$OWN" ]; then
+        path=".ray-matrix/$version"
+        if [ ! -f "$path/.installed" ]; then
+            echo "ray-matrix: installing ray==$version into $path"
+            rm -rf "$path"
+            $PY -m pip install --quiet --no-deps --target "$path" "ray==$version" || { RESULT[$version]="install failed"; continue; }
+            touch "$path/.installed"
+        fi
+    fi
+    got=$(PYTHONPATH="$path" $PY -c 'import ray; print(ray.__version__)')
+    if [ "$got" != "$version" ]; then RESULT[$version]="imports Ray $got"; continue; fi
+    started=$SECONDS
+    echo "ray-matrix: Ray $version: unit tier"
+    PYTHONPATH="$path" $PY -m pytest tests/unit -q -p no:cacheprovider -m "not gpu" > ".ray-matrix/unit-$version.log" 2>&1
+    unit=$(tail -1 ".ray-matrix/unit-$version.log" | sed 's/=//g; s/^ *//; s/ in [0-9.]*s.*//')
+    echo "ray-matrix: Ray $version: conformance smoke"
+    log=".ray-matrix/smoke-$version.log"
+    PYTHONPATH="$path" $PY -m pytest "${SMOKE_COVER[@]}" -q -p no:cacheprovider -m "not slow" > "$log" 2>&1
+    cover=$(tail -1 "$log" | sed 's/=//g; s/^ *//; s/ in [0-9.]*s.*//')
+    PYTHONPATH="$path" $PY -m pytest "${SMOKE_NAMED[@]}" -q -p no:cacheprovider -m "" >> "$log" 2>&1
+    named=$(tail -1 "$log" | sed 's/=//g; s/^ *//; s/ in [0-9.]*s.*//')
+    RESULT[$version]="unit: $unit; smoke: $cover (every scheduler and searcher), $named (resume, forms, versions); $((SECONDS - started)) s"
+done
+echo
+echo "Ray version matrix (logs in .ray-matrix/):"
+status=0
+for version in $VERSIONS; do
+    printf '  Ray %-8s %s\n' "$version" "${RESULT[$version]}"
+    case "${RESULT[$version]}" in *failed*|*error*|*install*|*imports*|"") status=1 ;; esac
+done
+exit $status
