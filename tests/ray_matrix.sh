@@ -22,29 +22,31 @@ SMOKE_NAMED=(
     tests/integration/test_cluster_versions.py
     tests/integration/test_ray_compat_live.py
 )
+mkdir -p .ray-matrix
 declare -A RESULT
+declare -A FAILED
 for version in $VERSIONS; do
     path=""
     if [ "$version" != "$OWN" ]; then
-        path=".ray-matrix/$version"
+        path="$PWD/.ray-matrix/$version"  # absolute: tests start processes in other folders
         if [ ! -f "$path/.installed" ]; then
             echo "ray-matrix: installing ray==$version into $path"
             rm -rf "$path"
-            $PY -m pip install --quiet --no-deps --target "$path" "ray==$version" || { RESULT[$version]="install failed"; continue; }
+            $PY -m pip install --quiet --no-deps --target "$path" "ray==$version" || { RESULT[$version]="install failed"; FAILED[$version]=1; continue; }
             touch "$path/.installed"
         fi
     fi
     got=$(PYTHONPATH="$path" $PY -c 'import ray; print(ray.__version__)')
-    if [ "$got" != "$version" ]; then RESULT[$version]="imports Ray $got"; continue; fi
+    if [ "$got" != "$version" ]; then RESULT[$version]="imports Ray $got"; FAILED[$version]=1; continue; fi
     started=$SECONDS
     echo "ray-matrix: Ray $version: unit tier"
-    PYTHONPATH="$path" $PY -m pytest tests/unit -q -p no:cacheprovider -m "not gpu" > ".ray-matrix/unit-$version.log" 2>&1
+    PYTHONPATH="$path" $PY -m pytest tests/unit -q -p no:cacheprovider -m "not gpu" > ".ray-matrix/unit-$version.log" 2>&1 || FAILED[$version]=1
     unit=$(tail -1 ".ray-matrix/unit-$version.log" | sed 's/=//g; s/^ *//; s/ in [0-9.]*s.*//')
     echo "ray-matrix: Ray $version: conformance smoke"
     log=".ray-matrix/smoke-$version.log"
-    PYTHONPATH="$path" $PY -m pytest "${SMOKE_COVER[@]}" -q -p no:cacheprovider -m "not slow" > "$log" 2>&1
+    PYTHONPATH="$path" $PY -m pytest "${SMOKE_COVER[@]}" -q -p no:cacheprovider -m "not slow" > "$log" 2>&1 || FAILED[$version]=1
     cover=$(tail -1 "$log" | sed 's/=//g; s/^ *//; s/ in [0-9.]*s.*//')
-    PYTHONPATH="$path" $PY -m pytest "${SMOKE_NAMED[@]}" -q -p no:cacheprovider -m "" >> "$log" 2>&1
+    PYTHONPATH="$path" $PY -m pytest "${SMOKE_NAMED[@]}" -q -p no:cacheprovider -m "" >> "$log" 2>&1 || FAILED[$version]=1
     named=$(tail -1 "$log" | sed 's/=//g; s/^ *//; s/ in [0-9.]*s.*//')
     RESULT[$version]="unit: $unit; smoke: $cover (every scheduler and searcher), $named (resume, forms, versions); $((SECONDS - started)) s"
 done
@@ -52,7 +54,8 @@ echo
 echo "Ray version matrix (logs in .ray-matrix/):"
 status=0
 for version in $VERSIONS; do
-    printf '  Ray %-8s %s\n' "$version" "${RESULT[$version]}"
-    case "${RESULT[$version]}" in *failed*|*error*|*install*|*imports*|"") status=1 ;; esac
+    verdict="passed"
+    if [ -n "${FAILED[$version]:-}" ]; then verdict="FAILED"; status=1; fi
+    printf '  Ray %-8s %-7s %s\n' "$version" "$verdict" "${RESULT[$version]}"
 done
 exit $status

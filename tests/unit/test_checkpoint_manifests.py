@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 
 from tuner.folder.checkpoints import damage, newest_whole, set_aside, write_manifest
 from tuner.folder.names import MANIFEST_FILE
@@ -65,3 +66,20 @@ def test_the_newest_whole_checkpoint_skips_damaged_ones_and_set_aside_keeps_thei
     assert set_aside(str(tmp_path), "checkpoint_000010") == "damaged-2-checkpoint_000010"
     assert set_aside(str(tmp_path), "checkpoint_000077") is None
     assert newest_whole(str(tmp_path)) == "checkpoint_000002"
+
+
+def test_a_manifest_of_the_wrong_shape_is_unreadable_not_a_crash(tmp_path):
+    for text in ('{"files": []}', '{"files": {"model.pt": [1]}}', '{"files": {"model.pt": ["a", "b"]}}', "[]"):
+        folder = _checkpoint(tmp_path, 1)
+        (folder / MANIFEST_FILE).write_text(text)
+        assert damage(folder) == f"its {MANIFEST_FILE} is unreadable", text
+        shutil.rmtree(folder)
+
+
+def test_a_folder_without_its_manifest_beside_ones_with_theirs_is_not_taken_as_whole(tmp_path):
+    """A kill -9 between Ray writing a checkpoint and the sweep registering it leaves a folder that may be torn."""
+    _checkpoint(tmp_path, 1)
+    torn = tmp_path / "checkpoint_000002"
+    torn.mkdir()
+    (torn / "model.pt").write_bytes(b"half")
+    assert newest_whole(str(tmp_path)) == "checkpoint_000001"

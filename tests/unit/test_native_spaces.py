@@ -191,3 +191,22 @@ def test_what_a_configspace_cannot_say_is_one_line():
     numeric.add(CS.GreaterThanCondition(numeric["b"], numeric["n"], 2))
     with pytest.raises(UsageError, match="GreaterThanCondition on 'b' is not followed"):
         _space(numeric)
+
+
+def test_a_configspace_normal_keeps_its_bounds_under_every_searcher_and_bohb():
+    """ConfigSpace 1.x bounds every normal float: the trainable never gets a value outside them, and BOHB (which
+    such a space is written for) searches it as the draw's quantile."""
+    import ConfigSpace as CS
+
+    from tuner import searchers
+    from tuner.searchers.bohb_space import configuration_space
+
+    space = CS.ConfigurationSpace(seed=1)
+    space.add([CS.Float("x", (0.0, 1.0), distribution=CS.Normal(0.5, 0.3)), CS.Categorical("c", ["a", "b"])])
+    params = _space(space).params
+    assert params["x"].func.describe() == "normal(0.5, 0.3) within [0, 1]"
+    np.random.seed(0)
+    drawn = [params["x"].func({}) for _ in range(2000)]
+    assert min(drawn) == 0.0 and max(drawn) == 1.0 and 0.45 < float(np.median(drawn)) < 0.55
+    built = configuration_space(searchers.plan_search(dict(params), "bohb", 0))
+    assert type(built["x"]).__name__ == "UniformFloatHyperparameter"  # the normal's quantile, in (0, 1)

@@ -64,3 +64,16 @@ def test_a_job_for_a_cluster_outside_the_tested_range_is_refused_and_one_inside_
         "http://head:8265: the cluster runs Ray 2.44.0, and tuner is tested on Ray 2.50 to 2.60 (2.50.0, 2.55.1, "
         "2.60.0); submit to a cluster of one of those, or install such a Ray on its nodes"
     )
+
+
+def test_rays_own_settings_for_the_comparison_are_honoured_and_two_differences_get_both_fixes(on_2_60, monkeypatch):
+    monkeypatch.setenv("RAY_DEFAULT_PYTHON_VERSION_MATCH_LEVEL", "minor")
+    versions.check_driver_matches("h:6379", "2.60.0", "3.11.4")  # Ray itself accepts another patch release then
+    with pytest.raises(UsageError) as caught:
+        versions.check_driver_matches("h:6379", "2.55.1", "3.12.1")
+    assert str(caught.value).endswith(
+        "a driver must match its cluster: run tuner from a Python 3.12.1 environment, as the cluster's nodes do "
+        "and install ray==2.55.1 here (pip install 'ray[default,tune]==2.55.1')"
+    )
+    monkeypatch.setenv("RAY_IGNORE_VERSION_MISMATCH", "1")
+    versions.check_driver_matches("h:6379", "2.55.1", "3.12.1")  # the user turned Ray's check off

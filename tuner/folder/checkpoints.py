@@ -57,19 +57,28 @@ def damage(folder: str | Path) -> str | None:
         return "its folder is missing"
     try:
         manifest = json.loads((root / MANIFEST_FILE).read_text(encoding="utf-8"))["files"]
+        expected = {str(name): (int(size), int(crc)) for name, (size, crc) in manifest.items()}
     except FileNotFoundError:
         return None if _files(root) else "its folder is empty"
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return f"its {MANIFEST_FILE} is unreadable"
-    for name, (size, crc) in sorted(manifest.items()):
+    for name, (size, crc) in sorted(expected.items()):
         path = root / name
-        if not path.is_file():
-            return f"{name} is missing"
-        if path.stat().st_size != size:
-            return f"{name} has {path.stat().st_size:,} bytes where {size:,} were saved"
-        if _crc32(path) != crc:
-            return f"{name} differs from what was saved"
+        try:
+            if not path.is_file():
+                return f"{name} is missing"
+            if path.stat().st_size != size:
+                return f"{name} has {path.stat().st_size:,} bytes where {size:,} were saved"
+            if _crc32(path) != crc:
+                return f"{name} differs from what was saved"
+        except OSError as exc:  # a bad disk: the file is there but cannot be read
+            return f"{name} cannot be read ({exc.strerror or exc})"
     return None
+
+
+def has_manifest(folder: str | Path) -> bool:
+    plain = storage.local_path(str(folder))
+    return plain is not None and Path(plain, MANIFEST_FILE).is_file()
 
 
 def checkpoint_epoch(name: str) -> int | None:
@@ -97,9 +106,14 @@ def newest_whole(trial_path: str, before: str | None = None) -> str | None:
     """The newest whole checkpoint folder in a trial's folder (older than ``before`` when given), or None."""
     names = [d for d in storage.list_dirs(trial_path) if checkpoint_epoch(d) is not None]
     names.sort(key=lambda d: checkpoint_epoch(d) or 0, reverse=True)
+    # a folder without a manifest beside ones with theirs was cut short before the sweep registered it
+    manifests = any(has_manifest(storage.join(trial_path, d)) for d in names)
     for name in names:
         if before is not None and (checkpoint_epoch(name) or 0) >= (checkpoint_epoch(before) or 0):
             continue
-        if damage(storage.join(trial_path, name)) is None:
+        folder = storage.join(trial_path, name)
+        if manifests and not has_manifest(folder):
+            continue
+        if damage(folder) is None:
             return name
     return None

@@ -183,15 +183,16 @@ def from_whole_checkpoints(folder: str, trial_ids: set[str]) -> list[str]:
     lines = []
     for fallback in fall_back_from_damaged(folder, trial_ids, damage):
         trial_path = storage.join(folder, fallback.trial_dir)
-        for name in fallback.lost:
-            set_aside(trial_path, name)
+        moved = [m for m in (set_aside(trial_path, name) for name in fallback.lost) if m]
         then = (
             f"it goes on from epoch {fallback.epoch} ({fallback.to})"
             if fallback.to is not None
             else "no whole checkpoint is left, so it starts over"
         )
+        kept = f"; set aside as {', '.join(moved)}" if moved else ""
         lines.append(
-            f"trial {fallback.trial_id}: its latest checkpoint {fallback.damaged} is damaged ({fallback.why}); {then}"
+            f"trial {fallback.trial_id}: its latest checkpoint {fallback.damaged} is damaged ({fallback.why}); "
+            f"{then}{kept}"
         )
     return lines
 

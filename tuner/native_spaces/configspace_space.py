@@ -9,6 +9,7 @@ clauses, conjunctions of conditions and conditions on numeric parents are one li
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -102,7 +103,10 @@ def _dist(h: Any) -> Dist:
         return Dist("loguniform" if h.log else "uniform", (float(h.lower), float(h.upper)))
     if kind == "UniformIntegerHyperparameter":
         return Dist("lograndint" if h.log else "randint", (int(h.lower), int(h.upper) + 1))
-    if kind == "NormalFloatHyperparameter" and not h.log:
+    if kind == "NormalFloatHyperparameter" and not h.log:  # ConfigSpace 1.x bounds every normal
+        bounds = (float(h.lower), float(h.upper))
+        if all(math.isfinite(b) for b in bounds):
+            return Dist("boundednormal", (float(h.mu), float(h.sigma), *bounds))
         return Dist("normal", (float(h.mu), float(h.sigma)))
     raise UsageError(
         f"space params: ConfigSpace {kind} {h.name!r} is not followed; tuner translates uniform floats and integers "

@@ -22,6 +22,7 @@ KINDS = {
     "lograndint": "low, high (excluded)",
     "qrandint": "low, high (included), q",
     "normal": "mean, sigma",
+    "boundednormal": "mean, sigma, low, high (a draw outside is moved to the nearer bound)",
     "qnormal": "mean, sigma, q",
     "lognormal": "mean, sigma of its log",
     "choice": "the values",
@@ -57,11 +58,13 @@ class Dist:
             return tune.choice(list(a))
         return tune.sample_from(
             BranchDraw("", {"": self})
-        )  # lognormal: Tune has no domain; traced follows it
+        )  # lognormal, boundednormal: Tune has no domain; traced follows the one draw
 
     def text(self) -> str:
         if self.kind == "choice":
             return f"choice{list(self.args)}"
+        if self.kind == "boundednormal":
+            return f"normal({self.args[0]:g}, {self.args[1]:g}) within [{self.args[2]:g}, {self.args[3]:g}]"
         return f"{self.kind}({', '.join(f'{a:g}' for a in self.args)})"
 
     def draw(self) -> Any:
@@ -84,6 +87,8 @@ class Dist:
             return int(a[0] + a[2] * np.random.randint(0, (a[1] - a[0]) // a[2] + 1))
         if self.kind == "normal":
             return float(np.random.normal(a[0], a[1]))
+        if self.kind == "boundednormal":
+            return min(max(float(np.random.normal(a[0], a[1])), a[2]), a[3])
         if self.kind == "qnormal":
             return _rounded(float(np.random.normal(a[0], a[1])), a[2])
         if self.kind == "lognormal":

@@ -81,7 +81,10 @@ class StandIn:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
-        raise CannotFollow(f"it calls trial.{name}, which a space cannot do before the trial runs")
+        raise CannotFollow(
+            f"it calls trial.{name}, which a space cannot do before the trial runs; report from the trainable "
+            "(tune.report) and let the scheduler stop trials"
+        )
 
 
 def translate_define_by_run(function: Callable[[Any], Any]) -> Translated:
@@ -99,8 +102,9 @@ def translate_define_by_run(function: Callable[[Any], Any]) -> Translated:
         if parent is None:
             raise UsageError(
                 f"space params: the define-by-run function asks {name!r} only under some answers, and no one "
-                f"suggest_categorical decides when; tuner follows a parameter asked on the branches of one "
-                f"choice ({ALTERNATIVE})"
+                f"suggest_categorical decides when (a branch under a branch, or a branch on a number); tuner "
+                f"follows a parameter asked on the branches of one choice: merge the nested choices into one "
+                f"suggest_categorical, or write the space as Tune domains"
             )
         branches = {run.answers[parent]: run.asked[name] for run in runs if name in run.asked}
         from ray import tune

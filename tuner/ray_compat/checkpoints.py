@@ -37,8 +37,15 @@ def _name(result: Any) -> str:
     return posixpath.basename(str(result.checkpoint.path).rstrip("/"))
 
 
+def _index(result: Any) -> int:
+    """Ray's index in the checkpoint's folder name (``checkpoint_000004``: 4): the order it was saved in."""
+    tail = _name(result).rpartition("_")[2]
+    return int(tail) if tail.isdigit() else -1
+
+
 def _epoch(result: Any) -> int:
-    return int(result.metrics.get("training_iteration") or 0)
+    """The epochs the checkpoint holds (its index + 1 where Ray kept only the score of its metrics)."""
+    return int(result.metrics.get("training_iteration") or _index(result) + 1)
 
 
 def fall_back_from_damaged(
@@ -71,7 +78,7 @@ def fall_back_from_damaged(
             continue
         kept = {_name(r): r for r in [*manager._checkpoint_results, latest]}
         broken = {n for n in kept if n == _name(latest) or damage(storage.join(trial_path, n)) is not None}
-        good = max((r for n, r in kept.items() if n not in broken), key=_epoch, default=None)
+        good = max((r for n, r in kept.items() if n not in broken), key=_index, default=None)
         manager._checkpoint_results = [r for r in manager._checkpoint_results if _name(r) not in broken]
         manager._latest_checkpoint_result = good
         entry[1] = metadata.get_json_state()

@@ -61,7 +61,7 @@ def cluster_versions(host_port: str, timeout_s: float = PROBE_TIMEOUT_S) -> Clus
 
     try:
         done = subprocess.run([sys.executable, "-c", _PROBE, host_port], capture_output=True, text=True,
-                              timeout=timeout_s, cwd="/")  # fmt: skip
+                              timeout=timeout_s)  # fmt: skip
         stdout, stderr = done.stdout, done.stderr
     except subprocess.TimeoutExpired as exc:
         stdout = ""

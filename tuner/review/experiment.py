@@ -180,6 +180,7 @@ class ExperimentRecord:
 
     def _checkpoint_choice(self, trial: TrialRecord) -> tuple[str | None, str | None]:
         from tuner.folder.checkpoints import damage, newest_whole
+        from tuner.folder.names import DAMAGED_PREFIX
 
         row = trial.best_row(self.metric, self.mode)
         note = None
@@ -191,6 +192,8 @@ class ExperimentRecord:
                 if why is None:
                     return at_best, None
                 note = f"the best epoch's checkpoint {name} is damaged ({why})"
+            elif storage.is_dir(storage.join(trial.path, DAMAGED_PREFIX + name)):
+                note = f"the best epoch's checkpoint {name} was found damaged and set aside by tuner resume"
         kept = newest_whole(trial.path)
         if note is not None:
             note += f"; the newest whole one, {kept}, stands in" if kept else "; no whole checkpoint is kept"

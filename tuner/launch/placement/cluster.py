@@ -77,11 +77,12 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
         if mismatch is not None:
             level = "minor" if address.startswith("ray://") else "patch"
             versions.check_driver_matches(address, *mismatch, python_level=level)
+        said = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
         if looks_like_auth_failure(str(exc)) or os.environ.get("RAY_AUTH_MODE") != "token":
             raise UsageError(
-                f"cannot join the Ray cluster at {address}: {exc}; if it uses token auth, {TOKEN_HELP}"
+                f"cannot join the Ray cluster at {address}: {said}; if it uses token auth, {TOKEN_HELP}"
             ) from exc
-        raise UsageError(f"cannot reach a Ray cluster at {address}: {exc}") from exc
+        raise UsageError(f"cannot reach a Ray cluster at {address}: {said}") from exc
     quiet_worker_crashes()
     return False
 

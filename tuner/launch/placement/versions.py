@@ -39,21 +39,31 @@ def here() -> tuple[str, str]:
 def check_driver_matches(
     address: str, cluster_ray: str, cluster_python: str, python_level: str = "patch"
 ) -> None:
-    """A one-line refusal when this machine's Ray or Python differs from the cluster's (as Ray compares them:
-    Python to the patch release for a driver, to the minor one for a ``ray://`` client)."""
+    """A one-line refusal when this machine's Ray or Python differs from the cluster's, as Ray compares them:
+    Python to the patch release for a driver (or as ``RAY_DEFAULT_PYTHON_VERSION_MATCH_LEVEL`` says), to the minor
+    one for a ``ray://`` client; ``RAY_IGNORE_VERSION_MISMATCH`` turns Ray's check off, and this one with it."""
+    import os
+
+    if "RAY_IGNORE_VERSION_MISMATCH" in os.environ:
+        return
     ray_here, python_here = here()
-    digits = 3 if python_level == "patch" else 2
+    if python_level == "patch":
+        python_level = os.environ.get("RAY_DEFAULT_PYTHON_VERSION_MATCH_LEVEL", "patch")
+    digits = 2 if python_level == "minor" else 3
     same_python = not cluster_python or python_here.split(".")[:digits] == cluster_python.split(".")[:digits]
     if ray_here == cluster_ray and same_python:
         return
-    if ray_here != cluster_ray:
-        fix = f"install ray=={cluster_ray} here (pip install 'ray[default,tune]=={cluster_ray}')"
-        if not within_tested(cluster_ray):
-            fix = f"use a cluster of Ray {ray_here} (tuner is tested on Ray {RANGE}; the cluster's is not)"
-        else:
-            fix += f", or use a cluster of Ray {ray_here}"
-    else:
-        fix = f"run tuner from a Python {cluster_python} environment, as the cluster's nodes do"
+    fixes = []
+    if not same_python:
+        fixes.append(f"run tuner from a Python {cluster_python} environment, as the cluster's nodes do")
+    if ray_here != cluster_ray and not within_tested(cluster_ray):
+        fixes.append(
+            f"use a cluster of Ray {ray_here} (tuner is tested on Ray {RANGE}; the cluster's is not)"
+        )
+    elif ray_here != cluster_ray:
+        install = f"install ray=={cluster_ray} here (pip install 'ray[default,tune]=={cluster_ray}')"
+        fixes.append(install + ("" if fixes else f", or use a cluster of Ray {ray_here}"))
+    fix = " and ".join(fixes)
     raise UsageError(
         f"--address {address}: the cluster runs Ray {cluster_ray} on Python {cluster_python or '?'} and this "
         f"machine Ray {ray_here} on Python {python_here}; a driver must match its cluster: {fix}"

@@ -25,7 +25,7 @@ class CheckpointManifests(Callback):
             return
         try:
             write_manifest(checkpoint.path)
-        except OSError as exc:  # a full disk: the checkpoint stays usable, unverified
+        except Exception as exc:  # noqa: BLE001 - a full disk; never let Ray skip registering the checkpoint
             if not self._warned:
                 log.warning(
                     "could not write a checkpoint's manifest (%s); such checkpoints go unverified", exc
