@@ -66,9 +66,21 @@ def _resume_to_the_end(run_cli, folder: Path, filler: Path) -> None:
     filler.unlink()
     resumed = run_cli("resume", folder)
     assert resumed.code == 0, resumed.out[-3000:] + resumed.err[-3000:]
-    epochs = _raw_epochs(folder)
-    wrong = {trial: e for trial, e in epochs.items() if e != list(range(1, EPOCHS + 1))}
-    assert len(epochs) == TRIALS and not wrong, wrong or epochs
+    from tuner.review import experiment
+
+    reviewed = {
+        t.trial_id: [int(float(r["training_iteration"])) for r in t.rows]
+        for t in experiment.load(str(folder)).trials
+    }
+    wrong = {trial: e for trial, e in reviewed.items() if e != list(range(1, EPOCHS + 1))}
+    assert len(reviewed) == TRIALS and not wrong, wrong or reviewed  # every epoch, once, in every review
+    # Ray's own progress.csv may hold twice the one epoch whose state save the full disk refused (with two best
+    # checkpoints kept, no deletion frees room for it): run again on resume as after a signal, the later row
+    # stands; never any other repeat, never a gap
+    for trial, raw in _raw_epochs(folder).items():
+        repeated = sorted(e for e in set(raw) if raw.count(e) > 1)
+        assert sorted(set(raw)) == list(range(1, EPOCHS + 1)) and len(repeated) <= 1, (trial, raw)
+        assert all(raw.count(e) == 2 for e in repeated), (trial, raw)
 
 
 @pytest.mark.slow  # a real disk filled while trials run
@@ -96,8 +108,10 @@ def test_a_disk_nearly_full_stops_the_sweep_before_a_write_fails(run_cli, small_
     result = run_cli("sweep", "--space", space, "--scheduler", "fifo", "--num-samples", TRIALS, "--max-epochs", EPOCHS,
                      "--storage-path", small_disk, "--name", "nearly")  # fmt: skip
     assert result.code == 4, result.out[-3000:] + result.err[-3000:]
-    assert "stopped: the storage is nearly full (" in result.out and "free space, then continue with: tuner resume" \
-        in result.out, result.out[-2000:]
+    assert (
+        "stopped: the storage is nearly full (" in result.out
+        and "free space, then continue with: tuner resume" in result.out
+    ), result.out[-2000:]
     assert "Traceback" not in result.err, result.err[-3000:]
     assert not [p for p in folder.rglob("error.txt")], "a trial failed for lack of space"
     refused = run_cli("resume", folder)  # still full: refused in one line, nothing touched
