@@ -306,7 +306,7 @@ def test_fates_the_storage_layer_frames_a_refused_write_names_still_exist():
     assert callable(Syncer.sync_up) and "pyarrow/_fs" in Path(pyarrow._fs.__file__).as_posix()
 
 
-# --- tuner/replay/engine.py and tuner/replay/setup.py --------------------------------------------------
+# --- tuner/replay/engine.py --------------------------------------------------
 
 
 def test_replay_controller_answers_every_call_the_replayed_schedulers_make():
@@ -331,15 +331,18 @@ def test_replay_controller_answers_every_call_the_replayed_schedulers_make():
     assert trial.status == Trial.RUNNING and trial.last_result["loss"] == 1.0
 
 
-def test_replay_setup_a_scheduler_keeps_its_metric_in_metric_until_told():
-    """If this fails, re-check ``build`` in tuner/replay/setup.py: it reads a Ray scheduler's private
-    ``_metric`` (None until ``set_search_properties``); the public ``metric`` property reads the same."""
-    from ray.tune.schedulers import AsyncHyperBandScheduler
+# --- tuner/launch/watching/live_table.py -----------------------------------------------------------------
 
-    scheduler = AsyncHyperBandScheduler()
-    assert scheduler._metric is None and scheduler.metric is None
-    scheduler.set_search_properties("loss", "min")
-    assert scheduler._metric == "loss" == scheduler.metric
+
+def test_an_old_experiments_live_table_unpickles_from_the_names_rays_cli_reporter_keeps():
+    """If this fails, re-check ``SweepReporter.__setstate__`` in tuner/launch/watching/live_table.py: an experiment
+    saved when the live table was a CLIReporter subclass holds Ray's private attribute names in its pickled
+    reporter, and resuming it reads them."""
+    from ray.tune import CLIReporter
+
+    held = vars(CLIReporter(metric="loss", mode="min", parameter_columns=["lr"], metric_columns={"loss": "loss"}))
+    assert held["_metric"] == "loss" and held["_mode"] == "min"
+    assert list(held["_parameter_columns"]) == ["lr"] and dict(held["_metric_columns"]) == {"loss": "loss"}
 
 
 # --- tuner/launch/guards/signals.py and crashes.py -------------------------------------------------------

@@ -66,9 +66,11 @@ folder/ray_state.py, folder/names.py   Ray's ``experiment_state-*.json`` (``tria
         and loads every result
 folder/fates.py   the frames of Ray's storage layer (``_upload_to_fs_path``, ``pyarrow/_fs``...) in an error's
         text: a refused write reaches tuner only as a traceback
-replay/engine.py, replay/setup.py   stand in for TuneController (DeveloperAPI), the one driver of a
-        scheduler, as schedulers call it; read a scheduler's ``_metric`` (its ``metric`` property is the
-        public form)
+replay/engine.py   stands in for TuneController (DeveloperAPI), the one driver of a scheduler, as schedulers
+        call it
+launch/watching/live_table.py   an experiment saved when the live table was a CLIReporter subclass holds
+        CLIReporter's private ``_metric``, ``_mode``, ``_parameter_columns`` and ``_metric_columns`` in its
+        pickled reporter: resuming it reads them
 launch/guards/signals.py   Ray's orderly stop: the handler its private ``_setup_signal_catching`` puts on
         SIGUSR1
 launch/guards/crashes.py   the text of Ray's ActorDiedError for a worker that vanished (no field says it)
