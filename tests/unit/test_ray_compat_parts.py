@@ -1,13 +1,37 @@
 """One check per part of tuner/ray_compat/ that Ray still has what the part relies on (Ray 2.60).
 
 If one fails after a Ray upgrade, re-read that part against the new Ray: the workaround may no longer be
-needed, or may need to change. Parts 1-4, 11 and 12 have their checks in tests/unit/test_ray_compat.py.
+needed, or may need to change. Parts 3, 4, 11 and 12 have their checks in tests/unit/test_ray_compat.py (parts 1
+and 2 their behaviour there too).
 """
 
 from __future__ import annotations
 
 import inspect
 from pathlib import Path
+
+
+def test_part_1_a_trial_stopped_without_a_live_actor_is_never_marked_for_saving():
+    """Tune refreshes a trial in its saved state only when it marks the trial; stopping one that has no actor (a
+    trial sync HyperBand paused) returns before the mark, so the state keeps calling it PAUSED."""
+    from ray.tune.execution.tune_controller import TuneController
+
+    stop = inspect.getsource(TuneController._schedule_trial_stop)
+    no_actor = stop.index("if trial not in self._trial_to_actor:")
+    assert stop.index("return", no_actor) < stop.index("self._mark_trial_to_checkpoint(trial)")
+    assert "self._trials_to_cache" in inspect.getsource(TuneController._get_trial_checkpoints)
+
+
+def test_part_2_tune_completes_a_waiting_trial_for_the_searcher_without_its_result():
+    from ray.tune.execution.tune_controller import TuneController
+
+    stop = inspect.getsource(TuneController.stop_trial)
+    waiting = stop[
+        stop.index("elif trial.status in [Trial.PENDING, Trial.PAUSED]:") : stop.index(
+            "elif trial.status is Trial.RUNNING:"
+        )
+    ]
+    assert "self._search_alg.on_trial_complete(trial.trial_id)\n" in waiting
 
 
 def test_part_5_ray_train_and_ray_tune_still_differ_so_tutorial_trainables_need_the_swap():
@@ -27,7 +51,9 @@ def test_part_6_tune_restores_the_trial_count_from_the_saved_search_state():
     assert "_total_samples" in source and "_finished" in source
     from ray.tune.search.concurrency_limiter import ConcurrencyLimiter
 
-    assert "live_trials" in inspect.getsource(ConcurrencyLimiter) and SEARCH_STATE_PREFIX == "search_gen_state-"
+    assert (
+        "live_trials" in inspect.getsource(ConcurrencyLimiter) and SEARCH_STATE_PREFIX == "search_gen_state-"
+    )
 
 
 def test_part_7_rays_worker_formatter_is_the_text_formatter_tuner_replaces():
@@ -47,7 +73,9 @@ def test_part_10_a_restored_run_uses_the_stopper_saved_in_its_state():
 
     saved_state = inspect.getsource(TuneController.__getstate__)
     assert "self._stopper = stopper" in inspect.getsource(TuneController.__init__)
-    assert '"_stopper"' not in saved_state and '"_callbacks"' in saved_state  # the stopper is saved, callbacks not
+    assert (
+        '"_stopper"' not in saved_state and '"_callbacks"' in saved_state
+    )  # the stopper is saved, callbacks not
 
 
 def test_part_13_the_schedulers_keep_their_reasons_where_tuner_reads_them():
@@ -64,10 +92,14 @@ def test_part_13_the_schedulers_keep_their_reasons_where_tuner_reads_them():
     bracket = inspect.getsource(_Bracket)
     assert all(name in bracket for name in ("_live_trials", "_cumul_r", "_halves", "def successive_halving"))
     assert "_create_bracket" in inspect.getsource(HyperBandScheduler)
-    assert all(hasattr(MedianStoppingRule, name) for name in ("_trials_beyond_time", "_running_mean", "_best_result"))
+    assert all(
+        hasattr(MedianStoppingRule, name) for name in ("_trials_beyond_time", "_running_mean", "_best_result")
+    )
     rule = inspect.getsource(MedianStoppingRule)
-    assert "self._on_insufficient_samples(tune_controller, trial, time)" in rule and "float(\"-inf\")" in rule
-    assert hasattr(PopulationBasedTraining, "_exploit") and "_trial_state" in inspect.getsource(PopulationBasedTraining)
+    assert "self._on_insufficient_samples(tune_controller, trial, time)" in rule and 'float("-inf")' in rule
+    assert hasattr(PopulationBasedTraining, "_exploit") and "_trial_state" in inspect.getsource(
+        PopulationBasedTraining
+    )
     # what the status lines read: ASHA's rungs and max_t, HyperBand's rounds of brackets and their progress
     assert "self._max_t = max_t" in inspect.getsource(ASHAScheduler.__init__)
     assert "_hyperbands" in inspect.getsource(HyperBandScheduler.__init__)
@@ -85,7 +117,9 @@ def test_part_6_a_saved_search_names_the_storage_its_experiment_was_made_in():
     from ray.train._internal.storage import StorageContext
     from ray.tune.experiment import Experiment
 
-    assert "experiment" in inspect.getsource(__import__("ray.tune.search.search_generator", fromlist=["x"]).SearchGenerator.get_state)
+    assert "experiment" in inspect.getsource(
+        __import__("ray.tune.search.search_generator", fromlist=["x"]).SearchGenerator.get_state
+    )
     assert {"storage_fs_path", "experiment_dir_name", "_timestamp"} <= set(vars(StorageContext("/tmp", "x")))
     assert "self.storage" in inspect.getsource(Experiment.__init__)
 
@@ -99,7 +133,10 @@ def test_part_17_rays_wrappers_still_hide_the_users_trainable_where_tuner_looks(
         tune.get_checkpoint()
 
     wrapped = tune.with_parameters(train, data=1)
-    assert wrapped.__qualname__.endswith("with_parameters.<locals>.inner") and "trainable" in wrapped.__code__.co_freevars
+    assert (
+        wrapped.__qualname__.endswith("with_parameters.<locals>.inner")
+        and "trainable" in wrapped.__code__.co_freevars
+    )
     assert own_code(wrapped) is train
     assert declared_resources(tune.with_resources(train, {"cpu": 2, "gpu": 0.5})) == {"CPU": 2.0, "GPU": 0.5}
 
@@ -118,8 +155,12 @@ def test_part_18_ray_copies_the_experiments_state_through_the_function_tuner_rep
     from tuner.ray_compat.atomic_sync import _FUNCTION, _MODULE
 
     assert _MODULE == ray_storage.__name__ and hasattr(ray_storage, _FUNCTION)
-    uploads = inspect.getsource(ray_storage._upload_to_fs_path) + inspect.getsource(ray_storage._upload_to_uri_with_exclude_fsspec)
-    assert uploads.count(_FUNCTION) >= 2  # looked up as a module global at each call, so the replacement is seen
+    uploads = inspect.getsource(ray_storage._upload_to_fs_path) + inspect.getsource(
+        ray_storage._upload_to_uri_with_exclude_fsspec
+    )
+    assert (
+        uploads.count(_FUNCTION) >= 2
+    )  # looked up as a module global at each call, so the replacement is seen
     parameters = list(inspect.signature(getattr(ray_storage, _FUNCTION)).parameters)
     assert parameters[:4] == ["source", "destination", "source_filesystem", "destination_filesystem"]
 
@@ -197,7 +238,9 @@ def test_part_6_a_search_state_out_of_step_with_the_saved_trials_is_reconciled(t
     assert not reconcile_saved_search(str(tmp_path), {"a", "b"}), "nothing to change the second time"
 
 
-def test_part_20_tune_lets_a_searcher_of_its_own_have_one_trial_waiting_unless_the_setting_says_more(monkeypatch):
+def test_part_20_tune_lets_a_searcher_of_its_own_have_one_trial_waiting_unless_the_setting_says_more(
+    monkeypatch,
+):
     import os
 
     from ray.tune.execution.tune_controller import _get_max_pending_trials
@@ -263,7 +306,9 @@ def test_part_21_a_restored_trial_starts_from_the_latest_checkpoint_its_metadata
         (folder / "model.pt").write_bytes(b"w" * 100 * epoch)
         write_manifest(folder)
         manager.register_checkpoint(
-            _TrainingResult(Checkpoint.from_directory(str(folder)), {"loss": loss, "training_iteration": epoch})
+            _TrainingResult(
+                Checkpoint.from_directory(str(folder)), {"loss": loss, "training_iteration": epoch}
+            )
         )
     kept = sorted(p.name for p in trial_dir.iterdir())  # the two best and the latest
     assert kept == ["checkpoint_000001", "checkpoint_000002", "checkpoint_000003"], kept
