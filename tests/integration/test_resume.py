@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.killing import kill_9_when
 from tuner.review import experiment
 
 pytestmark = pytest.mark.slow
@@ -26,13 +27,14 @@ SPACE = SearchSpace(trainable="cifar", params={"lr": tune.loguniform(1e-3, 1e-2)
 
 
 def _first_results(folder, timeout=120.0) -> bool:
+    """Whether a trial has reported, waiting up to ``timeout`` (0: look once)."""
     deadline = time.time() + timeout
-    while time.time() < deadline:
-        for progress in folder.glob("*/progress.csv"):
-            if len(progress.read_text().strip().splitlines()) >= 2:
-                return True
+    while True:
+        if any(len(p.read_text().strip().splitlines()) >= 2 for p in folder.glob("*/progress.csv")):
+            return True
+        if time.time() >= deadline:
+            return False
         time.sleep(0.2)
-    return False
 
 
 def _ctrl_c_after_first_results(args: list[str], folder, cwd, signum=signal.SIGINT) -> tuple[int, str]:
@@ -57,17 +59,7 @@ def test_kill_9_then_resume_runs_every_trial_once(run_cli, tmp_path):
     args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
             "--max-concurrent", "2", "--dataset", "synthetic", "--synthetic-size", "1500",
             "--storage-path", str(tmp_path), "--name", "killed"]  # fmt: skip
-    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    try:
-        assert _first_results(folder), "the sweep never reported"
-        os.kill(driver.pid, signal.SIGKILL)
-        driver.wait(timeout=30)
-    finally:
-        try:  # whatever the dead driver's local Ray left behind
-            os.killpg(driver.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    pid = kill_9_when(args, lambda: _first_results(folder, timeout=0))
     before = experiment.load(str(folder))
     assert sum(t.status == "TERMINATED" for t in before.trials) < 4, "killed too late to test a resume"
     interrupted = run_cli("results", folder, "--format", "json")  # readable mid-sweep, before any resume
@@ -77,7 +69,7 @@ def test_kill_9_then_resume_runs_every_trial_once(run_cli, tmp_path):
     result = run_cli("resume", folder)
     assert result.code == 0, result.err[-3000:]
     assert "resuming" in result.out
-    assert f"killed was left claimed by pid {driver.pid}" in result.err, result.err[-2000:]
+    assert f"killed was left claimed by pid {pid}" in result.err, result.err[-2000:]
 
     after = experiment.load(str(folder))
     assert len(after.trials) == 4, [t.trial_id for t in after.trials]
@@ -142,26 +134,6 @@ def test_storage_given_as_a_uri_holds_the_whole_experiment_and_resumes_by_uri(ru
         assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3], trial.trial_id
 
 
-def _killed_once(args: list[str], ready) -> int:
-    """Run ``tuner ARGS`` and kill -9 it (its whole group: its local Ray too) once ``ready()``; the driver's pid."""
-    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    try:
-        deadline = time.time() + 180
-        while not ready() and time.time() < deadline:
-            assert driver.poll() is None, "the sweep ended before it could be killed"
-            time.sleep(0.1)
-        assert ready(), "the sweep never reached the point to kill it at"
-        os.killpg(driver.pid, signal.SIGKILL)
-        driver.wait(timeout=30)
-    finally:
-        try:
-            os.killpg(driver.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    return driver.pid
-
-
 def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(run_cli, tmp_path):
     """Every checkpoint of one trial but the oldest kept overwritten with garbage (a torn write, a bad disk), every
     checkpoint of another deleted: resumed, the first goes on from its whole one, the second starts over, and
@@ -201,7 +173,7 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
         epochs = sorted(e for _, e in saved().values())
         return len(epochs) >= 2 and epochs[-1] >= 2
 
-    _killed_once(args, ready)
+    kill_9_when(args, ready)
     named = sorted(saved().items(), key=lambda item: -item[1][1])
     assert len(named) >= 2 and named[0][1][1] >= 2, f"Ray's saved state at the kill: {named}"
     (damaged_dir, (damaged_id, _)), (deleted_dir, (deleted_id, _)) = named[0], named[1]

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.instant import instant_space
+from tests.integration.killing import kill_9_when
 from tuner.folder.ray_state import saved_trial_states
 from tuner.review import experiment
 
@@ -21,23 +22,6 @@ pytestmark = pytest.mark.slow
 
 def _reported(folder: Path, trials: int) -> bool:
     return sum(1 for p in folder.glob("*/progress.csv") if len(p.read_text().splitlines()) >= 2) >= trials
-
-
-def _kill_9_when(args: list[str], folder: Path, reported: int) -> None:
-    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
-    try:
-        deadline = time.time() + 120
-        while not _reported(folder, reported):
-            assert time.time() < deadline and driver.poll() is None, "the sweep never got that far"
-            time.sleep(0.2)
-        os.kill(driver.pid, signal.SIGKILL)
-        driver.wait(timeout=30)
-    finally:
-        try:
-            os.killpg(driver.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 def _observations(searcher: str, folder: Path) -> int:
@@ -65,7 +49,7 @@ def test_a_model_based_sweep_killed_with_9_resumes_its_model_to_exactly_num_samp
     folder = tmp_path / "killed"
     args = ["sweep", "--space", space, "--searcher", searcher, "--scheduler", "fifo", "--num-samples", "6",
             "--max-epochs", "3", "--storage-path", tmp_path, "--name", "killed"]  # fmt: skip
-    _kill_9_when([str(a) for a in args], folder, reported=3)
+    kill_9_when([str(a) for a in args], lambda: _reported(folder, 3), timeout=120)
     before = experiment.load(str(folder))
     assert len(before.trials) < 6 or any(t.status != "TERMINATED" for t in before.trials), "killed too late"
 
@@ -168,7 +152,7 @@ def test_a_freeze_thaw_sweep_killed_with_9_resumes_to_every_epoch_once(run_cli, 
     folder = tmp_path / "killed"
     args = ["sweep", "--space", space, "--scheduler", "freeze-thaw", "--num-samples", "10", "--max-epochs", "6",
             "--storage-path", tmp_path, "--name", "killed"]  # fmt: skip
-    _kill_9_when([str(a) for a in args], folder, reported=6)
+    kill_9_when([str(a) for a in args], lambda: _reported(folder, 6), timeout=120)
     before = experiment.load(str(folder))
     assert len(before.trials) < 10 or any(t.status != "TERMINATED" for t in before.trials), "killed too late"
 

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 from tuner import storage
 from tuner.errors import StorageRefused, UsageError
 from tuner.folder.summary import Summary
+from tuner.launch.per_trial import wrapped_trainable
 from tuner.launch.plan import Print, place, prepare
 from tuner.launch.plan_text import describe
-from tuner.launch.runner import fit, launch, wrapped_trainable
+from tuner.launch.runner import fit, launch
 from tuner.settings import SweepConfig
 
 if TYPE_CHECKING:

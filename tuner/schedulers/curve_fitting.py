@@ -1,6 +1,6 @@
 """The freeze-thaw scheduler's model side: each trial's curve on the model's 0-1 scale and back in the metric's
-units, and the model fitted off Tune's loop on a thread of its own (tuner/schedulers/curve_scheduler.py decides
-with it).
+units, the model fitted off Tune's loop on a thread of its own, and what it predicts of each trial and of a new
+config (tuner/schedulers/curve_scheduler.py decides with it).
 
 A mixin of ``FreezeThawScheduler``: it reads and writes the scheduler's own state (``curves``, ``scale``,
 ``model``, the fit under way), kept apart here because fitting and scaling are one concept and deciding another.
@@ -9,7 +9,6 @@ A mixin of ``FreezeThawScheduler``: it reads and writes the scheduler's own stat
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,8 @@ LOW_QUANTILE = 2  # values below this percentile of all seen count as this bad: 
 CANDIDATES = 512  # configs drawn for each proposal, beside neighbours of the best
 NEIGHBOURS = 32  # around each of the ``NEAR_BEST`` best trials
 NEAR_BEST = 4
+TRUST = 10.0  # a trial's own last value moves its prediction by epochs / (epochs + TRUST) of its gap
+NOISE = 0.01  # spread of a curve's end not seen in the members' disagreement, on the 0-1 scale
 
 
 def expected_improvement(mean: np.ndarray, spread: np.ndarray, best: float) -> tuple[np.ndarray, np.ndarray]:
@@ -48,7 +49,7 @@ class Prediction:
 
 
 class CurveFitting:
-    """Scaling and fitting for ``FreezeThawScheduler`` (whose ``__init__`` sets every attribute used here)."""
+    """Scaling, fitting and predicting for ``FreezeThawScheduler`` (whose ``__init__`` sets every attribute used here)."""
 
     curves: dict[str, list[float]]
     configs: dict[str, dict[str, Any]]
@@ -72,8 +73,8 @@ class CurveFitting:
     _pool: list
     _pool_rows: Any
     _pool_means: Any
-
-    predict: Callable[[str], Prediction]  # the scheduler's
+    _cache: tuple[int, dict[str, Any]] | None
+    _pool_cache: tuple[tuple[int, int], np.ndarray] | None
 
     # --- the model's scale ----------------------------------------------------------------------------
     def _axis(self, raw: float) -> float:
@@ -205,3 +206,57 @@ class CurveFitting:
         self._pool = pool
         self._pool_rows = self.features.rows(pool)
         self._pool_means = self.model.curves(self._pool_rows, np.array([self.max_t]))[:, :, 0]
+
+    # --- predictions --------------------------------------------------------------------------------------
+    def predict(self, trial_id: str) -> Prediction:
+        """Where a trial ends, from the model and its own curve so far (a new trial: from its config)."""
+        table = self._table()
+        i = table["index"][trial_id]
+        return Prediction(*(float(table[k][i]) for k in ("mean", "spread", "gain", "chance")))
+
+    def _table(self) -> dict[str, Any]:
+        """Every known trial's prediction under the adopted model, computed once per change of the data."""
+        if self._cache is not None and self._cache[0] == self._version:
+            return self._cache[1]
+        assert self.model is not None
+        ids = list(self.rows)
+        missing = [tid for tid in ids if tid not in self._predicted]
+        if missing:
+            made = self.model.curves(np.vstack([self.rows[t] for t in missing]), np.arange(1, self.max_t + 1))
+            for k, tid in enumerate(missing):
+                self._predicted[tid] = made[:, k, :]
+        members = np.stack([self._predicted[t] for t in ids])  # trials x members x epochs
+        epochs = np.array([len(self.curves.get(t) or []) for t in ids])
+        seen = np.array([self._scaled(self.curves[t][-1]) if epochs[k] else 0.0 for k, t in enumerate(ids)])
+        ends = members[:, :, -1]
+        at = members[np.arange(len(ids)), :, np.maximum(epochs, 1) - 1]
+        trust = (epochs / (epochs + TRUST))[:, None]
+        conditioned = np.maximum(ends + trust * (seen[:, None] - at), seen[:, None])
+        ends = np.where(epochs[:, None] > 0, conditioned, ends)
+        left = np.maximum(self.max_t - epochs, 0) / self.max_t
+        mean = ends.mean(1)
+        spread = np.sqrt(ends.var(1) + (NOISE * left) ** 2) + 1e-9
+        gain, chance = expected_improvement(mean, spread, self._best_scaled())
+        table = {"index": {t: k for k, t in enumerate(ids)}, "mean": mean, "spread": spread, "gain": gain,
+                 "chance": chance}  # fmt: skip
+        self._cache = (self._version, table)
+        return table
+
+    def _new_gain(self) -> float:
+        return float(self._pool_gains().max()) if self._pool else 0.0
+
+    def _pool_gains(self) -> np.ndarray:
+        if self._pool_cache is not None and self._pool_cache[0] == (self._version, len(self._proposed)):
+            return self._pool_cache[1]
+        ends = self._pool_means  # members x candidates
+        mean = ends.mean(0)
+        spread = np.sqrt(ends.var(0) + NOISE**2) + 1e-9
+        gains, _ = expected_improvement(mean, spread, self._best_scaled())
+        rows = self._pool_rows
+        tried = {row.tobytes() for row in self.rows.values()}
+        gains = np.where([row.tobytes() in tried for row in rows], 0.0, gains)  # no config twice
+        for taken in self._proposed:  # a config proposed since weighs down its neighbourhood
+            distance = np.sqrt(((rows - taken) ** 2).sum(1)) / math.sqrt(max(rows.shape[1], 1))
+            gains = gains * np.minimum(distance / 0.1, 1.0) ** 2
+        self._pool_cache = ((self._version, len(self._proposed)), gains)
+        return gains

@@ -30,13 +30,11 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from tuner.folder.fates import PAUSED, RUNG, STOPPED, THAWED, DecisionLog
 from tuner.schedulers.config_features import ConfigFeatures
-from tuner.schedulers.curve_fitting import CurveFitting, Prediction, expected_improvement
+from tuner.schedulers.curve_fitting import CurveFitting, Prediction
 from tuner.schedulers.curve_model import PowerLawEnsemble
 from tuner.values import number
 
 EPOCH = "training_iteration"
-TRUST = 10.0  # a trial's own last value moves its prediction by epochs / (epochs + TRUST) of its gap
-NOISE = 0.01  # spread of a curve's end not seen in the members' disagreement, on the 0-1 scale
 HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopped ...
 HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own curve says little)
 
@@ -89,8 +87,8 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         self._log = (
             False  # whether the model reads the metric on a log scale (a loss that was always positive)
         )
-        self._cache: tuple[int, dict[str, Any]] | None = None
-        self._pool_cache: tuple[tuple[int, int], np.ndarray] | None = None
+        self._cache = None
+        self._pool_cache = None
         self._fitting: Future | None = None
         self._executor: ThreadPoolExecutor | None = None
 
@@ -197,60 +195,6 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             return None  # every config drawn was tried already: the caller draws at random
         self._proposed.append(self._pool_rows[pick])
         return dict(self._pool[pick])
-
-    # --- predictions --------------------------------------------------------------------------------------
-    def predict(self, trial_id: str) -> Prediction:
-        """Where a trial ends, from the model and its own curve so far (a new trial: from its config)."""
-        table = self._table()
-        i = table["index"][trial_id]
-        return Prediction(*(float(table[k][i]) for k in ("mean", "spread", "gain", "chance")))
-
-    def _table(self) -> dict[str, Any]:
-        """Every known trial's prediction under the adopted model, computed once per change of the data."""
-        if self._cache is not None and self._cache[0] == self._version:
-            return self._cache[1]
-        assert self.model is not None
-        ids = list(self.rows)
-        missing = [tid for tid in ids if tid not in self._predicted]
-        if missing:
-            made = self.model.curves(np.vstack([self.rows[t] for t in missing]), np.arange(1, self.max_t + 1))
-            for k, tid in enumerate(missing):
-                self._predicted[tid] = made[:, k, :]
-        members = np.stack([self._predicted[t] for t in ids])  # trials x members x epochs
-        epochs = np.array([len(self.curves.get(t) or []) for t in ids])
-        seen = np.array([self._scaled(self.curves[t][-1]) if epochs[k] else 0.0 for k, t in enumerate(ids)])
-        ends = members[:, :, -1]
-        at = members[np.arange(len(ids)), :, np.maximum(epochs, 1) - 1]
-        trust = (epochs / (epochs + TRUST))[:, None]
-        conditioned = np.maximum(ends + trust * (seen[:, None] - at), seen[:, None])
-        ends = np.where(epochs[:, None] > 0, conditioned, ends)
-        left = np.maximum(self.max_t - epochs, 0) / self.max_t
-        mean = ends.mean(1)
-        spread = np.sqrt(ends.var(1) + (NOISE * left) ** 2) + 1e-9
-        gain, chance = expected_improvement(mean, spread, self._best_scaled())
-        table = {"index": {t: k for k, t in enumerate(ids)}, "mean": mean, "spread": spread, "gain": gain,
-                 "chance": chance}  # fmt: skip
-        self._cache = (self._version, table)
-        return table
-
-    def _new_gain(self) -> float:
-        return float(self._pool_gains().max()) if self._pool else 0.0
-
-    def _pool_gains(self) -> np.ndarray:
-        if self._pool_cache is not None and self._pool_cache[0] == (self._version, len(self._proposed)):
-            return self._pool_cache[1]
-        ends = self._pool_means  # members x candidates
-        mean = ends.mean(0)
-        spread = np.sqrt(ends.var(0) + NOISE**2) + 1e-9
-        gains, _ = expected_improvement(mean, spread, self._best_scaled())
-        rows = self._pool_rows
-        tried = {row.tobytes() for row in self.rows.values()}
-        gains = np.where([row.tobytes() in tried for row in rows], 0.0, gains)  # no config twice
-        for taken in self._proposed:  # a config proposed since weighs down its neighbourhood
-            distance = np.sqrt(((rows - taken) ** 2).sum(1)) / math.sqrt(max(rows.shape[1], 1))
-            gains = gains * np.minimum(distance / 0.1, 1.0) ** 2
-        self._pool_cache = ((self._version, len(self._proposed)), gains)
-        return gains
 
     # --- decisions ------------------------------------------------------------------------------------
     def _decide(self, tune_controller: Any, trial: Any, epoch: int, value: float | None) -> str:
