@@ -62,6 +62,9 @@ MOVED = {
     "tuner.report": "tuner.review.report.page",
     "tuner.config": "tuner.settings",
     "tuner.schedulers.recording": "tuner.ray_compat.schedulers",
+    # ASHA and the median rule by fronts, before each rule was one implementation for any number of objectives
+    "tuner.schedulers.pareto_asha": "tuner.schedulers.saved_before",
+    "tuner.schedulers.pareto_median": "tuner.schedulers.saved_before",
     # the live table, once a rewritten CLIReporter (its SweepReporter resumes as a LiveTable)
     "tuner.ray_compat.live_table": "tuner.launch.watching.live_table",
 }
@@ -70,6 +73,11 @@ MOVED = {
 MOVED_NAMES = {
     # the GP, before it left the Optuna sampler rules for a module of its own
     "tuner.searchers.optuna_samplers": {"WarpedGP": "tuner.searchers.warped_gp"},
+    # Ray's schedulers with tuner's records, before ASHA, HyperBand, BOHB and the median rule were tuner's own
+    "tuner.ray_compat.schedulers": {
+        name: "tuner.schedulers.saved_before"
+        for name in ("RecordingASHA", "RecordingMedian", "RecordingHyperBand", "RecordingBOHB")
+    },
 }
 
 

@@ -19,7 +19,10 @@ from tuner.settings import SweepConfig
 
 
 def test_one_mode_serves_every_metric_and_one_per_metric_is_kept_in_order():
-    assert parse_objectives("loss,latency_ms", "min") == [Objective("loss", "min"), Objective("latency_ms", "min")]
+    assert parse_objectives("loss,latency_ms", "min") == [
+        Objective("loss", "min"),
+        Objective("latency_ms", "min"),
+    ]
     assert parse_objectives("loss, acc", "min, max") == [Objective("loss", "min"), Objective("acc", "max")]
 
 
@@ -93,7 +96,9 @@ def test_a_space_declares_several_metrics_with_their_modes():
 
     from tuner.spec import SearchSpace
 
-    space = SearchSpace(trainable=print, params={"x": tune.uniform(0, 1)}, metrics={"loss": "min", "ms": "min"})
+    space = SearchSpace(
+        trainable=print, params={"x": tune.uniform(0, 1)}, metrics={"loss": "min", "ms": "min"}
+    )
     assert (space.metric, space.mode) == ("loss,ms", "min,min")
     with pytest.raises(UsageError, match="not valid"):
         SearchSpace(trainable=print, params={"x": tune.uniform(0, 1)}, metrics={"loss": "lowest"})
@@ -154,19 +159,24 @@ class Fates:
         self.entries.append((trial_id, kind, text, data))
 
     def stopped(self, trial_id):
-        return next((text for tid, kind, text, _ in self.entries if tid == trial_id and kind == "stopped"), "")
+        return next(
+            (text for tid, kind, text, _ in self.entries if tid == trial_id and kind == "stopped"), ""
+        )
 
 
 def asha(objectives, constraints=(), eta=2):
     from tuner.schedulers.asha import rungs
-    from tuner.schedulers.pareto_asha import ParetoASHA
+    from tuner.schedulers.asha_rule import AshaRule
+    from tuner.schedulers.comparing import Comparison
 
     fates = Fates()
-    return ParetoASHA(8, rungs(8, 1, eta), eta, tuple(objectives), tuple(constraints), fate_log=fates), fates
+    return AshaRule(8, rungs(8, 1, eta), eta, Comparison(objectives, constraints), fate_log=fates), fates
 
 
 def report(scheduler, trial_id, epoch, **values):
-    return scheduler.on_trial_result(None, SimpleNamespace(trial_id=trial_id), {"training_iteration": epoch, **values})
+    return scheduler.on_trial_result(
+        None, SimpleNamespace(trial_id=trial_id), {"training_iteration": epoch, **values}
+    )
 
 
 def test_a_dominated_trial_stops_at_the_rung_and_its_fate_says_by_how_many():
@@ -212,13 +222,14 @@ def test_a_trial_goes_to_the_highest_rung_it_reached_once_and_ends_at_max_epochs
 
 def test_a_resumed_scheduler_gets_its_rungs_back_from_the_fate_log(tmp_path):
     from tuner.folder.fates import FateLog
-    from tuner.schedulers.pareto_asha import ParetoASHA
+    from tuner.schedulers.asha_rule import AshaRule
+    from tuner.schedulers.comparing import Comparison
 
-    objectives = (Objective("loss", "min"), Objective("ms", "min"))
-    first = ParetoASHA(8, [1, 2, 4], 2, objectives, fate_log=FateLog(str(tmp_path)))
+    objectives = Comparison((Objective("loss", "min"), Objective("ms", "min")))
+    first = AshaRule(8, [1, 2, 4], 2, objectives, fate_log=FateLog(str(tmp_path)))
     report(first, "a", 1, loss=1.0, ms=1.0)
     report(first, "b", 1, loss=0.5, ms=0.5)
-    resumed = ParetoASHA(8, [1, 2, 4], 2, objectives, fate_log=FateLog(str(tmp_path)))
+    resumed = AshaRule(8, [1, 2, 4], 2, objectives, fate_log=FateLog(str(tmp_path)))
     resumed.on_trial_add(SimpleNamespace(get_trials=lambda: []), SimpleNamespace(trial_id="c"))
     assert set(resumed.rungs[1]) == {"a", "b"}
     assert report(resumed, "c", 1, loss=2.0, ms=2.0) == "STOP"  # compared with what ran before the stop
@@ -228,10 +239,11 @@ def test_a_resumed_scheduler_gets_its_rungs_back_from_the_fate_log(tmp_path):
 
 
 def test_the_median_rule_by_fronts_stops_the_worse_half_once_enough_trials_reported_the_epoch():
-    from tuner.schedulers.pareto_median import ParetoMedian
+    from tuner.schedulers.comparing import Comparison
+    from tuner.schedulers.median_rule import MedianRule
 
     fates = Fates()
-    rule = ParetoMedian(1, 3, (Objective("loss", "min"), Objective("ms", "min")), fate_log=fates)
+    rule = MedianRule(1, 3, Comparison((Objective("loss", "min"), Objective("ms", "min"))), fate_log=fates)
     for trial_id, loss, ms in [("a", 1.0, 1.0), ("b", 2.0, 2.0), ("c", 3.0, 3.0)]:
         assert report(rule, trial_id, 2, loss=loss, ms=ms) == "CONTINUE"  # too few others yet
     assert report(rule, "d", 1, loss=9.0, ms=9.0) == "CONTINUE"  # no other trial reported epoch 1
@@ -242,23 +254,39 @@ def test_the_median_rule_by_fronts_stops_the_worse_half_once_enough_trials_repor
 
 
 def test_a_hyperband_round_keeps_the_best_by_fronts_and_says_why_the_others_stop():
+    from types import SimpleNamespace
+
     from ray.tune.experiment import Trial
 
-    from tuner.ray_compat.schedulers import RecordingHyperBand
+    from tuner.schedulers.comparing import Comparison
+    from tuner.schedulers.hyperband_rule import HyperBandRule
 
     fates = Fates()
-    scheduler = RecordingHyperBand(time_attr="training_iteration", max_t=4, reduction_factor=2, fate_log=fates,
-                                   objectives=(Objective("loss", "min"), Objective("ms", "min")))  # fmt: skip
-    scheduler.set_search_properties("loss", "min")
-    bracket = scheduler._create_bracket(1)
-    trials = [Trial("t", config={}, trial_id=name, stub=True) for name in "abcd"]
-    values = {"a": (1.0, 9.0), "b": (9.0, 1.0), "c": (5.0, 5.0), "d": (6.0, 6.0)}
-    bracket._n, bracket._halves = 4, 1  # a round of four trials, halved once
+    comparison = Comparison((Objective("loss", "min"), Objective("ms", "min")))
+    scheduler = HyperBandRule(4, 2, comparison, fate_log=fates)
+    stopped: list[str] = []
+    controller = SimpleNamespace(stop_trial=lambda t: stopped.append(t.trial_id))
+    trials = [Trial("t", config={}, trial_id=name, stub=True) for name in "xyzuvwabcd"]
     for trial in trials:
+        scheduler.on_trial_add(controller, trial)
+    round_of_four = trials[6:]  # the third bracket: four trials, rounds at epochs 1, 2 and 4
+    assert {scheduler.of[t].size for t in round_of_four} == {4} and scheduler.of[trials[6]].rounds == [
+        1,
+        2,
+        4,
+    ]
+    values = {"a": (1.0, 9.0), "b": (9.0, 1.0), "c": (5.0, 5.0), "d": (6.0, 6.0)}
+    answers = []
+    for trial in round_of_four:
+        trial.set_status(Trial.RUNNING)
         loss, ms = values[trial.trial_id]
-        bracket._live_trials[trial] = {"training_iteration": 2, "loss": loss, "ms": ms}
-    good, bad = bracket.successive_halving("loss", 1.0)
-    assert {t.trial_id for t in good} == {"a", "b"}  # the ends of the front; loss alone would keep a and c
+        answers.append(
+            scheduler.on_trial_result(controller, trial, {"training_iteration": 1, "loss": loss, "ms": ms})
+        )
+        if answers[-1] == "PAUSE":
+            trial.set_status(Trial.PAUSED)
+    assert answers == ["PAUSE", "PAUSE", "PAUSE", "STOP"]  # the last to arrive decides the round: d stops
+    assert stopped == ["c"]  # c waited, paused; the ends of the front go on (loss alone would keep a and c)
     assert "dominated by 1 trial, not among the best 2 of 4" in fates.stopped("d")
     assert "on the front but ranked behind (by crowding distance, then loss)" in fates.stopped("c")
 
@@ -278,7 +306,12 @@ def test_optuna_models_several_objectives_and_is_told_each_trials_constraints():
                                                            constraints=(Constraint.parse("g<=0.5"),)))  # fmt: skip
     for i in range(12):
         config = built.suggest(f"t{i}")
-        result = {"f1": config["x"], "f2": config["y"], "g": config["x"] + config["y"], "training_iteration": 3}
+        result = {
+            "f1": config["x"],
+            "f2": config["y"],
+            "g": config["x"] + config["y"],
+            "training_iteration": 3,
+        }
         built.on_trial_result(f"t{i}", result)
         built.on_trial_complete(f"t{i}", result)
     study = built.inner._ot_study  # Ray's OptunaSearch: its study and its trials by Ray's ids
@@ -298,8 +331,9 @@ def test_a_replays_best_trial_meets_the_sweeps_constraints():
     outcome = ReplayOutcome([fast, slow], "loss", "min", workers=1, wall=1.0)
     assert outcome.best_trial().trial_id == "a"
     assert outcome.best_trial([Constraint.parse("mb<=500")]).trial_id == "b"
-    assert outcome.points([Objective("loss", "min"), Objective("mb", "min")], [Constraint.parse("mb<=500")]) == [(0.7, 100)]
-
+    assert outcome.points(
+        [Objective("loss", "min"), Objective("mb", "min")], [Constraint.parse("mb<=500")]
+    ) == [(0.7, 100)]
 
 
 def test_the_median_rule_never_pauses_a_trial_while_too_few_others_reported():

@@ -78,32 +78,14 @@ def test_part_10_a_restored_run_uses_the_stopper_saved_in_its_state():
     )  # the stopper is saved, callbacks not
 
 
-def test_part_13_the_schedulers_keep_their_reasons_where_tuner_reads_them():
-    from ray.tune.schedulers import (
-        ASHAScheduler,
-        HyperBandScheduler,
-        MedianStoppingRule,
-        PopulationBasedTraining,
-    )
-    from ray.tune.schedulers.async_hyperband import _Bracket as AshaBracket
-    from ray.tune.schedulers.hyperband import _Bracket
+def test_part_13_pbt_keeps_its_exploit_where_tuner_reads_it():
+    from ray.tune.schedulers import PopulationBasedTraining
 
-    assert "_rungs" in inspect.getsource(AshaBracket.__init__) and callable(AshaBracket.cutoff)
-    bracket = inspect.getsource(_Bracket)
-    assert all(name in bracket for name in ("_live_trials", "_cumul_r", "_halves", "def successive_halving"))
-    assert "_create_bracket" in inspect.getsource(HyperBandScheduler)
-    assert all(
-        hasattr(MedianStoppingRule, name) for name in ("_trials_beyond_time", "_running_mean", "_best_result")
-    )
-    rule = inspect.getsource(MedianStoppingRule)
-    assert "self._on_insufficient_samples(tune_controller, trial, time)" in rule and 'float("-inf")' in rule
     assert hasattr(PopulationBasedTraining, "_exploit") and "_trial_state" in inspect.getsource(
         PopulationBasedTraining
     )
-    # what the status lines read: ASHA's rungs and max_t, HyperBand's rounds of brackets and their progress
-    assert "self._max_t = max_t" in inspect.getsource(ASHAScheduler.__init__)
-    assert "_hyperbands" in inspect.getsource(HyperBandScheduler.__init__)
-    assert all(name in bracket for name in ("_all_trials", "def completion_percentage"))
+    assert "self._hyperparam_mutations" in inspect.getsource(PopulationBasedTraining.__init__)
+    assert "last_train_time" in inspect.getsource(PopulationBasedTraining)
 
 
 def test_parts_15_and_16_rays_address_reader_and_its_configuration_are_where_tuner_calls_them():
@@ -172,31 +154,6 @@ def test_part_19_with_parameters_puts_its_data_once_and_ray_flushes_it_at_every_
     assert {"to_flush", "references"} <= set(vars(registry._ParameterRegistry()))
     source = inspect.getsource(util.with_parameters)
     assert "_post_init_hooks.append(parameter_registry.flush)" in source and "parameter_registry" in source
-
-
-def test_a_hyperband_bracket_finished_by_a_trial_that_ended_itself_stops_the_one_paused_there():
-    """Ray processes a bracket on a trial's removal only while it is unfinished: a trial paused at the last
-    milestone, whose bracket-mate then returned by itself, waited for ever (the stall guard ended the sweep)."""
-    from types import SimpleNamespace
-
-    from ray.tune.experiment import Trial
-
-    from tuner.ray_compat.schedulers import RecordingHyperBand
-
-    stopped: list[str] = []
-    controller = SimpleNamespace(stop_trial=lambda t: stopped.append(t.trial_id), get_trials=lambda: [])
-    scheduler = RecordingHyperBand(time_attr="training_iteration", max_t=2, reduction_factor=2)
-    scheduler.set_search_properties("loss", "min")
-    first, second = (Trial("t", config={}, trial_id=name, stub=True) for name in ("first", "second"))
-    for trial in (first, second):
-        scheduler.on_trial_add(controller, trial)
-    bracket = scheduler._trial_info[first][0]
-    assert scheduler._trial_info[second][0] is bracket
-    bracket._live_trials[first] = {"training_iteration": 2, "loss": 1.0}
-    first.set_status(Trial.PAUSED)
-    bracket._live_trials[second] = {"training_iteration": 2, "loss": 2.0}
-    scheduler.on_trial_complete(controller, second, {"training_iteration": 2, "loss": 2.0})
-    assert stopped == ["first"]
 
 
 def test_part_6_a_search_state_out_of_step_with_the_saved_trials_is_reconciled(tmp_path):

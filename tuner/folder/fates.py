@@ -1,6 +1,6 @@
 """Each trial's fate: why it ended where it did, in words, recorded as the scheduler decides.
 
-Schedulers built by tuner (tuner/ray_compat/schedulers.py) write each decision the moment they take it:
+Schedulers built by tuner (tuner/schedulers/) write each decision the moment they take it:
 the rung and cutoff that stopped a trial under ASHA, the median it fell behind, the bracket it lost in,
 the trial PBT copied. The sweep's own guards add theirs: a trial stopped as hung (tuner/launch/guards/watchdog.py), a
 trial whose process died of a signal (tuner/launch/guards/crashes.py), the trials the budget ended (tuner/launch/guards/budget.py), the trials a full storage stopped

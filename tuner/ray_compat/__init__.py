@@ -21,12 +21,9 @@ tier, with every part's canary, on each); where a version behaves otherwise, its
 10. live           a restored run consults the stopper saved in the state: look up the live callback
 11. terminal       a signal-killed worker's C-level crash report and the raylet's guess reach the terminal
 12. terminal       the older ``spec.config`` form of ``sample_from`` warns at every draw: quiet while probing
-13. schedulers     ASHA, HyperBand, BOHB, the median rule and PBT decide in private state: read their reasons;
-                   a resumed sweep hands its finished trials to HyperBand's brackets: leave them out; a
-                   bracket finished by a trial that ended itself leaves a paused one waiting: stop it; their
-                   status lines count decisions as stopped trials and show ASHA's cutoffs negated: say it true;
-                   the median rule pauses a trial while too few others have reported (it then starts over):
-                   never pause it
+13. schedulers     PBT decides in private state: read which trial it exploited and what it changed (ASHA,
+                   HyperBand, BOHB and the median rule are tuner's own on Tune's public scheduler interface,
+                   tuner/schedulers/*_rule.py, and decide with one objective as Ray's do)
 15. cluster        read an address exactly as ``ray.init`` would, without its minutes of retrying
 16. cluster        token mode for a client needs Ray's C++ configuration read again
 17. trainable_forms  tune.with_parameters and tune.with_resources hide the user's code and its resources

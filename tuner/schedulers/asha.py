@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from tuner.objectives import Objective
-from tuner.schedulers.base import GRACE_PERIOD, REDUCTION_FACTOR, SchedulerContext, SchedulerEntry, ranking
+from tuner.schedulers.base import (
+    GRACE_PERIOD,
+    REDUCTION_FACTOR,
+    SchedulerContext,
+    SchedulerEntry,
+    comparison,
+    ranking,
+)
+
+if TYPE_CHECKING:  # the rules import Ray; --help and the plan do not need it
+    from tuner.schedulers.asha_rule import AshaRule
 
 
 def rungs(max_epochs: int, grace: int = GRACE_PERIOD, eta: int = REDUCTION_FACTOR) -> list[int]:
@@ -20,34 +29,22 @@ def rungs(max_epochs: int, grace: int = GRACE_PERIOD, eta: int = REDUCTION_FACTO
 class Asha(SchedulerEntry):
     name = "asha"
     summary = "asynchronous successive halving: the worse half stopped at each rung"
-    # several objectives: ranked by fronts at each rung (tuner/schedulers/pareto_asha.py)
+    # several objectives: ranked by fronts at each rung (tuner/schedulers/comparing.py)
     multi_objective = True
     stops_as = "ASHA"
 
     def stopped_label(self, ctx: SchedulerContext) -> str | None:
         return None if ctx.ranked_by_front else self.stops_as  # ranked by fronts: its status line counts them
 
-    def build(self, ctx: SchedulerContext) -> Any:
-        from tuner.ray_compat.schedulers import RecordingASHA
+    def build(self, ctx: SchedulerContext) -> AshaRule:
+        from tuner.schedulers.asha_rule import AshaRule
 
-        if ctx.ranked_by_front:
-            from tuner.schedulers.pareto_asha import ParetoASHA
-
-            return ParetoASHA(
-                ctx.max_epochs,
-                rungs(ctx.max_epochs, ctx.grace_period, ctx.reduction_factor),
-                ctx.reduction_factor,
-                ctx.objectives or (Objective(ctx.metric, ctx.mode),),
-                ctx.constraints,
-                fate_log=ctx.fate_log,
-            )
-
-        return RecordingASHA(
-            time_attr="training_iteration",
-            max_t=ctx.max_epochs,
+        return AshaRule(
+            ctx.max_epochs,
+            rungs(ctx.max_epochs, ctx.grace_period, ctx.reduction_factor),
+            ctx.reduction_factor,
+            comparison(ctx),
             fate_log=ctx.fate_log,
-            grace_period=min(ctx.grace_period, ctx.max_epochs),
-            reduction_factor=ctx.reduction_factor,
         )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from tuner.folder.fates import DecisionLog
 from tuner.objectives import Constraint, Mode, Objective
+from tuner.schedulers.comparing import Comparison
 
 # The seed tutorial's ASHA: the worse half stopped at every rung, the first rung after one epoch.
 GRACE_PERIOD = 1
@@ -37,6 +38,11 @@ class SchedulerContext:
     def ranked_by_front(self) -> bool:
         """Several objectives or constraints: trials are ranked by fronts, not by one value."""
         return len(self.objectives) > 1 or bool(self.constraints)
+
+
+def comparison(ctx: SchedulerContext) -> Comparison:
+    """How the sweep's rules compare trials: its objectives (one: the metric and mode) and constraints."""
+    return Comparison(ctx.objectives or (Objective(ctx.metric, ctx.mode),), ctx.constraints)
 
 
 def ranking(ctx: SchedulerContext) -> str:

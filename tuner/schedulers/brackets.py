@@ -1,7 +1,7 @@
 """HyperBand's bracket arithmetic, with no Ray: how many trials each bracket takes and the epochs of its rounds.
 
 Shared by the scheduler entries (the plan's lines, the most epochs a sweep can train) and the recording
-brackets (tuner/ray_compat/schedulers.py), which run on these rounds.
+brackets (tuner/schedulers/hyperband_rule.py), which run on these rounds.
 """
 
 from __future__ import annotations

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from tuner.objectives import Objective
-from tuner.schedulers.base import SchedulerContext, SchedulerEntry, ranking
+from tuner.schedulers.base import SchedulerContext, SchedulerEntry, comparison, ranking
 from tuner.schedulers.brackets import bracket_epochs, fill
+
+if TYPE_CHECKING:  # the rules import Ray; --help and the plan do not need it
+    from tuner.schedulers.hyperband_rule import BohbRule, HyperBandRule
 
 
 class _Brackets(SchedulerEntry):
@@ -39,18 +41,10 @@ class HyperBand(_Brackets):
     label = "HyperBand"
     multi_objective = True  # several objectives: each round keeps the best by fronts
 
-    def build(self, ctx: SchedulerContext) -> Any:
-        from tuner.ray_compat.schedulers import RecordingHyperBand
+    def build(self, ctx: SchedulerContext) -> HyperBandRule:
+        from tuner.schedulers.hyperband_rule import HyperBandRule
 
-        objectives = ctx.objectives or ((Objective(ctx.metric, ctx.mode),) if ctx.constraints else ())
-        return RecordingHyperBand(
-            time_attr="training_iteration",
-            max_t=ctx.max_epochs,
-            reduction_factor=ctx.reduction_factor,
-            fate_log=ctx.fate_log,
-            objectives=objectives,
-            constraints=ctx.constraints,
-        )
+        return HyperBandRule(ctx.max_epochs, ctx.reduction_factor, comparison(ctx), fate_log=ctx.fate_log)
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         lines = super().describe(ctx)
@@ -65,12 +59,7 @@ class Bohb(_Brackets):
     label = "BOHB"
     requires_searcher = "bohb"
 
-    def build(self, ctx: SchedulerContext) -> Any:
-        from tuner.ray_compat.schedulers import RecordingBOHB
+    def build(self, ctx: SchedulerContext) -> BohbRule:
+        from tuner.schedulers.hyperband_rule import BohbRule
 
-        return RecordingBOHB(
-            time_attr="training_iteration",
-            max_t=ctx.max_epochs,
-            reduction_factor=ctx.reduction_factor,
-            fate_log=ctx.fate_log,
-        )
+        return BohbRule(ctx.max_epochs, ctx.reduction_factor, comparison(ctx), fate_log=ctx.fate_log)

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-from tuner.objectives import Objective
-from tuner.schedulers.base import SchedulerContext, SchedulerEntry, ranking
+from tuner.schedulers.base import SchedulerContext, SchedulerEntry, comparison, ranking
+
+if TYPE_CHECKING:  # the rules import Ray; --help and the plan do not need it
+    from tuner.schedulers.median_rule import MedianRule
 
 MIN_SAMPLES = 3
 
@@ -13,34 +15,17 @@ MIN_SAMPLES = 3
 class Median(SchedulerEntry):
     name = "median"
     summary = "median stopping rule: stop a trial worse than the median of the others at the same epoch"
-    # several objectives: the worse half by fronts stops (tuner/schedulers/pareto_median.py)
+    # several objectives: the worse half by fronts stops (tuner/schedulers/median_rule.py)
     multi_objective = True
     stops_as = "median rule"
 
     def stopped_label(self, ctx: SchedulerContext) -> str | None:
         return None if ctx.ranked_by_front else self.stops_as  # ranked by fronts: its status line counts them
 
-    def build(self, ctx: SchedulerContext) -> Any:
-        from tuner.ray_compat.schedulers import RecordingMedian
+    def build(self, ctx: SchedulerContext) -> MedianRule:
+        from tuner.schedulers.median_rule import MedianRule
 
-        if ctx.ranked_by_front:
-            from tuner.schedulers.pareto_median import ParetoMedian
-
-            return ParetoMedian(
-                ctx.grace_period,
-                MIN_SAMPLES,
-                ctx.objectives or (Objective(ctx.metric, ctx.mode),),
-                ctx.constraints,
-                fate_log=ctx.fate_log,
-            )
-
-        # It never pauses a trial while too few others have reported (tuner/ray_compat/schedulers.py).
-        return RecordingMedian(
-            time_attr="training_iteration",
-            grace_period=ctx.grace_period,
-            fate_log=ctx.fate_log,
-            min_samples_required=MIN_SAMPLES,
-        )
+        return MedianRule(ctx.grace_period, MIN_SAMPLES, comparison(ctx), fate_log=ctx.fate_log)
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         if ctx.ranked_by_front:

@@ -1,6 +1,6 @@
 """The report's scheduler panel: what the scheduler was set to, what each rung decided and why, what it saved.
 
-ASHA and HyperBand write down every comparison as they make it (tuner/ray_compat/schedulers.py): the rung,
+ASHA and HyperBand write down every comparison as they make it (tuner/schedulers/asha_rule.py, hyperband_rule.py): the rung,
 the trial's value, the cutoff it met (ASHA: the 1/eta quantile of the values that reached the rung before
 it), or the bracket round it was ranked in (HyperBand). Drawn in arrival order, each rung shows why a trial
 with a poor value went on (it came first, before any cutoff) while a better one later did not.

@@ -1,0 +1,114 @@
+"""ASHA, one implementation for one objective or several: a trial goes on past a rung only among the best there.
+
+A trial's result at a rung is compared with every result recorded there before it (tuner/schedulers/comparing.py):
+with one objective it stops below the interpolated percentile of the others' values, the cutoff Ray's
+``ASHAScheduler`` uses, so it decides as Ray's does; with several objectives or constraints it goes on if it is in
+the best 1/reduction_factor by fronts. Every comparison is written to the fate log as it is made (the cutoff, or
+the place and the values), and a resumed sweep gets its rungs back from there (Tune saves no scheduler state).
+Built on Tune's public scheduler interface (``FIFOScheduler``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ray.tune.schedulers import TrialScheduler
+
+from tuner.folder.fates import RUNG, STOPPED, DecisionLog
+from tuner.schedulers.comparing import EPOCH, Comparison, Standing
+from tuner.schedulers.rule_base import Rule
+
+
+class AshaRule(Rule):
+    """ASHA with rungs at ``milestones`` (tuner/schedulers/asha.py ``rungs``), each trial ended at ``max_t``."""
+
+    def __init__(
+        self,
+        max_t: int,
+        milestones: list[int],
+        reduction_factor: int,
+        comparison: Comparison,
+        fate_log: DecisionLog | None = None,
+    ) -> None:
+        super().__init__()
+        self.max_t = max_t
+        self.eta = reduction_factor
+        self.comparison = comparison
+        self.fate_log = fate_log
+        # milestone -> trial id -> its standing there, highest milestone first as ASHA looks for a rung
+        self.rungs: dict[int, dict[str, Standing]] = {m: {} for m in sorted(milestones, reverse=True)}
+        self.stopped = 0
+        self._restored = False
+
+    def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
+        super().on_trial_add(tune_controller, trial)
+        if not self._restored:
+            self._restored = True
+            self._restore_rungs()
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+        epoch = result.get(EPOCH)
+        if epoch is None or not self.comparison.reported(result):
+            return TrialScheduler.CONTINUE
+        if epoch >= self.max_t:
+            return TrialScheduler.STOP
+        milestone = next((m for m, at in self.rungs.items() if epoch >= m and trial.trial_id not in at), None)
+        if milestone is None:
+            return TrialScheduler.CONTINUE
+        at = self.rungs[milestone]
+        at[trial.trial_id] = self.comparison.standing(result)
+        verdict = self.comparison.at_rung(trial.trial_id, at, self.eta, milestone)
+        if self.fate_log:
+            data = {
+                "rung": milestone,
+                "epoch": epoch,
+                **verdict.record,
+                "arrived": len(at) - 1,
+                "kept": verdict.kept,
+            }
+            self.fate_log.record(trial.trial_id, RUNG, "", data)
+            if not verdict.kept:
+                self.fate_log.record(
+                    trial.trial_id, STOPPED, f"stopped early by ASHA at epoch {epoch}: {verdict.why}"
+                )
+        if verdict.kept:
+            return TrialScheduler.CONTINUE
+        self.stopped += 1
+        return TrialScheduler.STOP
+
+    def _restore_rungs(self) -> None:
+        """A resumed sweep's rungs as they were, from the fate log."""
+        from tuner.folder.fates import recorded
+
+        folder = getattr(self.fate_log, "folder", None) if self.fate_log else None
+        if folder is None:
+            return
+        first = self.comparison.first.name
+        for trial_id, decision in recorded(folder).items():
+            for seen in decision.get("rungs", []):
+                at = self.rungs.get(seen.get("rung"))
+                values = seen.get("values")
+                if not isinstance(values, dict):  # one objective: the value alone
+                    value = seen.get("value")
+                    values = {first: float(value)} if isinstance(value, (int, float)) else None
+                if at is None or trial_id in at or values is None:
+                    continue
+                violation = seen.get("violation", 0.0)
+                at[trial_id] = self.comparison.from_values(
+                    values, float("inf") if violation is None else violation
+                )
+
+    def debug_string(self) -> str:
+        """The live table's status line."""
+        if self.comparison.by_fronts:
+            shown = ", ".join(f"epoch {m}: {len(at)}" for m, at in sorted(self.rungs.items()))
+            return (
+                f"ASHA by fronts: {self.stopped} trial(s) stopped early so far; results compared at {shown}"
+            )
+        first = self.comparison.first
+        cutoffs = []
+        for milestone, at in sorted(self.rungs.items()):
+            cutoff = self.comparison.cutoff(list(at.values()), self.eta)
+            cutoffs.append(f"epoch {milestone}: {'-' if cutoff is None else f'{cutoff:.4g}'}")
+        relation = "at most" if first.mode == "min" else "at least"
+        return f"rung cutoffs ({first.name} {relation} this to go on): {', '.join(cutoffs)}"

@@ -1,0 +1,212 @@
+"""How the early-stopping rules compare trials: by one value, as Ray's rules do, or by fronts.
+
+ASHA, HyperBand and the median rule are each one implementation (asha_rule.py, hyperband_rule.py,
+median_rule.py) that asks a ``Comparison`` where a trial stands. With one objective and no constraint it
+compares as Ray's rules do: ASHA's cutoff is the interpolated percentile of the others' values at the rung,
+HyperBand keeps the best by the value, the median rule compares a trial's best so far with the median of the
+others' running means. With several objectives or constraints, trials are ranked by fronts: feasible ones first
+by non-dominated sorting, ties on a front broken by crowding distance, then infeasible ones by how far they break
+their bounds (tuner/pareto.py).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from tuner import pareto
+from tuner.objectives import Constraint, Objective, broken, violations
+from tuner.values import number
+
+EPOCH = "training_iteration"
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One result as the rules compare it."""
+
+    point: tuple[float, ...]  # each objective, less is better; inf where it was not reported
+    violation: float  # how far it breaks the constraints; 0 when it meets them
+    values: dict[str, float]  # the objectives as reported
+    broke: tuple[str, ...] = ()  # the bounds it breaks, in words ("mb 500 breaks mb<=100")
+
+
+@dataclass(frozen=True)
+class RungVerdict:
+    """Whether a trial goes on past a rung, and what decided it, as the fate log keeps it."""
+
+    kept: bool
+    record: dict[str, Any]  # the rung entry's data beyond rung, epoch and arrived
+    why: str  # the reason after "stopped early by ... at epoch N: "; empty when kept
+
+
+class Comparison:
+    """The ranking of one sweep's objectives and constraints."""
+
+    def __init__(self, objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()) -> None:
+        if not objectives:
+            raise ValueError("a comparison needs at least one objective")
+        self.objectives = tuple(objectives)
+        self.constraints = tuple(constraints)
+        self.by_fronts = len(self.objectives) > 1 or bool(self.constraints)
+        self.first = self.objectives[0]
+
+    # --- a result as a standing -----------------------------------------------------------------------------
+
+    def reported(self, result: Mapping[str, Any]) -> bool:
+        """Whether a result can be compared: by one value, it must carry it (Ray's rules pass over one that
+        does not); by fronts, a missing objective ranks as the worst."""
+        return self.by_fronts or self.first.name in result
+
+    def standing(self, result: Mapping[str, Any]) -> Standing:
+        values = {o.name: v for o in self.objectives if (v := number(result.get(o.name))) is not None}
+        standing = self.from_values(values, sum(violations(self.constraints, result)))
+        if not self.by_fronts and self.first.name in result:  # one value: as reported, a nan or not
+            standing.values[self.first.name] = _float(result[self.first.name])
+        return Standing(
+            standing.point, standing.violation, standing.values, tuple(broken(self.constraints, result))
+        )
+
+    def from_values(self, values: Mapping[str, float], violation: float = 0.0) -> Standing:
+        """A standing from values written down earlier (a resumed sweep's rungs)."""
+        point = tuple(
+            o.as_min(float(values[o.name])) if o.name in values else math.inf for o in self.objectives
+        )
+        return Standing(point, violation, dict(values))
+
+    def signed(self, standing: Standing) -> float:
+        """The first objective with more better, as Ray's rules keep it (nan where it was not a number)."""
+        value = standing.values.get(self.first.name)
+        return math.nan if value is None else (value if self.first.mode == "max" else -value)
+
+    def _signed_value(self, value: float) -> float:
+        return value if self.first.mode == "max" else -value
+
+    def cutoff(self, standings: Sequence[Standing], eta: float) -> float | None:
+        """ASHA's cutoff at a rung, in the metric's own sign: the value at the (1 - 1/eta) percentile of those
+        recorded there, interpolated, with more better (Ray's ``np.nanpercentile``); None at an empty rung."""
+        if not standings:
+            return None
+        with (
+            warnings.catch_warnings()
+        ):  # a rung of nan values only: its cutoff is nan, and nothing stops there
+            warnings.simplefilter("ignore", RuntimeWarning)
+            signed = float(np.nanpercentile([self.signed(s) for s in standings], (1 - 1 / eta) * 100))
+        return self._signed_value(signed)
+
+    # --- ASHA: one rung ---------------------------------------------------------------------------------------
+
+    def at_rung(self, trial_id: str, at: Mapping[str, Standing], eta: float, milestone: int) -> RungVerdict:
+        """A trial's result just placed at a rung among those there before it (``at`` holds both)."""
+        mine = at[trial_id]
+        if not self.by_fronts:
+            cutoff = self.cutoff([s for tid, s in at.items() if tid != trial_id], eta)
+            kept = cutoff is None or not self.signed(mine) < self._signed_value(cutoff)
+            raw = mine.values.get(self.first.name)
+            worse = "<" if self.first.mode == "max" else ">"
+            why = (
+                ""
+                if kept or cutoff is None
+                else f"{self.first.name} {raw:.4g} {worse} rung cutoff {cutoff:.4g}"
+            )
+            return RungVerdict(kept, {"value": raw, "cutoff": cutoff}, why)
+        ids = list(at)
+        place = self._order(ids, at).index(ids.index(trial_id))
+        keep = max(1, math.ceil(len(ids) / eta))
+        kept = place < keep
+        record = {
+            "value": mine.values.get(self.first.name),
+            "values": mine.values,
+            "violation": mine.violation if math.isfinite(mine.violation) else None,
+            "place": place + 1,
+            "of": len(ids),
+        }
+        return RungVerdict(kept, record, "" if kept else self._rung_why(trial_id, at, milestone, keep))
+
+    def _rung_why(self, trial_id: str, at: Mapping[str, Standing], milestone: int, keep: int) -> str:
+        breaks = self._breaks(at[trial_id])
+        if breaks:
+            return breaks
+        place = self._order(list(at), at).index(list(at).index(trial_id)) + 1
+        if len(self.objectives) == 1:
+            return f"ranked {place} of {len(at)} at the rung; only the best {keep} go{'es' if keep == 1 else ''} on"
+        beaten = self._dominated_by(trial_id, at)
+        if beaten:
+            return f"dominated by {beaten} trial{'s' if beaten > 1 else ''} at the epoch-{milestone} rung"
+        goes, them = ("go", "them") if keep > 1 else ("goes", "that one")
+        return (
+            f"on the front at the epoch-{milestone} rung, but only the best {keep} of {len(at)} {goes} on and it "
+            f"ranked behind {them} there (by crowding distance, then {self.first.name})"
+        )
+
+    # --- HyperBand: one round of a bracket ----------------------------------------------------------------------
+
+    def halving(self, standings: Mapping[Any, Standing], keep: int) -> tuple[list[Any], list[Any]]:
+        """The ``keep`` best of a round and the rest. By one value as Ray's brackets sort (ascending, a stable
+        sort, the last ``keep`` go on); by fronts, the first ``keep`` of the ranking."""
+        trials = list(standings)
+        if not self.by_fronts:
+            ranked = sorted(trials, key=lambda t: self.signed(standings[t]))
+            cut = max(0, len(ranked) - keep)
+            return ranked[cut:], ranked[:cut]
+        order = self._order(trials, standings)
+        keep = min(keep, len(trials))
+        return [trials[i] for i in order[:keep]], [trials[i] for i in order[keep:]]
+
+    def round_why(self, trial: Any, standings: Mapping[Any, Standing]) -> str:
+        """Why a trial was not among a round's best, before "not among the best K of N in its bracket"."""
+        if not self.by_fronts:
+            value = standings[trial].values.get(self.first.name)
+            return f"{self.first.name} {value:.4g}" if value is not None else self.first.name
+        breaks = self._breaks(standings[trial])
+        if breaks:
+            return f"{breaks},"
+        beaten = self._dominated_by(trial, standings)
+        if beaten:
+            return f"dominated by {beaten} trial{'s' if beaten != 1 else ''},"
+        return f"on the front but ranked behind (by crowding distance, then {self.first.name}),"
+
+    # --- the median rule by fronts: one epoch ------------------------------------------------------------------
+
+    def in_worse_half(self, trial_id: str, here: Mapping[str, Standing]) -> bool:
+        ids = list(here)
+        return self._order(ids, here).index(ids.index(trial_id)) >= math.ceil(len(ids) / 2)
+
+    def worse_half_why(self, trial_id: str, here: Mapping[str, Standing]) -> str:
+        breaks = self._breaks(here[trial_id])
+        if breaks:
+            return breaks
+        beaten = self._dominated_by(trial_id, here)
+        where = (
+            f"dominated by {beaten} trial{'s' if beaten != 1 else ''}"
+            if beaten
+            else f"on the front but ranked behind, by crowding distance, then {self.first.name}"
+        )
+        return f"in the worse half of the {len(here)} trials at that epoch by fronts ({where})"
+
+    # --- shared -------------------------------------------------------------------------------------------------
+
+    def _order(self, ids: Sequence[Any], standings: Mapping[Any, Standing]) -> list[int]:
+        return pareto.order([standings[i].point for i in ids], [standings[i].violation for i in ids])
+
+    def _breaks(self, standing: Standing) -> str:
+        return f"infeasible ({'; '.join(standing.broke)})" if standing.broke else ""
+
+    def _dominated_by(self, trial: Any, standings: Mapping[Any, Standing]) -> int:
+        feasible = [t for t in standings if standings[t].violation <= 0]
+        if trial not in feasible:
+            return 0
+        return pareto.dominated_by(feasible.index(trial), [standings[t].point for t in feasible])
+
+
+def _float(value: Any) -> float:
+    """A reported value as Ray's rules compare it: infinities and nan kept, anything else not a number nan."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return math.nan

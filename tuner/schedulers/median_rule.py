@@ -1,0 +1,106 @@
+"""The median stopping rule, one implementation for one objective or several.
+
+From the epoch the grace period ends at on, once enough other trials have reported that far, a trial is compared
+with them (tuner/schedulers/comparing.py). With one objective it stops when its best value so far is worse than
+the median of the others' running means up to that epoch, as Ray's ``MedianStoppingRule`` decides (with a hard
+stop; tuner never pauses a trial for want of others: a trainable without checkpoints would start over). With
+several objectives or constraints, a trial whose result is in the worse half by fronts among the results at the
+same epoch stops. Like Ray's rule it keeps its results in memory, so a resumed sweep compares again from the
+results that arrive. Built on Tune's public scheduler interface (``FIFOScheduler``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from ray.tune.schedulers import TrialScheduler
+
+from tuner.folder.fates import STOPPED, DecisionLog
+from tuner.schedulers.comparing import EPOCH, Comparison, Standing
+from tuner.schedulers.rule_base import Rule
+
+
+class MedianRule(Rule):
+    def __init__(
+        self,
+        grace_period: int,
+        min_samples: int,
+        comparison: Comparison,
+        fate_log: DecisionLog | None = None,
+    ) -> None:
+        super().__init__()
+        self.grace_period, self.min_samples = grace_period, min_samples
+        self.comparison = comparison
+        self.fate_log = fate_log
+        self.history: dict[str, list[tuple[float, Standing]]] = {}  # by one value: trial id -> its results
+        self.at_epoch: dict[int, dict[str, Standing]] = {}  # by fronts: epoch -> trial id -> standing
+        self.stopped = 0
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+        epoch = result.get(EPOCH)
+        if epoch is None or not self.comparison.reported(result):
+            return TrialScheduler.CONTINUE
+        standing = self.comparison.standing(result)
+        if self.comparison.by_fronts:
+            why = self._by_fronts(trial.trial_id, int(epoch), standing)
+        else:
+            self.history.setdefault(trial.trial_id, []).append((epoch, standing))
+            why = self._by_median(trial.trial_id, epoch)
+        if why is None:
+            return TrialScheduler.CONTINUE
+        self.stopped += 1
+        if self.fate_log:
+            self.fate_log.record(
+                trial.trial_id, STOPPED, f"stopped early by the median rule at epoch {epoch}: {why}"
+            )
+        return TrialScheduler.STOP
+
+    def on_trial_complete(self, tune_controller: Any, trial: Any, result: dict) -> None:
+        """A trial's last result counts once more in its running mean, as in Ray's rule."""
+        if (
+            result.get(EPOCH) is not None
+            and self.comparison.reported(result)
+            and not self.comparison.by_fronts
+        ):
+            self.history.setdefault(trial.trial_id, []).append(
+                (result[EPOCH], self.comparison.standing(result))
+            )
+
+    def _by_median(self, trial_id: str, epoch: float) -> str | None:
+        if epoch < self.grace_period:
+            return None
+        signed = self.comparison.signed
+        means = []
+        for other, seen in self.history.items():
+            if other == trial_id or seen[-1][0] < epoch:
+                continue
+            scoped = [signed(s) for at, s in seen if self.grace_period <= at <= epoch]
+            mean = float(np.mean(scoped)) if scoped else math.nan
+            if np.isfinite(mean):
+                means.append(mean)
+        if len(means) < self.min_samples:
+            return None
+        median = float(np.median(means))
+        best = max(signed(s) for _, s in self.history[trial_id])
+        if max(median, best) == best:  # Ray's test: not strictly worse than the median (a nan best is)
+            return None
+        first = self.comparison.first
+        shown = (lambda v: v) if first.mode == "max" else (lambda v: -v)
+        return f"best {first.name} {shown(best):.4g} worse than the median {shown(median):.4g} of the other trials"
+
+    def _by_fronts(self, trial_id: str, epoch: int, standing: Standing) -> str | None:
+        here = self.at_epoch.setdefault(epoch, {})
+        here[trial_id] = standing
+        if epoch < self.grace_period or len(here) - 1 < self.min_samples:
+            return None
+        if not self.comparison.in_worse_half(trial_id, here):
+            return None
+        return self.comparison.worse_half_why(trial_id, here)
+
+    def debug_string(self) -> str:
+        """The live table's status line: by one value the live table's count of stopped trials says it all."""
+        if not self.comparison.by_fronts:
+            return ""
+        return f"median rule by fronts: {sum(len(at) for at in self.at_epoch.values())} results compared"
