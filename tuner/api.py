@@ -145,7 +145,7 @@ class Experiment:
         training seconds, and every metric the trainable reported."""
         import pandas as pd
 
-        from tuner.folder.ray_state import bookkeeping
+        from tuner.ray_compat.state_file import bookkeeping
         from tuner.review.vocabulary import cell
 
         record = self._read()

@@ -49,7 +49,7 @@ _FIRST_MOVE = (
 )
 _REVIEW = ("experiment", "ray_state", "fates", "results", "compare", "plots", "dashboard", "vocabulary")
 # Review modules that became part of the experiment folder's format (tuner/folder/).
-_FOLDER = {m: f"tuner.folder.{m}" for m in ("fates", "ray_state")}
+_FOLDER = {"fates": "tuner.folder.fates", "ray_state": "tuner.ray_compat.state_file"}
 
 MOVED = {
     # tuner/X.py, before launch/ and review/ existed
@@ -59,6 +59,7 @@ MOVED = {
     **{f"tuner.review.{m}": now for m, now in _FOLDER.items()},
     # tuner/launch/X.py, before launch/ was split by phase
     **{f"tuner.launch.{m}": now for m, now in _LAUNCH.items() if now != f"tuner.launch.{m}"},
+    "tuner.folder.ray_state": "tuner.ray_compat.state_file",  # Ray's state file, a part of the quarantine
     "tuner.report": "tuner.review.report.page",
     "tuner.config": "tuner.settings",
     "tuner.schedulers.recording": "tuner.ray_compat.schedulers",

@@ -151,7 +151,7 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
     def saved() -> dict[str, tuple[str, int]]:
         """Unfinished trials whose latest checkpoint Ray's saved state names: folder -> (trial id, epochs)."""
         from tuner.errors import UsageError
-        from tuner.folder.ray_state import latest_state_name, read_state
+        from tuner.ray_compat.state_file import latest_state_name, read_state
 
         name = latest_state_name(folder) if folder.is_dir() else None
         try:

@@ -14,7 +14,7 @@ import pytest
 
 from tests.instant import instant_space
 from tests.integration.killing import kill_9_when
-from tuner.folder.ray_state import saved_trial_states
+from tuner.ray_compat.state_file import saved_trial_states
 from tuner.review import experiment
 
 pytestmark = pytest.mark.slow

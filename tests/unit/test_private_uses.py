@@ -7,13 +7,9 @@ module its docstring names against the new version before changing the test.
 
 from __future__ import annotations
 
-import importlib
 import inspect
-import json
 import re
-import signal
 import warnings
-from pathlib import Path
 
 import numpy as np
 import optuna
@@ -241,71 +237,6 @@ def test_tensorboard_log_ray_adds_no_tensorboard_logger_beside_ours(tmp_path, mo
     assert any(isinstance(c, TBXLoggerCallback) for c in _create_default_callbacks([], metric="loss"))
 
 
-# --- tuner/folder/ray_state.py and tuner/folder/names.py -------------------------------------------------
-
-
-def test_ray_state_the_experiment_state_file_holds_the_trial_fields_tuner_reads(tmp_path):
-    """If this fails, re-check tuner/folder/ray_state.py (and tuner/ray_compat/statuses.py, which rewrites the
-    same file): Ray's ``experiment_state-<session>.json`` is ``{"trial_data": [[trial JSON, run metadata JSON],
-    ...]}`` with ``trial_id``, ``status``, ``relative_logdir``, ``experiment_tag`` (``<n>_...``) and ``config``
-    in the first and ``error_filename`` in the second; its session names sort by time."""
-    from ray.tune.execution.tune_controller import TuneController
-    from ray.tune.experiment import Trial
-
-    from tuner.folder.names import STATE_PREFIX
-    from tuner.folder.ray_state import saved_trial_states
-
-    assert TuneController.CKPT_FILE_TMPL == STATE_PREFIX + "{}.json"
-    saving = inspect.getsource(TuneController.save_to_dir)
-    assert '"trial_data": list(self._get_trial_checkpoints().values())' in saving
-    assert "trial.get_json_state()" in inspect.getsource(TuneController)
-    assert '"%Y-%m-%d_%H-%M-%S"' in inspect.getsource(TuneController.__init__)  # names sort by time
-
-    trial = Trial("t", config={"lr": 0.1}, trial_id="a1", stub=True, experiment_tag="3_lr=0.1")
-    trial.set_status(Trial.ERROR)
-    trial.run_metadata.error_filename = "error.txt"
-    trial_json, runtime_json = trial.get_json_state()
-    assert {"trial_id", "status", "relative_logdir", "experiment_tag", "config"} <= set(json.loads(trial_json))
-    assert json.loads(runtime_json)["error_filename"] == "error.txt"
-    state = {"trial_data": [[trial_json, runtime_json]], "runner_data": {}, "stats": {}}
-    (tmp_path / f"{STATE_PREFIX}2026-01-01_00-00-00.json").write_text(json.dumps(state))
-    saved = saved_trial_states(tmp_path)["a1"]
-    assert saved["status"] == "ERROR" and saved["error_file"] == "error.txt"
-    assert saved["made"] == 3 and saved["config"] == {"lr": 0.1}
-
-
-def test_folder_names_are_rays_own_file_names():
-    """If this fails, re-check tuner/folder/names.py and whoever lists or edits those files
-    (tuner/ray_compat/growth.py, tuner/launch/resume.py): the names of Ray's own files in an experiment."""
-    from ray.tune.impl import tuner_internal
-    from ray.tune.search import BasicVariantGenerator
-    from ray.tune.search.search_generator import SearchGenerator
-
-    from tuner.folder.names import SEARCH_STATE_PREFIX, TUNER_PICKLE, VARIANT_STATE_PREFIX
-
-    assert tuner_internal._TUNER_PKL == TUNER_PICKLE
-    assert SearchGenerator.CKPT_FILE_TMPL.startswith(SEARCH_STATE_PREFIX)
-    assert BasicVariantGenerator.CKPT_FILE_TMPL.startswith(VARIANT_STATE_PREFIX)
-
-
-# --- tuner/folder/fates.py -------------------------------------------------------------------------------
-
-
-def test_fates_the_storage_layer_frames_a_refused_write_names_still_exist():
-    """If this fails, re-check ``_STORAGE_LAYER`` in tuner/folder/fates.py: a bucket's refusal counts as the
-    storage refusing a write only when the traceback passes through Ray's storage layer, recognised by these
-    function names (``_upload_to_fs_path`` is private) and pyarrow's private ``_fs`` module."""
-    import pyarrow._fs
-    import ray.train._internal.storage as ray_storage
-    from ray.train._internal.syncer import Syncer
-
-    from tuner.folder.fates import _STORAGE_LAYER
-
-    assert set(_STORAGE_LAYER) == {"persist_current_checkpoint", "_upload_to_fs_path", "pyarrow/_fs", "sync_up"}
-    assert callable(ray_storage._upload_to_fs_path) and callable(ray_storage.StorageContext.persist_current_checkpoint)
-    assert callable(Syncer.sync_up) and "pyarrow/_fs" in Path(pyarrow._fs.__file__).as_posix()
-
-
 # --- tuner/replay/engine.py --------------------------------------------------
 
 
@@ -317,9 +248,19 @@ def test_replay_controller_answers_every_call_the_replayed_schedulers_make():
     from ray.tune.schedulers import async_hyperband, hb_bohb, hyperband, median_stopping_rule, trial_scheduler
 
     from tuner.replay.engine import Controller
+    from tuner.schedulers import asha_rule, hyperband_rule, median_rule
 
     called: set[str] = set()
-    for module in (async_hyperband, hyperband, hb_bohb, median_stopping_rule, trial_scheduler):
+    for module in (
+        async_hyperband,
+        hyperband,
+        hb_bohb,
+        median_stopping_rule,
+        trial_scheduler,
+        asha_rule,
+        hyperband_rule,
+        median_rule,
+    ):
         called |= set(re.findall(r"tune_controller\.(\w+(?:\.\w+)?)", inspect.getsource(module)))
     answered = {name for name in dir(Controller) if not name.startswith("_")} | {"search_alg.searcher"}
     assert "self.search_alg = _SearchAlg(searcher)" in inspect.getsource(Controller.__init__)
@@ -329,44 +270,3 @@ def test_replay_controller_answers_every_call_the_replayed_schedulers_make():
     trial.set_status(Trial.RUNNING)
     trial.update_last_result({"loss": 1.0, "training_iteration": 1})
     assert trial.status == Trial.RUNNING and trial.last_result["loss"] == 1.0
-
-
-# --- tuner/launch/watching/live_table.py -----------------------------------------------------------------
-
-
-def test_an_old_experiments_live_table_unpickles_from_the_names_rays_cli_reporter_keeps():
-    """If this fails, re-check ``SweepReporter.__setstate__`` in tuner/launch/watching/live_table.py: an experiment
-    saved when the live table was a CLIReporter subclass holds Ray's private attribute names in its pickled
-    reporter, and resuming it reads them."""
-    from ray.tune import CLIReporter
-
-    held = vars(CLIReporter(metric="loss", mode="min", parameter_columns=["lr"], metric_columns={"loss": "loss"}))
-    assert held["_metric"] == "loss" and held["_mode"] == "min"
-    assert list(held["_parameter_columns"]) == ["lr"] and dict(held["_metric_columns"]) == {"loss": "loss"}
-
-
-# --- tuner/launch/guards/signals.py and crashes.py -------------------------------------------------------
-
-
-def test_signals_rays_orderly_stop_handler_sits_on_sigusr1():
-    """If this fails, re-check tuner/launch/guards/signals.py: it hands a stop to the handler Ray's private
-    ``ray.tune.tune._setup_signal_catching`` installs on SIGUSR1 while ``fit`` runs (undocumented; only SIGINT
-    and ``TUNE_DISABLE_SIGINT_HANDLER`` are in Ray's docs)."""
-    from tuner.launch.guards.signals import RAY_SIGINT_OFF, RAY_STOP
-
-    tune_module = importlib.import_module("ray.tune.tune")
-    catching = inspect.getsource(tune_module._setup_signal_catching)
-    assert RAY_STOP == signal.SIGUSR1 and "signal.signal(signal.SIGUSR1, signal_interrupt_tune_run)" in catching
-    assert f'os.getenv("{RAY_SIGINT_OFF}", "0")' in catching
-    assert "_setup_signal_catching()" in inspect.getsource(tune_module.run)
-
-
-def test_crashes_rays_message_for_a_vanished_worker_is_the_one_tuner_matches():
-    """If this fails, re-check ``_PROCESS_DIED`` in tuner/launch/guards/crashes.py: a trial whose process died
-    is recognised by the text Ray's GCS puts in the ActorDiedError (C++, so read from the binary)."""
-    import ray
-
-    from tuner.launch.guards.crashes import _PROCESS_DIED
-
-    gcs_server = Path(ray.__file__).parent / "core" / "src" / "ray" / "gcs" / "gcs_server"
-    assert _PROCESS_DIED.encode() in gcs_server.read_bytes()

@@ -7,7 +7,10 @@ and 2 their behaviour there too).
 
 from __future__ import annotations
 
+import importlib
 import inspect
+import json
+import signal
 from pathlib import Path
 
 
@@ -297,3 +300,108 @@ def test_part_22_a_clusters_versions_are_where_tuner_reads_them_before_connectin
     asked = inspect.getsource(SubmissionClient._check_connection_and_version_with_url)
     assert '"/api/version"' in asked and 'r.json()["ray_version"]' in asked
     assert '"GET", "/api/version"' in inspect.getsource(SubmissionClient.get_version)  # the call tuner makes
+
+
+# --- part 23: tuner/ray_compat/state_file.py -------------------------------------------------------------
+
+
+def test_part_23_the_experiment_state_file_holds_the_trial_fields_tuner_reads(tmp_path):
+    """If this fails, re-check tuner/ray_compat/state_file.py (and tuner/ray_compat/statuses.py, which rewrites the
+    same file): Ray's ``experiment_state-<session>.json`` is ``{"trial_data": [[trial JSON, run metadata JSON],
+    ...]}`` with ``trial_id``, ``status``, ``relative_logdir``, ``experiment_tag`` (``<n>_...``) and ``config``
+    in the first and ``error_filename`` in the second; its session names sort by time."""
+    from ray.tune.execution.tune_controller import TuneController
+    from ray.tune.experiment import Trial
+
+    from tuner.ray_compat.state_file import STATE_PREFIX, saved_trial_states
+
+    assert TuneController.CKPT_FILE_TMPL == STATE_PREFIX + "{}.json"
+    saving = inspect.getsource(TuneController.save_to_dir)
+    assert '"trial_data": list(self._get_trial_checkpoints().values())' in saving
+    assert "trial.get_json_state()" in inspect.getsource(TuneController)
+    assert '"%Y-%m-%d_%H-%M-%S"' in inspect.getsource(TuneController.__init__)  # names sort by time
+
+    trial = Trial("t", config={"lr": 0.1}, trial_id="a1", stub=True, experiment_tag="3_lr=0.1")
+    trial.set_status(Trial.ERROR)
+    trial.run_metadata.error_filename = "error.txt"
+    trial_json, runtime_json = trial.get_json_state()
+    assert {"trial_id", "status", "relative_logdir", "experiment_tag", "config"} <= set(json.loads(trial_json))
+    assert json.loads(runtime_json)["error_filename"] == "error.txt"
+    state = {"trial_data": [[trial_json, runtime_json]], "runner_data": {}, "stats": {}}
+    (tmp_path / f"{STATE_PREFIX}2026-01-01_00-00-00.json").write_text(json.dumps(state))
+    saved = saved_trial_states(tmp_path)["a1"]
+    assert saved["status"] == "ERROR" and saved["error_file"] == "error.txt"
+    assert saved["made"] == 3 and saved["config"] == {"lr": 0.1}
+
+
+def test_part_23_rays_own_file_names_are_the_ones_tuner_lists():
+    """If this fails, re-check tuner/ray_compat/state_file.py and whoever lists or edits those files
+    (tuner/ray_compat/growth.py, tuner/launch/resume.py): the names of Ray's own files in an experiment."""
+    from ray.tune.impl import tuner_internal
+    from ray.tune.search import BasicVariantGenerator
+    from ray.tune.search.search_generator import SearchGenerator
+
+    from tuner.ray_compat.state_file import SEARCH_STATE_PREFIX, TUNER_PICKLE, VARIANT_STATE_PREFIX
+
+    assert tuner_internal._TUNER_PKL == TUNER_PICKLE
+    assert SearchGenerator.CKPT_FILE_TMPL.startswith(SEARCH_STATE_PREFIX)
+    assert BasicVariantGenerator.CKPT_FILE_TMPL.startswith(VARIANT_STATE_PREFIX)
+
+
+# --- part 24: tuner/ray_compat/messages.py ----------------------------------------------------------------
+
+
+def test_part_24_the_storage_layer_frames_a_refused_write_names_still_exist():
+    """If this fails, re-check ``STORAGE_LAYER`` in tuner/ray_compat/messages.py: a bucket's refusal counts as the
+    storage refusing a write only when the traceback passes through Ray's storage layer, recognised by these
+    function names (``_upload_to_fs_path`` is private) and pyarrow's private ``_fs`` module."""
+    import pyarrow._fs
+    import ray.train._internal.storage as ray_storage
+    from ray.train._internal.syncer import Syncer
+
+    from tuner.ray_compat.messages import STORAGE_LAYER
+
+    assert set(STORAGE_LAYER) == {"persist_current_checkpoint", "_upload_to_fs_path", "pyarrow/_fs", "sync_up"}
+    assert callable(ray_storage._upload_to_fs_path) and callable(ray_storage.StorageContext.persist_current_checkpoint)
+    assert callable(Syncer.sync_up) and "pyarrow/_fs" in Path(pyarrow._fs.__file__).as_posix()
+
+
+# --- part 26: tuner/ray_compat/live.py ---------------------------------------------------------------------
+
+
+def test_part_26_an_old_experiments_live_table_unpickles_from_the_names_rays_cli_reporter_keeps():
+    """If this fails, re-check ``cli_reporter_settings`` in tuner/ray_compat/live.py: an experiment
+    saved when the live table was a CLIReporter subclass holds Ray's private attribute names in its pickled
+    reporter, and resuming it reads them."""
+    from ray.tune import CLIReporter
+
+    held = vars(CLIReporter(metric="loss", mode="min", parameter_columns=["lr"], metric_columns={"loss": "loss"}))
+    assert held["_metric"] == "loss" and held["_mode"] == "min"
+    assert list(held["_parameter_columns"]) == ["lr"] and dict(held["_metric_columns"]) == {"loss": "loss"}
+
+
+# --- parts 25 and 24: tuner/ray_compat/orderly_stop.py and messages.py ------------------------------------
+
+
+def test_part_25_rays_orderly_stop_handler_sits_on_sigusr1():
+    """If this fails, re-check tuner/ray_compat/orderly_stop.py: tuner hands a stop to the handler Ray's private
+    ``ray.tune.tune._setup_signal_catching`` installs on SIGUSR1 while ``fit`` runs (undocumented; only SIGINT
+    and ``TUNE_DISABLE_SIGINT_HANDLER`` are in Ray's docs)."""
+    from tuner.ray_compat.orderly_stop import RAY_SIGINT_OFF, RAY_STOP
+
+    tune_module = importlib.import_module("ray.tune.tune")
+    catching = inspect.getsource(tune_module._setup_signal_catching)
+    assert RAY_STOP == signal.SIGUSR1 and "signal.signal(signal.SIGUSR1, signal_interrupt_tune_run)" in catching
+    assert f'os.getenv("{RAY_SIGINT_OFF}", "0")' in catching
+    assert "_setup_signal_catching()" in inspect.getsource(tune_module.run)
+
+
+def test_part_24_rays_message_for_a_vanished_worker_is_the_one_tuner_matches():
+    """If this fails, re-check ``PROCESS_DIED`` in tuner/ray_compat/messages.py: a trial whose process died
+    is recognised by the text Ray's GCS puts in the ActorDiedError (C++, so read from the binary)."""
+    import ray
+
+    from tuner.ray_compat.messages import PROCESS_DIED
+
+    gcs_server = Path(ray.__file__).parent / "core" / "src" / "ray" / "gcs" / "gcs_server"
+    assert PROCESS_DIED.encode() in gcs_server.read_bytes()

@@ -10,7 +10,7 @@ has one owner. What an experiment folder holds (``names`` has each name):
   best_config.json         the end-of-sweep summary: best trial, config, checkpoint
   pareto.json              the front, on several objectives
   report.html              the review page
-  experiment_state-*.json  Ray's own state: statuses, error files (``ray_state``, its one parser)
+  experiment_state-*.json  Ray's own state: statuses, error files (``tuner/ray_compat/state_file.py``, its one parser)
   tuner.pkl, search_gen_state-*.pkl   Ray's pickled tuner and search state
   TRIAL/                   one folder a trial: params.json, progress.csv, result.json, checkpoints (each
                            with .tuner-manifest.json: ``checkpoints``), stdout.log and stderr.log (what the

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from tuner import storage
-from tuner.folder.names import FATES_FILE, OPEN_STATUSES
+from tuner.folder.names import FATES_FILE
 from tuner.folder.names import FATES_SIDECAR as LOG_NAME
+from tuner.ray_compat.messages import through_storage_layer
+from tuner.ray_compat.state_file import OPEN_STATUSES
 
 STOPPED, PERTURBED = "stopped", "perturbed"
 RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the cutoff, what was decided
@@ -37,7 +39,6 @@ _BUCKET_REFUSALS: _Refusals = (
     (("QuotaExceeded",), "the bucket refused a write (its quota is exceeded)"),
     (("AccessDenied", "Access Denied"), "the bucket refused a write (access denied)"),
 )
-_STORAGE_LAYER = ("persist_current_checkpoint", "_upload_to_fs_path", "pyarrow/_fs", "sync_up")
 
 
 def refusal(text: str) -> str | None:
@@ -45,7 +46,7 @@ def refusal(text: str) -> str | None:
     for marks, meaning in _DISK_REFUSALS:
         if any(mark in text for mark in marks):
             return meaning
-    if any(frame in text for frame in _STORAGE_LAYER):
+    if through_storage_layer(text):
         for marks, meaning in _BUCKET_REFUSALS:
             if any(mark in text for mark in marks):
                 return meaning

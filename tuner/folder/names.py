@@ -19,12 +19,7 @@ CRASH_FILE = "crash.txt"
 MANIFEST_FILE = ".tuner-manifest.json"  # inside each checkpoint: its files' sizes and checksums
 DAMAGED_PREFIX = "damaged-"  # a checkpoint found damaged, set aside under this name
 
-# Ray's own
-OPEN_STATUSES = ("PENDING", "RUNNING", "PAUSED")  # a trial's status in Ray's state while it is not done
-STATE_PREFIX = "experiment_state-"
-TUNER_PICKLE = "tuner.pkl"
-SEARCH_STATE_PREFIX = "search_gen_state-"
-VARIANT_STATE_PREFIX = "basic-variant-state-"
+# Ray's own files are named in tuner/ray_compat/state_file.py
 
 # beside the experiment, while a sweep runs (storage.sidecar)
 SPENT_SIDECAR = ".tuner-spent.json"

@@ -92,11 +92,11 @@ def _resume_claimed(
     trial_timeout: str | None,
     stop: OrderlyStop,
 ) -> Summary:
-    from tuner.folder.ray_state import latest_state_name, saved_trial_states
     from tuner.launch.guards import budget as budgets
     from tuner.launch.guards import disk
     from tuner.launch.placement import cluster
     from tuner.ray_compat import reconcile_saved_search, relocate_saved_search, reopen_saved_trials
+    from tuner.ray_compat.state_file import latest_state_name, saved_trial_states
     from tuner.review import experiment
 
     config = experiment.load_saved_config(folder)

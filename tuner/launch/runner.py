@@ -315,8 +315,8 @@ def _unfinished_trials(
     """Trials started but not run to their end, and trials not started yet (``never_ran``: created, no
     result; or not created yet): non-zero after a stop signal (Ray turns it into an orderly stop) or a
     stall. ``statuses`` are the sweep's own last-step statuses; without them the saved state is read."""
-    from tuner.folder.ray_state import saved_trial_states
     from tuner.ray_compat import UNFINISHED
+    from tuner.ray_compat.state_file import saved_trial_states
 
     if statuses is None:
         try:

@@ -35,6 +35,14 @@ tier, with every part's canary, on each); where a version behaves otherwise, its
                    newest whole one
 22. cluster        a client of another Ray version learns it from Ray's error after start-up: read the
                    cluster's versions first (its GCS metadata, the dashboard's answer)
+23. state_file     Ray's own files in an experiment and its undocumented saved state (trials, statuses,
+                   error files): their names and the one parser of the state, which unpickles nothing
+24. messages       a vanished worker and a bucket's refused write reach tuner only as the text of Ray's
+                   errors: the words and the storage layer's frames that say so
+25. orderly_stop   Ray's orderly stop of a run sits on SIGUSR1 while ``fit`` runs (undocumented): hand
+                   SIGTERM and SIGHUP to it
+26. live           an experiment saved when the live table was a CLIReporter subclass holds CLIReporter's
+                   private attributes: read them for the live table that resumes it
     logfilters     parts 3 and 4 install their filters on Ray's loggers through it, once per process
 Retired: 8 (CLIReporter's error table read the folder of a trial not yet named) and 14 (its status lines
 rewritten): the live table is a public ``ProgressReporter`` of tuner's (tuner/launch/watching/live_table.py)
@@ -58,20 +66,11 @@ searchers/optuna_samplers.py, searchers/warped_gp.py   Optuna's ``TPESampler._sa
 launch/watching/tensorboard_log.py   subclasses TBXLoggerCallback because Ray's private
         ``_create_default_callbacks`` adds its own unless one of its kind is given (the public way:
         ``TUNE_DISABLE_AUTO_CALLBACK_LOGGERS=1`` and Ray's CSV and JSON loggers passed with ours)
-folder/ray_state.py, folder/names.py   Ray's ``experiment_state-*.json`` (``trial_data``: trial JSON and run
-        metadata JSON) and its file names; ExperimentAnalysis reads the same file but unpickles every config
-        and loads every result
-folder/fates.py   the frames of Ray's storage layer (``_upload_to_fs_path``, ``pyarrow/_fs``...) in an error's
-        text: a refused write reaches tuner only as a traceback
 replay/engine.py   stands in for TuneController (DeveloperAPI), the one driver of a scheduler, as schedulers
         call it
-launch/watching/live_table.py   an experiment saved when the live table was a CLIReporter subclass holds
-        CLIReporter's private ``_metric``, ``_mode``, ``_parameter_columns`` and ``_metric_columns`` in its
-        pickled reporter: resuming it reads them
-launch/guards/signals.py   Ray's orderly stop: the handler its private ``_setup_signal_catching`` puts on
-        SIGUSR1
-launch/guards/crashes.py   the text of Ray's ActorDiedError for a worker that vanished (no field says it)
 """
+
+from typing import TYPE_CHECKING, Any
 
 from tuner.ray_compat.atomic_sync import atomic_local_copies
 from tuner.ray_compat.checkpoints import Fallback, fall_back_from_damaged
@@ -84,16 +83,6 @@ from tuner.ray_compat.growth import (
 )
 from tuner.ray_compat.live import live, register_live
 from tuner.ray_compat.parameters import keep_parameters, refresh_parameters
-from tuner.ray_compat.statuses import (
-    FINISHED,
-    UNFINISHED,
-    StatusRecorder,
-    forget_last_step,
-    last_step,
-    reopen_saved_trials,
-    repair_saved_statuses,
-    status_file,
-)
 from tuner.ray_compat.sync_race import SYNC_LOGGER, quiet_benign_sync_races
 from tuner.ray_compat.terminal import (
     crash_noise,
@@ -106,6 +95,40 @@ from tuner.ray_compat.trial_process import end_trial_process
 from tuner.ray_compat.tutorial_api import old_api_notice, tutorial_api
 from tuner.ray_compat.waiting import trials_waiting
 from tuner.ray_compat.worker_logs import plain_formatting
+
+if TYPE_CHECKING:
+    from tuner.ray_compat.statuses import (
+        FINISHED,
+        UNFINISHED,
+        StatusRecorder,
+        forget_last_step,
+        last_step,
+        reopen_saved_trials,
+        repair_saved_statuses,
+        status_file,
+    )
+
+# Part 1 imports Ray's Tune; the other parts do not, so that the review's readers of Ray's files (part 23)
+# import no Ray. Its names are imported on first use.
+_STATUSES = (
+    "FINISHED",
+    "UNFINISHED",
+    "StatusRecorder",
+    "forget_last_step",
+    "last_step",
+    "reopen_saved_trials",
+    "repair_saved_statuses",
+    "status_file",
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _STATUSES:
+        from tuner.ray_compat import statuses
+
+        return getattr(statuses, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FINISHED",

@@ -31,7 +31,7 @@ import posixpath
 import shutil
 from typing import Any
 
-from tuner.folder.names import STATE_PREFIX
+from tuner.ray_compat.state_file import STATE_PREFIX
 
 _MODULE = "ray.train._internal.storage"
 _FUNCTION = "_pyarrow_fs_copy_files"

@@ -55,7 +55,7 @@ def fall_back_from_damaged(
     damaged (a reason in words) restores from its newest whole one; written whole, only when something changed."""
     from ray.tune.trainable.metadata import _TrainingRunMetadata
 
-    from tuner.folder.ray_state import latest_state_name, read_state
+    from tuner.ray_compat.state_file import latest_state_name, read_state
 
     name = latest_state_name(folder)
     if name is None:

@@ -24,7 +24,7 @@ from collections.abc import Callable, Set
 from pathlib import Path
 from typing import Any
 
-from tuner.folder.names import SEARCH_STATE_PREFIX, VARIANT_STATE_PREFIX
+from tuner.ray_compat.state_file import SEARCH_STATE_PREFIX, VARIANT_STATE_PREFIX
 
 
 def can_grow(folder: str) -> bool:

@@ -5,6 +5,10 @@ for the index and for how).
 run uses that copy, not the run config's, so a stopper holding the callback that decides (a stall, a
 spent budget) would consult a dead copy. Such callbacks register the live instance with
 ``register_live``; stoppers look it up with ``live``, by the experiment they belong to.
+
+26. An experiment saved when the live table was a subclass of Ray's CLIReporter holds CLIReporter's private
+attributes (``_metric``, ``_mode``, ``_parameter_columns``, ``_metric_columns``) in its pickled reporter:
+``cli_reporter_settings`` reads them for the live table that resumes it (tuner/launch/watching/live_table.py).
 """
 
 from __future__ import annotations
@@ -22,3 +26,17 @@ def register_live(key: str, callback: Any) -> None:
 def live(key: str, fallback: Any) -> Any:
     """The instance registered for ``key`` in this process, else ``fallback``."""
     return _LIVE.get(key, fallback)
+
+
+def cli_reporter_settings(state: dict[str, Any]) -> dict[str, Any]:
+    """The live table's settings from the pickled state of an old CLIReporter subclass (and tuner's own fields
+    on it, which were named the same way)."""
+    return {
+        "metric": state.get("_metric") or "",  # set again by setup() when the sweep starts
+        "mode": state.get("_mode") or "min",
+        "parameters": list(state.get("_parameter_columns") or ()),
+        "columns": dict(state.get("_metric_columns") or {}),
+        "max_epochs": int(state.get("_max_epochs") or 0),
+        "objectives": tuple(state.get("_objectives") or ()),
+        "constraints": tuple(state.get("_constraints") or ()),
+    }

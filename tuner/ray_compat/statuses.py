@@ -17,8 +17,8 @@ from typing import Any
 
 from ray.tune import Callback
 
-from tuner.folder.names import OPEN_STATUSES
 from tuner.folder.names import STATUS_SIDECAR as STATUS_FILE
+from tuner.ray_compat.state_file import OPEN_STATUSES
 from tuner.storage import write_atomically
 
 FINISHED = ("TERMINATED", "ERROR")
@@ -100,7 +100,7 @@ def _set_saved_statuses(folder: str | Path, new_status: Any) -> list[str]:
     """Rewrite Ray's newest saved state where ``new_status(trial_id, saved_status)`` names another status (written
     whole, only when something changed); returns the trial ids changed."""
     from tuner import storage
-    from tuner.folder.ray_state import latest_state_name, read_state
+    from tuner.ray_compat.state_file import latest_state_name, read_state
 
     name = latest_state_name(folder)
     if name is None:

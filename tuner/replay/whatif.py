@@ -16,8 +16,8 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
-from tuner.folder.names import OPEN_STATUSES
 from tuner.objectives import Constraint
+from tuner.ray_compat.state_file import OPEN_STATUSES
 from tuner.replay.curves import CurveTable, metrics_only
 from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
 from tuner.review.experiment import ExperimentRecord, TrialRecord

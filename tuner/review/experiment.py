@@ -20,8 +20,8 @@ from typing import Any
 from tuner import storage
 from tuner.errors import UsageError
 from tuner.folder.names import CONFIG_FILE, PLAN_FILE, STDOUT_FILE
-from tuner.folder.ray_state import replaced_trial_dirs, saved_trial_states
 from tuner.objectives import Mode, pick, sign
+from tuner.ray_compat.state_file import replaced_trial_dirs, saved_trial_states
 from tuner.settings import DEFAULT_STORAGE, SweepConfig, load_saved_config
 from tuner.spec import flatten
 from tuner.values import number as _number

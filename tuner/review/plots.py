@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tuner.folder.fates import kind
-from tuner.folder.ray_state import bookkeeping
 from tuner.objectives import pick
+from tuner.ray_compat.state_file import bookkeeping
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS
 from tuner.values import number as _number
 

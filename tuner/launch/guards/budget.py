@@ -26,10 +26,10 @@ from ray.tune import Callback
 from tuner import storage
 from tuner.folder import spent as spent_record
 from tuner.folder.fates import DecisionLog
-from tuner.folder.names import OPEN_STATUSES
 from tuner.folder.spent import Spent
 from tuner.launch.guards.ending import WatchStopper
 from tuner.limits import Budget
+from tuner.ray_compat.state_file import OPEN_STATUSES
 
 log = logging.getLogger(__name__)
 SAVE_EVERY_S = 2.0

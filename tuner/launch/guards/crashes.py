@@ -23,6 +23,7 @@ from ray.tune import Callback
 
 from tuner.folder.fates import DecisionLog
 from tuner.folder.names import CRASH_FILE
+from tuner.ray_compat.messages import process_died
 from tuner.storage import here
 
 RUN_MARKER = "--- a run of this trial started; a fatal signal's stack follows when it died of one ---\n"
@@ -34,7 +35,6 @@ _SIGNALS = {
     "Aborted": ("SIGABRT", "abort"),
     "Illegal instruction": ("SIGILL", "illegal instruction"),
 }
-_PROCESS_DIED = "worker process has died"  # Ray 2.60's ActorDiedError for a worker that vanished
 OOM_EVENTS = "/sys/fs/cgroup/memory.events"
 
 
@@ -75,7 +75,7 @@ def tidy(folder: str | None) -> None:
 
 def death(error_text: str, crash_text: str | None, oom_kills: int, epoch: int, crash_file: str) -> str | None:
     """The fate of a trial whose process died, or None when its error is not a death."""
-    if _PROCESS_DIED not in error_text:
+    if not process_died(error_text):
         return None
     where = f"in epoch {epoch + 1}"
     if crash_text is None:  # the file is on the worker's node

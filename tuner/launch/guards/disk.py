@@ -137,8 +137,8 @@ def stopped_trials(folder: str) -> list[str]:
     """The errored trials whose last failure was a write the storage refused: to be run again, not failed (a
     trial that failed in its own code since is left as it is)."""
     from tuner import storage
-    from tuner.folder.ray_state import saved_trial_states
     from tuner.launch.guards.crashes import last_failure_of
+    from tuner.ray_compat.state_file import saved_trial_states
 
     stopped = []
     for trial_id, state in saved_trial_states(folder).items():

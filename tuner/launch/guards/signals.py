@@ -26,10 +26,10 @@ from typing import Any
 
 from ray.tune import Callback
 
+from tuner.ray_compat.orderly_stop import RAY_SIGINT_OFF, RAY_STOP, rays_stop, stop_in_order
+
 log = logging.getLogger(__name__)
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-RAY_STOP = signal.SIGUSR1  # where Ray's orderly-stop handler sits while fit runs
-RAY_SIGINT_OFF = "TUNE_DISABLE_SIGINT_HANDLER"
 STOP_WITHIN_S = 10.0  # an asked-for stop waits for a step without a checkpoint in flight at most this long
 # a local Ray's processes that this one starts; without them the sweep cannot go on
 RAY_SERVICES = ("gcs_server", "raylet")
@@ -132,11 +132,10 @@ class OrderlyStop:
         self._asked = None
         ray_stop = self._ray_stop()
         if ray_stop is not None:
-            ray_stop(RAY_STOP, None)
+            stop_in_order(ray_stop)
 
     def _ray_stop(self) -> Any:
-        ray_stop = signal.getsignal(RAY_STOP)
-        return ray_stop if callable(ray_stop) and ray_stop != self._handle else None
+        return rays_stop(self._handle)
 
     def _ask_ray(self) -> None:
         """Ray's orderly stop: at the next step's end where a StepEndStop runs this sweep, else now."""
@@ -147,7 +146,7 @@ class OrderlyStop:
             return
         ray_stop = self._ray_stop()
         if ray_stop is not None:
-            ray_stop(RAY_STOP, None)
+            stop_in_order(ray_stop)
 
     def _handle(self, signum: int, frame: Any) -> None:
         name = signal.Signals(signum).name

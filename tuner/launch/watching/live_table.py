@@ -216,16 +216,9 @@ class SweepReporter(LiveTable):
         if "columns" in state:  # saved as a LiveTable
             self.__dict__.update(state)
             return
-        LiveTable.__init__(
-            self,
-            metric=state.get("_metric") or "",  # set again by setup() when the sweep starts
-            mode=state.get("_mode") or "min",
-            parameters=list(state.get("_parameter_columns") or ()),
-            columns=dict(state.get("_metric_columns") or {}),
-            max_epochs=int(state.get("_max_epochs") or 0),
-            objectives=tuple(state.get("_objectives") or ()),
-            constraints=tuple(state.get("_constraints") or ()),
-        )
+        from tuner.ray_compat.live import cli_reporter_settings
+
+        LiveTable.__init__(self, **cli_reporter_settings(state))
 
 
 def _fair_share(trials: list, limit: int) -> set:

@@ -8,9 +8,9 @@ from typing import Any
 from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
-from tuner.folder.ray_state import bookkeeping
 from tuner.launch.watching.live_table import LiveTable
 from tuner.objectives import Constraint, Mode, Objective
+from tuner.ray_compat.state_file import bookkeeping
 from tuner.settings import SweepConfig
 
 # Shown only once some trial reports them (the table leaves out columns no trial has): OOM fallbacks and GPU memory.

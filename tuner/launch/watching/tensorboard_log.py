@@ -17,8 +17,8 @@ from typing import Any
 from ray.tune.logger import TBXLoggerCallback
 
 from tuner.folder.fates import FateFollower, fate, kind
-from tuner.folder.ray_state import bookkeeping
 from tuner.objectives import Mode, better
+from tuner.ray_compat.state_file import bookkeeping
 from tuner.spec import flatten
 
 log = logging.getLogger(__name__)

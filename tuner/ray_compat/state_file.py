@@ -1,7 +1,9 @@
-"""Ray's saved experiment state (``experiment_state-*.json``): the one parser of Ray's private file.
+"""Part 23: Ray's own files in an experiment, their names, and the one parser of its saved state.
 
-Read by the experiment reader (statuses, error files) and by the status repair in tuner/ray_compat/statuses.py;
-through tuner/storage.py, so a bucket URI reads like a folder.
+Ray's ``experiment_state-*.json`` is undocumented (``trial_data``: each trial's JSON and its run metadata JSON);
+ExperimentAnalysis reads the same file but unpickles every config and loads every result. Read by the experiment
+reader (statuses, error files), the resume and the status repair (statuses.py); through tuner/storage.py, so a
+bucket URI reads like a folder. Seen in Ray 2.60, checked on 2.50.0 and 2.55.1.
 """
 
 from __future__ import annotations
@@ -12,7 +14,13 @@ from typing import Any
 
 from tuner import storage
 from tuner.errors import UsageError
-from tuner.folder.names import STATE_PREFIX
+
+# Ray's file names in an experiment folder
+OPEN_STATUSES = ("PENDING", "RUNNING", "PAUSED")  # a trial's status in Ray's state while it is not done
+STATE_PREFIX = "experiment_state-"
+TUNER_PICKLE = "tuner.pkl"
+SEARCH_STATE_PREFIX = "search_gen_state-"
+VARIANT_STATE_PREFIX = "basic-variant-state-"
 
 # Keys Ray adds to every result; they say nothing about what the trainable itself reported.
 BOOKKEEPING_KEYS = {
