@@ -104,7 +104,7 @@ def _answer_old_names(module: ModuleType) -> None:
             return getattr(importlib.import_module(names[name]), name)
         raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
 
-    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    vars(module)["__getattr__"] = __getattr__  # PEP 562: looked up in the module's namespace
 
 
 class _OldNamesLoader(importlib.abc.Loader):

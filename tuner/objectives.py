@@ -144,6 +144,20 @@ def from_mapping(metrics: Mapping[str, str]) -> tuple[str, str]:
     return ",".join(str(k) for k in metrics), ",".join(str(v) for v in metrics.values())
 
 
+def reported(objectives: Sequence[Objective], row: Mapping[str, Any]) -> dict[str, float] | None:
+    """Each objective's value in a result, when every one is a finite number; else None (not a point)."""
+    from tuner.values import number
+
+    values = {o.name: number(row.get(o.name)) for o in objectives}
+    finite = {name: v for name, v in values.items() if v is not None}
+    return finite if len(finite) == len(values) else None
+
+
+def as_point(objectives: Sequence[Objective], values: Mapping[str, float]) -> tuple[float, ...]:
+    """A result's objectives as a point where less is better on every axis (tuner/pareto.py)."""
+    return tuple(o.as_min(values[o.name]) for o in objectives)
+
+
 def violations(constraints: Sequence[Constraint], result: Mapping[str, Any]) -> list[float]:
     """Each constraint's violation by ``result`` (a trial's last reported values)."""
     from tuner.values import number

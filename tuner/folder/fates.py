@@ -109,7 +109,7 @@ class FateFollower:
         return {"folder": self.folder}  # what was read is read again where it is unpickled
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["folder"])  # type: ignore[misc]
+        self.__dict__.update(type(self)(state["folder"]).__dict__)
 
     def decisions(self) -> dict[str, dict[str, Any]]:
         folder = storage.here(self.folder)

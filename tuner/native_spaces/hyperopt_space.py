@@ -213,7 +213,7 @@ def _option_names(options: tuple[Any, ...]) -> tuple[Any, ...]:
         for key, _ in options[0].items:
             values = [dict(o.items).get(key) for o in options]
             if all(isinstance(v, Const) and isinstance(v.value, (str, int)) for v in values):
-                names = tuple(v.value for v in values)  # type: ignore[union-attr]
+                names = tuple(v.value for v in values if isinstance(v, Const))
                 if len(set(names)) == len(names):
                     return names
     return tuple(range(len(options)))

@@ -78,7 +78,7 @@ def atomic_local_copies() -> None:
         copy_renaming(origin_fs, origin, target)
         return None
 
-    copy_files._tuner_atomic = True  # type: ignore[attr-defined]
+    vars(copy_files)["_tuner_atomic"] = True  # a mark on the function: installed once
     setattr(module, _FUNCTION, copy_files)
 
 

@@ -23,7 +23,7 @@ def bootstrap_address(address: str) -> str | None:
 
 
 def reread_auth_mode() -> None:
-    from ray._raylet import Config  # type: ignore[attr-defined]
+    from ray._raylet import Config  # type: ignore[attr-defined]  # a compiled module without stubs
 
     Config.initialize("")
 
@@ -87,7 +87,7 @@ def dashboard_ray_version(jobs_client: object) -> str | None:
     ``/api/version`` answer (its ``ray_version``), asked through the client's own ``_do_request`` so the
     auth token goes with it; the public ``get_version`` returns only the API's version. None when it does not say."""
     try:
-        answer = jobs_client._do_request("GET", "/api/version")  # type: ignore[attr-defined]
+        answer = jobs_client._do_request("GET", "/api/version")  # type: ignore[attr-defined]  # private, untyped
         version = answer.json().get("ray_version") if answer.status_code == 200 else None
     except Exception:  # noqa: BLE001 - an older dashboard: the job's own start says what is wrong
         return None

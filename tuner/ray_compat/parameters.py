@@ -33,8 +33,8 @@ def keep_parameters() -> None:
             _KEPT[self] = ({**values, **self.to_flush}, _session())
         flush(self)
 
-    keeping_flush._tuner_keeps = True  # type: ignore[attr-defined]
-    registry._ParameterRegistry.flush = keeping_flush  # type: ignore[method-assign]
+    vars(keeping_flush)["_tuner_keeps"] = True  # a mark on the function: installed once
+    registry._ParameterRegistry.flush = keeping_flush  # type: ignore[method-assign]  # the part: Ray's method replaced
 
 
 def refresh_parameters(trainable: Any) -> int:

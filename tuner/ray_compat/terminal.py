@@ -186,7 +186,7 @@ def _filtering(printer: Callable[..., Any]) -> Callable[..., Any]:
         if lines:
             printer({**data, "lines": lines}, *args, **kwargs)
 
-    filtered._tuner_filtered = True  # type: ignore[attr-defined]
+    vars(filtered)["_tuner_filtered"] = True  # a mark on the function: installed once
     return filtered
 
 

@@ -46,9 +46,10 @@ def declared_resources(trainable: Any) -> dict[str, float] | None:
 
     request: Any = None
     if inspect.isclass(trainable):
-        if issubclass(trainable, Trainable) and trainable.default_resource_request.__func__ is not (  # type: ignore[attr-defined]
-            Trainable.default_resource_request.__func__  # type: ignore[attr-defined]
-        ):
+        overrides = any(
+            "default_resource_request" in vars(k) for k in trainable.__mro__ if k is not Trainable
+        )
+        if issubclass(trainable, Trainable) and overrides:
             try:
                 request = trainable.default_resource_request({})
             except Exception:  # noqa: BLE001 - a request that reads the config: not a fixed one

@@ -20,4 +20,4 @@ def plain_formatting(fmt: str) -> None:
             handler, "_plain"
         ):
             handler.setFormatter(logging.Formatter(fmt))
-            handler._plain = True  # type: ignore[attr-defined]
+            vars(handler)["_plain"] = True  # a mark on Ray's handler: formatted once

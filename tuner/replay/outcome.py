@@ -77,32 +77,28 @@ class ReplayOutcome:
         """The best trial by the metric; under ``constraints``, the best whose last result meets them all."""
         from tuner.objectives import violations
 
+        towards = sign(self.mode)
         scored = [
-            t
+            (towards * best, t)
             for t in self.trials
-            if t.best(self.mode) is not None and not any(v > 0 for v in violations(constraints, t.last))
+            if (best := t.best(self.mode)) is not None
+            and not any(v > 0 for v in violations(constraints, t.last))
         ]
         if not scored:
             return None
-        towards = sign(self.mode)
-        return min(scored, key=lambda t: towards * t.best(self.mode))  # type: ignore[operator]
+        return min(scored, key=lambda pair: pair[0])[1]
 
     def points(
         self, objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()
     ) -> list[tuple[float, ...]]:
         """Each trial's last result on ``objectives`` (less is better), those that break a constraint left out."""
-        from tuner.objectives import violations
-        from tuner.values import number
+        from tuner.objectives import as_point, reported, violations
 
         out = []
         for t in self.trials:
-            values = [number(t.last.get(o.name)) for o in objectives]
-            if (
-                t.last
-                and all(v is not None for v in values)
-                and not any(v > 0 for v in violations(constraints, t.last))
-            ):
-                out.append(tuple(o.as_min(v) for o, v in zip(objectives, values, strict=True)))  # type: ignore[arg-type]
+            values = reported(objectives, t.last)
+            if values is not None and not any(v > 0 for v in violations(constraints, t.last)):
+                out.append(as_point(objectives, values))
         return out
 
     def best_so_far(self, by_work: bool = False) -> list[tuple[float, float, float]]:

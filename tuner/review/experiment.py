@@ -87,8 +87,8 @@ class TrialRecord:
         value is shown as what it is, and never ranked."""
         for row in self.rows:
             try:
-                value = float(row.get(metric))  # type: ignore[arg-type]
-            except (TypeError, ValueError):
+                value = float(row[metric])
+            except (KeyError, TypeError, ValueError):
                 continue
             if not math.isfinite(value):
                 return f"{metric} was {value} at epoch {int(float(row.get('training_iteration') or 0))}"

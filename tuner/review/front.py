@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from tuner import pareto
 from tuner.folder.names import PARETO_FILE
-from tuner.objectives import Objective, broken, violations
+from tuner.objectives import Objective, as_point, broken, reported, violations
 from tuner.spec import unflatten
 from tuner.values import jsonable, number
 
@@ -40,10 +40,10 @@ class Point:
 def point(trial: TrialRecord, objectives: list[Objective], constraints: list[Any]) -> Point | None:
     """A trial's point: its last row that reported every objective as a finite number."""
     for row in reversed(trial.rows):
-        values = {o.name: number(row.get(o.name)) for o in objectives}
-        if all(v is not None for v in values.values()):
+        values = reported(objectives, row)
+        if values is not None:
             epoch = int(float(row.get("training_iteration") or 0))
-            return Point(trial, values, epoch, tuple(broken(constraints, row)))  # type: ignore[arg-type]
+            return Point(trial, values, epoch, tuple(broken(constraints, row)))
     return None
 
 
@@ -107,13 +107,13 @@ def hypervolume_over_time(experiment: ExperimentRecord) -> list[tuple[float, flo
     latest: dict[str, tuple[float, ...]] = {}
     out = []
     for when, trial_id, row in events:
-        values = [number(row.get(o.name)) for o in objectives]
-        if any(v is None for v in values):
+        values = reported(objectives, row)
+        if values is None:
             pass  # not a point: the trial's last one stands, as on the front
         elif any(v > 0 for v in violations(constraints, row)):
             latest.pop(trial_id, None)  # its point is not a feasible one any more
         else:
-            latest[trial_id] = tuple(o.as_min(v) for o, v in zip(objectives, values, strict=True))  # type: ignore[arg-type]
+            latest[trial_id] = as_point(objectives, values)
         out.append((when - start, pareto.hypervolume(list(latest.values()), ref)))
     return out
 

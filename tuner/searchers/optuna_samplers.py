@@ -40,7 +40,7 @@ from typing import Any, cast
 
 import optuna
 from optuna.distributions import BaseDistribution
-from optuna.samplers import TPESampler
+from optuna.samplers import BaseSampler, TPESampler
 from optuna.samplers._tpe.sampler import default_gamma
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
@@ -83,7 +83,7 @@ def _params_of(trial: FrozenTrial) -> dict[str, Any]:
     return trial.params
 
 
-class StartCounted:
+class StartCounted(BaseSampler):
     """Random for the first ``warmup`` proposals of a study, however many run at once; the model after, once
     it has at least one result. Also which trials are this sweep's own (a warm start's come before them)."""
 
@@ -98,7 +98,7 @@ class StartCounted:
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
         if self._first_own is None:
             self._first_own = trial.number
-        super().before_trial(study, trial)  # type: ignore[misc]
+        super().before_trial(study, trial)
 
     def _starting(self, study: Study, trial: FrozenTrial) -> bool:
         others = _others(study, trial)

@@ -224,8 +224,9 @@ class _Codec:
             if isinstance(d, CategoricalDistribution):
                 columns.append(np.eye(len(d.choices))[points[:, j].astype(int)])
             else:
-                low, high = _bounds(d)  # type: ignore[arg-type]
-                at = np.log(points[:, j]) if d.log else points[:, j]  # type: ignore[attr-defined]
+                assert isinstance(d, (FloatDistribution, IntDistribution))
+                low, high = _bounds(d)
+                at = np.log(points[:, j]) if d.log else points[:, j]
                 columns.append(((at - low) / (high - low) if high > low else at * 0 + 0.5)[:, None])
         return np.hstack(columns)
 
@@ -247,8 +248,9 @@ class _Codec:
                 change = rng.rand(n) < 1 / max(2, len(self.distributions))
                 out[change, j] = rng.randint(len(d.choices), size=int(change.sum()))
             else:
-                low, high = _bounds(d)  # type: ignore[arg-type]
-                at = np.log(point[j]) if d.log else point[j]  # type: ignore[attr-defined]
+                assert isinstance(d, (FloatDistribution, IntDistribution))
+                low, high = _bounds(d)
+                at = np.log(point[j]) if d.log else point[j]
                 u = (at - low) / (high - low) if high > low else 0.5
                 out[:, j] = _from_unit(d, np.clip(u + rng.normal(0, 0.1, size=n), 0.0, 1.0))
         return out

@@ -116,7 +116,13 @@ class BudgetWatch(Callback):
         self.__dict__.update(state)
         self._reset()
 
-    def setup(self, **info: Any) -> None:  # type: ignore[override]  # Tune passes its arguments by keyword
+    def setup(
+        self,
+        stop: Any = None,
+        num_samples: int | None = None,
+        total_num_samples: int | None = None,
+        **info: Any,
+    ) -> None:
         """At the start of every run: the budget as saved now (``tuner resume --budget`` changes it)."""
         from tuner.settings import load_saved_config
 

@@ -216,7 +216,13 @@ class StepEndStop(Callback):
     """Lets this run's stops (a signal, a full disk) land between steps: see ``OrderlyStop.at_step_end``. Runs
     without it (experiments saved before it) stop at once, as before."""
 
-    def setup(self, **info: Any) -> None:  # type: ignore[override]  # Tune passes its arguments by keyword
+    def setup(
+        self,
+        stop: Any = None,
+        num_samples: int | None = None,
+        total_num_samples: int | None = None,
+        **info: Any,
+    ) -> None:
         if _active is not None:
             _active.at_step_ends = True
 

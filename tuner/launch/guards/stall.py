@@ -64,7 +64,13 @@ class StallWatch(Callback):
         if self.live_key:
             register_live(self.live_key, self)
 
-    def setup(self, **info: Any) -> None:  # type: ignore[override]  # Tune passes its arguments by keyword
+    def setup(
+        self,
+        stop: Any = None,
+        num_samples: int | None = None,
+        total_num_samples: int | None = None,
+        **info: Any,
+    ) -> None:
         self._register()  # a resumed sweep runs an unpickled copy: this one decides now
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:

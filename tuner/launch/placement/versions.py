@@ -23,8 +23,10 @@ def _minor(version: str) -> tuple[int, int] | None:
 
 def within_tested(version: str) -> bool:
     """Whether a Ray version lies in the tested range (any patch release of 2.50 to 2.60)."""
-    minor = _minor(version)
-    return minor is not None and _minor(TESTED[0]) <= minor <= _minor(TESTED[-1])  # type: ignore[operator]
+    minor, oldest, newest = _minor(version), _minor(TESTED[0]), _minor(TESTED[-1])
+    if minor is None or oldest is None or newest is None:
+        return False
+    return oldest <= minor <= newest
 
 
 def here() -> tuple[str, str]:

@@ -59,7 +59,7 @@ class LiveReport(Callback):
         return {"folder": self.folder, "every_s": self.every_s}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__init__(state["folder"], state["every_s"])  # type: ignore[misc]
+        self.__dict__.update(type(self)(state["folder"], state["every_s"]).__dict__)
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
         now = time.monotonic()

@@ -16,7 +16,7 @@ from typing import Any
 
 from ray.tune import ProgressReporter
 
-from tuner.objectives import Constraint, Mode, Objective, sign, violations
+from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, as_point, reported, sign, violations
 
 EVERY_S = 10.0
 MAX_ROWS = 30
@@ -66,7 +66,7 @@ class LiveTable(ProgressReporter):
         self.start = start_time or time.time()
         self.total = total_samples
         self.metric = metric or self.metric
-        self.mode = mode if mode in ("min", "max") else self.mode  # type: ignore[assignment]
+        self.mode = as_mode(mode) if mode in MODES else self.mode
         self._last = float("-inf")  # a resumed sweep shows its table at once
 
     def should_report(self, trials: list, done: bool = False) -> bool:
@@ -151,13 +151,14 @@ class LiveTable(ProgressReporter):
     def _front_size(self, trials: list) -> int:
         """Trials on the front of the results so far (each at its last result)."""
         from tuner import pareto
-        from tuner.values import number
 
         points = []
         for trial in trials:
-            values = [number(_lookup(_result(trial), o.name)) for o in self.objectives]
-            if all(v is not None for v in values) and not self.breaks(trial):
-                points.append(tuple(o.as_min(v) for o, v in zip(self.objectives, values, strict=True)))  # type: ignore[arg-type]
+            values = reported(
+                self.objectives, {o.name: _lookup(_result(trial), o.name) for o in self.objectives}
+            )
+            if values is not None and not self.breaks(trial):
+                points.append(as_point(self.objectives, values))
         return len(pareto.front(points))
 
     def _counts(self, trials: list) -> str:
