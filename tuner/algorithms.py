@@ -194,3 +194,40 @@ def default_scheduler(
         "its model of the learning curves reached better configs than ASHA + random on LCBench's 34 tasks, "
         "pausing trials and continuing those that promise most"
     )
+
+
+def choose_searcher(
+    scheduler: str,
+    searcher: str | None,
+    params: Mapping[str, Any],
+    *,
+    planned_trials: int,
+    budgeted: bool = False,
+    objectives: int = 1,
+) -> tuple[str, str | None]:
+    """The searcher a sweep (or a replay of one) runs, and why when ``auto`` chose it (None otherwise): the one
+    given, else the one the scheduler brings, else what ``auto`` picks for the space, the scheduler and the
+    sweep's size (tuner/searchers/auto.py)."""
+    from tuner.searchers import AUTO
+    from tuner.searchers.auto import choose
+
+    brings = SCHEDULER_REGISTRY[scheduler].requires_searcher
+    if searcher not in (None, AUTO):
+        return searcher, None
+    if brings and searcher is None:
+        return brings, None
+    return choose(params, scheduler, planned_trials, budgeted=budgeted, objectives=objectives)
+
+
+def check_pair(scheduler: str, searcher: str) -> None:
+    """A scheduler that brings its own searcher runs with that one, and a searcher that needs its scheduler
+    runs only under it: one line says which to drop."""
+    brings = SCHEDULER_REGISTRY[scheduler].requires_searcher
+    if brings and searcher != brings:
+        raise UsageError(
+            f"--scheduler {scheduler} brings its own searcher ({brings}); drop --searcher {searcher} or use "
+            "another scheduler"
+        )
+    needs = SEARCHER_REGISTRY[searcher].requires_scheduler if searcher in SEARCHER_REGISTRY else None
+    if needs and scheduler != needs:
+        raise UsageError(f"--searcher {searcher} works only with --scheduler {needs}")

@@ -19,7 +19,7 @@ from tuner import storage
 from tuner.errors import UsageError
 from tuner.folder.names import CONFIG_FILE
 from tuner.limits import Budget, TrialTimeout
-from tuner.objectives import MODES, Constraint, Objective, as_mode, parse_objectives
+from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, parse_objectives
 from tuner.objectives import decode as decode_objectives
 from tuner.objectives import encode as encode_objectives
 
@@ -46,7 +46,7 @@ class SweepConfig:
         None  # or "auto": packed by measured memory (tuner/launch/placement/packing.py)
     )
     metric: str | None = None  # the first objective; given as "loss,latency_ms" for several (see objectives)
-    mode: str | None = None  # the first objective's; "min,max" for several, or one mode for all
+    mode: Mode | None = None  # the first objective's (given as "min,max" for several, or one mode for all)
     objectives: list[str] | None = None  # several objectives, as "name:mode" (decided from metric and mode)
     constraints: list[str] | None = None  # "METRIC<=VALUE": a trial that breaks one is never on the front
     name: str | None = None
@@ -77,17 +77,14 @@ class SweepConfig:
     check_names: InitVar[bool] = True
 
     def __post_init__(self, check_names: bool) -> None:
+        """Checks only: the values come settled (``settled``, through ``build_config``)."""
         if check_names:
             check_algorithm_names(self.scheduler, self.searcher)
-        if isinstance(
-            self.warm_start, (str, Path)
-        ):  # tuner.sweep(warm_start="results/first"): one experiment
-            object.__setattr__(self, "warm_start", [str(self.warm_start)])
-        elif self.warm_start is not None:
-            object.__setattr__(self, "warm_start", [str(ref) for ref in self.warm_start] or None)
-        if isinstance(self.constraints, str):  # tuner.sweep(constraints="mb<=4000"): one bound
-            object.__setattr__(self, "constraints", [self.constraints])
-        self._settle_objectives()
+        if not isinstance(self.warm_start, (list, type(None))) or not isinstance(
+            self.constraints, (list, type(None))
+        ):
+            raise TypeError("warm_start and constraints are lists: build a SweepConfig with build_config")
+        self._check_objectives()
         for text in self.constraints or []:
             Constraint.parse(text)
         if self.num_samples is not None:
@@ -125,27 +122,16 @@ class SweepConfig:
                 f"--name {self.name!r} must be a plain folder name (no '/', not starting with '.')"
             )
 
-    def _settle_objectives(self) -> None:
-        """``--metric loss,latency_ms --mode min,min`` kept as the first objective in ``metric``/``mode`` (what a
-        single-objective view ranks by) and all of them in ``objectives``; one metric leaves ``objectives`` unset."""
-        if self.metric is None or self.mode is None:
-            if self.mode is not None and "," not in self.mode:
-                _check_choice("mode", self.mode, MODES)
-            return
-        if "," not in self.metric and "," not in self.mode:
+    def _check_objectives(self) -> None:
+        """The first objective in ``metric`` and ``mode``, all of them in ``objectives`` when there are several."""
+        if self.mode is not None:
             _check_choice("mode", self.mode, MODES)
-            if self.objectives is not None:
-                names = [o.name for o in self.objective_list]
-                if names[0] != self.metric:  # a saved sweep's first objective is its metric
-                    raise UsageError(f"objectives {self.objectives} do not start with metric {self.metric!r}")
-            return
-        parsed = parse_objectives(self.metric, self.mode)
-        if len(parsed) == 1:
-            object.__setattr__(self, "objectives", None)
-        else:
-            object.__setattr__(self, "objectives", encode_objectives(parsed))
-        object.__setattr__(self, "metric", parsed[0].name)
-        object.__setattr__(self, "mode", parsed[0].mode)
+        if self.metric is not None and "," in self.metric:
+            raise TypeError("several objectives are settled before a SweepConfig is made: use build_config")
+        if self.objectives is not None and self.metric is not None:
+            names = [o.name for o in self.objective_list]
+            if names[0] != self.metric:  # a saved sweep's first objective is its metric
+                raise UsageError(f"objectives {self.objectives} do not start with metric {self.metric!r}")
 
     @property
     def objective_list(self) -> list[Objective]:
@@ -201,21 +187,9 @@ def check_algorithm_names(scheduler: str, searcher: str | None) -> None:
     if searcher is not None:
         _check_choice("searcher", searcher, searchers.CHOICES)
         if searcher != searchers.AUTO and scheduler != schedulers.AUTO:
-            _check_pair(scheduler, searcher)
+            from tuner.algorithms import check_pair
 
-
-def _check_pair(scheduler: str, searcher: str) -> None:
-    """Schedulers that bring their own searcher, and searchers that only work under their scheduler."""
-    from tuner import schedulers, searchers
-
-    brings = schedulers.REGISTRY[scheduler].requires_searcher
-    if brings and searcher != brings:
-        raise UsageError(
-            f"--scheduler {scheduler} brings its own searcher ({brings}); drop --searcher {searcher} or use another scheduler"
-        )
-    needs = searchers.REGISTRY[searcher].requires_scheduler
-    if needs and scheduler != needs:
-        raise UsageError(f"--searcher {searcher} works only with --scheduler {needs}")
+            check_pair(scheduler, searcher)
 
 
 def _check_choice(name: str, value: Any, valid: tuple[str, ...]) -> None:
@@ -300,7 +274,34 @@ def build_config(settings: Mapping[str, Any], check_names: bool = True) -> Sweep
     """A validated config from merged settings; unknown names are a programming error, not user input."""
     if not settings.get("space"):
         raise UsageError(NO_SPACE)
-    return SweepConfig(**dict(settings), check_names=check_names)
+    return SweepConfig(**settled(settings), check_names=check_names)
+
+
+def settled(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Settings in the one form a ``SweepConfig`` holds them, each parsed once: earlier experiments as a list
+    (``warm_start="results/first"`` is one), bounds as a list (``constraints="mb<=4000"`` is one), and
+    ``--metric loss,latency_ms --mode min,min`` as the first objective in ``metric`` and ``mode`` (what a
+    one-objective view ranks by) and every objective in ``objectives`` (one metric leaves it unset)."""
+    out = dict(settings)
+    warm = out.get("warm_start")
+    if isinstance(warm, (str, Path)):
+        out["warm_start"] = [str(warm)]
+    elif warm is not None:
+        out["warm_start"] = [str(ref) for ref in warm] or None
+    if isinstance(out.get("constraints"), str):
+        out["constraints"] = [out["constraints"]]
+    metric, mode = out.get("metric"), out.get("mode")
+    if metric is not None and mode is not None and ("," in metric or "," in mode):
+        parsed = parse_objectives(metric, mode)
+        out["metric"], out["mode"] = parsed[0].name, parsed[0].mode
+        out["objectives"] = encode_objectives(parsed) if len(parsed) > 1 else None
+    elif mode is not None:
+        out["mode"] = as_mode(mode)
+    if metric is not None and "," in str(out["metric"]):
+        raise UsageError(
+            f"--metric {metric}: say whether to minimise or maximise each (--mode min,max, or one mode for all)"
+        )
+    return out
 
 
 def save_config(config: SweepConfig, folder: str | Path) -> str:

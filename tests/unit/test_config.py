@@ -188,8 +188,8 @@ def test_the_trainable_contract_is_read_once_and_a_wrong_declaration_is_named():
 def test_one_warm_start_experiment_given_as_a_string_or_path_is_one_experiment():
     from pathlib import Path
 
-    from tuner.settings import SweepConfig
+    from tuner.settings import build_config
 
-    assert SweepConfig(space="x", warm_start="results/first").warm_start == ["results/first"]
-    assert SweepConfig(space="x", warm_start=(Path("a"), "b")).warm_start == ["a", "b"]
-    assert SweepConfig(space="x", warm_start=[]).warm_start is None
+    assert build_config({"space": "x", "warm_start": "results/first"}).warm_start == ["results/first"]
+    assert build_config({"space": "x", "warm_start": (Path("a"), "b")}).warm_start == ["a", "b"]
+    assert build_config({"space": "x", "warm_start": []}).warm_start is None

@@ -62,7 +62,9 @@ def test_bad_constraints_are_one_line_each(text, fragment):
 
 
 def test_several_metrics_keep_the_first_as_metric_and_all_as_objectives():
-    config = SweepConfig(space="s", metric="loss,latency_ms", mode="min,min")
+    from tuner.settings import build_config
+
+    config = build_config({"space": "s", "metric": "loss,latency_ms", "mode": "min,min"})
     assert (config.metric, config.mode) == ("loss", "min")
     assert config.objectives == ["loss:min", "latency_ms:min"] and config.several_objectives
     assert config.objective_list == [Objective("loss", "min"), Objective("latency_ms", "min")]

@@ -47,8 +47,10 @@ def resolve(
     space = load_space(space_ref)
     space_defaults = {k: coerce(k, v, f"space {space_ref} defaults") for k, v in space.defaults.items()}
     asked = _trainable_resources(space)
-    config = build_config(merge_layers(asked, space_defaults, from_file, env, given, {"space": space_ref}))
-    return complete(config, space)
+    settings = merge_layers(asked, space_defaults, from_file, env, given, {"space": space_ref})
+    metric = settings.get("metric") or space.metric
+    settings.update(metric=metric, mode=settings.get("mode") or _modes_by_name(metric, space))
+    return complete(build_config(settings), space)
 
 
 def _trainable_resources(space: Any) -> dict[str, Any]:
@@ -66,8 +68,6 @@ def complete(config: SweepConfig, space: Any) -> SweepConfig:
     from tuner.launch.registry import is_space_path, space_label
 
     updates: dict[str, Any] = {
-        "metric": config.metric or space.metric,
-        "mode": config.mode or _modes_by_name(config.metric, space),
         "data_dir": str(Path(config.data_dir).expanduser().resolve()),
         "num_samples": config.trials_cap,
     }
@@ -111,21 +111,16 @@ def _choose_scheduler(config: SweepConfig, space: Any) -> SweepConfig:
 
 def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
     """A searcher for every sweep: the one given, the scheduler's own, or what ``auto`` chooses (and why)."""
-    from tuner.searchers.auto import choose
-
-    brings = schedulers.REGISTRY[config.scheduler].requires_searcher
-    if config.searcher not in (None, searchers.AUTO):
-        return config
-    if brings and config.searcher is None:
-        return dataclasses.replace(config, searcher=brings)
-    name, why = choose(
-        space.flat_params,
+    name, why = algorithms.choose_searcher(
         config.scheduler,
-        config.planned_trials,
+        config.searcher,
+        space.flat_params,
+        planned_trials=config.planned_trials,
         budgeted=config.num_samples is None,
         objectives=len(config.objective_list),
     )
-    return dataclasses.replace(config, searcher=name, searcher_chosen=f"auto chose {name}: {why}")
+    chosen = f"auto chose {name}: {why}" if why else config.searcher_chosen
+    return dataclasses.replace(config, searcher=name, searcher_chosen=chosen)
 
 
 def _modes_by_name(metric: str | None, space: Any) -> str:

@@ -56,11 +56,8 @@ def build(
             f"--scheduler {scheduler}: {sched.name} changes configs while trials train, so recorded "
             "curves cannot stand in for its trials; replay takes asha, hyperband, median, fifo, bohb or freeze-thaw"
         )
-    if sched.requires_searcher and searcher not in (None, sched.requires_searcher):
-        raise UsageError(
-            f"--scheduler {scheduler} brings its own searcher ({sched.requires_searcher}); "
-            f"--searcher {searcher} cannot run with it"
-        )
+    if searcher is not None and searcher != searchers.AUTO:
+        algorithms.check_pair(scheduler, searcher)
     objectives = algorithms.several(objectives)
     algorithms.check_objectives(scheduler, None, objectives)
     fate_log = _Fates()
@@ -81,10 +78,9 @@ def build(
     )
     if searcher is None:
         return Algorithms(_told(sched.build(ctx), metric, mode), None, fate_log, None)
-    if searcher == searchers.AUTO:  # what a sweep of this space, scheduler and size would run
-        from tuner.searchers.auto import choose
-
-        searcher, _ = choose(params, scheduler, num_samples, objectives=max(1, len(objectives)))
+    searcher, _ = algorithms.choose_searcher(  # what a sweep of this space, scheduler and size would run
+        scheduler, searcher, params, planned_trials=num_samples, objectives=max(1, len(objectives))
+    )
     chosen = searchers.entry(sched.requires_searcher or searcher)
     algorithms.check_objectives(scheduler, chosen.name, objectives)
     plan = searchers.plan_search(params, chosen.name, seed)
