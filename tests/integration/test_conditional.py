@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tuner.review import experiment
 
 SPACE = '''"""Momentum matters only for SGD."""
@@ -25,6 +27,7 @@ SPACE = SearchSpace(trainable=train, params={
 '''
 
 
+@pytest.mark.slow  # the conformance forms run conditional spaces in the fast tier
 def test_a_conditional_parameter_is_searched_in_its_branch_only(run_cli, tmp_path):
     space = tmp_path / "conditional.py"
     space.write_text(SPACE)

@@ -6,7 +6,6 @@ import shutil
 
 import pytest
 
-from benchmarks.reference import tutorial_fit
 from trainables.data import make_synthetic, write_cifar10_batches
 from trainables.loop import fit
 from tuner.launch.plan import place, prepare
@@ -17,6 +16,8 @@ pytestmark = pytest.mark.slow
 
 
 def test_fast_path_matches_the_dataloader_path_within_noise():
+    from benchmarks.reference import tutorial_fit  # torchvision: imported by this slow test only
+
     data = make_synthetic(1500, seed=0)
     config = {"l1": 64, "l2": 32, "lr": 0.01, "batch_size": 8}
     fast = [fit(config, data, max_epochs=2, seed=s)[-1]["accuracy"] for s in (0, 1)]

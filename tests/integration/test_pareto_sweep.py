@@ -145,6 +145,7 @@ CHECKPOINTED = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.slow  # their decisions by fronts: tests/unit/test_objectives.py
 @pytest.mark.parametrize("scheduler, by", [("hyperband", "HyperBand"), ("median", "the median rule")])
 def test_hyperband_and_the_median_rule_decide_by_fronts_too(tmp_path, run_cli, scheduler, by):
     space = tmp_path / "checkpointed.py"

@@ -24,6 +24,7 @@ def test_the_live_table_shows_a_trial_that_has_no_folder_yet(tmp_path):
 
 
 
+@pytest.mark.slow  # a second Ray head; test_cluster_versions runs beside it in the slow tier
 def test_part_22_a_running_clusters_versions_are_read_from_its_gcs():
     import platform
 

@@ -7,6 +7,8 @@ import hashlib
 import shutil
 from pathlib import Path
 
+import pytest
+
 from tests.instant import instant_space
 from tuner.review import experiment
 
@@ -24,6 +26,7 @@ def _first_sweep(run_cli, tmp_path: Path, *scheduler: str) -> Path:
     return tmp_path / "made" / "exp"
 
 
+@pytest.mark.slow  # growing; the fast tier resumes (test_a_resumed_asha_keeps_the_rungs_it_had)
 def test_a_moved_experiment_is_reviewed_and_grown_where_it_lies(run_cli, tmp_path):
     made = _first_sweep(run_cli, tmp_path)
     moved = tmp_path / "archive" / "kept"
@@ -39,6 +42,7 @@ def test_a_moved_experiment_is_reviewed_and_grown_where_it_lies(run_cli, tmp_pat
     assert "growing the sweep to 6 trials: 2 more" in grown.out
 
 
+@pytest.mark.slow  # growing; the fast tier resumes
 def test_a_copied_experiment_grows_and_leaves_the_original_as_it_was(run_cli, tmp_path):
     made = _first_sweep(run_cli, tmp_path)
     before = _digest(made)
@@ -62,6 +66,7 @@ def test_a_resumed_asha_keeps_the_rungs_it_had(run_cli, tmp_path):
     assert cutoffs and "epoch 1: -" not in cutoffs[0], cutoffs[:2]
 
 
+@pytest.mark.slow  # growing; the fast tier resumes
 def test_a_grown_hyperband_sweep_runs_its_new_trials_without_waiting_on_the_finished_ones(run_cli, tmp_path):
     """Tune hands a resumed scheduler every trial it restores, finished ones too; a HyperBand bracket holding
     those waited for ever for results that never come, and the stall guard ended the grown sweep after a minute."""

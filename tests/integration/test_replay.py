@@ -55,6 +55,7 @@ def test_a_replay_under_the_sweeps_own_scheduler_changes_nothing(run_cli, fifo_s
     assert "best trial: kept" in result.out and "would have stopped earlier" not in result.out
 
 
+@pytest.mark.slow  # a sweep of its own; the fast tier replays the fifo sweep
 def test_trials_the_sweep_stopped_early_are_named_as_what_the_answer_rests_on(run_cli, tmp_path):
     space = instant_space(tmp_path)
     swept = run_cli("sweep", "--space", space, "--scheduler", "asha", "--searcher", "random", "--num-samples", "6",
@@ -99,6 +100,7 @@ def test_a_running_sweep_is_not_replayed(run_cli, fifo_sweep):
     assert "replay it once the sweep has ended" in result.err
 
 
+@pytest.mark.slow  # a sweep of its own; the fast tier replays the fifo sweep
 def test_a_sweep_without_per_epoch_results_or_checkpoints_says_so(run_cli, tmp_path, fifo_sweep):
     space = instant_space(tmp_path)
     once = run_cli("sweep", "--space", space, *FIFO[:-4], "--max-epochs", "1", "--storage-path", tmp_path,
@@ -123,6 +125,7 @@ def test_a_replay_under_bohb_runs_on_the_recorded_configs(run_cli, fifo_sweep):
     assert result.out.startswith("replayed under bohb, ") and "BOHB: synchronous brackets" in result.out
 
 
+@pytest.mark.slow  # a sweep of its own; the fast tier replays the fifo sweep
 def test_a_sweep_that_ran_every_config_replays_under_asha_with_cqr_proposing(run_cli, tmp_path):
     """With ``--searcher``, the replay's configs come from that searcher, looked up among the sweep's curves."""
     from tests.table_space import write_table_space

@@ -48,6 +48,7 @@ def _stop(fate: str) -> str:
     return fate if fate.startswith(("stopped early", "paused")) else ""
 
 
+@pytest.mark.slow  # the fast tier decides on the simulated clock (tests/unit/test_matrix_decisions.py)
 @pytest.mark.parametrize(
     "scheduler, searcher",
     [("asha", "random"), ("hyperband", "random"), ("median", "random"), ("fifo", "random"), ("asha", "cqr"),

@@ -116,6 +116,7 @@ def test_the_report_is_one_html_file_with_all_its_parts(run_cli, swept, tmp_path
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
+@pytest.mark.slow  # a headless browser
 @pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs Debian's chromium)")
 def test_the_report_renders_in_a_real_browser_without_errors(run_cli, swept, tmp_path):
     page = tmp_path / "report.html"
@@ -179,6 +180,7 @@ def test_compare_puts_sweeps_of_one_metric_side_by_side(run_cli, swept, tmp_path
     assert one.code == 2 and "at least two" in one.err
 
 
+@pytest.mark.slow  # growing; the fast tier resumes
 def test_a_finished_sweep_grows_with_the_model_keeping_its_observations(run_cli, tmp_path):
     space = instant_space(tmp_path)
     first = run_cli("sweep", "--space", space, "--searcher", "optuna", "--num-samples", "6", "--max-epochs", "3",
@@ -279,6 +281,7 @@ def test_a_live_page_reloads_itself_and_the_final_one_does_not(swept, tmp_path):
     assert "http-equiv" not in final and "Live:" not in final
 
 
+@pytest.mark.slow  # waits on real time: a page built on a timer
 def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swept, tmp_path):
     from ray.tune.experiment import Trial
 

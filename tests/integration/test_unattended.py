@@ -82,6 +82,7 @@ def test_a_wall_time_budget_ends_the_sweep_on_time(sweep, tmp_path):
     assert "Failed to fetch metrics" not in result.err  # Ray's warning about such a trial is not the user's concern
 
 
+@pytest.mark.slow  # a signal to a trial
 def test_a_trial_killed_by_a_signal_is_named(sweep, tmp_path):
     for name, signal_name, expected in (("segv", "SIGSEGV", "died: killed by SIGSEGV (segmentation fault) in epoch 2"),
                                         ("kill", "SIGKILL", "died: killed by SIGKILL in epoch 2")):  # fmt: skip
@@ -161,6 +162,7 @@ def test_sigterm_stops_resumably_and_a_second_writer_is_refused(run_cli, tmp_pat
     assert len(epochs) == 4 and all(e == [1, 2, 3, 4, 5] for e in epochs.values()), epochs
 
 
+@pytest.mark.slow  # a signal-stopped sweep; the fast tier resumes (test_relocation)
 def test_a_sweep_stopped_before_its_first_trial_resumes_afresh(run_cli, tmp_path):
     """A signal before any trial leaves only the saved settings; the resume command it printed still works."""
     from tuner.launch.resolve import resolve

@@ -6,6 +6,8 @@ import pytest
 
 from tests.instant import instant_space
 
+pytestmark = pytest.mark.slow  # each searcher runs once in the fast tier (tests/matrix_cases.py)
+
 FIFO = ("--scheduler", "fifo", "--max-epochs", "2")
 
 
