@@ -10,13 +10,17 @@ Built on Tune's public scheduler interface (``FIFOScheduler``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import RUNG, STOPPED, DecisionLog
 from tuner.schedulers.comparing import EPOCH, Comparison, Standing
 from tuner.schedulers.rule_base import Rule
+
+if TYPE_CHECKING:
+    from ray.tune.execution.tune_controller import TuneController
 
 
 class AshaRule(Rule):
@@ -40,13 +44,13 @@ class AshaRule(Rule):
         self.stopped = 0
         self._restored = False
 
-    def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
+    def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
         super().on_trial_add(tune_controller, trial)
         if not self._restored:
             self._restored = True
             self._restore_rungs()
 
-    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]) -> str:
         epoch = result.get(EPOCH)
         if epoch is None or not self.comparison.reported(result):
             return TrialScheduler.CONTINUE

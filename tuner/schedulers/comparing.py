@@ -15,7 +15,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -24,6 +24,7 @@ from tuner.objectives import Constraint, Objective, broken, violations
 from tuner.values import number
 
 EPOCH = "training_iteration"
+T = TypeVar("T")  # what a round ranks: a trial (HyperBand) or a trial id
 
 
 @dataclass(frozen=True)
@@ -146,7 +147,7 @@ class Comparison:
 
     # --- HyperBand: one round of a bracket ----------------------------------------------------------------------
 
-    def halving(self, standings: Mapping[Any, Standing], keep: int) -> tuple[list[Any], list[Any]]:
+    def halving(self, standings: Mapping[T, Standing], keep: int) -> tuple[list[T], list[T]]:
         """The ``keep`` best of a round and the rest. By one value as Ray's brackets sort (ascending, a stable
         sort, the last ``keep`` go on); by fronts, the first ``keep`` of the ranking."""
         trials = list(standings)
@@ -158,7 +159,7 @@ class Comparison:
         keep = min(keep, len(trials))
         return [trials[i] for i in order[:keep]], [trials[i] for i in order[keep:]]
 
-    def round_why(self, trial: Any, standings: Mapping[Any, Standing]) -> str:
+    def round_why(self, trial: T, standings: Mapping[T, Standing]) -> str:
         """Why a trial was not among a round's best, before "not among the best K of N in its bracket"."""
         if not self.by_fronts:
             value = standings[trial].values.get(self.first.name)
@@ -191,13 +192,13 @@ class Comparison:
 
     # --- shared -------------------------------------------------------------------------------------------------
 
-    def _order(self, ids: Sequence[Any], standings: Mapping[Any, Standing]) -> list[int]:
+    def _order(self, ids: Sequence[T], standings: Mapping[T, Standing]) -> list[int]:
         return pareto.order([standings[i].point for i in ids], [standings[i].violation for i in ids])
 
     def _breaks(self, standing: Standing) -> str:
         return f"infeasible ({'; '.join(standing.broke)})" if standing.broke else ""
 
-    def _dominated_by(self, trial: Any, standings: Mapping[Any, Standing]) -> int:
+    def _dominated_by(self, trial: T, standings: Mapping[T, Standing]) -> int:
         feasible = [t for t in standings if standings[t].violation <= 0]
         if trial not in feasible:
             return 0

@@ -17,15 +17,18 @@ there could wait for ever).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import RUNG, STOPPED, DecisionLog
 from tuner.schedulers.brackets import bracket_epochs, brackets
-from tuner.schedulers.comparing import EPOCH, Comparison
+from tuner.schedulers.comparing import EPOCH, Comparison, Standing
 from tuner.schedulers.rule_base import Rule
+
+if TYPE_CHECKING:
+    from ray.tune.execution.tune_controller import TuneController
 
 
 class Bracket:
@@ -38,9 +41,9 @@ class Bracket:
         self.eta = eta
         self.round = 0  # index in rounds of the next comparison
         self.keep = size  # trials the next round keeps at most: ceil(size / eta**rounds passed)
-        self.live: dict[Any, dict | None] = {}  # trial -> its latest result, for trials still in the bracket
-        self.trials: list[Any] = []  # every trial it took
-        self.to_unpause: set[Any] = set()
+        self.live: dict[Trial, dict[str, Any] | None] = {}  # trial -> its latest result, while in the bracket
+        self.trials: list[Trial] = []  # every trial it took
+        self.to_unpause: set[Trial] = set()
         self.work = bracket_epochs(size, size, rounds, eta)
         self.done = 0  # epochs trained so far
 
@@ -57,11 +60,11 @@ class Bracket:
         """No room for another trial: as many as the next round keeps (before the first, its size)."""
         return len(self.live) == self.keep
 
-    def epoch(self, trial: Any) -> int:
+    def epoch(self, trial: Trial) -> int:
         result = self.live.get(trial)
         return 0 if not result else int(result.get(EPOCH, 0))
 
-    def goes_on(self, trial: Any) -> bool:
+    def goes_on(self, trial: Trial) -> bool:
         """Whether a trial has epochs to train before the bracket's next comparison."""
         return self.epoch(trial) < self.at
 
@@ -74,7 +77,7 @@ class Bracket:
     def completion(self) -> float:
         return 1.0 if self.finished() else min(self.done / max(self.work, 1), 1.0)
 
-    def update(self, trial: Any, result: dict) -> None:
+    def update(self, trial: Trial, result: dict[str, Any]) -> None:
         self.done += max(0, int(result.get(EPOCH, 0)) - self.epoch(trial))
         self.live[trial] = result
         self.to_unpause.discard(trial)
@@ -96,7 +99,7 @@ class HyperBandRule(Rule):
         plan = brackets(max_t, reduction_factor)
         self.band_plan = list(reversed(plan)) if self.largest_first else plan
         self.bands: list[list[Bracket]] = []
-        self.of: dict[Any, Bracket] = {}
+        self.of: dict[Trial, Bracket] = {}
         self.made = 0
         self.stopped = 0
         self._deciding: set[int] = set()  # brackets being decided (a stop inside a decision removes a trial)
@@ -107,7 +110,7 @@ class HyperBandRule(Rule):
 
     # --- trials in brackets ---------------------------------------------------------------------------------
 
-    def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
+    def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
         if trial.status in (Trial.TERMINATED, Trial.ERROR):
             return  # finished before a resume: no bracket has a place for it
         current = self.bands[-1][-1] if self.bands else None
@@ -122,7 +125,7 @@ class HyperBandRule(Rule):
         current.trials.append(trial)
         self.of[trial] = current
 
-    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]) -> str:
         bracket = self.of.get(trial)
         if bracket is None:
             return TrialScheduler.CONTINUE
@@ -131,7 +134,7 @@ class HyperBandRule(Rule):
             return TrialScheduler.CONTINUE
         return self._decide(tune_controller, bracket)
 
-    def on_trial_remove(self, tune_controller: Any, trial: Any) -> None:
+    def on_trial_remove(self, tune_controller: TuneController, trial: Trial) -> None:
         bracket = self.of.get(trial)
         if bracket is None:
             return  # finished before this run
@@ -144,13 +147,15 @@ class HyperBandRule(Rule):
         elif bracket.live:
             self._decide(tune_controller, bracket)
 
-    def on_trial_complete(self, tune_controller: Any, trial: Any, result: dict) -> None:
+    def on_trial_complete(
+        self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]
+    ) -> None:
         self.on_trial_remove(tune_controller, trial)
 
-    def on_trial_error(self, tune_controller: Any, trial: Any) -> None:
+    def on_trial_error(self, tune_controller: TuneController, trial: Trial) -> None:
         self.on_trial_remove(tune_controller, trial)
 
-    def choose_trial_to_run(self, tune_controller: Any) -> Any:
+    def choose_trial_to_run(self, tune_controller: TuneController) -> Trial | None:
         for band in self.bands:
             for bracket in self._run_order(band):
                 for trial in bracket.live:
@@ -159,7 +164,7 @@ class HyperBandRule(Rule):
         return None
 
     @staticmethod
-    def _may_run(bracket: Bracket, trial: Any) -> bool:
+    def _may_run(bracket: Bracket, trial: Trial) -> bool:
         return trial.status == Trial.PENDING or (trial.status == Trial.PAUSED and trial in bracket.to_unpause)
 
     def _run_order(self, band: list[Bracket]) -> list[Bracket]:
@@ -168,7 +173,7 @@ class HyperBandRule(Rule):
 
     # --- a round ----------------------------------------------------------------------------------------------
 
-    def _decide(self, tune_controller: Any, bracket: Bracket) -> str:
+    def _decide(self, tune_controller: TuneController, bracket: Bracket) -> str:
         """The answer to the trial that reached the round: PAUSE until every trial of the bracket has, then the
         round's verdict for it; the others are stopped or let go on here."""
         if not bracket.round_done():
@@ -182,7 +187,7 @@ class HyperBandRule(Rule):
         finally:
             self._deciding.discard(id(bracket))
 
-    def _halve(self, tune_controller: Any, bracket: Bracket) -> str:
+    def _halve(self, tune_controller: TuneController, bracket: Bracket) -> str:
         compared_at = bracket.at
         bracket.keep = int(math.ceil(bracket.keep / self.eta))
         bracket.round += 1
@@ -212,15 +217,22 @@ class HyperBandRule(Rule):
                     tune_controller.stop_trial(trial)
         return action
 
-    def _let_go_on(self, tune_controller: Any, trial: Any) -> None:
+    def _let_go_on(self, tune_controller: TuneController, trial: Trial) -> None:
         """A paused trial the round kept is chosen to run again (``choose_trial_to_run``)."""
 
-    def _stop_waiting(self, tune_controller: Any, bracket: Bracket) -> None:
+    def _stop_waiting(self, tune_controller: TuneController, bracket: Bracket) -> None:
         for trial in list(bracket.live):
             if trial.status == Trial.PAUSED:
                 tune_controller.stop_trial(trial)
 
-    def _record(self, bracket: Bracket, compared_at: int, standings: dict, good: list, bad: list) -> None:
+    def _record(
+        self,
+        bracket: Bracket,
+        compared_at: int,
+        standings: dict[Trial, Standing],
+        good: list[Trial],
+        bad: list[Trial],
+    ) -> None:
         if not self.fate_log:
             return
         first = self.comparison.first.name
@@ -281,7 +293,7 @@ class BohbRule(HyperBandRule):
     label = "BOHB"
     largest_first = True
 
-    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]) -> str:
         result["hyperband_info"] = {}
         bracket = self.of.get(trial)
         if bracket is None:
@@ -300,13 +312,13 @@ class BohbRule(HyperBandRule):
             tune_controller.search_alg.searcher.on_pause(trial.trial_id)
         return action
 
-    def _let_go_on(self, tune_controller: Any, trial: Any) -> None:
+    def _let_go_on(self, tune_controller: TuneController, trial: Trial) -> None:
         tune_controller.search_alg.searcher.on_unpause(trial.trial_id)
 
     def _run_order(self, band: list[Bracket]) -> list[Bracket]:
         return band
 
-    def choose_trial_to_run(self, tune_controller: Any) -> Any:
+    def choose_trial_to_run(self, tune_controller: TuneController) -> Trial | None:
         chosen = super().choose_trial_to_run(tune_controller)
         if chosen is not None or any(t.status == Trial.RUNNING for t in tune_controller.get_trials()):
             return chosen

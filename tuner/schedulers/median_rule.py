@@ -12,14 +12,18 @@ results that arrive. Built on Tune's public scheduler interface (``FIFOScheduler
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import STOPPED, DecisionLog
 from tuner.schedulers.comparing import EPOCH, Comparison, Standing
 from tuner.schedulers.rule_base import Rule
+
+if TYPE_CHECKING:
+    from ray.tune.execution.tune_controller import TuneController
 
 
 class MedianRule(Rule):
@@ -38,7 +42,7 @@ class MedianRule(Rule):
         self.at_epoch: dict[int, dict[str, Standing]] = {}  # by fronts: epoch -> trial id -> standing
         self.stopped = 0
 
-    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]) -> str:
         epoch = result.get(EPOCH)
         if epoch is None or not self.comparison.reported(result):
             return TrialScheduler.CONTINUE
@@ -57,7 +61,9 @@ class MedianRule(Rule):
             )
         return TrialScheduler.STOP
 
-    def on_trial_complete(self, tune_controller: Any, trial: Any, result: dict) -> None:
+    def on_trial_complete(
+        self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]
+    ) -> None:
         """A trial's last result counts once more in its running mean, as in Ray's rule."""
         if (
             result.get(EPOCH) is not None
