@@ -6,7 +6,9 @@ the median of the others' running means up to that epoch, as Ray's ``MedianStopp
 stop; tuner never pauses a trial for want of others: a trainable without checkpoints would start over). With
 several objectives or constraints, a trial whose result is in the worse half by fronts among the results at the
 same epoch stops. Like Ray's rule it keeps its results in memory, so a resumed sweep compares again from the
-results that arrive. Built on Tune's public scheduler interface (``FIFOScheduler``).
+results that arrive. Built on Tune's public scheduler interface (``FIFOScheduler``). It decides as Ray 2.60's rule
+on every tested Ray: before 2.60, a trial whose running mean is nan counted among the others and made the median
+nan, which stopped every trial compared after it.
 """
 
 from __future__ import annotations
