@@ -1,0 +1,81 @@
+"""The package's shape as it loads: no import cycle, and the quarantine imports nothing from the layers above it.
+
+``pytest tests/unit/test_structure.py -q -s`` prints the graph's size (modules, edges) with the checks.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TUNER = Path(__file__).resolve().parents[2] / "tuner"
+ABOVE_THE_QUARANTINE = ("algorithms", "api", "cli", "launch", "replay", "review", "schedulers", "searchers")
+
+
+def load_time_imports() -> dict[str, set[str]]:
+    """Each tuner module -> the tuner modules its top-level statements import (what runs when it loads)."""
+    modules = {}
+    for path in TUNER.rglob("*.py"):
+        name = ".".join(path.relative_to(TUNER.parent).with_suffix("").parts).removesuffix(".__init__")
+        modules[name] = path
+    graph: dict[str, set[str]] = {name: set() for name in modules}
+    for name, path in modules.items():
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                named = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                named = [a.name for a in node.names]
+            else:
+                continue
+            graph[name] |= {n for n in named if n in modules and n != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_itself_back_as_it_loads():
+    graph = load_time_imports()
+    print(f"\ntuner/: {len(graph)} modules, {sum(map(len, graph.values()))} load-time imports between them")
+    assert cycles(graph) == []
+
+
+def test_the_quarantine_imports_nothing_from_the_layers_above_it():
+    graph = load_time_imports()
+    up = sorted(
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        if m.startswith("tuner.ray_compat")
+        for t in targets
+        if t.count(".") and t.split(".")[1] in ABOVE_THE_QUARANTINE
+    )
+    assert up == []
