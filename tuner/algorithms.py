@@ -9,7 +9,7 @@ several objectives, and the built pair itself.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner.errors import UsageError
 from tuner.folder.fates import DecisionLog
@@ -21,6 +21,10 @@ from tuner.searchers import ENTRIES as SEARCHERS
 from tuner.searchers import REGISTRY as SEARCHER_REGISTRY
 from tuner.searchers import SearcherContext
 from tuner.searchers.plan import SearchPlan
+
+if TYPE_CHECKING:
+    from ray.tune.schedulers import TrialScheduler
+    from ray.tune.search import SearchAlgorithm, Searcher
 
 
 def several(objectives: Sequence[Objective]) -> tuple[Objective, ...]:
@@ -153,7 +157,7 @@ def build_pair(
     *,
     planned_trials: int,
     max_concurrent: int | None,
-) -> tuple[Any, Any]:
+) -> tuple[TrialScheduler, Searcher | SearchAlgorithm]:
     """The scheduler and the searcher of a run, built from one context: Tune's own objects, ready for
     ``tune.TuneConfig`` or the replay engine."""
     from tuner.searchers import build_searcher
@@ -164,8 +168,15 @@ def build_pair(
     )
     built = SCHEDULER_REGISTRY[scheduler]().build(ctx)
     if SCHEDULER_REGISTRY[scheduler].gates_new_trials:
+        from ray.tune.search import Searcher
+
         from tuner.schedulers.curve_gate import NewTrialGate
 
+        if not isinstance(search, Searcher):
+            raise UsageError(
+                f"--scheduler {scheduler} proposes one config at a time; a space of grid_search parameters is "
+                "crossed by Tune's own generator: use --scheduler asha, or write the grid as tune.choice"
+            )
         if hasattr(search, "attach"):  # proposals from the scheduler's own model (searcher curves)
             search.attach(built)
         search = NewTrialGate(search, built)

@@ -57,3 +57,19 @@ def test_an_earlier_sweep_of_another_metric_is_refused(run_cli, earlier):
     result = run_cli("sweep", "--space", space, *FIFO, "--metric", "accuracy", "--mode", "max",
                      "--warm-start", folder / "first", "--storage-path", folder, "--name", "other-metric")  # fmt: skip
     assert result.code == 2 and "it optimised loss (min), this sweep optimises accuracy (max)" in result.err
+
+
+def test_a_warm_start_seeds_the_model_behind_freeze_thaws_gate(run_cli, earlier):
+    """Under freeze-thaw (what auto picks for one objective) the searcher sits behind the scheduler's gate on
+    new trials: the earlier trials reach the model inside it."""
+    from tuner.review import experiment
+
+    folder, space = earlier
+    result = run_cli("sweep", "--space", space, "--scheduler", "freeze-thaw", "--max-epochs", "2", "--searcher",
+                     "optuna", "--num-samples", "2", "--warm-start", folder / "first", "--storage-path", folder,
+                     "--name", "second-freeze-thaw")  # fmt: skip
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    assert "warm start: 5 earlier trial(s) from first seed the searcher" in result.out
+    best = experiment.load(str(folder / "first")).best_trial()
+    second = experiment.load(str(folder / "second-freeze-thaw"))
+    assert best.config in [t.config for t in second.trials]

@@ -63,3 +63,19 @@ def test_every_case_creates_and_ends_every_trial(scheduler, searcher, num_sample
     assert len(outcome.trials) == num_samples
     assert all(t.ended is not None and 1 <= t.epochs <= MAX_EPOCHS for t in outcome.trials)
     assert outcome.best_trial() is not None
+
+
+@pytest.mark.parametrize("scheduler", ["freeze-thaw", "asha"])
+def test_the_model_that_takes_earlier_trials_is_found_behind_any_wrapper(scheduler):
+    """--warm-start hands earlier trials to the plan's searcher, wherever the pair put it (behind freeze-thaw's
+    gate on new trials, or bare)."""
+    from tuner import algorithms, searchers
+    from tuner.searchers.planned import PlannedSearcher
+    from tuner.searchers.wrapping import wrapped
+
+    ctx = algorithms.scheduler_context(params=PARAMS, metric="loss", mode="min", max_epochs=MAX_EPOCHS,
+                                       num_samples=4, seed=0, grace_period=1, reduction_factor=2)  # fmt: skip
+    _, search = algorithms.build_pair(
+        ctx, scheduler, searchers.plan_search(PARAMS, "optuna", 0), planned_trials=4, max_concurrent=None
+    )
+    assert isinstance(wrapped(search, PlannedSearcher), PlannedSearcher)

@@ -89,7 +89,7 @@ def launch(
     """Start the trials of a placed plan on the connected Ray and wait for them."""
     import numpy as np
     from ray import tune
-    from ray.tune.search import BasicVariantGenerator
+    from ray.tune.search import BasicVariantGenerator, Searcher
 
     from tuner.folder.fates import FateLog
     from tuner.launch.guards.budget import BudgetWatch, forget_spent
@@ -107,6 +107,8 @@ def launch(
     )
     from tuner.launch.watching.tensorboard_log import TensorBoardLogger
     from tuner.ray_compat import StatusRecorder
+    from tuner.searchers.planned import PlannedSearcher
+    from tuner.searchers.wrapping import wrapped
 
     cfg = plan.config
     folder = cfg.experiment_path
@@ -124,14 +126,17 @@ def launch(
         planned_trials=cfg.planned_trials,
         max_concurrent=max_concurrent,
     )
-    if plan.warm_start is not None:
-        search_alg.add_observations(plan.warm_start.points, first=plan.warm_start.best())
+    if plan.warm_start is not None:  # the model behind any gate (freeze-thaw's) takes the earlier trials
+        planned = wrapped(search_alg, PlannedSearcher)
+        if planned is None:
+            raise UsageError(f"--warm-start: searcher {cfg.searcher} takes no earlier trials here")
+        planned.add_observations(plan.warm_start.points, first=plan.warm_start.best())
     guard = MetricGuard(
         *(o.name for o in cfg.objective_list), constrained=tuple(c.metric for c in cfg.constraint_list)
     )
     watch = StallWatch(cfg.stall_timeout, folder)
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
-    if not generator:
+    if isinstance(search_alg, Searcher):
         search_alg = StallAwareSearcher(search_alg, watch)
     forget_spent(folder)
     callbacks: list[Any] = [

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tuner.folder.fates import DecisionLog
 from tuner.objectives import Constraint, Mode, Objective
 from tuner.schedulers.comparing import Comparison
+
+if TYPE_CHECKING:
+    from ray.tune.schedulers import TrialScheduler
 
 # The seed tutorial's ASHA: the worse half stopped at every rung, the first rung after one epoch.
 GRACE_PERIOD = 1
@@ -92,7 +95,7 @@ class SchedulerEntry:
         counts them in its own status line."""
         return self.stops_as
 
-    def build(self, ctx: SchedulerContext) -> Any:
+    def build(self, ctx: SchedulerContext) -> TrialScheduler:
         raise NotImplementedError
 
     def describe(self, ctx: SchedulerContext) -> list[str]:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tuner.schedulers.base import SchedulerContext, SchedulerEntry
+
+if TYPE_CHECKING:
+    from ray.tune.schedulers import TrialScheduler
 
 
 class Fifo(SchedulerEntry):
@@ -13,7 +16,7 @@ class Fifo(SchedulerEntry):
     ends_at_max_epochs = True
     multi_objective = True  # it decides nothing
 
-    def build(self, ctx: SchedulerContext) -> Any:
+    def build(self, ctx: SchedulerContext) -> TrialScheduler:
         from ray.tune.schedulers import FIFOScheduler
 
         return FIFOScheduler()

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tuner.schedulers.base import SchedulerContext, SchedulerEntry
+
+if TYPE_CHECKING:
+    from ray.tune.schedulers import TrialScheduler
 
 # Decisions at the first epoch, then at each doubling of a trial's epochs (1, 2, 4, 8, ...): a trial runs as
 # many epochs again as it has before it is weighed again, so a pause costs a checkpoint's save and load at most
@@ -29,7 +32,7 @@ class FreezeThaw(SchedulerEntry):
     def stopped_label(self, ctx: SchedulerContext) -> str | None:
         return None  # its own status line counts its pauses and stops
 
-    def build(self, ctx: SchedulerContext) -> Any:
+    def build(self, ctx: SchedulerContext) -> TrialScheduler:
         from tuner.schedulers.config_features import ConfigFeatures
         from tuner.schedulers.curve_scheduler import FreezeThawScheduler
 

@@ -7,10 +7,13 @@ constants stay as drawn (for the seed space: layer widths, which a checkpoint's 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner.errors import UsageError
 from tuner.schedulers.base import SchedulerContext, SchedulerEntry
+
+if TYPE_CHECKING:
+    from ray.tune.schedulers import TrialScheduler
 
 QUANTILE = 0.25
 RESAMPLE_PROBABILITY = 0.25
@@ -46,7 +49,7 @@ class Pbt(SchedulerEntry):
     checkpoints_to_keep = None  # a worse trial may copy a better one's latest checkpoint at any perturbation
     ends_at_max_epochs = True
 
-    def build(self, ctx: SchedulerContext) -> Any:
+    def build(self, ctx: SchedulerContext) -> TrialScheduler:
         from tuner.ray_compat.schedulers import RecordingPBT
 
         mutable = mutations(dict(ctx.params))

@@ -7,7 +7,7 @@ the CLI's choices, ``--help``, the plan, the runner and the README table read fr
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner.errors import UsageError
 from tuner.searchers.base import SearcherContext, SearcherEntry
@@ -20,6 +20,9 @@ from tuner.searchers.optuna_tpe import OptunaTPE
 from tuner.searchers.plan import CannotSearch, ParamPlan, SearchPlan, describe_domain, initial_random_points
 from tuner.searchers.quantile_cqr import QuantileCQR
 from tuner.searchers.random_search import RandomSearch
+
+if TYPE_CHECKING:
+    from ray.tune.search import SearchAlgorithm, Searcher
 
 ENTRIES: tuple[type[SearcherEntry], ...] = (
     OptunaTPE,
@@ -87,6 +90,6 @@ def _can_search(name: str, param: str, value: Any, seed: int) -> bool:
     return True
 
 
-def build_searcher(plan: SearchPlan, ctx: SearcherContext) -> Any:
+def build_searcher(plan: SearchPlan, ctx: SearcherContext) -> Searcher | SearchAlgorithm:
     """The Ray searcher for a plan (see ``SearcherEntry.build``)."""
     return entry(plan.searcher).build(plan, ctx)

@@ -8,10 +8,13 @@ the plan printed before a sweep and the README table all read the registry in ``
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from tuner.objectives import Constraint, Mode, Objective
 from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points
+
+if TYPE_CHECKING:
+    from ray.tune.search import SearchAlgorithm, Searcher
 
 # plan_native: this model takes bounded domains, so a normal is searched through its quantile
 QUANTILE = "quantile"
@@ -97,7 +100,7 @@ class SearcherEntry:
         """Whether ``build`` gives Tune's own variant generator (it gets the raw space and its own limits)."""
         return False
 
-    def build(self, plan: SearchPlan, ctx: SearcherContext) -> Any:
+    def build(self, plan: SearchPlan, ctx: SearcherContext) -> Searcher | SearchAlgorithm:
         """The searcher Tune runs: the model seen through the plan (tuner/searchers/planned.py)."""
         from tuner.searchers.planned import PlannedSearcher
 

@@ -7,10 +7,13 @@ epoch is the next trial. One model for both decisions: which trial to continue a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner.searchers.base import SearcherContext, SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan
+
+if TYPE_CHECKING:
+    from ray.tune.search import SearchAlgorithm, Searcher
 
 
 class CurveProposals(SearcherEntry):
@@ -22,7 +25,7 @@ class CurveProposals(SearcherEntry):
     def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
         return self.plan_native(name, value, text)
 
-    def build(self, plan: SearchPlan, ctx: SearcherContext) -> Any:
+    def build(self, plan: SearchPlan, ctx: SearcherContext) -> Searcher | SearchAlgorithm:
         from tuner.schedulers.curve_gate import ModelProposals
 
         return ModelProposals(dict(plan.raw_space), ctx.seed, ctx.metric, ctx.mode)

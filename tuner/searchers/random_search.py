@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tuner.searchers.base import SearcherContext, SearcherEntry
 from tuner.searchers.plan import SearchPlan
+
+if TYPE_CHECKING:
+    from ray.tune.search import SearchAlgorithm, Searcher
 
 
 class RandomSearch(SearcherEntry):
@@ -14,7 +17,7 @@ class RandomSearch(SearcherEntry):
     model_based = False
     multi_objective = True  # it models nothing
 
-    def build(self, plan: SearchPlan, ctx: SearcherContext) -> Any:
+    def build(self, plan: SearchPlan, ctx: SearcherContext) -> Searcher | SearchAlgorithm:
         """Seeded draws as a Searcher (a sweep that can grow later); Tune's own variant generator where the
         space has grids to cross or the scheduler (PBT) takes no searcher, with ``max_concurrent`` creating
         trials only as slots free up (Tune ignores its own limit for that generator)."""

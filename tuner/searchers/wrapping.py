@@ -7,9 +7,11 @@ calls, results and completions, BOHB's pause notices, and saving and restoring t
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
-from ray.tune.search import Searcher
+from ray.tune.search import SearchAlgorithm, Searcher
+
+W = TypeVar("W", bound=Searcher)
 
 
 class WrappingSearcher(Searcher):
@@ -46,3 +48,13 @@ class WrappingSearcher(Searcher):
 
     def restore(self, checkpoint_path: str) -> None:
         self.inner.restore(checkpoint_path)
+
+
+def wrapped(searcher: Searcher | SearchAlgorithm, kind: type[W]) -> W | None:
+    """The searcher of ``kind`` inside the wrappers around it (freeze-thaw's gate, the stall watch), or None."""
+    current: Searcher | SearchAlgorithm = searcher
+    while not isinstance(current, kind):
+        if not isinstance(current, WrappingSearcher):
+            return None
+        current = current.inner
+    return current
