@@ -20,10 +20,16 @@ import heapq
 import itertools
 import math
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tuner.objectives import Mode
 from tuner.replay.outcome import Curve, CurveSource, ReplayedTrial, ReplayOutcome
+
+if TYPE_CHECKING:
+    from ray.tune.execution.tune_controller import TuneController
+    from ray.tune.experiment import Trial
+    from ray.tune.schedulers import TrialScheduler
+    from ray.tune.search import Searcher
 
 __all__ = ["Controller", "Curve", "CurveSource", "FixedOrder", "ReplayOutcome", "ReplayedTrial", "replay"]
 
@@ -49,7 +55,7 @@ class _Fates:
 class _SearchAlg:
     """What schedulers reach through ``tune_controller.search_alg`` (BOHB tells its searcher of pauses)."""
 
-    def __init__(self, searcher: Any) -> None:
+    def __init__(self, searcher: Searcher | FixedOrder) -> None:
         self.searcher = searcher
 
 
@@ -59,8 +65,8 @@ class Controller:
     def __init__(
         self,
         source: CurveSource,
-        scheduler: Any,
-        searcher: Any,
+        scheduler: TrialScheduler,
+        searcher: Searcher | FixedOrder,
         *,
         workers: int,
         metric: str,
@@ -82,38 +88,44 @@ class Controller:
         self.epoch_budget, self.seconds_budget = epoch_budget, seconds_budget
         self.fates = fate_log or _Fates()
         self.clock = 0.0
-        self._trials: list[Any] = []
+        self._trials: list[Trial] = []
         self._records: dict[str, ReplayedTrial] = {}
         self._curves: dict[str, Curve] = {}
-        self._queue: list[tuple[float, int, Any]] = []  # (time an epoch ends, order, trial)
+        self._queue: list[tuple[float, int, Trial]] = []  # (time an epoch ends, order, trial)
         self._order = itertools.count()
         self._ids = itertools.count(1)
         self._search_finished = False
-        self._staged: list[Any] = []  # paused trials the scheduler chose, waiting as pending for a worker
+        self._staged: list[Trial] = []  # paused trials the scheduler chose, waiting as pending for a worker
         self._spent = 0
         self._spent_seconds = 0.0  # trial time, summed over workers
 
+    @property
+    def as_tune(self) -> TuneController:
+        """This stand-in, handed to schedulers where Tune hands its controller (they call only what it answers:
+        tests/unit/test_private_uses.py checks every call Ray's schedulers and tuner's rules make)."""
+        return cast("TuneController", self)
+
     # --- what schedulers call -------------------------------------------------------------------------
-    def get_trials(self) -> list[Any]:
+    def get_trials(self) -> list[Trial]:
         return self._trials
 
-    def get_live_trials(self) -> list[Any]:
+    def get_live_trials(self) -> list[Trial]:
         return [t for t in self._trials if t.status not in (self._Trial.TERMINATED, self._Trial.ERROR)]
 
-    def stop_trial(self, trial: Any) -> None:
+    def stop_trial(self, trial: Trial) -> None:
         """Ray's canonical stop: a waiting trial leaves the scheduler; a running one completes in it."""
         Trial = self._Trial
         if trial.status in (Trial.ERROR, Trial.TERMINATED):
             return
         if trial.status in (Trial.PENDING, Trial.PAUSED):
-            self.scheduler.on_trial_remove(self, trial)
+            self.scheduler.on_trial_remove(self.as_tune, trial)
             self.searcher.on_trial_complete(trial.trial_id)
         else:
-            self.scheduler.on_trial_complete(self, trial, dict(trial.last_result))
+            self.scheduler.on_trial_complete(self.as_tune, trial, dict(trial.last_result))
             self.searcher.on_trial_complete(trial.trial_id, result=dict(trial.last_result))
         self._end(trial)
 
-    def pause_trial(self, trial: Any, should_checkpoint: bool = True) -> None:
+    def pause_trial(self, trial: Trial, should_checkpoint: bool = True) -> None:
         self._set(trial, self._Trial.PAUSED)
         self._drop_from_queue(trial)
 
@@ -151,7 +163,7 @@ class Controller:
                 return
 
     def _stage(self) -> None:
-        trial = self.scheduler.choose_trial_to_run(self)
+        trial = self.scheduler.choose_trial_to_run(self.as_tune)
         if trial is not None and trial.status == self._Trial.PAUSED and trial not in self._staged:
             self._set(trial, self._Trial.PENDING)
             self._staged.append(trial)
@@ -166,7 +178,7 @@ class Controller:
             config = self.searcher.suggest(trial_id)
             if config is None:
                 return
-            if config == "FINISHED":  # ray.tune.search.Searcher.FINISHED
+            if isinstance(config, str):  # ray.tune.search.Searcher.FINISHED
                 self._search_finished = True
                 return
             trial = Trial("replay", config=dict(config), trial_id=trial_id, stub=True)
@@ -178,13 +190,15 @@ class Controller:
             record.available = len(curve.rows)
             self._curves[trial_id], self._records[trial_id] = curve, record
             self._trials.append(trial)
-            self.scheduler.on_trial_add(self, trial)
+            self.scheduler.on_trial_add(self.as_tune, trial)
 
     def _start_trials(self) -> None:
         Trial = self._Trial
         while self._count(Trial.RUNNING) < self.workers:
             self._staged = [t for t in self._staged if t.status == Trial.PENDING]
-            trial = self.scheduler.choose_trial_to_run(self)  # Tune gives its choice a free worker first
+            trial = self.scheduler.choose_trial_to_run(
+                self.as_tune
+            )  # Tune gives its choice a free worker first
             if trial is None and self._staged:
                 trial = self._staged[0]
             if trial is None:
@@ -193,7 +207,7 @@ class Controller:
                 return
             self._start(trial)
 
-    def _start(self, trial: Any) -> None:
+    def _start(self, trial: Trial) -> None:
         record = self._records[trial.trial_id]
         if record.started is None:
             record.started = self.clock
@@ -209,12 +223,12 @@ class Controller:
         self._set(trial, self._Trial.RUNNING)
         self._next_epoch(trial)
 
-    def _next_epoch(self, trial: Any) -> None:
+    def _next_epoch(self, trial: Trial) -> None:
         record = self._records[trial.trial_id]
         took = float(self._curves[trial.trial_id].seconds[record.epochs])
         heapq.heappush(self._queue, (self.clock + max(took, 0.0), next(self._order), trial))
 
-    def _result(self, trial: Any) -> None:
+    def _result(self, trial: Trial) -> None:
         record, curve = self._records[trial.trial_id], self._curves[trial.trial_id]
         record.epochs += 1
         self._spent += 1
@@ -233,7 +247,7 @@ class Controller:
         record.values.append(float(value) if isinstance(value, (int, float)) else math.nan)
         record.timeline.append((self.clock, record.values[-1]))
         record.last = result
-        decision = self.scheduler.on_trial_result(self, trial, result)
+        decision = self.scheduler.on_trial_result(self.as_tune, trial, result)
         record.decisions.append((epoch, decision))
         if decision != STOP:
             self.searcher.on_trial_result(trial.trial_id, result)
@@ -251,17 +265,17 @@ class Controller:
         else:
             self._next_epoch(trial)
 
-    def _end(self, trial: Any) -> None:
+    def _end(self, trial: Trial) -> None:
         self._set(trial, self._Trial.TERMINATED)
         self._drop_from_queue(trial)
         record = self._records[trial.trial_id]
         record.ended = self.clock
         record.fate = self.fates.texts.get(trial.trial_id, "")
 
-    def _set(self, trial: Any, status: str) -> None:
+    def _set(self, trial: Trial, status: str) -> None:
         trial.set_status(status)
 
-    def _drop_from_queue(self, trial: Any) -> None:
+    def _drop_from_queue(self, trial: Trial) -> None:
         if any(t is trial for _, _, t in self._queue):
             self._queue = [e for e in self._queue if e[2] is not trial]
             heapq.heapify(self._queue)
