@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from tuner.errors import UsageError
+from tuner.values import number
 
 Mode = Literal["min", "max"]  # whether a metric is minimised or maximised
 MODES = ("min", "max")
@@ -146,8 +147,6 @@ def from_mapping(metrics: Mapping[str, str]) -> tuple[str, str]:
 
 def reported(objectives: Sequence[Objective], row: Mapping[str, Any]) -> dict[str, float] | None:
     """Each objective's value in a result, when every one is a finite number; else None (not a point)."""
-    from tuner.values import number
-
     values = {o.name: number(row.get(o.name)) for o in objectives}
     finite = {name: v for name, v in values.items() if v is not None}
     return finite if len(finite) == len(values) else None

@@ -127,13 +127,16 @@ class Comparison:
             "place": place + 1,
             "of": len(ids),
         }
-        return RungVerdict(kept, record, "" if kept else self._rung_why(trial_id, at, milestone, keep))
+        return RungVerdict(
+            kept, record, "" if kept else self._rung_why(trial_id, at, milestone, keep, place + 1)
+        )
 
-    def _rung_why(self, trial_id: str, at: Mapping[str, Standing], milestone: int, keep: int) -> str:
+    def _rung_why(
+        self, trial_id: str, at: Mapping[str, Standing], milestone: int, keep: int, place: int
+    ) -> str:
         breaks = self._breaks(at[trial_id])
         if breaks:
             return breaks
-        place = self._order(list(at), at).index(list(at).index(trial_id)) + 1
         if len(self.objectives) == 1:
             return f"ranked {place} of {len(at)} at the rung; only the best {keep} go{'es' if keep == 1 else ''} on"
         beaten = self._dominated_by(trial_id, at)

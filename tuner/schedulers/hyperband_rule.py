@@ -132,6 +132,12 @@ class HyperBandRule(Rule):
         bracket.update(trial, result)
         if bracket.goes_on(trial):
             return TrialScheduler.CONTINUE
+        return self._at_round(tune_controller, trial, bracket, result)
+
+    def _at_round(
+        self, tune_controller: TuneController, trial: Trial, bracket: Bracket, result: dict[str, Any]
+    ) -> str:
+        """A trial that reached its bracket's next round: wait there, or the round's verdict."""
         return self._decide(tune_controller, bracket)
 
     def on_trial_remove(self, tune_controller: TuneController, trial: Trial) -> None:
@@ -295,12 +301,12 @@ class BohbRule(HyperBandRule):
 
     def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]) -> str:
         result["hyperband_info"] = {}
-        bracket = self.of.get(trial)
-        if bracket is None:
-            return TrialScheduler.CONTINUE
-        bracket.update(trial, result)
-        if bracket.goes_on(trial):
-            return TrialScheduler.CONTINUE
+        return super().on_trial_result(tune_controller, trial, result)
+
+    def _at_round(
+        self, tune_controller: TuneController, trial: Trial, bracket: Bracket, result: dict[str, Any]
+    ) -> str:
+        """BOHB decides a round only once its bracket is full and every other trial there waits."""
         result["hyperband_info"]["budget"] = bracket.at
         others_running = any(t.status != Trial.PAUSED for t in bracket.live if t is not trial)
         action = (

@@ -21,13 +21,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ray.tune import Callback
-
 from tuner import storage
 from tuner.folder import spent as spent_record
 from tuner.folder.fates import DecisionLog
 from tuner.folder.spent import Spent
 from tuner.launch.guards.ending import WatchStopper
+from tuner.launch.guards.run_start import RunStartCallback
 from tuner.limits import Budget
 from tuner.ray_compat.state_file import OPEN_STATUSES
 
@@ -72,7 +71,7 @@ def forget_ended(folder: str) -> None:
     spent_record.write(folder, spent)
 
 
-class BudgetWatch(Callback):
+class BudgetWatch(RunStartCallback):
     """Counts the sweep's spending; decides when its budget is spent (``ended``)."""
 
     def __init__(
@@ -116,13 +115,7 @@ class BudgetWatch(Callback):
         self.__dict__.update(state)
         self._reset()
 
-    def setup(
-        self,
-        stop: Any = None,
-        num_samples: int | None = None,
-        total_num_samples: int | None = None,
-        **info: Any,
-    ) -> None:
+    def at_run_start(self) -> None:
         """At the start of every run: the budget as saved now (``tuner resume --budget`` changes it)."""
         from tuner.settings import load_saved_config
 

@@ -24,8 +24,7 @@ import signal
 import threading
 from typing import Any
 
-from ray.tune import Callback
-
+from tuner.launch.guards.run_start import RunStartCallback
 from tuner.ray_compat.orderly_stop import RAY_SIGINT_OFF, RAY_STOP, rays_stop, stop_in_order
 
 log = logging.getLogger(__name__)
@@ -212,17 +211,11 @@ def _ended(pid: int) -> bool:
     return stat is None or stat[0] in ("Z", "X")  # gone, or a zombie not waited for yet
 
 
-class StepEndStop(Callback):
+class StepEndStop(RunStartCallback):
     """Lets this run's stops (a signal, a full disk) land between steps: see ``OrderlyStop.at_step_end``. Runs
     without it (experiments saved before it) stop at once, as before."""
 
-    def setup(
-        self,
-        stop: Any = None,
-        num_samples: int | None = None,
-        total_num_samples: int | None = None,
-        **info: Any,
-    ) -> None:
+    def at_run_start(self) -> None:
         if _active is not None:
             _active.at_step_ends = True
 

@@ -18,17 +18,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ray.tune import Callback
 from ray.tune.search import Searcher
 
 from tuner.folder.names import STALL_SIDECAR as STALL_FILE
 from tuner.launch.guards.ending import WatchStopper
+from tuner.launch.guards.run_start import RunStartCallback
 from tuner.searchers.wrapping import WrappingSearcher
 
 ACTIVE = ("RUNNING", "PENDING")
 
 
-class StallWatch(Callback):
+class StallWatch(RunStartCallback):
     """Decides a sweep has stalled; says why in ``reason`` and in a file beside the experiment (a
     resumed sweep runs the copy Ray restores, which the driver does not hold)."""
 
@@ -64,13 +64,7 @@ class StallWatch(Callback):
         if self.live_key:
             register_live(self.live_key, self)
 
-    def setup(
-        self,
-        stop: Any = None,
-        num_samples: int | None = None,
-        total_num_samples: int | None = None,
-        **info: Any,
-    ) -> None:
+    def at_run_start(self) -> None:
         self._register()  # a resumed sweep runs an unpickled copy: this one decides now
 
     def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:

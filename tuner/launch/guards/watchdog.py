@@ -17,9 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ray.tune import Callback
-
 from tuner.folder.fates import DecisionLog
+from tuner.launch.guards.run_start import RunStartCallback
 from tuner.limits import TrialTimeout, format_seconds
 from tuner.storage import here
 
@@ -27,7 +26,7 @@ log = logging.getLogger(__name__)
 HUNG = "hung"
 
 
-class HungTrialWatch(Callback):
+class HungTrialWatch(RunStartCallback):
     """Times each running trial's silence and stops the ones past the limit."""
 
     def __init__(
@@ -62,13 +61,7 @@ class HungTrialWatch(Callback):
         self.__dict__.update(state)
         self._reset()
 
-    def setup(
-        self,
-        stop: Any = None,
-        num_samples: int | None = None,
-        total_num_samples: int | None = None,
-        **info: Any,
-    ) -> None:
+    def at_run_start(self) -> None:
         """At the start of every run: the timeout as saved now (``tuner resume --trial-timeout`` changes it)."""
         from tuner.settings import load_saved_config
 
