@@ -8,8 +8,8 @@ several objectives, and the built pair itself.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.folder.fates import DecisionLog
@@ -21,6 +21,7 @@ from tuner.searchers import ENTRIES as SEARCHERS
 from tuner.searchers import REGISTRY as SEARCHER_REGISTRY
 from tuner.searchers import SearcherContext
 from tuner.searchers.plan import SearchPlan
+from tuner.value_types import Space
 
 if TYPE_CHECKING:
     from ray.tune.schedulers import TrialScheduler
@@ -58,7 +59,7 @@ def check_objectives(scheduler: str, searcher: str | None, objectives: Sequence[
 
 def scheduler_context(
     *,
-    params: Mapping[str, Any],
+    params: Space,
     metric: str,
     mode: Mode,
     max_epochs: int,
@@ -210,7 +211,7 @@ def default_scheduler(
 def choose_searcher(
     scheduler: str,
     searcher: str | None,
-    params: Mapping[str, Any],
+    params: Space,
     *,
     planned_trials: int,
     budgeted: bool = False,

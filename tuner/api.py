@@ -11,9 +11,24 @@ An ``Experiment`` reads its folder each time it is asked (a running sweep shows 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from tuner.errors import UsageError
+from tuner.value_types import ConfigDraft
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+    import pandas as pd
+
+    from tuner.review.experiment import ExperimentRecord
+    from tuner.settings import Setting
+    from tuner.spec import SearchSpace
+
+# A keyword of ``sweep``: a flag's value (earlier experiments to warm-start from as paths too), or ``metrics``,
+# each objective's name and mode.
+SweepSetting: TypeAlias = "Setting | Path | Sequence[str | Path] | Mapping[str, str]"
 
 
 @dataclass(frozen=True)
@@ -21,7 +36,7 @@ class Best:
     """The best trial: its config, its best value of the metric and the epoch it came at, its checkpoint."""
 
     trial_id: str
-    config: dict[str, Any]
+    config: ConfigDraft
     metric: str
     value: float
     epoch: int
@@ -37,7 +52,7 @@ class Experiment:
         self.path = experiment.locate(ref)
         self._record = experiment.load(self.path)  # read once now, so a bad folder fails here
 
-    def _read(self) -> Any:
+    def _read(self) -> ExperimentRecord:
         from tuner.review import experiment
 
         self._record = experiment.load(self.path)
@@ -56,12 +71,12 @@ class Experiment:
         return self._record.mode
 
     @property
-    def settings(self) -> dict[str, Any]:
+    def settings(self) -> dict[str, Setting]:
         """Every resolved setting the sweep ran with (its ``tuner_config.yaml``)."""
         return self._record.config.to_dict()
 
     @property
-    def trials(self) -> Any:
+    def trials(self) -> pd.DataFrame:
         """A DataFrame, one row a trial, best first: its id, config, best and last metric, best epoch,
         epochs run, status and fate; with several objectives also each other objective's last value and
         whether the trial is on the Pareto front, and under constraints whether it meets them."""
@@ -81,7 +96,7 @@ class Experiment:
         rows = []
         for trial in record.ranked():
             best_row = trial.best_row(metric, mode) or {}
-            more: dict[str, Any] = {f"last_{n}": trial.last_reported(n) for n in others}
+            more: dict[str, float | bool | None] = {f"last_{n}": trial.last_reported(n) for n in others}
             if on_front is not None:
                 more["front"] = trial.trial_id in on_front
             if record.config.constraints:
@@ -113,7 +128,7 @@ class Experiment:
         return pd.DataFrame(rows, columns=columns).astype({"best_epoch": "Int64"})
 
     @property
-    def pareto(self) -> Any:
+    def pareto(self) -> pd.DataFrame:
         """A DataFrame of the Pareto front (several objectives), one row a trial, by the first objective: its
         id, each objective at its last epoch, that epoch, its config and fate; empty for one objective."""
         import pandas as pd
@@ -139,7 +154,7 @@ class Experiment:
         return pd.DataFrame(rows, columns=columns)
 
     @property
-    def history(self) -> Any:
+    def history(self) -> pd.DataFrame:
         """A DataFrame, one row an epoch of a trial: trial id, epoch, seconds since the sweep's first result
         (each trial's start to the second, as Ray stamps it, plus its own training time), the trial's own
         training seconds, and every metric the trainable reported."""
@@ -177,8 +192,9 @@ class Experiment:
         if record.best_trial() is None:
             return None
         best = best_export(record)
+        value = cast(float, best["value"])  # the best trial reported the metric (best_trial above)
         return Best(
-            best["trial_id"], best["config"], best["metric"], best["value"], best["epoch"], best["checkpoint"]
+            best["trial_id"], best["config"], best["metric"], value, best["epoch"], best["checkpoint"]
         )
 
     def report(self, path: str | None = None) -> str:
@@ -202,7 +218,7 @@ def load(ref: str) -> Experiment:
 
 
 def sweep(
-    space: Any, *, config: str | None = None, dry_run: bool = False, **settings: Any
+    space: str | SearchSpace, *, config: str | None = None, dry_run: bool = False, **settings: SweepSetting
 ) -> Experiment | None:
     """Run a sweep as ``tuner sweep`` does and return its experiment (None for ``dry_run``).
 
@@ -246,7 +262,7 @@ def _say(line: str) -> None:
     print(line, flush=True)
 
 
-def _space_ref(space: Any) -> str:
+def _space_ref(space: str | SearchSpace) -> str:
     """What the settings save for ``space``: its own reference, or, for an object, a name this process
     keeps it under (``tuner resume`` in another process then needs the space as a file)."""
     from tuner.launch.registry import keep_in_memory
@@ -262,12 +278,14 @@ def _space_ref(space: Any) -> str:
     )
 
 
-def _int(value: Any) -> int | None:
+def _int(value: str | None) -> int | None:
     number = _float(value)
     return None if number is None else int(number)
 
 
-def _float(value: Any) -> float | None:
+def _float(value: str | None) -> float | None:
+    if value is None:  # no cell: float() would refuse it
+        return None
     try:
         return float(value)
     except (TypeError, ValueError):

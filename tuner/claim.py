@@ -25,8 +25,9 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TypedDict, cast
 
 from tuner import storage
 from tuner.errors import UsageError
@@ -37,7 +38,20 @@ LEASE_S = 60.0
 SETTLE_S = 1.0  # a bucket claimant waits this long before reading its claim back
 
 
-def _holder(command: str) -> dict[str, Any]:
+class Holder(TypedDict, total=False):
+    """The claim file: who holds the experiment (a bucket's claim adds its lease). Read back from a file, so
+    every key may be missing."""
+
+    host: str
+    pid: int
+    started: float
+    command: str
+    token: str
+    renewed: float  # a bucket's lease: when it was last renewed, for how long
+    lease_s: float
+
+
+def _holder(command: str) -> Holder:
     return {
         "host": socket.gethostname(),
         "pid": os.getpid(),
@@ -58,13 +72,13 @@ def _name(folder: str) -> str:
     return str(folder).rstrip("/").rsplit("/", 1)[-1]
 
 
-def _busy(folder: str, holder: dict[str, Any]) -> UsageError:
+def _busy(folder: str, holder: Holder) -> UsageError:
     return UsageError(
         f"{_name(folder)} is being run by {describe_holder(holder)}; wait for it, or stop it first"
     )
 
 
-def _left_behind(folder: str, holder: dict[str, Any], why: str) -> None:
+def _left_behind(folder: str, holder: Holder, why: str) -> None:
     log.warning(
         "%s was left claimed by pid %s on %s since %s, %s; taking it over",
         _name(folder),
@@ -75,15 +89,16 @@ def _left_behind(folder: str, holder: dict[str, Any], why: str) -> None:
     )
 
 
-def _parse(text: str | None) -> dict[str, Any] | None:
+def _parse(text: str | None) -> Holder | None:
     try:
         holder = json.loads(text) if text else None
     except ValueError:
         return None
-    return holder if isinstance(holder, dict) else None
+    # a mapping in the claim file is a holder as _holder wrote it (its keys are read with .get)
+    return cast(Holder, holder) if isinstance(holder, dict) else None
 
 
-def _gone_from_this_host(holder: dict[str, Any]) -> bool:
+def _gone_from_this_host(holder: Holder) -> bool:
     if holder.get("host") != socket.gethostname() or not isinstance(holder.get("pid"), int):
         return False
     try:
@@ -148,7 +163,7 @@ class LeaseClaim:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def _read(self) -> dict[str, Any] | None:
+    def _read(self) -> Holder | None:
         return _parse(storage.read_text(self.folder, CLAIM_FILE))
 
     def _write(self) -> None:
@@ -204,7 +219,7 @@ def held_elsewhere(folder: str) -> bool:
     return holder_elsewhere(folder) is not None
 
 
-def holder_elsewhere(folder: str) -> dict[str, Any] | None:
+def holder_elsewhere(folder: str) -> Holder | None:
     """The live process, other than this one, that holds the experiment now; None when none does."""
     holder = _parse(storage.read_text(folder, CLAIM_FILE)) if storage.exists(folder, CLAIM_FILE) else None
     if not holder:
@@ -216,7 +231,7 @@ def holder_elsewhere(folder: str) -> dict[str, Any] | None:
     return None if _gone_from_this_host(holder) else holder
 
 
-def describe_holder(holder: dict[str, Any]) -> str:
+def describe_holder(holder: Holder) -> str:
     """``pid 4242 on host-a since 10:02 (tuner resume)``: who holds an experiment, for messages."""
     return (
         f"pid {holder.get('pid', '?')} on {holder.get('host', '?')} since {_since(holder.get('started'))} "
@@ -225,7 +240,7 @@ def describe_holder(holder: dict[str, Any]) -> str:
 
 
 @contextlib.contextmanager
-def claimed(folder: str, command: str):
+def claimed(folder: str, command: str) -> Iterator[FolderClaim | LeaseClaim]:
     """Hold ``folder`` for one writer while the block runs; a one-line error (exit 2) when another holds it."""
     local = storage.local_path(folder)
     claim: FolderClaim | LeaseClaim = (

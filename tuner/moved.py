@@ -14,8 +14,10 @@ import importlib
 import importlib.abc
 import importlib.util
 import sys
+from collections.abc import Sequence
+from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import Any
+from typing import Any, cast
 
 # Where each launch module lies now: at launch/ itself, or in the sub-package of its phase.
 _LAUNCH = {
@@ -83,12 +85,14 @@ MOVED_NAMES = {
 
 
 class _MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
         if name in MOVED:
             return importlib.util.spec_from_loader(name, self)
         return None
 
-    def create_module(self, spec: Any) -> ModuleType:
+    def create_module(self, spec: ModuleSpec) -> ModuleType:
         return importlib.import_module(MOVED[spec.name])
 
     def exec_module(self, module: ModuleType) -> None:
@@ -99,7 +103,7 @@ def _answer_old_names(module: ModuleType) -> None:
     """Give ``module`` a lookup that answers the names of the classes that left it (PEP 562)."""
     names = MOVED_NAMES[module.__name__]
 
-    def __getattr__(name: str) -> Any:
+    def __getattr__(name: str) -> Any:  # a class MOVED_NAMES names, whatever it is
         if name in names:
             return getattr(importlib.import_module(names[name]), name)
         raise AttributeError(f"module {module.__name__!r} has no attribute {name!r}")
@@ -110,13 +114,13 @@ def _answer_old_names(module: ModuleType) -> None:
 class _OldNamesLoader(importlib.abc.Loader):
     """Runs a module's own loader, then adds the lookup of its moved classes."""
 
-    def __init__(self, loader: Any) -> None:
+    def __init__(self, loader: importlib.abc.Loader) -> None:
         self.loader = loader
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.loader, name)  # get_source, get_filename, ... as the real loader answers them
 
-    def create_module(self, spec: Any) -> ModuleType | None:
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
         return self.loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
@@ -125,7 +129,9 @@ class _OldNamesLoader(importlib.abc.Loader):
 
 
 class _OldNamesFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
         if name not in MOVED_NAMES:
             return None
         for finder in sys.meta_path:
@@ -133,7 +139,8 @@ class _OldNamesFinder(importlib.abc.MetaPathFinder):
                 continue
             spec = finder.find_spec(name, path, target)
             if spec is not None:
-                spec.loader = _OldNamesLoader(spec.loader)
+                # a module MOVED_NAMES names is a plain module, which a loader loads
+                spec.loader = _OldNamesLoader(cast(importlib.abc.Loader, spec.loader))
                 return spec
         return None
 

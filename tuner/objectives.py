@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, cast
+from typing import Literal, Protocol, TypeVar, cast, overload
 
 from tuner.errors import UsageError
+from tuner.value_types import Result
 from tuner.values import number
+
+T = TypeVar("T")
 
 Mode = Literal["min", "max"]  # whether a metric is minimised or maximised
 MODES = ("min", "max")
@@ -24,7 +27,18 @@ def better(a: float, b: float, mode: str) -> bool:
     return a < b if mode == "min" else a > b
 
 
-def pick(mode: str) -> Callable[..., Any]:
+class Picker(Protocol):
+    """``min`` or ``max`` as ``pick`` gives them: the better of two values, of several, or of several by a key."""
+
+    @overload
+    def __call__(self, a: float, b: float, /) -> float: ...
+    @overload
+    def __call__(self, values: Iterable[float], /) -> float: ...
+    @overload
+    def __call__(self, values: Iterable[T], /, *, key: Callable[[T], float]) -> T: ...
+
+
+def pick(mode: str) -> Picker:
     """``min`` or ``max``: the better of several values under ``mode``."""
     return min if mode == "min" else max
 
@@ -145,7 +159,7 @@ def from_mapping(metrics: Mapping[str, str]) -> tuple[str, str]:
     return ",".join(str(k) for k in metrics), ",".join(str(v) for v in metrics.values())
 
 
-def reported(objectives: Sequence[Objective], row: Mapping[str, Any]) -> dict[str, float] | None:
+def reported(objectives: Sequence[Objective], row: Result) -> dict[str, float] | None:
     """Each objective's value in a result, when every one is a finite number; else None (not a point)."""
     values = {o.name: number(row.get(o.name)) for o in objectives}
     finite = {name: v for name, v in values.items() if v is not None}
@@ -157,14 +171,14 @@ def as_point(objectives: Sequence[Objective], values: Mapping[str, float]) -> tu
     return tuple(o.as_min(values[o.name]) for o in objectives)
 
 
-def violations(constraints: Sequence[Constraint], result: Mapping[str, Any]) -> list[float]:
+def violations(constraints: Sequence[Constraint], result: Result) -> list[float]:
     """Each constraint's violation by ``result`` (a trial's last reported values)."""
     from tuner.values import number
 
     return [c.violation(number(result.get(c.metric))) for c in constraints]
 
 
-def broken(constraints: Sequence[Constraint], result: Mapping[str, Any]) -> list[str]:
+def broken(constraints: Sequence[Constraint], result: Result) -> list[str]:
     """The constraints ``result`` breaks, as the user wrote them, with the value it had."""
     from tuner.values import number
 

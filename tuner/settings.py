@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import InitVar, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias, cast
 
 from tuner import storage
 from tuner.errors import UsageError
@@ -28,6 +28,9 @@ DEFAULT_STORAGE = "~/tuner_results"
 GPUS_AUTO = "auto"
 DEFAULT_NUM_SAMPLES = 8
 DEFAULT_SCHEDULER = "auto"  # the scheduler registry's DEFAULT; tests/unit/test_registries.py holds them equal
+
+# One setting's value as a SweepConfig holds it and tuner_config.yaml saves it.
+Setting: TypeAlias = str | int | float | bool | list[str] | None
 
 
 @dataclass(frozen=True)
@@ -175,7 +178,7 @@ class SweepConfig:
         the default where a budget alone ends the sweep."""
         return self.trials_cap or DEFAULT_NUM_SAMPLES
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Setting]:
         return dataclasses.asdict(self)  # InitVars (check_names) are not fields: never saved
 
 
@@ -192,7 +195,7 @@ def check_algorithm_names(scheduler: str, searcher: str | None) -> None:
             check_pair(scheduler, searcher)
 
 
-def _check_choice(name: str, value: Any, valid: tuple[str, ...]) -> None:
+def _check_choice(name: str, value: str, valid: tuple[str, ...]) -> None:
     if value not in valid:
         raise UsageError(f"unknown {name} {value!r}; valid: {', '.join(valid)}")
 
@@ -222,8 +225,10 @@ def _base_type(annotation: str) -> tuple[str, bool]:
     return base, optional
 
 
-def coerce(name: str, value: Any, where: str) -> Any:
-    """Turn a value from YAML or the environment into the field's type, or say clearly why not."""
+def coerce(name: str, value: Any, where: str) -> Setting:
+    """Turn a value from YAML or the environment into the field's type, or say clearly why not. (``value`` is
+    whatever the file, the environment or the space's defaults hold: anything ``int()``, ``float()`` or
+    ``str()`` may read, refused in words otherwise.)"""
     base, optional = _base_type(_FIELD_TYPES[name])
     if name == "gpus_per_trial" and isinstance(value, str) and value.strip().lower() == GPUS_AUTO:
         return GPUS_AUTO
@@ -271,7 +276,8 @@ NO_SPACE = "no search space given; pass --space NAME or --space path/to/space.py
 
 
 def build_config(settings: Mapping[str, Any], check_names: bool = True) -> SweepConfig:
-    """A validated config from merged settings; unknown names are a programming error, not user input."""
+    """A validated config from merged settings; unknown names are a programming error, not user input.
+    (Each setting has its own field's type, which SweepConfig checks: the mapping is its keywords.)"""
     if not settings.get("space"):
         raise UsageError(NO_SPACE)
     return SweepConfig(**settled(settings), check_names=check_names)
@@ -333,7 +339,10 @@ def load_saved_config(folder: str | Path) -> SweepConfig:
         and (known["storage_path"], known["name"]) != (lies["storage_path"], lies["name"])
     ):
         # saved before origin
-        known["origin"] = known.get("origin") or storage.join(known["storage_path"], known["name"])
+        # both text, as coerce made them (their fields are text)
+        known["origin"] = known.get("origin") or storage.join(
+            cast(str, known["storage_path"]), cast(str, known["name"])
+        )
     known.update(lies)
     return build_config(known, check_names=False)  # what ran: a review needs no algorithm registries
 

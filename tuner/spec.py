@@ -7,10 +7,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
 
 from tuner.errors import UsageError
 from tuner.objectives import MODES, Mode, from_mapping, parse_objectives
+from tuner.value_types import ConfigDraft, Result, Space, SpaceEntry, Value
+
+if TYPE_CHECKING:
+    from tuner.native_spaces import Translated
+
+# A trainable as a space gives it, once resolved: a function ``train(config, **settings)`` or a
+# ``tune.Trainable`` class (calling it makes one), called by Tune alone: what a call returns is Tune's, never
+# read here.
+TrainableFunction: TypeAlias = Callable[..., object]
+
+V = TypeVar("V")  # the values a nested mapping holds (a config's, a space's)
 
 # What a trainable may report beside its learning metrics about the run itself (the out-of-memory fallback's
 # batch size and retries, GPU memory and use): the live table and TensorBoard show them; plots and the
@@ -36,14 +47,14 @@ class SearchSpace:
     environment and sweep files override them.
     """
 
-    trainable: str | Callable[..., Any]
-    params: Mapping[str, Any]
+    trainable: str | TrainableFunction
+    params: Space  # as written, also a HyperOpt space or an Optuna function: translated to a Space at init
     metric: str = "loss"
     mode: Mode = "min"
     description: str = ""
-    defaults: Mapping[str, Any] = field(default_factory=dict)
+    defaults: Mapping[str, Value] = field(default_factory=dict)
     metrics: Mapping[str, str] | None = None  # several objectives: {"loss": "min", "latency_ms": "min"}
-    native: Any = field(default=None, init=False, repr=False, compare=False)  # native_spaces.Translated
+    native: Translated | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.metrics is not None:  # kept as the comma-separated metric and mode a sweep's flags take
@@ -72,7 +83,7 @@ class SearchSpace:
             )
 
     @property
-    def flat_params(self) -> dict[str, Any]:
+    def flat_params(self) -> dict[str, SpaceEntry]:
         """The parameters by their full names: a nested config (``{"model": {"width": ...}}``) as
         ``model/width``, the names Ray's searchers and its results use; a flat space as it is."""
         return flatten(self.params)
@@ -88,9 +99,9 @@ class SearchSpace:
 NESTING = "/"  # a nested config's names joined, as Ray's searchers and results join them
 
 
-def flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+def flatten(params: Mapping[str, V], prefix: str = "") -> dict[str, V]:
     """A nested config's leaves by their full names (``model/width``); a ``grid_search`` is a leaf."""
-    out: dict[str, Any] = {}
+    out: dict[str, V] = {}
     for name, value in params.items():
         key = f"{prefix}{name}"
         if isinstance(value, Mapping) and value and set(value) != {"grid_search"}:
@@ -100,14 +111,16 @@ def flatten(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """A config by full names back into the nested form the trainable reads."""
-    out: dict[str, Any] = {}
+def unflatten(flat: Mapping[str, V]) -> dict[str, V]:
+    """A config by full names back into the nested form the trainable reads (a nested part, a mapping of the
+    values, is one of the values itself: a config's ``Value``, a space's ``SpaceEntry``)."""
+    out: dict[str, V] = {}
     for key, value in flat.items():
         *path, last = str(key).split(NESTING)
         here = out
         for part in path:
-            here = here.setdefault(part, {})
+            # each part is a dict made here (a nested config or space is one of the values V)
+            here = cast("dict[str, V]", here.setdefault(part, cast(V, {})))
         here[last] = value
     return out
 
@@ -130,7 +143,8 @@ class Trainable(Protocol):
       ``--gpus-per-trial auto``.
     """
 
-    def __call__(self, config: dict[str, Any], **settings: Any) -> Any: ...
+    # ``settings`` are the run settings it declares: numbers and text, and ``data``, its loader's own object
+    def __call__(self, config: ConfigDraft, **settings: Any) -> Result | None: ...
 
 
 @dataclass(frozen=True)
@@ -138,26 +152,28 @@ class TrainableContract:
     """What one trainable declares, read once and checked (``contract``)."""
 
     checkpoints: bool | None = None
+    # returns the user's own data object, passed untouched to the trainable as ``data``
     data_loader: Callable[..., Any] | None = None
-    memory_probe: Callable[..., Any] | None = None
+    memory_probe: Callable[..., None] | None = None  # run for its GPU memory footprint
 
 
 CONTRACT_ATTRIBUTES = {"checkpoints": bool, "data_loader": Callable, "memory_probe": Callable}
 
 
-def _method_of(owner: Any, value: Any) -> bool:
-    """A method a class trainable defines (its ``step``, ``save_checkpoint``...): code, not a declaration."""
+def _method_of(owner: TrainableFunction, value: Any) -> bool:
+    """A method a class trainable defines (its ``step``, ``save_checkpoint``...): code, not a declaration.
+    (``value`` is any attribute the trainable holds.)"""
     qualname = getattr(getattr(value, "__func__", value), "__qualname__", "")
     return isinstance(owner, type) and qualname.startswith(f"{owner.__qualname__}.")
 
 
-def contract(trainable: Callable[..., Any]) -> TrainableContract:
+def contract(trainable: TrainableFunction) -> TrainableContract:
     """The trainable's declarations, or a one-line error naming an attribute of the wrong kind or a near miss
     of a contract name (``train.dataloader`` for ``train.data_loader``)."""
     import difflib
 
     name = getattr(trainable, "__qualname__", "the trainable")
-    found: dict[str, Any] = {}
+    found: dict[str, Any] = {}  # each declaration, its kind checked below, as TrainableContract's keywords
     for attribute, value in (vars(trainable) if hasattr(trainable, "__dict__") else {}).items():
         if attribute in CONTRACT_ATTRIBUTES or attribute.startswith("_") or _method_of(trainable, value):
             continue

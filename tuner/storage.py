@@ -11,9 +11,12 @@ import functools
 import posixpath
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, overload
+from typing import TYPE_CHECKING, Any, overload
 
 from tuner.errors import UsageError
+
+if TYPE_CHECKING:
+    from pyarrow.fs import FileSystem
 
 
 def is_uri(location: str | Path) -> bool:
@@ -29,7 +32,7 @@ def local_path(location: str) -> str | None:
     return None
 
 
-def _filesystem(uri: str) -> tuple[Any, str]:
+def _filesystem(uri: str) -> tuple[FileSystem, str]:
     import pyarrow.fs
 
     try:
@@ -253,8 +256,8 @@ def _sidecar_in(cache: str, key: str, name: str) -> Path:
 
 def sidecar_of(state: dict[str, Any], name: str) -> str | None:
     """The sidecar a part of a sweep that Ray saves (a fate log, a recorder) writes: beside its experiment where
-    that lies now. ``state`` is the part's ``__dict__``; parts pickled before they kept their folder hold the
-    path itself."""
+    that lies now. ``state`` is the part's ``__dict__`` (whatever else it holds, ``folder`` or ``path`` is text
+    or None); parts pickled before they kept their folder hold the path itself."""
     if "folder" not in state:
         return state.get("path")
     return str(sidecar(state["folder"], name)) if state["folder"] else None

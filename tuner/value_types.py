@@ -14,7 +14,7 @@ Scalar: TypeAlias = bool | int | float | str | None
 
 # One value of a config or a result: a number, text, a list or nested mapping of such, or a Python object a
 # space chose among (a class, a function).
-Value: TypeAlias = Union[Scalar, Sequence["Value"], Mapping[str, "Value"], Callable[..., object]]
+Value: TypeAlias = Scalar | Sequence["Value"] | Mapping[str, "Value"] | Callable[..., object]
 
 # A trial's parameters as drawn, read through (a searcher's suggestion, Tune's trial.config).
 Config: TypeAlias = Mapping[str, Value]

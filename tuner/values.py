@@ -4,10 +4,24 @@ one reading of a result cell as a number."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tuner.value_types import Scalar
+
+T = TypeVar("T")
+
+# What JSON holds: what ``jsonable`` makes of any value.
+Json: TypeAlias = str | int | float | bool | None | list["Json"] | dict[str, "Json"]
 
 
-def plain(value: Any) -> Any:
+@overload
+def plain(value: np.integer | np.floating | np.bool_ | np.str_) -> Scalar: ...
+@overload
+def plain(value: T) -> T: ...
+def plain(value: T | np.generic) -> T | Scalar | np.generic:
     """A numpy scalar as the Python number it holds; anything else unchanged."""
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
         return value.item()
@@ -16,7 +30,7 @@ def plain(value: Any) -> Any:
 
 def number(value: Any) -> float | None:
     """A finite number from a result cell (CSV text, JSON, numpy), else None: NaN and infinities are never
-    ranked or plotted as values."""
+    ranked or plotted as values. (``value`` is whatever a cell holds: anything ``float()`` may read.)"""
     try:
         result = float(value)
     except (TypeError, ValueError):
@@ -24,8 +38,9 @@ def number(value: Any) -> float | None:
     return result if math.isfinite(result) else None
 
 
-def jsonable(value: Any) -> Any:
-    """A structure JSON can hold: numpy scalars as numbers, NaN and infinities as null, the rest as text."""
+def jsonable(value: Any) -> Json:
+    """A structure JSON can hold: numpy scalars as numbers, NaN and infinities as null, the rest as text.
+    (``value`` may be any object: what JSON cannot hold is written as its ``repr``.)"""
     if isinstance(value, dict):
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 import click
 
@@ -116,7 +115,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     _setup_logging(False)
     try:
-        code: Any = cli.main(args=args, prog_name="tuner", standalone_mode=False)
+        # what the command returned (ours return None), or the code a click.exceptions.Exit carried
+        code: int | None = cli.main(args=args, prog_name="tuner", standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt) as exc:
         # A second signal (tuner/launch/guards/signals.py) says which and how to resume; a bare Ctrl-C outside a sweep, less.
         # Click turns a KeyboardInterrupt into Abort, keeping it as the cause.

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import cast
 
 import click
 
-from tuner.cli.sweep import sweep_options
+from tuner.cli.sweep import Flag, sweep_options
+from tuner.value_types import Value
 
 log = logging.getLogger("tuner")
 _ADDRESS_HELP = "The cluster's dashboard, http://HEAD:8265. [default: $RAY_ADDRESS]"
@@ -16,7 +17,7 @@ _ADDRESS_HELP = "The cluster's dashboard, http://HEAD:8265. [default: $RAY_ADDRE
 @click.command()
 @sweep_options
 @click.option("--python", "python", default="python", show_default=True, help="Interpreter on the cluster.")
-def submit(python: str, config_file: str | None, **flags: Any) -> None:
+def submit(python: str, config_file: str | None, **flags: Flag) -> None:
     """Submit a sweep to a Ray cluster as a Ray Job (ships this folder); prints the job id.
 
     --address is the cluster's dashboard (http://HEAD:8265, or $RAY_ADDRESS); every other flag is a
@@ -26,8 +27,8 @@ def submit(python: str, config_file: str | None, **flags: Any) -> None:
 
     from tuner.launch.placement import jobs
 
-    address = flags.pop("address")
-    given = {k: v for k, v in flags.items() if v is not None}
+    address = cast(str | None, flags.pop("address"))  # --address: a text option
+    given: dict[str, Value] = {k: v for k, v in flags.items() if v is not None}
     if config_file:
         given["config_file"] = config_file
     job_id = jobs.submit(address, given, Path.cwd(), python=python)

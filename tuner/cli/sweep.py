@@ -2,18 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 import click
 
 from tuner import schedulers, searchers
 from tuner.errors import TunerError
 from tuner.limits import BUDGET_FORMS
-from tuner.settings import DEFAULT_NUM_SAMPLES, DEFAULT_STORAGE, GPUS_AUTO, SweepConfig
+from tuner.settings import DEFAULT_NUM_SAMPLES, DEFAULT_STORAGE, GPUS_AUTO, Setting, SweepConfig
 
 if TYPE_CHECKING:
     from tuner.folder.summary import Summary
+
+# A flag's value as click gives it: None when not given, a tuple of texts for a flag given several times
+Flag: TypeAlias = str | int | float | bool | tuple[str, ...] | None
+
+CommandFunction = TypeVar(
+    "CommandFunction", bound=Callable[..., None]
+)  # a command's function, before click makes it one
 
 _DEFAULTS = SweepConfig(space="-")
 
@@ -23,7 +30,9 @@ class GpuShare(click.ParamType):
 
     name = "NUMBER|auto"
 
-    def convert(self, value: Any, param: Any, ctx: Any) -> Any:
+    def convert(
+        self, value: str | float | None, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float | str | None:
         if isinstance(value, (int, float)) or value is None:
             return value
         if str(value).strip().lower() == GPUS_AUTO:
@@ -34,7 +43,7 @@ class GpuShare(click.ParamType):
             self.fail(f"{value!r} is neither a number nor 'auto'", param, ctx)
 
 
-def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def sweep_options(func: CommandFunction) -> CommandFunction:
     """Every sweep flag; ``None`` means "not given here", so sweep files and TUNER_* variables can fill it."""
     d = _DEFAULTS
     options = [
@@ -189,7 +198,7 @@ def sweep_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def given_flags(flags: dict[str, Any]) -> dict[str, Any]:
+def given_flags(flags: Mapping[str, Flag]) -> dict[str, Setting]:
     """The sweep flags the user typed (``None`` is "not given")."""
     given = {k: v for k, v in flags.items() if v is not None and v != () and k != "config_file"}
     return {k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}
@@ -233,7 +242,7 @@ def print_outcome(summary: Summary) -> None:
     is_flag=True,
     help="Print the resolved settings, plan and resources, then stop: nothing is written, no trial starts.",
 )
-def sweep(dry_run: bool, config_file: str | None, **flags: Any) -> None:
+def sweep(dry_run: bool, config_file: str | None, **flags: Flag) -> None:
     """Run a sweep; print the best config and checkpoint."""
     from tuner.launch.resolve import resolve
     from tuner.launch.runner import run_sweep

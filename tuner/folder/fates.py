@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Literal, NotRequired, Protocol, TypedDict, cast
 
 from tuner import storage
 from tuner.folder.names import FATES_FILE
 from tuner.folder.names import FATES_SIDECAR as LOG_NAME
 from tuner.ray_compat.messages import through_storage_layer
 from tuner.ray_compat.state_file import OPEN_STATUSES
+from tuner.value_types import Value
 
 STOPPED, PERTURBED = "stopped", "perturbed"
 RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the cutoff, what was decided
@@ -60,11 +61,55 @@ ENDED_PAUSED = "; the sweep ended before it was continued"
 FAILURES = (HUNG, DIED)  # failures the sweep explains better than Ray's error does
 
 
+class RungRecord(TypedDict, total=False):
+    """One comparison at a rung or in a bracket's round, as the scheduler that made it wrote it (a RUNG entry's
+    ``data``); each scheduler writes the keys it has."""
+
+    rung: int  # the rung's epoch
+    epoch: int
+    value: float | None  # the first objective's value there
+    cutoff: float | None  # ASHA: the value to beat (None while the rung had none)
+    kept: bool
+    arrived: int  # ASHA: how many had arrived before it; freeze-thaw: results seen
+    values: dict[str, float]  # several objectives: each one's value
+    violation: float | None  # how far it broke the constraints
+    place: int  # several objectives: its place among the arrivals, ``of`` them
+    of: int
+    bracket: int  # HyperBand, BOHB: the bracket, and how many of its round were kept
+    keep: int
+    verdict: str  # freeze-thaw: "goes on", "paused" or "stopped", and why
+    reason: str
+    predicted: float | None
+    spread: float | None
+    best: float | None
+
+
+class Decision(TypedDict, total=False):
+    """What the log says of one trial (a ``fates.json`` entry): its rungs, and why it stopped, paused or failed."""
+
+    rungs: list[RungRecord]
+    perturbed: list[str]
+    failures: list[str]
+    paused: str
+    budget: str
+    storage: str
+    stopped: str
+
+
+class LogEntry(TypedDict):
+    """One line of the log."""
+
+    trial_id: str
+    kind: str
+    text: str
+    data: NotRequired[dict[str, Value]]  # a RUNG entry's RungRecord
+
+
 class DecisionLog(Protocol):
     """Where schedulers and guards write why they stop, compare or perturb a trial: a sweep's ``FateLog``, or a
     replay's log in memory (tuner/replay/engine.py)."""
 
-    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Any] | None = None) -> None: ...
+    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Value] | None = None) -> None: ...
 
 
 class FateLog:
@@ -78,16 +123,16 @@ class FateLog:
         """The log beside the experiment where it lies now (a moved one's log follows it, storage.here)."""
         return storage.sidecar_of(self.__dict__, LOG_NAME) or ""
 
-    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Any] | None = None) -> None:
+    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Value] | None = None) -> None:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        entry: dict[str, Any] = {"trial_id": trial_id, "kind": kind, "text": text}
+        entry: LogEntry = {"trial_id": trial_id, "kind": kind, "text": text}
         if data is not None:
             entry["data"] = data
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(json.dumps(entry) + "\n")
 
 
-def recorded(folder: str) -> dict[str, dict[str, Any]]:
+def recorded(folder: str) -> dict[str, Decision]:
     """Decisions per trial id: those saved in the experiment, then any this machine logged since."""
     return FateFollower(folder).decisions()
 
@@ -101,17 +146,17 @@ class FateFollower:
 
     def __init__(self, folder: str) -> None:
         self.folder = folder
-        self._decisions: dict[str, dict[str, Any]] | None = None
+        self._decisions: dict[str, Decision] | None = None
         self._log: Path | None = None
         self._offset = 0
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> dict[str, str]:
         return {"folder": self.folder}  # what was read is read again where it is unpickled
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: dict[str, str]) -> None:
         self.__dict__.update(type(self)(state["folder"]).__dict__)
 
-    def decisions(self) -> dict[str, dict[str, Any]]:
+    def decisions(self) -> dict[str, Decision]:
         folder = storage.here(self.folder)
         log = storage.sidecar(folder, LOG_NAME)
         size = log.stat().st_size if log.is_file() else 0
@@ -133,7 +178,7 @@ class FateFollower:
         return self._decisions
 
 
-def _saved_decisions(folder: str) -> dict[str, dict[str, Any]]:
+def _saved_decisions(folder: str) -> dict[str, Decision]:
     saved = storage.read_text(folder, FATES_FILE)
     if saved:
         try:
@@ -143,14 +188,15 @@ def _saved_decisions(folder: str) -> dict[str, dict[str, Any]]:
     return {}
 
 
-def _merge(decision: dict[str, Any], entry: dict[str, Any]) -> None:
+def _merge(decision: Decision, entry: LogEntry) -> None:
     if entry["kind"] == RUNG:
         rungs = decision.setdefault("rungs", [])
         if entry.get("data") not in rungs:
-            rungs.append(entry.get("data"))
+            rungs.append(cast(RungRecord, entry.get("data")))  # a RUNG entry's data: a scheduler's RungRecord
         return
     if entry["kind"] in (PERTURBED, *FAILURES):
-        events = decision.setdefault("perturbed" if entry["kind"] == PERTURBED else "failures", [])
+        key: Literal["perturbed", "failures"] = "perturbed" if entry["kind"] == PERTURBED else "failures"
+        events = decision.setdefault(key, [])
         if entry["text"] not in events:
             events.append(entry["text"])
     elif entry["kind"] == PAUSED:
@@ -173,7 +219,7 @@ def persist(folder: str) -> None:
     storage.sidecar(folder, LOG_NAME).unlink(missing_ok=True)
 
 
-def failure(decision: dict[str, Any] | None) -> str | None:
+def failure(decision: Decision | None) -> str | None:
     """Why a trial failed, in the sweep's words (hung, died of a signal), when Ray's error says less."""
     failures = (decision or {}).get("failures") or []
     return failures[-1] if failures else None
@@ -189,7 +235,7 @@ def fate(
     epochs: int,
     max_epochs: int,
     error: str,
-    decision: dict[str, Any] | None,
+    decision: Decision | None,
     nonfinite: str = "",
     live: bool = True,
 ) -> str:

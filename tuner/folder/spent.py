@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, fields
-from typing import Any
 
 from tuner import storage
 from tuner.folder.names import SPENT_FILE, SPENT_SIDECAR
@@ -48,7 +47,7 @@ class Spent:
             max(self.at_once, other.at_once),
         )
 
-    def to_json(self, **extra: Any) -> str:
+    def to_json(self, **extra: str | None) -> str:  # extra keys: the running count's budget
         return json.dumps({**asdict(self), **extra}, indent=1) + "\n"
 
     @classmethod

@@ -8,9 +8,48 @@ but the file does not keep. The file's layout stays as it has always been (``to_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from tuner.objectives import Mode
+from tuner.value_types import ConfigDraft, Value
+
+
+class ObjectiveRecord(TypedDict):
+    metric: str
+    mode: Mode
+
+
+class ParetoRecord(TypedDict):
+    """``pareto.json`` (tuner/review/front.py): the objectives, the constraints, the front and its hypervolume."""
+
+    objectives: list[ObjectiveRecord]
+    constraints: list[str]
+    front: list[dict[str, Value]]  # a row per trial: trial_id, each objective, epoch, config (nested), fate
+    infeasible: int
+    hypervolume: float
+    reference: dict[str, float] | None  # the hypervolume's reference point, each objective in its own sign
+
+
+class BestConfigRecord(TypedDict):
+    """``best_config.json`` (``Summary.to_json``)."""
+
+    metric: str
+    mode: Mode
+    trials: int
+    failed: list[dict[str, str | bool | None]]  # each Failure's fields
+    nonfinite: list[str]
+    experiment: str
+    fates: dict[str, int]
+    best_fate: NotRequired[str]
+    best_trial: NotRequired[str]
+    best_value: NotRequired[float | None]
+    best_epoch: NotRequired[int]
+    config: NotRequired[ConfigDraft]
+    checkpoint: NotRequired[str | None]
+    trial_path: NotRequired[str]
+    pareto: NotRequired[ParetoRecord]
+    infeasible: NotRequired[int | None]
+    constraints: NotRequired[list[str]]
 
 
 @dataclass
@@ -31,7 +70,7 @@ class BestTrial:
     trial_id: str
     value: float | None
     epoch: int
-    config: dict[str, Any]  # nested, as the trainable read it
+    config: ConfigDraft  # nested, as the trainable read it
     checkpoint: str | None
     trial_path: str
     fate: str = ""
@@ -47,7 +86,7 @@ class Summary:
     nonfinite: list[str] = field(default_factory=list)  # "TRIAL: what was not finite"
     fates: dict[str, int] = field(default_factory=dict)  # each fate's family, most common first
     best: BestTrial | None = None
-    pareto: dict[str, Any] | None = None  # pareto.json's record, on several objectives
+    pareto: ParetoRecord | None = None  # pareto.json's record, on several objectives
     constraints: list[str] | None = None  # on one objective under constraints
     infeasible: int | None = None
     # How this run ended (shown and turned into the exit code; not kept in best_config.json).
@@ -58,9 +97,9 @@ class Summary:
     signal: int | None = None
     storage: str | None = None  # why the storage refused a write
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> BestConfigRecord:
         """``best_config.json``: the same keys and order as every earlier release wrote."""
-        out: dict[str, Any] = {
+        out: BestConfigRecord = {
             "metric": self.metric,
             "mode": self.mode,
             "trials": self.trials,
@@ -71,13 +110,15 @@ class Summary:
         }
         if self.best is not None:
             out.update(
-                best_fate=self.best.fate,
-                best_trial=self.best.trial_id,
-                best_value=self.best.value,
-                best_epoch=self.best.epoch,
-                config=self.best.config,
-                checkpoint=self.best.checkpoint,
-                trial_path=self.best.trial_path,
+                {
+                    "best_fate": self.best.fate,
+                    "best_trial": self.best.trial_id,
+                    "best_value": self.best.value,
+                    "best_epoch": self.best.epoch,
+                    "config": self.best.config,
+                    "checkpoint": self.best.checkpoint,
+                    "trial_path": self.best.trial_path,
+                }
             )
         if self.pareto is not None:
             out["pareto"] = self.pareto

@@ -4,15 +4,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, TypeVar, cast
 
 from tuner.errors import UsageError
 from tuner.settings import ENV_PREFIX, USER_SETTINGS, coerce
 
+if TYPE_CHECKING:
+    from tuner.settings import Setting
+    from tuner.value_types import Value
 
-def env_settings(environ: Mapping[str, str]) -> dict[str, Any]:
+# A setting as a caller gives it, before ``build_config`` settles it: a flag's value (``metrics``: each
+# objective's name and mode), earlier experiments as paths too.
+GivenSetting: TypeAlias = "Value | Path | Sequence[str | Path]"
+V = TypeVar("V")
+
+
+def env_settings(environ: Mapping[str, str]) -> dict[str, Setting]:
     """Settings from TUNER_* variables (TUNER_NUM_SAMPLES=20 sets num_samples)."""
     out = {}
     for name in USER_SETTINGS:
@@ -22,7 +31,7 @@ def env_settings(environ: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
-def read_yaml_settings(path: str | Path) -> dict[str, Any]:
+def read_yaml_settings(path: str | Path) -> dict[str, Setting]:
     """Settings from a sweep file: every sweep flag as a key (dashes or underscores)."""
     import yaml
 
@@ -53,25 +62,26 @@ def read_yaml_settings(path: str | Path) -> dict[str, Any]:
     return out
 
 
-def objectives_given(settings: Mapping[str, Any], where: str) -> dict[str, Any]:
+def objectives_given(settings: Mapping[str, V], where: str) -> dict[str, V | str]:
     """``metrics: {loss: min, latency_ms: min}`` (a sweep file, ``tuner.sweep(metrics=...)``) as the metric and
     mode every other layer gives; lists of metrics or modes joined as the flags take them."""
-    out = dict(settings)
+    out: dict[str, V | str] = dict(settings)
     if "metrics" in out:
         if "metric" in out or "mode" in out:
             raise UsageError(f"{where}: give metrics (names and modes) or metric and mode, not both")
         from tuner.objectives import from_mapping
 
-        out["metric"], out["mode"] = from_mapping(out.pop("metrics"))
+        # from_mapping checks that it is one, and says so in words when it is not
+        out["metric"], out["mode"] = from_mapping(cast("Mapping[str, str]", out.pop("metrics")))
     for name in ("metric", "mode"):
-        if isinstance(out.get(name), (list, tuple)):
-            out[name] = ",".join(str(v).strip() for v in out[name])
+        if isinstance(value := out.get(name), (list, tuple)):
+            out[name] = ",".join(str(v).strip() for v in value)
     return out
 
 
-def merge_layers(*layers: Mapping[str, Any]) -> dict[str, Any]:
+def merge_layers(*layers: Mapping[str, V]) -> dict[str, V]:
     """Later layers win: pass them lowest priority first."""
-    merged: dict[str, Any] = {}
+    merged: dict[str, V] = {}
     for layer in layers:
         merged.update({k: v for k, v in layer.items()})
     return merged

@@ -7,15 +7,21 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner import storage
 from tuner.launch.plan import SweepPlan
 from tuner.launch.trial import forms
 from tuner.settings import SweepConfig
 
+if TYPE_CHECKING:
+    from ray.tune import CheckpointConfig, SyncConfig
+    from ray.tune.experiment import Trial
 
-def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
+    from tuner.launch.trial.forms import TrainableForm
+
+
+def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> TrainableForm:
     """The trainable with its data and resources; with auto packing, each trial's share is decided when
     the trial is created, so a lowered packing reaches the trials that follow."""
     from ray import tune
@@ -28,6 +34,7 @@ def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     cfg = plan.config
     refresh_parameters(plan.trainable)  # this process's earlier Ray session (a notebook's last sweep) is gone
     if packing_key is not None:
+        # a function of the config that answers a dict, as Ray takes it (its annotation says a PlacementGroupFactory)
         request: Any = functools.partial(packing.trial_resources, packing_key, cfg.cpus_per_trial)
     else:
         # placed: a number
@@ -42,7 +49,7 @@ def wrapped_trainable(plan: SweepPlan, packing_key: str | None = None) -> Any:
     return tune.with_resources(tune.with_parameters(trainable, **plan.kwargs), request)
 
 
-def checkpoint_config(plan: SweepPlan) -> Any:
+def checkpoint_config(plan: SweepPlan) -> CheckpointConfig:
     """Checkpoints kept per trial, the best by the metric; a class trainable that saves them is asked for one every
     epoch (Tune asks a function nothing: it reports its own), so a stopped sweep resumes where each trial was."""
     from ray import tune
@@ -60,7 +67,7 @@ def checkpoint_config(plan: SweepPlan) -> Any:
     )
 
 
-def sync_config(cfg: SweepConfig) -> Any:
+def sync_config(cfg: SweepConfig) -> SyncConfig:
     """On a bucket, each trial's working folder (where its output files are) is uploaded beside its results."""
     from ray import tune
 
@@ -69,7 +76,7 @@ def sync_config(cfg: SweepConfig) -> Any:
     )
 
 
-def trial_folder_name(params: list[str], trial: Any) -> str:
+def trial_folder_name(params: list[str], trial: Trial) -> str:
     """A trial's folder (and its run name in TensorBoard): its id, then its tuned values, short."""
     from tuner.spec import NESTING, flatten
     from tuner.values import plain

@@ -24,10 +24,12 @@ from tuner.settings import GPUS_AUTO, SweepConfig
 from tuner.spec import SearchSpace, contract
 
 if TYPE_CHECKING:
-    from tuner.launch.placement.packing import Packing
+    from tuner.launch.placement.packing import MeasureFn, Packing
+    from tuner.launch.placement.resources import NodeResources
+    from tuner.launch.trial.forms import TrainableForm
     from tuner.launch.warm_start import WarmStart
     from tuner.schedulers import SchedulerContext, SchedulerEntry
-    from tuner.searchers import SearchPlan
+    from tuner.searchers import SearcherEntry, SearchPlan
 
 # Settings a trainable (or its data loader) may declare as keyword arguments; ``data`` is what the
 # trainable's ``data_loader`` returns, loaded once per sweep and shared with every trial.
@@ -50,18 +52,18 @@ class SweepPlan:
 
     config: SweepConfig
     space: SearchSpace
-    trainable: Callable[..., Any]
+    trainable: TrainableForm
     search_plan: SearchPlan
     scheduler: SchedulerEntry
     context: SchedulerContext
-    kwargs: dict[str, Any]  # what the trainable receives besides its config
+    kwargs: dict[str, Any]  # what the trainable receives besides its config: run settings, the user's data
     data_note: str = ""
     slots: int = 0  # trials that fit at once on the cluster
     packing: Packing | None = None  # --gpus-per-trial auto's decision
     warm_start: WarmStart | None = None  # earlier trials that seed the searcher
 
     @property
-    def searcher(self) -> Any:
+    def searcher(self) -> SearcherEntry:
         return searchers.entry(self.config.searcher or searchers.AUTO)  # resolved: always a name by now
 
     @property
@@ -159,7 +161,7 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     return SweepPlan(config, space, trainable, search_plan, scheduler, context, kwargs, note, warm_start=warm)
 
 
-def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: Any) -> Any:
+def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: SearchPlan) -> WarmStart:
     """Earlier sweeps' trials, encoded for this sweep's searcher; a searcher that cannot take them is a
     one-line error."""
     from tuner.launch import warm_start
@@ -191,13 +193,13 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: Any) -> An
     return warm_start.encode(warm, search_plan)
 
 
-def keeps_checkpoints(trainable: Callable[..., Any]) -> bool:
+def keeps_checkpoints(trainable: TrainableForm) -> bool:
     """Whether a trainable continues from a checkpoint: it says so (``train.checkpoints``), a class saves and
     loads them, or a function's source asks Tune for one."""
     return forms.keeps_checkpoints(trainable, contract(trainable).checkpoints)
 
 
-def trainable_kwargs(trainable: Callable[..., Any], config: SweepConfig) -> tuple[dict[str, Any], str]:
+def trainable_kwargs(trainable: TrainableForm, config: SweepConfig) -> tuple[dict[str, Any], str]:
     """The run settings the trainable declares, with its data loaded once here if it asks for ``data``."""
     declared = forms.settings_keywords(trainable)
     settings = {name: getattr(config, name) for name in RUN_SETTINGS}
@@ -224,7 +226,7 @@ def trainable_kwargs(trainable: Callable[..., Any], config: SweepConfig) -> tupl
     return kwargs, f"data: {described}, decoded once and shared with every trial"
 
 
-def place(plan: SweepPlan, memory_probe: Any = None) -> SweepPlan:
+def place(plan: SweepPlan, memory_probe: MeasureFn | None = None) -> SweepPlan:
     """Meet the connected cluster: the GPU share (measured for ``auto``) and the trials that fit at once.
 
     A trial no node can hold is refused here, never left PENDING.
@@ -263,7 +265,7 @@ def _check_budget_unit(cfg: SweepConfig, gpus: float) -> None:
         )
 
 
-def _auto_packing(plan: SweepPlan, nodes: list[Any], memory_probe: Any) -> Any:
+def _auto_packing(plan: SweepPlan, nodes: list[NodeResources], memory_probe: MeasureFn | None) -> Packing:
     """Measure the most demanding config on a GPU and pack trials by it (tuner/launch/placement/packing.py)."""
     from tuner.launch.placement import packing
 

@@ -15,10 +15,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.spec import SearchSpace
+
+if TYPE_CHECKING:
+    from tuner.launch.trial.forms import TrainableForm
 
 SPACES_DIR = Path(__file__).resolve().parents[2] / "search_spaces"
 TRAINABLES_DIR = Path(__file__).resolve().parents[2] / "trainables"
@@ -152,7 +156,7 @@ def _loading(what: str) -> Iterator[None]:
         raise UsageError(f"{what} failed to load: {type(exc).__name__}: {exc}") from exc
 
 
-def _space_of(module: Any, where: str) -> SearchSpace:
+def _space_of(module: ModuleType, where: str) -> SearchSpace:
     space = getattr(module, "SPACE", None)
     if space is None:
         raise UsageError(
@@ -163,7 +167,7 @@ def _space_of(module: Any, where: str) -> SearchSpace:
     return space
 
 
-def _import_file(module_name: str, path: Path) -> Any:
+def _import_file(module_name: str, path: Path) -> ModuleType:
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise UsageError(f"space file {path} cannot be imported")
@@ -195,7 +199,7 @@ def builtin_trainable_names() -> list[str]:
     return names
 
 
-def resolve_trainable(trainable: str | Callable[..., Any]) -> Callable[..., Any]:
+def resolve_trainable(trainable: str | TrainableForm) -> TrainableForm:
     """A function trainable from a space's ``trainable``: a callable, ``"name"`` or ``"module:function"``."""
     if callable(trainable):
         return trainable
@@ -218,7 +222,7 @@ def resolve_trainable(trainable: str | Callable[..., Any]) -> Callable[..., Any]
     return function
 
 
-def declared_keywords(function: Callable[..., Any], after_config: bool = True) -> set[str] | None:
+def declared_keywords(function: Callable[..., object], after_config: bool = True) -> set[str] | None:
     """Keyword arguments a function accepts (a trainable's besides its first, ``config``); ``None`` means
     it takes ``**kwargs``."""
     params = list(inspect.signature(function).parameters.values())[1 if after_config else 0 :]

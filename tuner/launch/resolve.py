@@ -14,12 +14,16 @@ import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from tuner import algorithms, schedulers, searchers, storage
 from tuner.errors import UsageError
 from tuner.launch.layers import env_settings, merge_layers, read_yaml_settings
 from tuner.settings import NO_SPACE, SweepConfig, build_config, coerce
+
+if TYPE_CHECKING:
+    from tuner.launch.layers import GivenSetting
+    from tuner.spec import SearchSpace
 
 
 def default_name(space_label: str, scheduler: str, searcher: str) -> str:
@@ -29,7 +33,9 @@ def default_name(space_label: str, scheduler: str, searcher: str) -> str:
 
 
 def resolve(
-    given: Mapping[str, Any], config_file: str | None = None, environ: Mapping[str, str] | None = None
+    given: Mapping[str, GivenSetting],
+    config_file: str | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> SweepConfig:
     """The settings of a new sweep, in one step.
 
@@ -44,16 +50,20 @@ def resolve(
     space_ref = given.get("space") or env.get("space") or from_file.get("space")
     if not space_ref:
         raise UsageError(NO_SPACE)
-    space = load_space(space_ref)
+    # text in every layer (a flag, a coerced setting, the reference tuner.sweep keeps)
+    space = load_space(cast(str, space_ref))
     space_defaults = {k: coerce(k, v, f"space {space_ref} defaults") for k, v in space.defaults.items()}
     asked = _trainable_resources(space)
-    settings = merge_layers(asked, space_defaults, from_file, env, given, {"space": space_ref})
-    metric = settings.get("metric") or space.metric
+    settings: dict[str, GivenSetting] = merge_layers(
+        asked, space_defaults, from_file, env, given, {"space": space_ref}
+    )
+    # text in every layer (a list of metrics is joined by objectives_given)
+    metric = cast("str", settings.get("metric") or space.metric)
     settings.update(metric=metric, mode=settings.get("mode") or _modes_by_name(metric, space))
     return complete(build_config(settings), space)
 
 
-def _trainable_resources(space: Any) -> dict[str, Any]:
+def _trainable_resources(space: SearchSpace) -> dict[str, float]:
     """What a trainable wrapped in ``tune.with_resources`` asked for each trial: the lowest layer of settings,
     under the space's defaults."""
     if not callable(space.trainable):
@@ -63,11 +73,20 @@ def _trainable_resources(space: Any) -> dict[str, Any]:
     return declared_resources(space.trainable)
 
 
-def complete(config: SweepConfig, space: Any) -> SweepConfig:
+class _Completed(TypedDict, total=False):
+    """The settings ``complete`` makes absolute or decides."""
+
+    data_dir: str
+    num_samples: int | None
+    space: str
+    storage_path: str
+
+
+def complete(config: SweepConfig, space: SearchSpace) -> SweepConfig:
     """Fill what the space and the names decide, leaving only the cluster's facts open."""
     from tuner.launch.registry import is_space_path, space_label
 
-    updates: dict[str, Any] = {
+    updates: _Completed = {
         "data_dir": str(Path(config.data_dir).expanduser().resolve()),
         "num_samples": config.trials_cap,
     }
@@ -84,7 +103,7 @@ def complete(config: SweepConfig, space: Any) -> SweepConfig:
     return dataclasses.replace(config, origin=config.experiment_path)
 
 
-def _choose_scheduler(config: SweepConfig, space: Any) -> SweepConfig:
+def _choose_scheduler(config: SweepConfig, space: SearchSpace) -> SweepConfig:
     """A scheduler for every sweep: the one given, the one a given searcher needs, or what ``auto`` chooses for
     the objectives, the space and whether the trainable continues from checkpoints (and why)."""
     if config.scheduler != schedulers.AUTO:
@@ -109,7 +128,7 @@ def _choose_scheduler(config: SweepConfig, space: Any) -> SweepConfig:
     return dataclasses.replace(config, scheduler=name, scheduler_chosen=f"auto chose {name}: {why}")
 
 
-def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
+def _choose_searcher(config: SweepConfig, space: SearchSpace) -> SweepConfig:
     """A searcher for every sweep: the one given, the scheduler's own, or what ``auto`` chooses (and why)."""
     name, why = algorithms.choose_searcher(
         config.scheduler,
@@ -123,7 +142,7 @@ def _choose_searcher(config: SweepConfig, space: Any) -> SweepConfig:
     return dataclasses.replace(config, searcher=name, searcher_chosen=chosen)
 
 
-def _modes_by_name(metric: str | None, space: Any) -> str:
+def _modes_by_name(metric: str | None, space: SearchSpace) -> str:
     """The space's mode for each metric named (``--metric`` alone may reorder or pick among the space's
     ``metrics``); a metric the space does not name takes its mode when it has one, else needs ``--mode``."""
     from tuner.objectives import parse_objectives

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from tuner import storage
 from tuner.errors import StorageRefused, UsageError
@@ -24,6 +24,14 @@ if TYPE_CHECKING:
     from tuner.launch.guards.signals import OrderlyStop
 
 ERRORED_CHOICES = ("resume", "restart", "skip")
+
+
+class _Restart(TypedDict, total=False):
+    """What ``tuner resume`` may change in the saved settings of a sweep started afresh."""
+
+    num_samples: int
+    trial_timeout: str
+    budget: str
 
 
 def resume_sweep(
@@ -210,9 +218,11 @@ def _start_afresh(
     """A sweep stopped before its first trial has nothing to continue: run it from its saved settings."""
     from tuner.launch.placement import cluster
 
-    changes: dict[str, Any] = {
-        k: v for k, v in (("num_samples", num_samples), ("trial_timeout", trial_timeout)) if v is not None
-    }
+    changes: _Restart = {}  # each keyed by its name, so that its type goes with it
+    if num_samples is not None:
+        changes["num_samples"] = num_samples
+    if trial_timeout is not None:
+        changes["trial_timeout"] = trial_timeout
     if budget is not None:
         changes["budget"] = budget.lstrip("+")  # nothing was spent: +AMOUNT is the amount
     config = dataclasses.replace(config, **changes)

@@ -11,7 +11,7 @@ import functools
 import logging
 from collections.abc import Set
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tuner import algorithms, storage
 from tuner.errors import StorageRefused, TunerError, UsageError
@@ -25,9 +25,10 @@ from tuner.launch.trial import forms
 from tuner.settings import SweepConfig, save_config
 
 if TYPE_CHECKING:
-    from ray.tune import Tuner
+    from ray.tune import Callback, Tuner
 
     from tuner.launch.guards.signals import OrderlyStop
+    from tuner.launch.placement.packing import MeasureFn
     from tuner.launch.watching.reporting import MetricGuard
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,7 @@ def run_sweep(
     out: Print = print,
     num_cpus: int | None = None,
     reuse_actors: bool = True,
-    memory_probe: Any = None,
+    memory_probe: MeasureFn | None = None,
     dry_run: bool = False,
 ) -> Summary | None:
     """Run a sweep to the end and return its summary (also written to ``best_config.json``).
@@ -139,7 +140,7 @@ def launch(
     if isinstance(search_alg, Searcher):
         search_alg = StallAwareSearcher(search_alg, watch)
     forget_spent(folder)
-    callbacks: list[Any] = [
+    callbacks: list[Callback] = [
         guard,
         watch,
         StatusRecorder(folder),

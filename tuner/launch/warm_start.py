@@ -17,20 +17,21 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.objectives import Mode, pick
 
 if TYPE_CHECKING:
     from tuner.searchers.plan import SearchPlan
+    from tuner.value_types import ConfigDraft, Space, SpaceEntry, Value
 
 
 @dataclass
 class Observation:
-    config: dict[str, Any]
+    config: ConfigDraft
     value: float
     pruned: bool = False  # stopped before its last epoch (by a scheduler or a budget)
     values: list[float] = field(default_factory=list)  # per epoch, for a pruned trial
@@ -48,11 +49,11 @@ class WarmStart:
     outside: int = 0  # trials with a value outside this space (counted by ``encode``)
     no_result: int = 0  # of ``left_out``: trials that errored or never reported
     epochs: list[int] = field(default_factory=list)  # the earlier sweeps' max epochs
-    points: list[tuple[dict[str, Any], Observation]] = field(default_factory=list)  # as the model sees them
+    points: list[tuple[ConfigDraft, Observation]] = field(default_factory=list)  # as the model sees them
     mode: Mode = "min"
     metric: str = ""
 
-    def best(self) -> tuple[dict[str, Any], Observation] | None:
+    def best(self) -> tuple[ConfigDraft, Observation] | None:
         """The encoded point run again first: the best of the trials that ran all their epochs (a stopped
         trial's early value is no rival), else the best of all."""
         pool = [p for p in self.points if not p[1].pruned] or self.points
@@ -96,7 +97,7 @@ class WarmStart:
         )
 
 
-def gather(refs: Sequence[str], params: Mapping[str, Any], metric: str, mode: Mode) -> WarmStart:
+def gather(refs: Sequence[str], params: Space, metric: str, mode: Mode) -> WarmStart:
     """The observations of experiments ``refs`` for a sweep over ``params`` optimising ``metric`` (``mode``)."""
     from tuner.review import experiment
 
@@ -144,7 +145,7 @@ def encode(warm: WarmStart, plan: SearchPlan) -> WarmStart:
 
     warm.points, warm.outside = [], 0
     for obs in warm.observations:
-        point: dict[str, Any] = {}
+        point: ConfigDraft = {}
         try:
             for p in plan.params:
                 value = obs.config[p.name]
@@ -164,7 +165,7 @@ def encode(warm: WarmStart, plan: SearchPlan) -> WarmStart:
     return warm
 
 
-def inside(domain: Any, value: Any) -> bool:
+def inside(domain: SpaceEntry, value: Value) -> bool:
     """Whether a Tune domain could have drawn ``value`` (bounds, integers, listed choices)."""
     from ray.tune.search.sample import Categorical, Float, Integer
 

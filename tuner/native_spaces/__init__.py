@@ -15,7 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, cast
+
+if TYPE_CHECKING:
+    from ConfigSpace import ConfigurationSpace
+    from hyperopt.pyll import Apply
+
+    from tuner.native_spaces.optuna_space import DefineByRun
+    from tuner.value_types import Config, ConfigDraft, SpaceEntry
+
+# ``params`` as a user writes them: Tune's own (names to domains and constants, HyperOpt's hp.* nodes among them
+# for a HyperOpt space written as a dict), a HyperOpt expression, an Optuna define-by-run function or a
+# ConfigSpace ConfigurationSpace.
+NativeSpace: TypeAlias = "Mapping[str, SpaceEntry | Apply] | Apply | DefineByRun | ConfigurationSpace"
 
 
 @dataclass(frozen=True)
@@ -23,8 +35,8 @@ class Translated:
     """A native space as tuner searches it: ``params`` by their flat names, ``shape`` the function that makes a
     trial's config (by those names) into what the trainable expects, ``form`` the space's language in words."""
 
-    params: dict[str, Any]
-    shape: Callable[[Mapping[str, Any]], dict[str, Any]]
+    params: dict[str, SpaceEntry]
+    shape: Callable[[Config], ConfigDraft]
     form: str
 
     def describe(self) -> str:
@@ -34,7 +46,7 @@ class Translated:
         conditional = sum(
             1
             for v in self.params.values()
-            if isinstance(getattr(v, "func", None), BranchDraw) and v.func.parent
+            if isinstance(func := getattr(v, "func", None), BranchDraw) and func.parent
         )
         which = f", {conditional} of them asked on one branch only" if conditional else ""
         return (
@@ -43,7 +55,7 @@ class Translated:
         )
 
 
-def form_of(params: Any) -> str | None:
+def form_of(params: NativeSpace) -> str | None:
     """Which searcher's language ``params`` is written in, or None for Tune's own."""
     if _is_hyperopt(params):
         return "hyperopt"
@@ -56,7 +68,7 @@ def form_of(params: Any) -> str | None:
     return None
 
 
-def translate(params: Any) -> Translated | None:
+def translate(params: NativeSpace) -> Translated | None:
     """``params`` translated, or None when it is written in Tune's own language already; a space that cannot
     be followed is a UsageError naming what and the way to write it instead."""
     form = form_of(params)
@@ -67,20 +79,20 @@ def translate(params: Any) -> Translated | None:
     if form == "optuna":
         from tuner.native_spaces.optuna_space import translate_define_by_run
 
-        return translate_define_by_run(params)
+        return translate_define_by_run(cast("DefineByRun", params))  # form_of found a function
     if form == "configspace":
         from tuner.native_spaces.configspace_space import translate_configspace
 
-        return translate_configspace(params)
+        return translate_configspace(cast("ConfigurationSpace", params))  # form_of found its module
     return None
 
 
-def _is_hyperopt(value: Any) -> bool:
+def _is_hyperopt(value: NativeSpace | SpaceEntry) -> bool:
     return type(value).__module__.startswith("hyperopt.")
 
 
-def _leaves(params: Mapping[str, Any]) -> list[Any]:
-    out: list[Any] = []
+def _leaves(params: Mapping[str, SpaceEntry | Apply]) -> list[SpaceEntry | Apply]:
+    out: list[SpaceEntry | Apply] = []
     for value in params.values():
         if isinstance(value, Mapping):
             out.extend(_leaves(value))

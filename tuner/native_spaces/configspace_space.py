@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from tuner.errors import UsageError
 from tuner.native_spaces import Translated
@@ -19,19 +19,39 @@ from tuner.native_spaces.distributions import BranchDraw, Dist
 from tuner.spec import flatten, unflatten
 from tuner.values import plain
 
+if TYPE_CHECKING:
+    from ConfigSpace import (
+        CategoricalHyperparameter,
+        ConfigurationSpace,
+        Constant,
+        EqualsCondition,
+        InCondition,
+        NormalFloatHyperparameter,
+        OrdinalHyperparameter,
+        UniformFloatHyperparameter,
+        UniformIntegerHyperparameter,
+    )
+    from ConfigSpace.conditions import ConditionLike
+    from ConfigSpace.hyperparameters import Hyperparameter
+
+    from tuner.value_types import Config, ConfigDraft, SpaceEntry, Value
+
 ALTERNATIVE = "write the space with Tune domains, or as an Optuna define-by-run function"
 
 
-def translate_configspace(space: Any) -> Translated:
+def translate_configspace(space: ConfigurationSpace) -> Translated:
     if list(getattr(space, "forbidden_clauses", []) or []):
         raise UsageError(
             f"space params: the ConfigurationSpace has forbidden clauses, which tuner does not follow; {ALTERNATIVE}"
         )
     hyperparameters = list(space.values())
-    constants = {h.name: plain(h.value) for h in hyperparameters if type(h).__name__ == "Constant"}
+    constants = {
+        h.name: plain(cast("Constant", h).value) for h in hyperparameters if type(h).__name__ == "Constant"
+    }
     dists = {h.name: _dist(h) for h in hyperparameters if h.name not in constants}
-    conditions = {_child(c): c for c in space.conditions}
-    params: dict[str, Any] = {}
+    # _child refuses every condition but these
+    conditions = {_child(c): cast("EqualsCondition | InCondition", c) for c in space.conditions}
+    params: dict[str, SpaceEntry] = {}
     for name, dist in dists.items():
         condition = conditions.get(name)
         if condition is None:
@@ -61,11 +81,13 @@ def translate_configspace(space: Any) -> Translated:
 class ConfigurationShape:
     """A trial's config as a ``Configuration`` holds it: active parameters and constants."""
 
-    def __init__(self, constants: Mapping[str, Any], conditions: Mapping[str, tuple[str, list[Any]]]) -> None:
+    def __init__(
+        self, constants: Mapping[str, Value], conditions: Mapping[str, tuple[str, list[Value]]]
+    ) -> None:
         self.constants = dict(constants)
         self.conditions = dict(conditions)
 
-    def __call__(self, config: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(self, config: Config) -> ConfigDraft:
         flat = flatten(config)
         active = {
             name: value
@@ -75,7 +97,7 @@ class ConfigurationShape:
         return unflatten({**active, **self.constants})
 
 
-def _child(condition: Any) -> str:
+def _child(condition: ConditionLike) -> str:
     if not hasattr(condition, "child"):  # AndConjunction / OrConjunction
         raise UsageError(
             f"space params: the ConfigurationSpace has a conjunction of conditions ({condition}), which tuner does "
@@ -90,24 +112,31 @@ def _child(condition: Any) -> str:
     return str(condition.child.name)
 
 
-def _values(condition: Any) -> list[Any]:
+def _values(condition: EqualsCondition | InCondition) -> list[Value]:
     return [plain(v) for v in (condition.values if hasattr(condition, "values") else [condition.value])]
 
 
-def _dist(h: Any) -> Dist:
+def _dist(h: Hyperparameter) -> Dist:
     kind = type(h).__name__
     if kind in ("CategoricalHyperparameter", "OrdinalHyperparameter"):
-        values = h.choices if kind == "CategoricalHyperparameter" else h.sequence
+        values = (
+            cast("CategoricalHyperparameter", h).choices
+            if kind == "CategoricalHyperparameter"
+            else cast("OrdinalHyperparameter", h).sequence
+        )
         return Dist("choice", tuple(plain(v) for v in values))
     if kind == "UniformFloatHyperparameter":
-        return Dist("loguniform" if h.log else "uniform", (float(h.lower), float(h.upper)))
+        uniform = cast("UniformFloatHyperparameter", h)
+        return Dist("loguniform" if uniform.log else "uniform", (float(uniform.lower), float(uniform.upper)))
     if kind == "UniformIntegerHyperparameter":
-        return Dist("lograndint" if h.log else "randint", (int(h.lower), int(h.upper) + 1))
-    if kind == "NormalFloatHyperparameter" and not h.log:  # ConfigSpace 1.x bounds every normal
-        bounds = (float(h.lower), float(h.upper))
+        integer = cast("UniformIntegerHyperparameter", h)
+        return Dist("lograndint" if integer.log else "randint", (int(integer.lower), int(integer.upper) + 1))
+    normal = cast("NormalFloatHyperparameter", h)  # read only where its name says it is one
+    if kind == "NormalFloatHyperparameter" and not normal.log:  # ConfigSpace 1.x bounds every normal
+        bounds = (float(normal.lower), float(normal.upper))
         if all(math.isfinite(b) for b in bounds):
-            return Dist("boundednormal", (float(h.mu), float(h.sigma), *bounds))
-        return Dist("normal", (float(h.mu), float(h.sigma)))
+            return Dist("boundednormal", (float(normal.mu), float(normal.sigma), *bounds))
+        return Dist("normal", (float(normal.mu), float(normal.sigma)))
     raise UsageError(
         f"space params: ConfigSpace {kind} {h.name!r} is not followed; tuner translates uniform floats and integers "
         f"(log or not), normal floats, categorical, ordinal and constant parameters ({ALTERNATIVE})"

@@ -8,9 +8,14 @@ tuner/searchers/traced.py follows, so a model searches the branch's own range (a
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from ray.tune.search.sample import Domain
+
+    from tuner.value_types import Config, Value
 
 # kind -> what its args are; bounds are the values' own (never a log), an upper bound as Tune's domain takes it
 KINDS = {
@@ -34,14 +39,15 @@ class Dist:
     """A parameter's distribution (``kind`` one of KINDS) and its arguments."""
 
     kind: str
+    # by kind (KINDS): numbers for a range, the values themselves (any a config holds) for a choice
     args: tuple[Any, ...]
 
-    def domain(self) -> Any:
+    def domain(self) -> Domain:
         """The Tune domain searched where the parameter is always asked."""
         from ray import tune
 
         a = self.args
-        simple: dict[str, Any] = {
+        simple: dict[str, Callable[..., Domain]] = {
             "uniform": tune.uniform,
             "loguniform": tune.loguniform,
             "quniform": tune.quniform,
@@ -67,7 +73,7 @@ class Dist:
             return f"normal({self.args[0]:g}, {self.args[1]:g}) within [{self.args[2]:g}, {self.args[3]:g}]"
         return f"{self.kind}({', '.join(f'{a:g}' for a in self.args)})"
 
-    def draw(self) -> Any:
+    def draw(self) -> Value:
         """One value, from numpy's global generator: one call tuner's tracing reads as the distribution."""
         import numpy as np
 
@@ -108,11 +114,11 @@ class BranchDraw:
 
     A module-level class, not a closure: Ray pickles the space, and tuner's plans with it."""
 
-    def __init__(self, parent: str, branches: Mapping[Any, Dist]) -> None:
+    def __init__(self, parent: str, branches: Mapping[Value, Dist]) -> None:
         self.parent = parent
         self.branches = dict(branches)
 
-    def __call__(self, config: Any) -> Any:
+    def __call__(self, config: Config) -> Value:
         if not self.parent:
             return self.branches[""].draw()
         dist = self.branches.get(read(config, self.parent))
@@ -130,11 +136,11 @@ class BranchDraw:
         return f"BranchDraw({self.parent!r}, {sorted(map(str, self.branches))})"
 
 
-def read(config: Any, name: str) -> Any:
+def read(config: Config, name: str) -> Value:
     """A parameter of a config that may be nested (``model/width`` is ``config["model"]["width"]``)."""
     if name in config:
         return config[name]
-    here = config
+    here: Value = config
     for part in name.split("/"):
-        here = here[part]
+        here = cast("Config", here)[part]  # a nested config: each part but the last names a mapping
     return here

@@ -12,13 +12,18 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from tuner.errors import UsageError
 from tuner.native_spaces import Translated
 from tuner.native_spaces.distributions import BranchDraw, Dist
 from tuner.spec import flatten
 from tuner.values import plain
+
+if TYPE_CHECKING:
+    from hyperopt.pyll import Apply
+
+    from tuner.value_types import Config, ConfigDraft, SpaceEntry, Value
 
 FOLLOWED = (
     "hp.choice, uniform, loguniform, quniform, qloguniform, randint, uniformint, normal, qnormal, lognormal"
@@ -27,7 +32,7 @@ FOLLOWED = (
 
 @dataclass(frozen=True)
 class Const:
-    value: Any
+    value: Value
 
 
 @dataclass(frozen=True)
@@ -40,8 +45,8 @@ class Param:
 @dataclass(frozen=True)
 class Choice:
     label: str
-    options: tuple[Any, ...]  # nodes
-    names: tuple[Any, ...]  # what the searched parameter's values are: one per option
+    options: tuple[Node, ...]
+    names: tuple[Value, ...]  # what the searched parameter's values are: one per option
 
     @property
     def structural(self) -> bool:
@@ -52,14 +57,18 @@ class Choice:
 @dataclass(frozen=True)
 class Container:
     kind: str  # "dict", "list" or "tuple"
-    items: tuple[tuple[Any, Any], ...]  # (key or index, node)
+    items: tuple[tuple[str | int, Node], ...]  # (key or index, node)
 
 
-def translate_hyperopt(space: Any) -> Translated:
+# One node of a HyperOpt space as tuner reads it.
+Node: TypeAlias = Const | Param | Choice | Container
+
+
+def translate_hyperopt(space: Mapping[str, SpaceEntry | Apply] | Apply) -> Translated:
     from hyperopt.pyll import as_apply
 
     root = _node(as_apply(dict(space)) if isinstance(space, Mapping) else as_apply(space))
-    params: dict[str, Any] = {}
+    params: dict[str, SpaceEntry] = {}
     _collect(root, params, parent=None)
     if not params:
         raise UsageError("space params is a HyperOpt space with no hp.* parameter in it; nothing to search")
@@ -70,19 +79,19 @@ def translate_hyperopt(space: Any) -> Translated:
 class HyperOptShape:
     """A trial's config (by labels) as HyperOpt would have built it from the space."""
 
-    def __init__(self, root: Any) -> None:
+    def __init__(self, root: Node) -> None:
         self.root = root
 
-    def __call__(self, config: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(self, config: Config) -> ConfigDraft:
         built = _build(self.root, flatten(config))
         return built if isinstance(built, dict) else {"value": built}
 
 
-def _build(node: Any, config: Mapping[str, Any]) -> Any:
+def _build(node: Node, config: Config) -> Value:
     if isinstance(node, Const):
         return node.value
     if isinstance(node, Param):
-        value = config[node.label]
+        value = cast("float", config[node.label])  # drawn from the parameter's range: a number
         return int(value) if node.cast == "int" else float(value)
     if isinstance(node, Choice):
         if not node.structural:
@@ -90,11 +99,11 @@ def _build(node: Any, config: Mapping[str, Any]) -> Any:
         return _build(node.options[list(node.names).index(config[node.label])], config)
     built = [(key, _build(child, config)) for key, child in node.items]
     if node.kind == "dict":
-        return dict(built)
+        return cast("dict[str, Value]", dict(built))  # a dict's keys are its names
     return [v for _, v in built] if node.kind == "list" else tuple(v for _, v in built)
 
 
-def _collect(node: Any, params: dict[str, Any], parent: tuple[Choice, Any] | None) -> None:
+def _collect(node: Node, params: dict[str, SpaceEntry], parent: tuple[Choice, Value] | None) -> None:
     """Every parameter under ``node`` into ``params``; ``parent`` is the structural choice and option name they
     are asked under, if any."""
     if isinstance(node, Container):
@@ -107,7 +116,8 @@ def _collect(node: Any, params: dict[str, Any], parent: tuple[Choice, Any] | Non
     if not isinstance(node, Choice):
         return
     if not node.structural:
-        _add(params, node.label, Dist("choice", tuple(o.value for o in node.options)), parent)
+        constants = cast("tuple[Const, ...]", node.options)  # not structural: its options are constants
+        _add(params, node.label, Dist("choice", tuple(o.value for o in constants)), parent)
         return
     if parent is not None:
         raise UsageError(
@@ -121,7 +131,7 @@ def _collect(node: Any, params: dict[str, Any], parent: tuple[Choice, Any] | Non
         _collect(option, params, (node, name))
 
 
-def _add(params: dict[str, Any], label: str, dist: Dist, parent: tuple[Choice, Any] | None) -> None:
+def _add(params: dict[str, SpaceEntry], label: str, dist: Dist, parent: tuple[Choice, Value] | None) -> None:
     if parent is None:
         _claim(params, label)
         params[label] = dist.domain()
@@ -137,12 +147,12 @@ def _add(params: dict[str, Any], label: str, dist: Dist, parent: tuple[Choice, A
     params[label] = tune.sample_from(BranchDraw(choice.label, {option: dist}))
 
 
-def _claim(params: dict[str, Any], label: str) -> None:
+def _claim(params: dict[str, SpaceEntry], label: str) -> None:
     if label in params:
         raise UsageError(f"HyperOpt label {label!r} names two parameters; give each hp.* node its own label")
 
 
-def _node(apply: Any) -> Any:
+def _node(apply: Apply) -> Node:
     """HyperOpt's expression graph as Const / Param / Choice / Container, or a UsageError naming what is not
     followed."""
     name = apply.name
@@ -175,7 +185,7 @@ def _node(apply: Any) -> Any:
     )
 
 
-def _hyperopt_param(apply: Any) -> tuple[str, Dist]:
+def _hyperopt_param(apply: Apply) -> tuple[str, Dist]:
     if apply.name != "hyperopt_param":
         raise UsageError(f"HyperOpt expression {apply.name!r} where a labelled hp.* node was expected")
     label = str(apply.pos_args[0].obj)
@@ -204,14 +214,15 @@ def _hyperopt_param(apply: Any) -> tuple[str, Dist]:
     )
 
 
-def _option_names(options: tuple[Any, ...]) -> tuple[Any, ...]:
+def _option_names(options: tuple[Node, ...]) -> tuple[Value, ...]:
     """The values a choice's parameter takes: its options themselves when they are constants; for options
     that hold parameters, the constant that tells them apart (``"type": "sgd"``), else their numbers."""
     if all(isinstance(o, Const) for o in options):
-        return tuple(o.value for o in options)
+        return tuple(o.value for o in cast("tuple[Const, ...]", options))
     if all(isinstance(o, Container) and o.kind == "dict" for o in options):
-        for key, _ in options[0].items:
-            values = [dict(o.items).get(key) for o in options]
+        dicts = cast("tuple[Container, ...]", options)  # each one a dict, as just checked
+        for key, _ in dicts[0].items:
+            values = [dict(o.items).get(key) for o in dicts]
             if all(isinstance(v, Const) and isinstance(v.value, (str, int)) for v in values):
                 names = tuple(v.value for v in values if isinstance(v, Const))
                 if len(set(names)) == len(names):

@@ -11,15 +11,18 @@ its answers and the constants it returns, nothing it did not ask.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, NoReturn, TypeAlias, cast
 
 from tuner.errors import UsageError
 from tuner.native_spaces import Translated
 from tuner.native_spaces.distributions import BranchDraw, Dist
 from tuner.spec import flatten, unflatten
 from tuner.values import plain
+
+if TYPE_CHECKING:
+    from tuner.value_types import Config, ConfigDraft, SpaceEntry, Value
 
 MAX_RUNS = 512  # combinations of categorical answers tried before the space is called too large to follow
 ALTERNATIVE = "write it with suggest_categorical branches, or as Tune domains"
@@ -32,15 +35,15 @@ class CannotFollow(Exception):
 @dataclass
 class _Run:
     asked: dict[str, Dist] = field(default_factory=dict)
-    answers: dict[str, Any] = field(default_factory=dict)
-    returned: Any = None
+    answers: dict[str, Value] = field(default_factory=dict)
+    returned: Mapping[str, Value] | None = None  # the constants the function returned
 
 
 class StandIn:
     """The trial a define-by-run function is given: answers from ``fixed`` where named, else the first
     category or the ``end`` (0 low, 1 high) of a numeric range; records what was asked."""
 
-    def __init__(self, fixed: Mapping[str, Any], end: int = 0) -> None:
+    def __init__(self, fixed: Mapping[str, Value], end: int = 0) -> None:
         self._fixed = fixed
         self._end = end
         self._run = _Run()
@@ -52,7 +55,8 @@ class StandIn:
             raise CannotFollow(f"suggest_float({name!r}) with both log and step, which Optuna refuses too")
         kind = "loguniform" if log else ("quniform" if step is not None else "uniform")
         dist = Dist(kind, (float(low), float(high)) + ((float(step),) if step is not None else ()))
-        return float(self._answer(name, dist, (low, high)))
+        # a number: an end of the range, or drawn from it (a config's value for this parameter)
+        return float(cast("float", self._answer(name, dist, (low, high))))
 
     def suggest_int(self, name: str, low: int, high: int, *, step: int = 1, log: bool = False) -> int:
         if log:
@@ -61,13 +65,14 @@ class StandIn:
             dist = Dist("qrandint", (int(low), int(high) - (int(high) - int(low)) % step, int(step)))
         else:
             dist = Dist("randint", (int(low), int(high) + 1))
-        return int(self._answer(name, dist, (low, high)))
+        # a number: an end of the range, or drawn from it (a config's value for this parameter)
+        return int(cast("float", self._answer(name, dist, (low, high))))
 
-    def suggest_categorical(self, name: str, choices: Any) -> Any:
+    def suggest_categorical(self, name: str, choices: Sequence[Value]) -> Value:
         choices = tuple(plain(c) for c in choices)
         return self._answer(name, Dist("choice", choices), (choices[0], choices[-1]))
 
-    def _answer(self, name: str, dist: Dist, ends: tuple[Any, Any]) -> Any:
+    def _answer(self, name: str, dist: Dist, ends: tuple[Value, Value]) -> Value:
         if name in self._run.asked and self._run.asked[name] != dist:
             raise CannotFollow(f"it asks {name!r} twice with different ranges")
         self._run.asked[name] = dist
@@ -78,7 +83,7 @@ class StandIn:
         self._run.answers[name] = value
         return value
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> NoReturn:
         if name.startswith("_"):
             raise AttributeError(name)
         raise CannotFollow(
@@ -87,12 +92,17 @@ class StandIn:
         )
 
 
-def translate_define_by_run(function: Callable[[Any], Any]) -> Translated:
+# What a define-by-run function is, as tuner runs it: it asks a trial (Optuna's; here the stand-in) for its
+# parameters and returns None or a dict of constants.
+DefineByRun: TypeAlias = "Callable[[StandIn], Mapping[str, Value] | None]"
+
+
+def translate_define_by_run(function: DefineByRun) -> Translated:
     runs = _explore(function)
     names = list(dict.fromkeys(n for run in runs for n in run.asked))
     always = [n for n in names if all(n in r.asked for r in runs)]
     categorical = [n for n in always if _one_dist(runs, n).kind == "choice"]
-    params: dict[str, Any] = {}
+    params: dict[str, SpaceEntry] = {}
     for name in names:
         if name in always:
             dist = _one_dist(runs, name)
@@ -120,10 +130,10 @@ def translate_define_by_run(function: Callable[[Any], Any]) -> Translated:
 class DefineByRunShape:
     """A trial's config as Ray's OptunaSearch gives it: the function's answers and the constants it returns."""
 
-    def __init__(self, function: Callable[[Any], Any]) -> None:
+    def __init__(self, function: DefineByRun) -> None:
         self.function = function
 
-    def __call__(self, config: Mapping[str, Any]) -> dict[str, Any]:
+    def __call__(self, config: Config) -> ConfigDraft:
         flat = flatten(config)
         trial = StandIn(flat)
         returned = self.function(trial)
@@ -131,13 +141,13 @@ class DefineByRunShape:
         return unflatten({**answers, **flatten(dict(returned or {}))})
 
 
-def _explore(function: Callable[[Any], Any]) -> list[_Run]:
+def _explore(function: DefineByRun) -> list[_Run]:
     """The function run with its categorical answers at their first values, then each one varied alone, and
     so on for the choices a varied answer reveals (each numeric answer at both ends of its range); a
     UsageError for what cannot be followed."""
     runs: list[_Run] = []
-    pending: list[tuple[dict[str, Any], frozenset[str]]] = [({}, frozenset())]
-    seen: set[tuple] = set()
+    pending: list[tuple[dict[str, Value], frozenset[str]]] = [({}, frozenset())]
+    seen: set[tuple[tuple[str, str], ...]] = set()
     while pending:
         fixed, varied = pending.pop()
         key = tuple(sorted((k, repr(v)) for k, v in fixed.items()))
@@ -174,7 +184,7 @@ def _same_questions(low: _Run, high: _Run) -> None:
     )
 
 
-def _run(function: Callable[[Any], Any], fixed: Mapping[str, Any], end: int) -> _Run:
+def _run(function: DefineByRun, fixed: Mapping[str, Value], end: int) -> _Run:
     trial = StandIn(fixed, end)
     try:
         returned = function(trial)
@@ -194,7 +204,7 @@ def _run(function: Callable[[Any], Any], fixed: Mapping[str, Any], end: int) -> 
 
 
 def _unique(runs: list[_Run]) -> list[_Run]:
-    out: dict[tuple, _Run] = {}
+    out: dict[tuple[tuple[str, str], ...], _Run] = {}
     for run in runs:
         out.setdefault(tuple(sorted((k, repr(v)) for k, v in run.answers.items() if run.asked[k].kind == "choice")),
                        run)  # fmt: skip
@@ -213,7 +223,7 @@ def _one_dist(runs: list[_Run], name: str) -> Dist:
 
 def _decides(runs: list[_Run], parent: str, child: str) -> bool:
     """Whether ``parent``'s answer alone tells whether ``child`` is asked, with one range per answer."""
-    by_answer: dict[str, set] = {}
+    by_answer: dict[str, set[Dist | None]] = {}
     for run in runs:
         asked = run.asked.get(child)
         by_answer.setdefault(repr(run.answers[parent]), set()).add(asked)

@@ -29,9 +29,12 @@ import contextlib
 import os
 import posixpath
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner.ray_compat.state_file import STATE_PREFIX
+
+if TYPE_CHECKING:
+    from pyarrow.fs import FileSystem
 
 _MODULE = "ray.train._internal.storage"
 _FUNCTION = "_pyarrow_fs_copy_files"
@@ -51,12 +54,12 @@ def atomic_local_copies() -> None:
         return
 
     def copy_files(
-        source: Any,
-        destination: Any,
-        source_filesystem: Any = None,
-        destination_filesystem: Any = None,
-        **kwargs: Any,
-    ) -> Any:
+        source: str,
+        destination: str,
+        source_filesystem: FileSystem | None = None,
+        destination_filesystem: FileSystem | None = None,
+        **kwargs: Any,  # pyarrow's copy_files options, passed on untouched
+    ) -> None:
         target_fs, target = _resolve(destination, destination_filesystem)
         if target_fs is None or not _is_local(target_fs):
             return original(
@@ -82,7 +85,7 @@ def atomic_local_copies() -> None:
     setattr(module, _FUNCTION, copy_files)
 
 
-def _resolve(path: Any, filesystem: Any) -> tuple[Any, str]:
+def _resolve(path: str, filesystem: FileSystem | None) -> tuple[FileSystem | None, str]:
     import pyarrow.fs
 
     if filesystem is not None:
@@ -93,13 +96,13 @@ def _resolve(path: Any, filesystem: Any) -> tuple[Any, str]:
         return None, str(path)
 
 
-def _is_local(filesystem: Any) -> bool:
+def _is_local(filesystem: FileSystem) -> bool:
     import pyarrow.fs
 
     return isinstance(filesystem, pyarrow.fs.LocalFileSystem)
 
 
-def copy_renaming(source_fs: Any, source: str, target: str) -> None:
+def copy_renaming(source_fs: FileSystem, source: str, target: str) -> None:
     """Copy a file or a folder's files from ``source_fs`` to the local ``target``, each file written under a
     hidden temporary name and renamed into place."""
     import pyarrow.fs
@@ -131,7 +134,7 @@ def copy_renaming(source_fs: Any, source: str, target: str) -> None:
         _copy_one(source_fs, origin, destination)
 
 
-def _copy_one(source_fs: Any, origin: str, destination: str) -> None:
+def _copy_one(source_fs: FileSystem, origin: str, destination: str) -> None:
     folder, name = os.path.split(destination)
     os.makedirs(folder or ".", exist_ok=True)
     scratch = os.path.join(folder, f".{name}.partial")

@@ -15,9 +15,13 @@ import json
 import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from tuner import storage
+
+if TYPE_CHECKING:
+    from ray.train import Checkpoint
+    from ray.train._internal.session import _TrainingResult
 
 
 @dataclass(frozen=True)
@@ -33,17 +37,18 @@ class Fallback:
     lost: tuple[str, ...]  # every damaged checkpoint folder the trial had, the latest included
 
 
-def _name(result: Any) -> str:
-    return posixpath.basename(str(result.checkpoint.path).rstrip("/"))
+def _name(result: _TrainingResult) -> str:
+    checkpoint = cast("Checkpoint", result.checkpoint)  # a checkpoint manager's results each hold theirs
+    return posixpath.basename(str(checkpoint.path).rstrip("/"))
 
 
-def _index(result: Any) -> int:
+def _index(result: _TrainingResult) -> int:
     """Ray's index in the checkpoint's folder name (``checkpoint_000004``: 4): the order it was saved in."""
     tail = _name(result).rpartition("_")[2]
     return int(tail) if tail.isdigit() else -1
 
 
-def _epoch(result: Any) -> int:
+def _epoch(result: _TrainingResult) -> int:
     """The epochs the checkpoint holds (its index + 1 where Ray kept only the score of its metrics)."""
     return int(result.metrics.get("training_iteration") or _index(result) + 1)
 

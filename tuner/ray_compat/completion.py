@@ -8,16 +8,20 @@ its random phase to end). ``LastResultOnCompletion`` hands the searcher the tria
 
 from __future__ import annotations
 
+from tuner.value_types import Value
+
 
 class LastResultOnCompletion:
     """Mixin for a searcher: remembers each trial's last result and completes with it when Tune gives none."""
 
     def __init__(self) -> None:
-        self.last_results: dict[str, dict] = {}
+        self.last_results: dict[str, dict[str, Value]] = {}  # a trial's last result, as Tune gave it
 
-    def remember(self, trial_id: str, result: dict) -> None:
+    def remember(self, trial_id: str, result: dict[str, Value]) -> None:
         self.last_results[trial_id] = result
 
-    def completed(self, trial_id: str, result: dict | None, error: bool) -> dict | None:
+    def completed(
+        self, trial_id: str, result: dict[str, Value] | None, error: bool
+    ) -> dict[str, Value] | None:
         last = self.last_results.pop(trial_id, None)
         return last if result is None and not error else result

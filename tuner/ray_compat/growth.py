@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Set
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from tuner.ray_compat.state_file import SEARCH_STATE_PREFIX, VARIANT_STATE_PREFIX
+
+# A searcher's saved state, unpickled: Ray's own objects by name, whatever the searcher keeps.
+SearchState: TypeAlias = dict[str, Any]
 
 
 def can_grow(folder: str) -> bool:
@@ -40,7 +43,7 @@ def extend_saved_search(folder: str, total: int, finished: Set[str] = frozenset(
     """Let the saved search propose trials until ``total`` exist (it was finished at its old total); the
     ``finished`` trial ids no longer count against its concurrency limit."""
 
-    def grow(state: dict) -> bool:
+    def grow(state: SearchState) -> bool:
         state["total_samples"] = total
         state["finished"] = False
         _keep_live(state, lambda trial_id: trial_id not in finished)
@@ -54,7 +57,7 @@ def reconcile_saved_search(folder: str, saved: Set[str]) -> bool:
     """Make the saved search agree with the ``saved`` trial ids of the experiment state beside it (see the
     module's docstring): True when they disagreed."""
 
-    def agree(state: dict) -> bool:
+    def agree(state: SearchState) -> bool:
         changed = state.get("counter") != len(saved)
         state["counter"] = len(saved)
         return _keep_live(state, lambda trial_id: trial_id in saved) or changed
@@ -62,7 +65,7 @@ def reconcile_saved_search(folder: str, saved: Set[str]) -> bool:
     return _edit_saved_search(folder, agree)
 
 
-def _keep_live(state: dict, keep: Callable[[str], bool]) -> bool:
+def _keep_live(state: SearchState, keep: Callable[[str], bool]) -> bool:
     """Keep only the ``keep`` trials among the concurrency limit's running ones: True when some went."""
     dropped = False
     for key, part in state.items():
@@ -83,7 +86,7 @@ def relocate_saved_search(folder: str) -> bool:
 
     parent, name = storage.split(str(folder).rstrip("/"))
 
-    def move(state: dict) -> bool:
+    def move(state: SearchState) -> bool:
         experiment = state.get("experiment")
         old = getattr(experiment, "storage", None)
         if (
@@ -112,7 +115,7 @@ def _fs_path(location: str) -> str:
     return (local if local is not None else location.split("://", 1)[1]).rstrip("/")
 
 
-def _edit_saved_search(folder: str, edit: Any) -> bool:
+def _edit_saved_search(folder: str, edit: Callable[[SearchState], bool]) -> bool:
     """Load the newest saved search state, apply ``edit`` (True when it changed something) and save it whole."""
     import io
 

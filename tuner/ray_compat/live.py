@@ -13,22 +13,44 @@ attributes (``_metric``, ``_mode``, ``_parameter_columns``, ``_metric_columns``)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
+if TYPE_CHECKING:
+    from ray.tune import Callback
+
+    from tuner.objectives import Constraint, Mode, Objective
+
+W = TypeVar("W")
+
+# key -> the live instance; a key is registered by one class of callback, whose saved copy looks it up
 _LIVE: dict[str, Any] = {}
 
 
-def register_live(key: str, callback: Any) -> None:
+class LiveTableSettings(TypedDict):
+    """The live table's keywords (tuner/launch/watching/live_table.py ``LiveTable``)."""
+
+    metric: str
+    mode: Mode
+    parameters: list[str]
+    columns: dict[str, str]
+    max_epochs: int
+    objectives: tuple[Objective, ...]
+    constraints: tuple[Constraint, ...]
+
+
+def register_live(key: str, callback: Callback) -> None:
     """This process's deciding instance for ``key`` (e.g. a budget watch and its experiment)."""
     _LIVE[key] = callback
 
 
-def live(key: str, fallback: Any) -> Any:
-    """The instance registered for ``key`` in this process, else ``fallback``."""
+def live(key: str, fallback: W) -> W:
+    """The instance registered for ``key`` in this process (one of ``fallback``'s own class), else ``fallback``."""
     return _LIVE.get(key, fallback)
 
 
-def cli_reporter_settings(state: dict[str, Any]) -> dict[str, Any]:
+def cli_reporter_settings(
+    state: dict[str, Any],
+) -> LiveTableSettings:  # state: the reporter's pickled __dict__
     """The live table's settings from the pickled state of an old CLIReporter subclass (and tuner's own fields
     on it, which were named the same way)."""
     return {

@@ -11,18 +11,22 @@ from __future__ import annotations
 
 import signal
 from collections.abc import Callable
-from typing import Any
+from types import FrameType
+from typing import TypeAlias
 
 RAY_STOP = signal.SIGUSR1  # where Ray's orderly-stop handler sits while fit runs
 RAY_SIGINT_OFF = "TUNE_DISABLE_SIGINT_HANDLER"  # Ray leaves SIGINT alone when this is "1"
 
+# A signal handler that is a function (what it returns is never read)
+Handler: TypeAlias = Callable[[int, FrameType | None], object]
 
-def rays_stop(own: Any) -> Callable[[int, Any], Any] | None:
+
+def rays_stop(own: Handler) -> Handler | None:
     """Ray's orderly-stop handler while a run is on; None before or after one (or where ``own`` sits there)."""
     handler = signal.getsignal(RAY_STOP)
     return handler if callable(handler) and handler != own else None
 
 
-def stop_in_order(handler: Callable[[int, Any], Any]) -> None:
+def stop_in_order(handler: Handler) -> None:
     """Ask Ray's run to stop in order, as its own SIGUSR1 would."""
     handler(RAY_STOP, None)

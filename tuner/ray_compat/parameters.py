@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import inspect
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ray.tune.registry import _ParameterRegistry
+
+    from tuner.spec import TrainableFunction
 
 # Registry -> (its values, the session they were put in). Beside the registry, not in it: Ray pickles the
 # registry by value with the trainable, and the values must go through the object store, never the pickle.
-_KEPT: weakref.WeakKeyDictionary[Any, tuple[dict[str, Any], str | None]] = weakref.WeakKeyDictionary()
+# The values are the user's own data (or references to it), whatever ``tune.with_parameters`` was given.
+_KEPT: weakref.WeakKeyDictionary[_ParameterRegistry, tuple[dict[str, Any], str | None]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def keep_parameters() -> None:
@@ -27,7 +35,7 @@ def keep_parameters() -> None:
     if getattr(flush, "_tuner_keeps", False):
         return
 
-    def keeping_flush(self: Any) -> None:
+    def keeping_flush(self: _ParameterRegistry) -> None:
         if self.to_flush:  # Ray runs it again at every ray.init, with nothing to put then: only a put counts
             values, _ = _KEPT.get(self, ({}, None))
             _KEPT[self] = ({**values, **self.to_flush}, _session())
@@ -37,7 +45,7 @@ def keep_parameters() -> None:
     registry._ParameterRegistry.flush = keeping_flush  # type: ignore[method-assign]  # the part: Ray's method replaced
 
 
-def refresh_parameters(trainable: Any) -> int:
+def refresh_parameters(trainable: TrainableFunction) -> int:
     """Put the data of every ``with_parameters`` wrapper around ``trainable`` in the running Ray session again
     where it was put in an earlier one; returns how many values were put."""
     import ray
@@ -63,7 +71,7 @@ def _session() -> str | None:
     return f"{context.gcs_address}/{context.get_node_id()}"
 
 
-def _registries(trainable: Any) -> list[Any]:
+def _registries(trainable: TrainableFunction) -> list[_ParameterRegistry]:
     """The parameter registries in the closures of ``with_parameters`` wrappers (a function's ``inner``, a class
     wrapper's ``setup``), however deep the wrapping."""
     from ray.tune import registry

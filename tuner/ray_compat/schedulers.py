@@ -8,19 +8,25 @@ median rule are tuner's own, on Tune's public scheduler interface (tuner/schedul
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ray.tune.schedulers import PopulationBasedTraining
 
 from tuner.folder.fates import PERTURBED, DecisionLog
+from tuner.value_types import Value
+
+if TYPE_CHECKING:
+    from ray.tune.execution.tune_controller import TuneController
+    from ray.tune.experiment import Trial
 
 
 class RecordingPBT(PopulationBasedTraining):
+    # PBT's own arguments, passed on untouched
     def __init__(self, *args: Any, fate_log: DecisionLog | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
 
-    def _exploit(self, tune_controller: Any, trial: Any, trial_to_clone: Any) -> None:
+    def _exploit(self, tune_controller: TuneController, trial: Trial, trial_to_clone: Trial) -> None:
         before = dict(trial_to_clone.config)
         epoch = self._trial_state[trial].last_train_time
         donor_epoch = self._trial_state[trial_to_clone].last_train_time
@@ -39,5 +45,5 @@ class RecordingPBT(PopulationBasedTraining):
             )
 
 
-def _short(value: Any) -> str:
+def _short(value: Value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)

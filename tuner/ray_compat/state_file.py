@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from tuner import storage
 from tuner.errors import UsageError
+from tuner.value_types import Value
 
 # Ray's file names in an experiment folder
 OPEN_STATUSES = ("PENDING", "RUNNING", "PAUSED")  # a trial's status in Ray's state while it is not done
@@ -48,6 +49,24 @@ BOOKKEEPING_KEYS = {
 }
 
 
+class RayState(TypedDict):
+    """Ray's ``experiment_state-*.json`` as tuner reads it: ``trial_data`` holds, per trial, its JSON and its run
+    metadata's JSON (the file's other parts are Ray's alone, kept as they are when it is rewritten)."""
+
+    trial_data: list[list[str]]
+
+
+class TrialState(TypedDict, total=False):
+    """One trial as Ray's state saves it, the parts tuner reads (``saved_trial_states`` gives them all; a
+    reader takes an empty one for a trial the state does not list)."""
+
+    status: str
+    dir: str | None  # its folder, inside the experiment
+    error_file: str | None
+    made: int | None  # where it came in the order Tune made the trials
+    config: dict[str, Value] | None
+
+
 def bookkeeping(key: str) -> bool:
     """Whether a result key is Ray's bookkeeping rather than something the trainable reported."""
     return key in BOOKKEEPING_KEYS or key.startswith("config/")
@@ -59,7 +78,7 @@ def latest_state_name(folder: str | Path) -> str | None:
     return names[-1] if names else None
 
 
-def read_state(folder: str | Path, name: str) -> dict[str, Any]:
+def read_state(folder: str | Path, name: str) -> RayState:
     """Ray's saved experiment state, parsed; a file that does not parse is a one-line error."""
     where = f"{str(folder).rstrip('/')}/{name}"
     try:
@@ -73,14 +92,14 @@ def read_state(folder: str | Path, name: str) -> dict[str, Any]:
         ) from None
 
 
-def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str, dict[str, Any]]:
+def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str, TrialState]:
     """Status, folder and error file per trial id, from Ray's experiment state (absent early in a run);
     the newest state file unless ``name`` picks another."""
     name = name or latest_state_name(folder)
     if name is None:
         return {}
     where = f"{str(folder).rstrip('/')}/{name}"
-    out = {}
+    out: dict[str, TrialState] = {}
     try:
         for trial_json, runtime_json in read_state(folder, name)["trial_data"]:
             trial, runtime = json.loads(trial_json), json.loads(runtime_json)
@@ -98,7 +117,7 @@ def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str,
     return out
 
 
-def _made(tag: Any) -> int | None:
+def _made(tag: str | None) -> int | None:
     """Where a trial came in the order Tune made them: its experiment tag starts with that number
     (``3_lr=0.01,...``); the state file itself lists trials in no particular order."""
     head = str(tag or "").split("_", 1)[0]

@@ -12,14 +12,18 @@ marks paused the trials a refused write (a full disk) errored, which Ray would o
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ray.tune import Callback
 
 from tuner.folder.names import STATUS_SIDECAR as STATUS_FILE
 from tuner.ray_compat.state_file import OPEN_STATUSES
 from tuner.storage import write_atomically
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
 
 FINISHED = ("TERMINATED", "ERROR")
 UNFINISHED = OPEN_STATUSES
@@ -51,10 +55,10 @@ class StatusRecorder(Callback):
 
         return sidecar_of(self.__dict__, STATUS_FILE) or ""
 
-    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+    def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         self._last = {t.trial_id: t.status for t in trials}
 
-    def on_experiment_end(self, trials: list, **info: Any) -> None:
+    def on_experiment_end(self, trials: list[Trial], **info: object) -> None:
         if self._last is None:
             return
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
@@ -96,7 +100,7 @@ def repair_saved_statuses(folder: str | Path, statuses: dict[str, str]) -> list[
     return _set_saved_statuses(folder, finished)
 
 
-def _set_saved_statuses(folder: str | Path, new_status: Any) -> list[str]:
+def _set_saved_statuses(folder: str | Path, new_status: Callable[[str, str], str | None]) -> list[str]:
     """Rewrite Ray's newest saved state where ``new_status(trial_id, saved_status)`` names another status (written
     whole, only when something changed); returns the trial ids changed."""
     from tuner import storage

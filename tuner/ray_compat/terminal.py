@@ -35,7 +35,7 @@ import logging
 import re
 import warnings
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypedDict
 
 from tuner.ray_compat.logfilters import install_filter
 
@@ -52,6 +52,18 @@ INTERRUPT_NOTICES = ("Stop signal received", "Experiment has been interrupted")
 ANALYSIS_LOGGER = "ray.tune.analysis.experiment_analysis"
 NO_METRICS = "Failed to fetch metrics for"
 NEVER_REPORTED = "both result.json and progress.csv were not found"
+
+
+class LogBatch(TypedDict, total=False):
+    """A batch of a worker's output lines as Ray's log monitor publishes it."""
+
+    ip: str
+    pid: int | str  # a worker's process id, or "raylet", "autoscaler"
+    job: str
+    is_err: bool
+    lines: list[str]
+    actor_name: str
+    task_name: str
 
 
 class _DropMessage(logging.Filter):
@@ -175,10 +187,11 @@ def crash_noise_so_far(lines: list[str], held: list[str] | None = None) -> tuple
     return kept, held if skipping else []
 
 
-def _filtering(printer: Callable[..., Any]) -> Callable[..., Any]:
-    held: dict[Any, list[str]] = {}  # per worker: a traceback a batch ended inside
+def _filtering(printer: Callable[..., None]) -> Callable[..., None]:
+    held: dict[int | str | None, list[str]] = {}  # per worker: a traceback a batch ended inside
 
-    def filtered(data: dict, *args: Any, **kwargs: Any) -> None:
+    # the printer's other arguments (Ray's, which differ by printer), passed on untouched
+    def filtered(data: LogBatch, *args: Any, **kwargs: Any) -> None:
         source = data.get("pid")
         lines, held[source] = crash_noise_so_far(list(data.get("lines") or []), held.pop(source, None))
         if not held[source]:

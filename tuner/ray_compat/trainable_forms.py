@@ -12,15 +12,18 @@ user's function or class behind those wrappers (whose source says whether it che
 from __future__ import annotations
 
 import inspect
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tuner.spec import TrainableFunction
 
 _PARAMETER_FUNCTION = "with_parameters.<locals>.inner"
 _WRAPPER_CLASSES = ("with_parameters.<locals>._Inner", "with_resources.<locals>.ResourceTrainable")
 
 
-def own_code(trainable: Any) -> Any:
+def own_code(trainable: TrainableFunction) -> TrainableFunction:
     """The user's own function or class behind functools' and Ray's wrappers."""
-    current, seen = trainable, set()
+    current, seen = trainable, set[int]()
     while id(current) not in seen:
         seen.add(id(current))
         if inspect.isclass(current):
@@ -39,12 +42,12 @@ def own_code(trainable: Any) -> Any:
     return current
 
 
-def declared_resources(trainable: Any) -> dict[str, float] | None:
+def declared_resources(trainable: TrainableFunction) -> dict[str, float] | None:
     """What ``tune.with_resources`` asked for each trial (``{"CPU": 2, "GPU": 0.5}``), when it is a fixed
     request; None when nothing was declared or it depends on the config."""
     from ray.tune import PlacementGroupFactory, Trainable
 
-    request: Any = None
+    request: PlacementGroupFactory | dict[str, float] | None = None  # a dict: what a function was given
     if inspect.isclass(trainable):
         overrides = any(
             "default_resource_request" in vars(k) for k in trainable.__mro__ if k is not Trainable

@@ -8,10 +8,13 @@ is ``trial.temporary_state.ray_actor``); Tune then handles the trial as failed, 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
 
 
-def end_trial_process(trial: Any) -> bool:
+def end_trial_process(trial: Trial) -> bool:
     """Kill the process a trial runs in; False when it has none (not started, or already gone)."""
     import ray
 

@@ -14,13 +14,25 @@ import functools
 import inspect
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeGuard, TypeVar
+
+from tuner.value_types import ConfigDraft, Result
+
+if TYPE_CHECKING:
+    from tuner.spec import TrainableFunction
+
+R = TypeVar("R")
+# Where a name the trainable calls is bound: a module (ray.train, ray.tune) or the trainable's own globals.
+_Owner: TypeAlias = ModuleType | dict[str, Any]
+# A function or class of Ray's API, or what stands in for it.
+_ApiName: TypeAlias = Callable[..., object]
 
 _TRAIN_API = re.compile(r"\btrain\.(report|get_checkpoint|get_context|Checkpoint)\b|from ray\.train import")
 _KEYWORD_REPORT = re.compile(r"\breport\(\s*[A-Za-z_]\w*\s*=")
 
 
-def old_api_notice(trainable: Callable[..., Any]) -> str | None:
+def old_api_notice(trainable: TrainableFunction) -> str | None:
     """What a trainable uses of the older APIs, as the one-line notice the sweep prints (None if nothing)."""
     from tuner.ray_compat.trainable_forms import own_code
 
@@ -42,7 +54,7 @@ def old_api_notice(trainable: Callable[..., Any]) -> str | None:
     )
 
 
-def tutorial_api(trainable: Callable[..., Any]) -> Callable[..., Any]:
+def tutorial_api(trainable: Callable[..., R]) -> Callable[..., R]:
     """``trainable`` with ``ray.train.report``/``get_checkpoint``/``get_context``/``Checkpoint`` and keyword
     reports working as Ray Tune's own, however the trainable imported them, for the length of each call."""
 
@@ -51,7 +63,7 @@ def tutorial_api(trainable: Callable[..., Any]) -> Callable[..., Any]:
     own = own_code(trainable)
 
     @functools.wraps(trainable)
-    def run(config: dict, **kwargs: Any) -> Any:
+    def run(config: ConfigDraft, **kwargs: Any) -> R:  # the run settings, passed on untouched
         with _tune_api_for(own):
             return trainable(config, **kwargs)
 
@@ -59,11 +71,14 @@ def tutorial_api(trainable: Callable[..., Any]) -> Callable[..., Any]:
 
 
 @contextlib.contextmanager
-def _tune_api_for(function: Callable[..., Any]) -> Iterator[None]:
+def _tune_api_for(function: TrainableFunction) -> Iterator[None]:
     import ray.train
     from ray import tune
 
-    def report(metrics: dict | None = None, *, checkpoint: Any = None, **more: Any) -> None:
+    # ``more``: metrics given as keywords, and Ray's own options of its report (dropped)
+    def report(
+        metrics: Result | None = None, *, checkpoint: ray.train.Checkpoint | None = None, **more: Any
+    ) -> None:
         extra = {
             k: v
             for k, v in more.items()
@@ -81,7 +96,7 @@ def _tune_api_for(function: Callable[..., Any]) -> Iterator[None]:
         original_tune_report({**(metrics or {}), **extra}, checkpoint=checkpoint)
 
     original_tune_report = tune.report
-    swaps = {
+    swaps: dict[_ApiName, _ApiName] = {
         ray.train.report: report,
         ray.train.get_checkpoint: tune.get_checkpoint,
         ray.train.Checkpoint: tune.Checkpoint,
@@ -89,7 +104,7 @@ def _tune_api_for(function: Callable[..., Any]) -> Iterator[None]:
     }
     if hasattr(ray.train, "get_context") and hasattr(tune, "get_context"):
         swaps[ray.train.get_context] = tune.get_context
-    targets: list[tuple[Any, str]] = [
+    targets: list[tuple[_Owner, str]] = [
         (ray.train, name) for name in ("report", "get_checkpoint", "get_context", "Checkpoint")
     ]
     targets += [(tune, "report")]
@@ -106,18 +121,18 @@ def _tune_api_for(function: Callable[..., Any]) -> Iterator[None]:
             _set(owner, name, value)
 
 
-def _swappable(value: Any, swaps: dict) -> bool:
+def _swappable(value: Any, swaps: dict[_ApiName, _ApiName]) -> TypeGuard[_ApiName]:  # value: any global's
     try:
         return value in swaps
     except TypeError:  # unhashable
         return False
 
 
-def _get(owner: Any, name: str) -> Any:
+def _get(owner: _Owner, name: str) -> _ApiName | None:  # one of Ray's names, or a global found swappable
     return owner[name] if isinstance(owner, dict) else getattr(owner, name, None)
 
 
-def _set(owner: Any, name: str, value: Any) -> None:
+def _set(owner: _Owner, name: str, value: _ApiName | None) -> None:
     if value is None:
         return
     if isinstance(owner, dict):

@@ -11,11 +11,15 @@ import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.replay.engine import Curve
+from tuner.schedulers.comparing import as_float
 from tuner.values import plain
+
+if TYPE_CHECKING:
+    from tuner.value_types import Config, Result, Value
 
 BOOKKEEPING = {
     "training_iteration",
@@ -37,10 +41,10 @@ BOOKKEEPING = {
 }
 
 
-def key(config: Mapping[str, Any], params: Sequence[str]) -> str:
+def key(config: Config, params: Sequence[str]) -> str:
     """One config's place in a table: its values for ``params``, floats to 12 significant digits."""
 
-    def one(value: Any) -> Any:
+    def one(value: Value) -> Value:
         value = plain(value)
         if isinstance(value, float) and math.isfinite(value):
             return float(f"{value:.12g}")
@@ -53,14 +57,14 @@ class CurveTable:
     """Recorded curves keyed by their configs' values; ``curve(config)`` finds the run of those values."""
 
     def __init__(
-        self, curves: Iterable[Curve], params: Sequence[str], meta: Mapping[str, Any] | None = None
+        self, curves: Iterable[Curve], params: Sequence[str], meta: Mapping[str, Value] | None = None
     ) -> None:
         self.params = list(params)
         self.curves = list(curves)
         self.meta = dict(meta or {})  # what the table holds: metric, mode, epochs, source
         self._by_key = {key(c.config, self.params): c for c in self.curves}
 
-    def curve(self, config: Mapping[str, Any]) -> Curve | None:
+    def curve(self, config: Config) -> Curve | None:
         return self._by_key.get(key(config, self.params))
 
     def __len__(self) -> int:
@@ -96,14 +100,14 @@ class CurveTable:
             raise UsageError(f"{path} is not a table of learning curves ({exc})") from None
 
 
-def metrics_only(row: Mapping[str, Any]) -> dict[str, Any]:
+def metrics_only(row: Result) -> dict[str, float]:
     """What a trial reported in one epoch, without Tune's bookkeeping; numbers as numbers."""
-    out: dict[str, Any] = {}
+    out: dict[str, float] = {}
     for name, value in row.items():
         if name in BOOKKEEPING or name.startswith("config/"):
             continue
         try:
-            out[name] = float(value)
+            out[name] = as_float(value)
         except (TypeError, ValueError):
             continue
     return out

@@ -20,7 +20,7 @@ import heapq
 import itertools
 import math
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from tuner.objectives import Mode
 from tuner.replay.outcome import Curve, CurveSource, ReplayedTrial, ReplayOutcome
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from ray.tune.experiment import Trial
     from ray.tune.schedulers import TrialScheduler
     from ray.tune.search import Searcher
+
+    from tuner.replay.setup import Algorithms
+    from tuner.value_types import Config, ConfigDraft, Result, Value
 
 __all__ = ["Controller", "Curve", "CurveSource", "FixedOrder", "ReplayOutcome", "ReplayedTrial", "replay"]
 
@@ -41,11 +44,10 @@ class _Fates:
 
     def __init__(self) -> None:
         self.texts: dict[str, str] = {}
-        self.rungs: dict[
-            str, list[dict[str, Any]]
-        ] = {}  # each comparison at a rung, as the scheduler made it
+        # each comparison at a rung, as the scheduler made it
+        self.rungs: dict[str, list[dict[str, Value]]] = {}
 
-    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Any] | None = None) -> None:
+    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Value] | None = None) -> None:
         if kind == "rung":
             self.rungs.setdefault(trial_id, []).append(dict(data or {}))
         else:
@@ -235,7 +237,7 @@ class Controller:
         epoch = record.epochs
         self._spent_seconds += float(curve.seconds[epoch - 1])
         record.work.append(float(curve.seconds[epoch - 1]))
-        result = {
+        result: dict[str, Value] = {
             **curve.rows[epoch - 1],
             "training_iteration": epoch,
             "trial_id": trial.trial_id,
@@ -290,20 +292,20 @@ class FixedOrder:
 
     FINISHED = "FINISHED"
 
-    def __init__(self, configs: Iterable[dict[str, Any]]) -> None:
+    def __init__(self, configs: Iterable[Config]) -> None:
         self._configs = list(configs)
         self._next = 0
 
-    def suggest(self, trial_id: str) -> dict[str, Any] | str:
+    def suggest(self, trial_id: str) -> ConfigDraft | str:
         if self._next >= len(self._configs):
             return self.FINISHED
         self._next += 1
         return dict(self._configs[self._next - 1])
 
-    def on_trial_result(self, trial_id: str, result: dict) -> None:
+    def on_trial_result(self, trial_id: str, result: Result) -> None:
         pass
 
-    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+    def on_trial_complete(self, trial_id: str, result: Result | None = None, error: bool = False) -> None:
         pass
 
     def on_pause(self, trial_id: str) -> None:  # BOHB's scheduler tells its searcher of pauses
@@ -315,7 +317,7 @@ class FixedOrder:
 
 def replay(
     source: CurveSource,
-    algorithms: Any,
+    algorithms: Algorithms,
     *,
     workers: int,
     metric: str,
@@ -335,10 +337,12 @@ def replay(
     import logging
 
     searcher, pending = algorithms.searcher, algorithms.waiting or 1
+    assert searcher is not None, "a recorded order's searcher (FixedOrder) is set by the caller of build()"
     if algorithms.max_concurrent:
         from ray.tune.search import ConcurrencyLimiter
 
-        searcher = ConcurrencyLimiter(searcher, max_concurrent=algorithms.max_concurrent)
+        # a concurrency limit comes only with a searcher that build() made (tuner/replay/setup.py): a Searcher
+        searcher = ConcurrencyLimiter(cast("Searcher", searcher), max_concurrent=algorithms.max_concurrent)
         pending = algorithms.max_concurrent
     if isinstance(searcher, FixedOrder):
         pending = max(pending, workers)

@@ -7,17 +7,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from tuner.objectives import Constraint, Mode, Objective, better, pick, sign
+
+if TYPE_CHECKING:
+    from tuner.value_types import Config, ConfigDraft, Result
 
 
 @dataclass
 class Curve:
     """One config's run: per-epoch metrics (epoch k at index k-1) and the seconds each epoch took."""
 
-    config: dict[str, Any]
-    rows: list[dict[str, Any]]
+    config: Config
+    rows: list[Result]
     seconds: list[float]
 
     def __post_init__(self) -> None:
@@ -28,7 +31,7 @@ class Curve:
 class CurveSource(Protocol):
     """Where a replay finds a config's curve: a table of recorded runs, or a function of the config."""
 
-    def curve(self, config: dict[str, Any]) -> Curve | None: ...
+    def curve(self, config: Config) -> Curve | None: ...
 
 
 @dataclass
@@ -36,7 +39,7 @@ class ReplayedTrial:
     """What the replay did with one trial."""
 
     trial_id: str
-    config: dict[str, Any]
+    config: ConfigDraft
     epochs: int = 0  # epochs it trained in the replay
     available: int = 0  # epochs its curve holds
     decisions: list[tuple[int, str]] = field(default_factory=list)  # (epoch, CONTINUE/PAUSE/STOP) per result
@@ -49,7 +52,7 @@ class ReplayedTrial:
     timeline: list[tuple[float, float]] = field(default_factory=list)  # (simulated seconds, value) per epoch
     work: list[float] = field(default_factory=list)  # each epoch's seconds of training
     # its last result (several objectives read theirs here)
-    last: dict[str, Any] = field(default_factory=dict)
+    last: Result = field(default_factory=dict)
 
     def best(self, mode: Mode) -> float | None:
         finite = [v for v in self.values if math.isfinite(v)]

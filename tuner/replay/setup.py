@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tuner import algorithms
 from tuner.errors import UsageError
-from tuner.folder.fates import DecisionLog
 from tuner.objectives import Constraint, Mode, Objective
+
+if TYPE_CHECKING:
+    from ray.tune.schedulers import TrialScheduler
+    from ray.tune.search import Searcher
+
+    from tuner.replay.engine import FixedOrder, _Fates
+    from tuner.value_types import Space
 
 
 @dataclass
@@ -17,15 +22,15 @@ class Algorithms:
     """What a replay runs: Ray's scheduler and searcher objects, how many trials the searcher may run, and how
     many may wait for a slot where a sweep would set it (tuner/algorithms.py)."""
 
-    scheduler: Any
-    searcher: Any
-    fate_log: DecisionLog
+    scheduler: TrialScheduler
+    searcher: Searcher | FixedOrder | None  # None: a recorded order, set by the caller (a FixedOrder)
+    fate_log: _Fates
     max_concurrent: int | None
     waiting: int | None = None
 
 
 def build(
-    params: Mapping[str, Any],
+    params: Space,
     scheduler: str,
     searcher: str | None,
     *,
@@ -47,6 +52,8 @@ def build(
     ``objectives`` (and any ``constraints``) as a sweep on them builds them. ``trials_cap``: the trials the
     replay may create at most (-1: ``num_samples``; None: a budget ends it); ``can_pause``: whether the
     trainable replayed continues from checkpoints."""
+    from ray.tune.search import Searcher
+
     from tuner import schedulers, searchers
     from tuner.replay.engine import _Fates
 
@@ -89,7 +96,7 @@ def build(
         ctx, scheduler, plan, planned_trials=num_samples, max_concurrent=max_concurrent
     )
     built_scheduler = _told(built_scheduler, metric, mode)
-    if not hasattr(built, "suggest"):
+    if not isinstance(built, Searcher):  # Tune's variant generator, a SearchAlgorithm: it has no suggest
         raise UsageError(
             "replay draws configs one at a time; a space with grid_search parameters is crossed by "
             "Tune's variant generator instead: write the grid as tune.choice to replay it"
@@ -98,7 +105,7 @@ def build(
     return Algorithms(built_scheduler, built, fate_log, max_concurrent, waiting)
 
 
-def _told(scheduler: Any, metric: str, mode: Mode) -> Any:
+def _told(scheduler: TrialScheduler, metric: str, mode: Mode) -> TrialScheduler:
     """The scheduler with the metric and mode Tune would hand it (a replay has no Tune to do it); one built
     with its own keeps them."""
     scheduler.set_search_properties(metric, mode)

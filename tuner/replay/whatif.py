@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from tuner import storage
 from tuner.errors import UsageError
@@ -23,6 +23,10 @@ from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
 from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.replays import ReplayBest, WhatIf, trials_at_once
 
+if TYPE_CHECKING:
+    from tuner.replay.outcome import CurveSource
+    from tuner.value_types import Config, SpaceEntry, Value
+
 
 class RecordedOrder:
     """A finished sweep as a curve source: the i-th trial the replay creates gets the i-th recorded curve
@@ -31,13 +35,13 @@ class RecordedOrder:
     def __init__(self, curves: Sequence[Curve]) -> None:
         self._curves, self._next = list(curves), 0
 
-    def curve(self, config: dict[str, Any]) -> Curve | None:
+    def curve(self, config: Config) -> Curve | None:
         self._next += 1
         return self._curves[self._next - 1] if self._next <= len(self._curves) else None
 
 
 def _curve(trial: TrialRecord) -> Curve:
-    rows: dict[int, dict[str, Any]] = {}
+    rows: dict[int, dict[str, str]] = {}  # progress.csv's rows: each column's text
     for row in trial.rows:  # a restored trial may repeat an epoch: the later report stands
         try:
             rows[int(float(row.get("training_iteration") or 0))] = row
@@ -213,7 +217,7 @@ def _run(
     from tuner.replay.setup import build
 
     config = experiment.config
-    params: dict[str, Any] = {}
+    params: dict[str, SpaceEntry] = {}
     if table is not None:
         from tuner.launch.registry import load_space
 
@@ -240,9 +244,9 @@ def _run(
     )
     if searcher is None:
         algorithms.searcher = FixedOrder(c.config for c in curves)
-        source: Any = RecordedOrder(curves)
+        source: CurveSource = RecordedOrder(curves)
     else:
-        source = table
+        source = cast("CurveTable", table)  # with a searcher, _table_for made one
     return replay(
         source,
         algorithms,
@@ -254,14 +258,14 @@ def _run(
     )
 
 
-def _observed_space(curves: list[Curve]) -> dict[str, Any]:
+def _observed_space(curves: list[Curve]) -> dict[str, SpaceEntry]:
     """The sweep's parameters as choices among the values its trials ran (enough for a model that reads
     configs; the space itself may not be importable where the review runs)."""
     from ray import tune
 
     from tuner.spec import flatten
 
-    seen: dict[str, list[Any]] = {}
+    seen: dict[str, list[Value]] = {}
     for curve in curves:
         for name, value in flatten(curve.config).items():
             values = seen.setdefault(name, [])
@@ -269,7 +273,10 @@ def _observed_space(curves: list[Curve]) -> dict[str, Any]:
                 values.append(value)
     numbers = (int, float)
     return {
-        name: tune.choice(sorted(values) if all(isinstance(v, numbers) for v in values) else values)
+        # sorted only where every value is a number
+        name: tune.choice(
+            sorted(cast("list[float]", values)) if all(isinstance(v, numbers) for v in values) else values
+        )
         for name, values in seen.items()
         if len(values) > 1 and all(isinstance(v, (str, bool, *numbers)) for v in values)
     }
@@ -310,7 +317,7 @@ def _replayed_best(
     return ReplayBest(trial, value, epoch, best.config)
 
 
-def _config_key(config: dict[str, Any]) -> str:
+def _config_key(config: Config) -> str:
     from tuner.spec import flatten
     from tuner.values import plain
 

@@ -9,18 +9,19 @@ from __future__ import annotations
 import math
 from collections import Counter
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.folder.fates import family
 from tuner.objectives import pick, sign
+from tuner.value_types import Scalar
 from tuner.values import number as _number
 
 if TYPE_CHECKING:
     from tuner.review.experiment import ExperimentRecord
 
 
-def check_comparable(experiments: list[Any]) -> None:
+def check_comparable(experiments: list[ExperimentRecord]) -> None:
     if len(experiments) < 2:
         raise UsageError("tuner compare needs at least two experiments")
     goals = {(e.metric, e.mode) for e in experiments}
@@ -40,8 +41,8 @@ def _reports(experiment: ExperimentRecord) -> list[tuple[float, float | None]]:
     return sorted(out, key=lambda r: r[0])
 
 
-def summary_rows(experiments: list[Any]) -> list[dict[str, Any]]:
-    rows = []
+def summary_rows(experiments: list[ExperimentRecord]) -> list[dict[str, Scalar]]:
+    rows: list[dict[str, Scalar]] = []
     for e in experiments:
         best = e.best_trial()
         reports = _reports(e)
@@ -64,7 +65,7 @@ def summary_rows(experiments: list[Any]) -> list[dict[str, Any]]:
     return sorted(rows, key=lambda r: (r[key] is None, towards * (r[key] or 0.0)))
 
 
-def plot(experiments: list[Any], out: Path) -> Path:
+def plot(experiments: list[ExperimentRecord], out: Path) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -88,10 +89,10 @@ def plot(experiments: list[Any], out: Path) -> Path:
         by_trial.step(range(1, len(so_far) + 1), so_far, where="post", label=label)
         epochs: list[int] = []
         best: list[float] = []
-        for n, (_, value) in enumerate(_reports(e), 1):
-            if value is None:
+        for n, (_, reported) in enumerate(_reports(e), 1):
+            if reported is None:
                 continue
-            best.append(value if not best else better(best[-1], value))
+            best.append(reported if not best else better(best[-1], reported))
             epochs.append(n)
         by_epoch.step(epochs, best, where="post", label=label)
     by_trial.set_xlabel("trials, in the order they started")

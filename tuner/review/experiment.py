@@ -15,7 +15,7 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
 
 from tuner import storage
 from tuner.errors import UsageError
@@ -24,7 +24,16 @@ from tuner.objectives import Mode, pick, sign
 from tuner.ray_compat.state_file import replaced_trial_dirs, saved_trial_states
 from tuner.settings import DEFAULT_STORAGE, SweepConfig, load_saved_config
 from tuner.spec import flatten
+from tuner.value_types import ConfigDraft
 from tuner.values import number as _number
+
+if TYPE_CHECKING:
+    from tuner.folder.fates import RungRecord
+    from tuner.ray_compat.state_file import TrialState
+
+# One row of a trial's ``progress.csv``, one result: each column's text as the CSV holds it (read a number with
+# tuner.values.number).
+Row: TypeAlias = dict[str, str]
 
 
 @dataclass
@@ -34,12 +43,12 @@ class TrialRecord:
     trial_id: str
     path: str
     status: str
-    config: dict[str, Any]
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    config: ConfigDraft  # by full names (model/width), as params.json holds them
+    rows: list[Row] = field(default_factory=list)
     error: str = ""  # the last line of its error
     error_file: str | None = None  # the whole error, inside the experiment folder
     fate: str = ""  # why it ended where it did (tuner/folder/fates.py)
-    rungs: list[dict[str, Any]] = field(default_factory=list)  # each comparison at a rung, as decided
+    rungs: list[RungRecord] = field(default_factory=list)  # each comparison at a rung, as decided
 
     @property
     def epochs(self) -> int:
@@ -94,7 +103,7 @@ class TrialRecord:
                 return f"{metric} was {value} at epoch {int(float(row.get('training_iteration') or 0))}"
         return ""
 
-    def times(self) -> list[tuple[float, dict[str, Any]]]:
+    def times(self) -> list[tuple[float, Row]]:
         """(seconds since the epoch, row) for each result, as exact as the trial's own clock allows: Ray
         stamps results in whole seconds, so the trial's start is read once and its training time added."""
         starts = [
@@ -116,7 +125,7 @@ class TrialRecord:
         """What the trial printed to standard output (``stdout.log``) or error (``stderr.log``), over all its runs."""
         return storage.read_text(self.path, name) or ""
 
-    def best_row(self, metric: str, mode: Mode) -> dict[str, Any] | None:
+    def best_row(self, metric: str, mode: Mode) -> Row | None:
         scored = [(v, r) for r in self.rows if (v := _number(r.get(metric))) is not None]
         if not scored:
             return None
@@ -273,7 +282,7 @@ def last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _read_rows(trial_path: str) -> list[dict[str, Any]]:
+def _read_rows(trial_path: str) -> list[Row]:
     """One row per epoch. A trial stopped by a signal can have reported an epoch whose checkpoint was not
     saved yet; resumed from the checkpoint before it, it reports that epoch again. The later report is the
     one the trial went on from, so it stands."""
@@ -285,7 +294,7 @@ def _read_rows(trial_path: str) -> list[dict[str, Any]]:
     return [row for i, row in enumerate(rows) if latest[row.get("training_iteration") or f"row {i}"] == i]
 
 
-def _trial_id(dir_name: str, rows: list[dict[str, Any]], known: dict[str, str]) -> str:
+def _trial_id(dir_name: str, rows: list[Row], known: dict[str, str]) -> str:
     """The trial id from Ray's state, else from the trial's own results, else from its folder name."""
     if dir_name in known:
         return known[dir_name]
@@ -314,7 +323,7 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
         trial_path = storage.join(folder, dir_name)
         rows = _read_rows(trial_path)
         trial_id = _trial_id(dir_name, rows, known)
-        state = states.get(trial_id, {})
+        state: TrialState = states.get(trial_id, {})
         try:
             trial_config = json.loads(storage.read_text(trial_path, "params.json") or "{}")
         except ValueError:

@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tuner import pareto
 from tuner.folder.names import PARETO_FILE
-from tuner.objectives import Objective, as_point, broken, reported, violations
+from tuner.folder.summary import ParetoRecord
+from tuner.objectives import Constraint, Objective, as_point, broken, reported, violations
 from tuner.spec import unflatten
+from tuner.value_types import Value
 from tuner.values import jsonable, number
 
 if TYPE_CHECKING:
@@ -37,7 +40,7 @@ class Point:
         return not self.broken
 
 
-def point(trial: TrialRecord, objectives: list[Objective], constraints: list[Any]) -> Point | None:
+def point(trial: TrialRecord, objectives: list[Objective], constraints: Sequence[Constraint]) -> Point | None:
     """A trial's point: its last row that reported every objective as a finite number."""
     for row in reversed(trial.rows):
         values = reported(objectives, row)
@@ -118,7 +121,7 @@ def hypervolume_over_time(experiment: ExperimentRecord) -> list[tuple[float, flo
     return out
 
 
-def rows(experiment: ExperimentRecord, found: list[Point] | None = None) -> list[dict[str, Any]]:
+def rows(experiment: ExperimentRecord, found: list[Point] | None = None) -> list[dict[str, Value]]:
     """The front as rows: trial, each objective, the epoch, the config as the trainable reads it, its fate."""
     return [
         {
@@ -132,7 +135,7 @@ def rows(experiment: ExperimentRecord, found: list[Point] | None = None) -> list
     ]
 
 
-def summary(experiment: ExperimentRecord) -> dict[str, Any]:
+def summary(experiment: ExperimentRecord) -> ParetoRecord:
     """What ``pareto.json`` holds: the objectives, the constraints, the front and its hypervolume."""
     found = front(experiment)
     every = points(experiment)
@@ -151,7 +154,7 @@ def summary(experiment: ExperimentRecord) -> dict[str, Any]:
     }
 
 
-def write(experiment: ExperimentRecord) -> dict[str, Any]:
+def write(experiment: ExperimentRecord) -> ParetoRecord:
     from tuner.storage import write_text
 
     out = summary(experiment)
@@ -159,7 +162,7 @@ def write(experiment: ExperimentRecord) -> dict[str, Any]:
     return out
 
 
-def format_front(out: dict[str, Any], folder: str) -> list[str]:
+def format_front(out: ParetoRecord, folder: str) -> list[str]:
     """The lines printed at the end of a sweep: the front, a few rows, each trial's values and config."""
     names = [o["metric"] for o in out["objectives"]]
     objectives = ", ".join(f"{o['metric']} ({o['mode']})" for o in out["objectives"])

@@ -6,10 +6,13 @@ terminal shows at most a short tail of them, for a trial that failed.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tuner import storage
 from tuner.folder.names import OUTPUT_FILES, STDERR_FILE, STDOUT_FILE
+
+if TYPE_CHECKING:
+    from tuner.review.experiment import ExperimentRecord
 
 FAILURE_TAIL = 8  # lines of each stream shown on the terminal for a failed trial
 
@@ -37,9 +40,9 @@ def failure_tail(trial_path: str, lines: int = FAILURE_TAIL) -> list[str]:
     return out
 
 
-def listing(record: Any) -> list[str]:
+def listing(record: ExperimentRecord) -> list[str]:
     """One line a trial: how much it printed to each stream, and where."""
-    rows = [("TRIAL", "STATUS", "STDOUT", "STDERR", "FOLDER")]
+    rows: list[tuple[str, ...]] = [("TRIAL", "STATUS", "STDOUT", "STDERR", "FOLDER")]
     for trial in record.trials:
         counts = [len(printed_lines(trial.output(name))) for name in OUTPUT_FILES]
         rows.append(

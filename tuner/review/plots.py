@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from tuner.folder.fates import kind
 from tuner.objectives import pick
@@ -18,7 +19,10 @@ from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS
 from tuner.values import number as _number
 
 if TYPE_CHECKING:
-    from tuner.review.experiment import ExperimentRecord
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from tuner.review.experiment import ExperimentRecord, TrialRecord
 
 LOG_SPAN = 16  # positive values spanning this factor or more read better on a log axis
 BEST = BEST_COLOUR
@@ -66,13 +70,18 @@ def plot_experiment(
     return written
 
 
-def _save(plt: Any, fig: Any, path: Path) -> Path:
+# ``plt`` below is matplotlib.pyplot, imported (with its Agg backend) by plot_experiment
+
+
+def _save(plt: ModuleType, fig: Figure, path: Path) -> Path:
     fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return path
 
 
-def _per_epoch(plt: Any, experiment: ExperimentRecord, metric: str, best: Any) -> Any:
+def _per_epoch(
+    plt: ModuleType, experiment: ExperimentRecord, metric: str, best: TrialRecord | None
+) -> Figure | None:
     from matplotlib.ticker import MaxNLocator
 
     curves = [(t, t.curve(metric)) for t in experiment.trials]
@@ -106,7 +115,7 @@ def _per_epoch(plt: Any, experiment: ExperimentRecord, metric: str, best: Any) -
     return fig
 
 
-def _best_so_far(plt: Any, experiment: ExperimentRecord) -> Any:
+def _best_so_far(plt: ModuleType, experiment: ExperimentRecord) -> Figure | None:
     metric, mode = experiment.metric, experiment.mode
     trials = [t for t in experiment.trials if t.best(metric, mode) is not None]
     if not trials:
@@ -132,7 +141,9 @@ def _best_so_far(plt: Any, experiment: ExperimentRecord) -> Any:
     return fig
 
 
-def _against_parameter(plt: Any, experiment: ExperimentRecord, name: str, best: Any) -> Any:
+def _against_parameter(
+    plt: ModuleType, experiment: ExperimentRecord, name: str, best: TrialRecord | None
+) -> Figure | None:
     metric, mode = experiment.metric, experiment.mode
     points = [
         (t.config.get(name), t.best(metric, mode), t)
@@ -157,7 +168,7 @@ def _against_parameter(plt: Any, experiment: ExperimentRecord, name: str, best: 
             )
             ax.legend(fontsize=8)
     if numeric:
-        _scale_axis(ax, [float(x) for x in xs if x is not None])  # numeric: every one a number
+        _scale_axis(ax, [float(x) for x in xs if isinstance(x, (int, float))])  # numeric: every one a number
     ax.set_xlabel(name)
     ax.set_ylabel(f"best {metric} over the trial")
     ax.set_title(f"{name} against each trial's best {metric}")
@@ -165,7 +176,7 @@ def _against_parameter(plt: Any, experiment: ExperimentRecord, name: str, best: 
     return fig
 
 
-def _scale_axis(ax: Any, xs: list[float]) -> None:
+def _scale_axis(ax: Axes, xs: list[float]) -> None:
     """A log axis for a wide positive range; ticks at the powers of two when every value is one."""
     from matplotlib.ticker import FixedLocator, NullLocator, ScalarFormatter
 

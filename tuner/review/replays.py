@@ -15,6 +15,7 @@ from typing import Any
 from tuner import storage
 from tuner.objectives import Mode
 from tuner.review.experiment import ExperimentRecord, TrialRecord
+from tuner.value_types import ConfigDraft
 
 REPLAYS = "replays"
 
@@ -27,7 +28,7 @@ class ReplayBest:
     trial: str
     value: float
     epoch: int
-    config: dict[str, Any] | None = None
+    config: ConfigDraft | None = None
 
 
 @dataclass
@@ -37,7 +38,7 @@ class WhatIf:
     experiment: str
     scheduler: str
     searcher: str | None
-    options: dict[str, Any]
+    options: dict[str, int]  # grace, rf: the scheduler settings given
     workers: int
     metric: str
     mode: Mode
@@ -47,7 +48,9 @@ class WhatIf:
     seconds: float
     best_before: ReplayBest | None  # the sweep's best trial
     best_after: ReplayBest | None  # the replay's best trial
-    stopped: list[dict[str, Any]] = field(default_factory=list)  # trials ended earlier than in the sweep
+    # trials ended earlier than in the sweep: trial, epochs (in the sweep), at (in the replay), why; built by
+    # tuner/replay/whatif.py as plain dicts of mixed values
+    stopped: list[dict[str, Any]] = field(default_factory=list)
     cut_short: list[str] = field(default_factory=list)  # trials the replay would have run past their curve
     unfinished: int = 0  # trials the sweep had not finished when it stopped
     # the replayed scheduler's rungs or brackets, as a plan says them
@@ -121,7 +124,9 @@ def trials_at_once(trials: Sequence[TrialRecord]) -> int:
     return max(1, most)
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: str | None) -> bool:
+    if value is None:  # no cell: float() would refuse it
+        return False
     try:
         return math.isfinite(float(value))
     except (TypeError, ValueError):

@@ -8,19 +8,41 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from tuner.folder.fates import explained, family
 from tuner.folder.names import BEST_FILE
 from tuner.folder.summary import BestTrial, Failure, Summary
+from tuner.objectives import Mode
 from tuner.review.vocabulary import show
 from tuner.spec import unflatten
 from tuner.storage import write_text
+from tuner.value_types import ConfigDraft, Value
 from tuner.values import jsonable
 
 if TYPE_CHECKING:
     from tuner.review.experiment import ExperimentRecord, TrialRecord
+    from tuner.review.front import Point
+
+
+class BestExport(TypedDict):
+    """What ``tuner export`` writes (and ``tuner.Experiment.best`` reads): the chosen trial, its config and
+    checkpoint; its values and place on the front with several objectives, the constraints it breaks."""
+
+    config: ConfigDraft  # as the trainable reads it
+    metric: str
+    mode: Mode
+    value: float | None  # its best value of the metric (None: a trial --pick chose never reported it)
+    epoch: int
+    trial_id: str
+    checkpoint: str | None
+    experiment: str
+    checkpoint_damaged: NotRequired[str]
+    values: NotRequired[dict[str, float]]
+    on_front: NotRequired[bool]
+    breaks: NotRequired[list[str]]
 
 
 def summarize(experiment: ExperimentRecord) -> Summary:
@@ -77,7 +99,7 @@ def format_summary(summary: Summary) -> list[str]:
         if best.fate:
             lines.append(f"  fate: {best.fate}")
     else:
-        constrained = summary.constraints or (summary.pareto or {}).get("constraints")
+        constrained = summary.constraints or (summary.pareto["constraints"] if summary.pareto else None)
         lines.append(
             f"no trial reported {summary.metric!r}"
             + (" and met every constraint" if constrained else "")
@@ -158,7 +180,7 @@ def user_traceback(text: str) -> list[str]:
 FORMATS = ("table", "csv", "json")
 
 
-def trial_rows(experiment: ExperimentRecord, top: int | None = None) -> list[dict[str, Any]]:
+def trial_rows(experiment: ExperimentRecord, top: int | None = None) -> list[dict[str, Value]]:
     """One row per trial, best first: id, status, parameters, best and last metric, epochs run."""
     metric, mode = experiment.metric, experiment.mode
     params = sorted({k for t in experiment.trials for k in t.config})
@@ -169,7 +191,7 @@ def trial_rows(experiment: ExperimentRecord, top: int | None = None) -> list[dic
         on_front = {p.trial.trial_id for p in front(experiment)}
     rows = []
     for trial in experiment.ranked()[:top]:
-        row: dict[str, Any] = {"trial_id": trial.trial_id, "status": trial.status}
+        row: dict[str, Value] = {"trial_id": trial.trial_id, "status": trial.status}
         row.update({p: trial.config.get(p) for p in params})
         row[f"best_{metric}"] = trial.best(metric, mode)
         row[f"last_{metric}"] = trial.last_reported(metric)
@@ -185,7 +207,7 @@ def trial_rows(experiment: ExperimentRecord, top: int | None = None) -> list[dic
     return rows
 
 
-def render(rows: list[dict[str, Any]], fmt: str, empty: str = "(no trials yet)") -> str:
+def render(rows: Sequence[Mapping[str, Value]], fmt: str, empty: str = "(no trials yet)") -> str:
     """Rows as an aligned text table, CSV or JSON."""
     columns = list(dict.fromkeys(k for row in rows for k in row))
     if fmt == "json":
@@ -210,7 +232,7 @@ def render(rows: list[dict[str, Any]], fmt: str, empty: str = "(no trials yet)")
 
 def best_export(
     experiment: ExperimentRecord, pick: str | None = None, weights: str | None = None
-) -> dict[str, Any]:
+) -> BestExport:
     """What a training run needs from the sweep: the best config, its metric and checkpoint; or the trial
     ``pick`` names, or the front's trial that ``weights`` (``loss=1,latency_ms=0.02``) prefer."""
     from tuner.errors import UsageError
@@ -227,7 +249,7 @@ def best_export(
     if chosen is None:
         raise UsageError(f"{experiment.path} has no trial that reported {experiment.metric!r} yet")
     row = chosen.best_row(experiment.metric, experiment.mode) or {}
-    out: dict[str, Any] = {
+    out: BestExport = {
         "config": unflatten(chosen.config),  # as the trainable reads it
         "metric": experiment.metric,
         "mode": experiment.mode,
@@ -284,7 +306,7 @@ def weighted_pick(experiment: ExperimentRecord, weights: str) -> TrialRecord:
     objectives = experiment.config.objective_list
     span = {o.name: [o.as_min(p.values[o.name]) for p in found] for o in objectives}
 
-    def score(p: Any) -> float:
+    def score(p: Point) -> float:
         total = 0.0
         for o in objectives:
             low, high = min(span[o.name]), max(span[o.name])

@@ -7,7 +7,7 @@ fates through here, so a trial looks the same wherever it appears.
 
 from __future__ import annotations
 
-from typing import Any
+from tuner.value_types import Value
 
 # A trial's fate family (tuner/folder/fates.py ``kind``) -> its colour; the best trial has its own.
 FATE_COLOURS = {
@@ -20,15 +20,17 @@ BEST_COLOUR = "#ff7f0e"
 CUTOFF_COLOUR = "#d62728"
 
 
-def cell(value: Any) -> Any:
+def cell(value: str | None) -> float | str | None:
     """A result cell (CSV text) as the number it holds, NaN included, else as it is."""
+    if value is None:  # no cell: float() would refuse it
+        return value
     try:
         return float(value)
     except (TypeError, ValueError):
         return value
 
 
-def show(value: Any) -> str:
+def show(value: Value) -> str:
     """A value as every table shows it: floats to 4 significant digits, nothing as '-'."""
     if value is None:
         return "-"

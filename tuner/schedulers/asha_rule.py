@@ -10,17 +10,19 @@ Built on Tune's public scheduler interface (``FIFOScheduler``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import RUNG, STOPPED, DecisionLog
-from tuner.schedulers.comparing import EPOCH, Comparison, Standing
+from tuner.schedulers.comparing import Comparison, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
+
+    from tuner.value_types import Result, Value
 
 
 class AshaRule(Rule):
@@ -50,8 +52,8 @@ class AshaRule(Rule):
             self._restored = True
             self._restore_rungs()
 
-    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]) -> str:
-        epoch = result.get(EPOCH)
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: Result) -> str:
+        epoch = epoch_of(result)
         if epoch is None or not self.comparison.reported(result):
             return TrialScheduler.CONTINUE
         if epoch >= self.max_t:
@@ -63,7 +65,7 @@ class AshaRule(Rule):
         at[trial.trial_id] = self.comparison.standing(result)
         verdict = self.comparison.at_rung(trial.trial_id, at, self.eta, milestone)
         if self.fate_log:
-            data = {
+            data: dict[str, Value] = {
                 "rung": milestone,
                 "epoch": epoch,
                 **verdict.record,
@@ -90,7 +92,8 @@ class AshaRule(Rule):
         first = self.comparison.first.name
         for trial_id, decision in recorded(folder).items():
             for seen in decision.get("rungs", []):
-                at = self.rungs.get(seen.get("rung"))
+                rung = seen.get("rung")
+                at = self.rungs.get(rung) if rung is not None else None
                 values = seen.get("values")
                 if not isinstance(values, dict):  # one objective: the value alone
                     value = seen.get("value")

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from tuner.folder.fates import DecisionLog
 from tuner.objectives import Constraint, Mode, Objective
@@ -12,6 +11,8 @@ from tuner.schedulers.comparing import Comparison
 
 if TYPE_CHECKING:
     from ray.tune.schedulers import TrialScheduler
+
+    from tuner.value_types import Space
 
 # The seed tutorial's ASHA: the worse half stopped at every rung, the first rung after one epoch.
 GRACE_PERIOD = 1
@@ -25,7 +26,7 @@ class SchedulerContext:
     max_epochs: int
     metric: str
     mode: Mode
-    params: Mapping[str, Any]
+    params: Space
     num_samples: int
     seed: int = 0
     # tuner.folder.fates.FateLog: where the scheduler writes why it stops or perturbs trials

@@ -15,12 +15,13 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import SupportsFloat, SupportsIndex, TypeVar, cast, overload
 
 import numpy as np
 
 from tuner import pareto
 from tuner.objectives import Constraint, Objective, broken, violations
+from tuner.value_types import Result, Value
 from tuner.values import number
 
 EPOCH = "training_iteration"
@@ -42,7 +43,7 @@ class RungVerdict:
     """Whether a trial goes on past a rung, and what decided it, as the fate log keeps it."""
 
     kept: bool
-    record: dict[str, Any]  # the rung entry's data beyond rung, epoch and arrived
+    record: dict[str, Value]  # the rung entry's data beyond rung, epoch and arrived
     why: str  # the reason after "stopped early by ... at epoch N: "; empty when kept
 
 
@@ -59,12 +60,12 @@ class Comparison:
 
     # --- a result as a standing -----------------------------------------------------------------------------
 
-    def reported(self, result: Mapping[str, Any]) -> bool:
+    def reported(self, result: Result) -> bool:
         """Whether a result can be compared: by one value, it must carry it (Ray's rules pass over one that
         does not); by fronts, a missing objective ranks as the worst."""
         return self.by_fronts or self.first.name in result
 
-    def standing(self, result: Mapping[str, Any]) -> Standing:
+    def standing(self, result: Result) -> Standing:
         values = {o.name: v for o in self.objectives if (v := number(result.get(o.name))) is not None}
         standing = self.from_values(values, sum(violations(self.constraints, result)))
         if not self.by_fronts and self.first.name in result:  # one value: as reported, a nan or not
@@ -120,7 +121,7 @@ class Comparison:
         place = self._order(ids, at).index(ids.index(trial_id))
         keep = max(1, math.ceil(len(ids) / eta))
         kept = place < keep
-        record = {
+        record: dict[str, Value] = {
             "value": mine.values.get(self.first.name),
             "values": mine.values,
             "violation": mine.violation if math.isfinite(mine.violation) else None,
@@ -208,9 +209,27 @@ class Comparison:
         return pareto.dominated_by(feasible.index(trial), [standings[t].point for t in feasible])
 
 
-def _float(value: Any) -> float:
+@overload
+def epoch_of(result: Result) -> int | None: ...
+@overload
+def epoch_of(result: Result, default: int) -> int: ...
+def epoch_of(result: Result, default: int | None = None) -> int | None:
+    """The epoch a result was reported at (``training_iteration``, else ``default``): Tune counts it, so it is an
+    int by construction."""
+    return cast("int | None", result.get(EPOCH, default))
+
+
+def as_float(value: Value) -> float:
+    """``float(value)`` for a value of a config or a result: a number (numpy's included) or its text as float()
+    reads it; anything else the TypeError float() raises."""
+    if isinstance(value, (SupportsFloat, SupportsIndex, str, bytes, bytearray)):
+        return float(value)
+    raise TypeError(f"float() argument must be a string or a real number, not '{type(value).__name__}'")
+
+
+def _float(value: Value) -> float:
     """A reported value as Ray's rules compare it: infinities and nan kept, anything else not a number nan."""
     try:
-        return float(value)
+        return as_float(value)
     except (TypeError, ValueError):
         return math.nan

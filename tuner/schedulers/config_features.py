@@ -11,14 +11,20 @@ each choice redrawn now and then.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 import numpy as np
 from ray.tune.search.sample import Categorical, Domain, Float, Function, Integer, LogUniform, Quantized
 
+from tuner.schedulers.comparing import as_float
 from tuner.spec import flatten, unflatten
 from tuner.values import plain
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from tuner.value_types import Config, ConfigDraft, Space, SpaceEntry, Value
 
 PILOT = 64  # draws that set the range of a sample_from function's values
 NEAR_SCALE = 0.08  # how far a neighbour moves along a range, as a share of it
@@ -33,8 +39,8 @@ class _Range:
         self.low, self.high = (math.log(low), math.log(high)) if log else (float(low), float(high))
         self.width = 1
 
-    def encode(self, value: Any) -> list[float]:
-        v = float(value)
+    def encode(self, value: Value) -> list[float]:
+        v = as_float(value)
         v = math.log(max(v, 1e-300)) if self.log else v
         span = self.high - self.low
         return [0.5 if span <= 0 else min(max((v - self.low) / span, 0.0), 1.0)]
@@ -47,15 +53,17 @@ class _Range:
 class _Choice:
     """A choice: by its place among ordered numbers, else one indicator per category."""
 
-    def __init__(self, categories: list[Any]) -> None:
+    def __init__(self, categories: Sequence[Value]) -> None:
         self.categories = list(categories)
         self.ordered = all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in self.categories)
-        self.order = (
-            sorted(range(len(self.categories)), key=lambda i: self.categories[i]) if self.ordered else []
+        self.order = (  # sorted only when ordered: every category a number
+            sorted(range(len(self.categories)), key=lambda i: cast(float, self.categories[i]))
+            if self.ordered
+            else []
         )
         self.width = 1 if self.ordered else len(self.categories)
 
-    def encode(self, value: Any) -> list[float]:
+    def encode(self, value: Value) -> list[float]:
         index = next((i for i, c in enumerate(self.categories) if c == value), None)
         if self.ordered:
             if index is None:
@@ -64,13 +72,16 @@ class _Choice:
         return [1.0 if i == index else 0.0 for i in range(len(self.categories))]
 
 
+_Part: TypeAlias = _Range | _Choice
+
+
 class ConfigFeatures:
     """Configs of ``params`` (a space's params, nested or flat) as feature rows; new configs drawn from it."""
 
-    def __init__(self, params: Mapping[str, Any], seed: int = 0) -> None:
-        self.space = flatten(params)
-        self.parts: dict[str, Any] = {}
-        pilot: list[dict[str, Any]] | None = None
+    def __init__(self, params: Space, seed: int = 0) -> None:
+        self.space: dict[str, SpaceEntry] = flatten(params)
+        self.parts: dict[str, _Part] = {}
+        pilot: list[ConfigDraft] | None = None
         for name, value in self.space.items():
             if not isinstance(value, Domain):
                 continue  # a constant: the same in every config
@@ -83,7 +94,7 @@ class ConfigFeatures:
         self.width = sum(p.width for p in self.parts.values())
 
     @staticmethod
-    def _part(domain: Domain) -> Any:
+    def _part(domain: Domain) -> _Part | None:
         sampler = domain.get_sampler()
         if isinstance(sampler, Quantized):
             sampler = sampler.get_sampler()
@@ -98,40 +109,40 @@ class ConfigFeatures:
         return None
 
     @staticmethod
-    def _from_values(values: list[Any]) -> Any:
+    def _from_values(values: list[Value]) -> _Part | None:
         """A function's part, from what it drew: a range over numbers (log when they span a wide positive
         range), else a choice among the values seen."""
         numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if len(numbers) == len(values) and numbers:
             low, high = min(numbers), max(numbers)
             return _Range(low, high, low > 0 and high / low >= 8, all(float(v).is_integer() for v in numbers))
-        seen = []
+        seen: list[Value] = []
         for v in values:
             if isinstance(v, (str, int, float, bool)) and v not in seen:
                 seen.append(v)
         return _Choice(seen) if seen else None
 
     # --- reading configs --------------------------------------------------------------------------------
-    def encode(self, config: Mapping[str, Any]) -> np.ndarray:
+    def encode(self, config: Config) -> NDArray[np.float64]:
         flat = flatten(config)
         row: list[float] = []
         for name, part in self.parts.items():
             row.extend(part.encode(plain(flat[name])) if name in flat else [0.5] * part.width)
         return np.array(row, float)
 
-    def rows(self, configs: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    def rows(self, configs: Sequence[Config]) -> NDArray[np.float64]:
         if not configs:
             return np.zeros((0, self.width))
         return np.vstack([self.encode(c) for c in configs])
 
     # --- new configs --------------------------------------------------------------------------------------
-    def draw(self, count: int, rng: np.random.RandomState) -> list[dict[str, Any]]:
+    def draw(self, count: int, rng: np.random.RandomState) -> list[ConfigDraft]:
         """``count`` configs drawn from the space as random search draws them (flat names): each plain domain
         drawn for all of them at once, a ``sample_from`` function once per config (it may read the others)."""
         saved = np.random.get_state()
         np.random.seed(rng.randint(2**31))  # sample_from functions draw from numpy's global generator
         try:
-            columns: dict[str, list[Any]] = {}
+            columns: dict[str, list[Value]] = {}
             for name, value in self.space.items():
                 if isinstance(value, Domain) and not isinstance(value, Function):
                     drawn = (
@@ -142,7 +153,7 @@ class ConfigFeatures:
                     columns[name] = [plain(v) for v in drawn]
             out = []
             for k in range(count):
-                config: dict[str, Any] = {}
+                config: ConfigDraft = {}
                 for name, value in self.space.items():
                     if name in columns:
                         config[name] = columns[name][k]
@@ -155,7 +166,7 @@ class ConfigFeatures:
         finally:
             np.random.set_state(saved)
 
-    def near(self, config: Mapping[str, Any], count: int, rng: np.random.RandomState) -> list[dict[str, Any]]:
+    def near(self, config: Config, count: int, rng: np.random.RandomState) -> list[ConfigDraft]:
         """``count`` neighbours of ``config``: each range moved by a little, each choice sometimes redrawn."""
         flat = flatten(config)
         out = []
@@ -166,14 +177,15 @@ class ConfigFeatures:
                 if isinstance(part, _Range) and not isinstance(domain, Function) and name in flat:
                     unit = part.encode(flat[name])[0] + rng.normal(0.0, NEAR_SCALE)
                     value = part.decode(unit)
-                    moved[name] = plain(_snap(domain, value))
+                    # a range that is no function's is a float or integer domain's (_part)
+                    moved[name] = plain(_snap(cast("Float | Integer", domain), value))
                 elif rng.rand() < REDRAW:
                     moved[name] = fresh[name]
             out.append(moved)
         return out
 
 
-def _snap(domain: Float | Integer, value: float) -> Any:
+def _snap(domain: Float | Integer, value: float) -> int | float:
     """A value moved along a range, back on the domain: within its bounds, on its grid, an integer if it is."""
     sampler = domain.get_sampler()
     q = getattr(sampler, "q", None) if isinstance(sampler, Quantized) else None

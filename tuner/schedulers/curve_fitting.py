@@ -11,11 +11,19 @@ from __future__ import annotations
 import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 import numpy as np
 
 from tuner.schedulers.curve_model import Observations, PowerLawEnsemble
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from numpy.typing import NDArray
+
+    from tuner.schedulers.config_features import ConfigFeatures
+    from tuner.value_types import Config, ConfigDraft
 
 MIN_TRIALS = 6  # trials with a result before the first fit (the random start)
 REFIT_GROWTH = 0.03  # the model is fitted again once this share more points are in
@@ -29,13 +37,29 @@ TRUST = 10.0  # a trial's own last value moves its prediction by epochs / (epoch
 NOISE = 0.01  # spread of a curve's end not seen in the members' disagreement, on the 0-1 scale
 
 
-def expected_improvement(mean: np.ndarray, spread: np.ndarray, best: float) -> tuple[np.ndarray, np.ndarray]:
+def expected_improvement(
+    mean: NDArray[np.float64], spread: NDArray[np.float64], best: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     """The expected improvement over ``best`` of a normal (mean, spread), and the chance to beat it."""
     from scipy.special import ndtr
 
     z = (mean - best) / spread
     chance = ndtr(z)
     return (mean - best) * chance + spread * np.exp(-0.5 * z * z) / math.sqrt(2 * math.pi), chance
+
+
+# A fit's outcome: the model, the scale it was fitted on (low, high, log) and the points it saw.
+Fit: TypeAlias = tuple[PowerLawEnsemble, tuple[float, float, bool], int]
+
+
+class PredictionTable(TypedDict):
+    """Every known trial's prediction under the adopted model: its row by trial id, then one column each."""
+
+    index: dict[str, int]
+    mean: NDArray[np.float64]
+    spread: NDArray[np.float64]
+    gain: NDArray[np.float64]
+    chance: NDArray[np.float64]
 
 
 @dataclass
@@ -52,12 +76,12 @@ class CurveFitting:
     """Scaling, fitting and predicting for ``FreezeThawScheduler`` (whose ``__init__`` sets every attribute used here)."""
 
     curves: dict[str, list[float]]
-    configs: dict[str, dict[str, Any]]
-    rows: dict[str, Any]
+    configs: dict[str, Config]
+    rows: dict[str, NDArray[np.float64]]
     scale: tuple[float, float]
     model: PowerLawEnsemble | None
     fitted_points: int
-    features: Any
+    features: ConfigFeatures
     seed: int
     max_t: int
     _metric: str | None
@@ -65,16 +89,16 @@ class CurveFitting:
     _log: bool
     _best: float
     _version: int
-    _fitting: Any
+    _fitting: Future[Fit] | None
     _fit_seed: int
     _executor: ThreadPoolExecutor | None
-    _predicted: dict
-    _proposed: list
-    _pool: list
-    _pool_rows: Any
-    _pool_means: Any
-    _cache: tuple[int, dict[str, Any]] | None
-    _pool_cache: tuple[tuple[int, int], np.ndarray] | None
+    _predicted: dict[str, NDArray[np.float64]]
+    _proposed: list[NDArray[np.float64]]
+    _pool: list[ConfigDraft]
+    _pool_rows: NDArray[np.float64]
+    _pool_means: NDArray[np.float64]
+    _cache: tuple[int, PredictionTable] | None
+    _pool_cache: tuple[tuple[int, int], NDArray[np.float64]] | None
 
     # --- the model's scale ----------------------------------------------------------------------------
     def _axis(self, raw: float) -> float:
@@ -212,9 +236,14 @@ class CurveFitting:
         """Where a trial ends, from the model and its own curve so far (a new trial: from its config)."""
         table = self._table()
         i = table["index"][trial_id]
-        return Prediction(*(float(table[k][i]) for k in ("mean", "spread", "gain", "chance")))
+        return Prediction(
+            float(table["mean"][i]),
+            float(table["spread"][i]),
+            float(table["gain"][i]),
+            float(table["chance"][i]),
+        )
 
-    def _table(self) -> dict[str, Any]:
+    def _table(self) -> PredictionTable:
         """Every known trial's prediction under the adopted model, computed once per change of the data."""
         if self._cache is not None and self._cache[0] == self._version:
             return self._cache[1]
@@ -237,15 +266,15 @@ class CurveFitting:
         mean = ends.mean(1)
         spread = np.sqrt(ends.var(1) + (NOISE * left) ** 2) + 1e-9
         gain, chance = expected_improvement(mean, spread, self._best_scaled())
-        table = {"index": {t: k for k, t in enumerate(ids)}, "mean": mean, "spread": spread, "gain": gain,
-                 "chance": chance}  # fmt: skip
+        table: PredictionTable = {"index": {t: k for k, t in enumerate(ids)}, "mean": mean, "spread": spread,
+                                  "gain": gain, "chance": chance}  # fmt: skip
         self._cache = (self._version, table)
         return table
 
     def _new_gain(self) -> float:
         return float(self._pool_gains().max()) if self._pool else 0.0
 
-    def _pool_gains(self) -> np.ndarray:
+    def _pool_gains(self) -> NDArray[np.float64]:
         if self._pool_cache is not None and self._pool_cache[0] == (self._version, len(self._proposed)):
             return self._pool_cache[1]
         ends = self._pool_means  # members x candidates

@@ -13,7 +13,7 @@ it draws at random from the space, seeded.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, cast
 
 from ray.tune.search import Searcher
 
@@ -22,15 +22,33 @@ from tuner.searchers.random_draws import RandomSearcher
 from tuner.searchers.wrapping import WrappingSearcher
 from tuner.spec import unflatten
 
+if TYPE_CHECKING:
+    from ray.tune.schedulers import TrialScheduler
+
+    from tuner.value_types import ConfigDraft, SpaceEntry
+
+
+class GatesNewTrials(Protocol):
+    """A scheduler whose entry ``gates_new_trials`` (tuner/schedulers/base.py): freeze-thaw's."""
+
+    def wants_new_trial(self) -> bool: ...
+
+
+class Proposes(Protocol):
+    """A scheduler whose model proposes new configs (freeze-thaw's); None: the caller draws at random."""
+
+    def propose(self) -> ConfigDraft | None: ...
+
 
 class NewTrialGate(WrappingSearcher):
     """A searcher whose new trials the freeze-thaw scheduler lets through only when it wants one."""
 
-    def __init__(self, inner: Searcher, scheduler: Any) -> None:
+    def __init__(self, inner: Searcher, scheduler: TrialScheduler) -> None:
         super().__init__(inner)
-        self.scheduler = scheduler
+        # tuner/algorithms.py gates only a scheduler whose entry gates_new_trials, which has wants_new_trial
+        self.scheduler = cast("GatesNewTrials", scheduler)
 
-    def suggest(self, trial_id: str) -> dict | None:
+    def suggest(self, trial_id: str) -> ConfigDraft | None:
         if not self.scheduler.wants_new_trial():
             return None  # Tune asks again later; the scheduler continues a paused trial meanwhile
         return self.inner.suggest(trial_id)
@@ -41,16 +59,16 @@ class ModelProposals(RandomSearcher):
     before it has one."""
 
     def __init__(
-        self, params: dict[str, Any], seed: int, metric: str | None = None, mode: Mode | None = None
+        self, params: dict[str, SpaceEntry], seed: int, metric: str | None = None, mode: Mode | None = None
     ) -> None:
         super().__init__(params, seed, metric, mode)
-        self.scheduler: Any = None
+        self.scheduler: Proposes | None = None
 
-    def attach(self, scheduler: Any) -> None:
+    def attach(self, scheduler: Proposes) -> None:
         """The scheduler whose model proposes (tuner/algorithms.py joins them when it builds the pair)."""
         self.scheduler = scheduler
 
-    def suggest(self, trial_id: str) -> dict | None:
+    def suggest(self, trial_id: str) -> ConfigDraft | None:
         config = self.scheduler.propose() if self.scheduler is not None else None
         if config is None:
             return super().suggest(trial_id)

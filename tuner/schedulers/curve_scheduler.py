@@ -22,17 +22,24 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from tuner.folder.fates import PAUSED, RUNG, STOPPED, THAWED, DecisionLog
+from tuner.schedulers.comparing import epoch_of
 from tuner.schedulers.config_features import ConfigFeatures
-from tuner.schedulers.curve_fitting import CurveFitting, Prediction
+from tuner.schedulers.curve_fitting import CurveFitting, Fit, Prediction, PredictionTable
 from tuner.schedulers.curve_model import PowerLawEnsemble
 from tuner.values import number
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+    from ray.tune.execution.tune_controller import TuneController
+
+    from tuner.value_types import Config, ConfigDraft, Result
 
 EPOCH = "training_iteration"
 HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopped ...
@@ -61,8 +68,8 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         self.grace, self.growth, self.trials_cap, self.fate_log = grace, growth, trials_cap, fate_log
         self._metric, self._mode = metric, mode
         self.curves: dict[str, list[float]] = {}  # trial id -> its best value so far per epoch, higher better
-        self.rows: dict[str, np.ndarray] = {}  # trial id -> its config's features
-        self.configs: dict[str, dict[str, Any]] = {}
+        self.rows: dict[str, NDArray[np.float64]] = {}  # trial id -> its config's features
+        self.configs: dict[str, Config] = {}
         self.next_check: dict[str, int] = {}
         self.ended: set[str] = set()
         self.frozen: set[str] = set()  # trials it paused that have not run since
@@ -76,20 +83,21 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             1.0,
         )  # (low, high) of the values the model was fitted on, in "higher is better" sign
         self.fitted_points = 0
-        self._predicted: dict[str, np.ndarray] = {}  # trial id -> members x epochs, for the adopted model
-        self._pool: list[dict[str, Any]] = []  # configs drawn for proposals under the adopted model
-        self._pool_rows: np.ndarray = np.zeros((0, 0))
-        self._pool_means: np.ndarray = np.zeros((0, 0))
-        self._proposed: list[np.ndarray] = []  # features proposed since the model was adopted
+        # trial id -> members x epochs, for the adopted model
+        self._predicted: dict[str, NDArray[np.float64]] = {}
+        self._pool: list[ConfigDraft] = []  # configs drawn for proposals under the adopted model
+        self._pool_rows: NDArray[np.float64] = np.zeros((0, 0))
+        self._pool_means: NDArray[np.float64] = np.zeros((0, 0))
+        self._proposed: list[NDArray[np.float64]] = []  # features proposed since the model was adopted
         self._restored = False
         self._version = 0  # counts changes of what predictions rest on (results, trials, the model)
         self._best = -math.inf  # the best value seen, on the model's axis (higher is better)
         self._log = (
             False  # whether the model reads the metric on a log scale (a loss that was always positive)
         )
-        self._cache = None
-        self._pool_cache = None
-        self._fitting: Future | None = None
+        self._cache: tuple[int, PredictionTable] | None = None
+        self._pool_cache: tuple[tuple[int, int], NDArray[np.float64]] | None = None
+        self._fitting: Future[Fit] | None = None
         self._executor: ThreadPoolExecutor | None = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -101,14 +109,14 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         return state
 
     # --- Tune's hooks ---------------------------------------------------------------------------------
-    def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
+    def set_search_properties(self, metric: str | None, mode: str | None, **spec: object) -> bool:
         if self._metric and metric and metric != self._metric:
             return False
         self._metric = self._metric or metric
         self._mode = self._mode or mode
         return True
 
-    def on_trial_add(self, tune_controller: Any, trial: Any) -> None:
+    def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
         if not self._restored:
             self._restored = True
             self._restore()
@@ -120,8 +128,8 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         if self.trials_cap is not None and len(self.rows) >= self.trials_cap:
             self.searching = False
 
-    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
-        epoch = result.get(EPOCH)
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: Result) -> str:
+        epoch = epoch_of(result)
         value = number(result.get(self._metric)) if self._metric else None
         if epoch is None:
             return TrialScheduler.CONTINUE
@@ -136,20 +144,20 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         self._maybe_fit()
         return action
 
-    def on_trial_complete(self, tune_controller: Any, trial: Any, result: dict) -> None:
+    def on_trial_complete(self, tune_controller: TuneController, trial: Trial, result: Result) -> None:
         self._end(trial.trial_id)
 
-    def on_trial_remove(self, tune_controller: Any, trial: Any) -> None:
+    def on_trial_remove(self, tune_controller: TuneController, trial: Trial) -> None:
         self._end(trial.trial_id)
 
-    def on_trial_error(self, tune_controller: Any, trial: Any) -> None:
+    def on_trial_error(self, tune_controller: TuneController, trial: Trial) -> None:
         self._end(trial.trial_id)
 
     def _end(self, trial_id: str) -> None:
         self.ended.add(trial_id)
         self.frozen.discard(trial_id)
 
-    def choose_trial_to_run(self, tune_controller: Any) -> Any:
+    def choose_trial_to_run(self, tune_controller: TuneController) -> Trial | None:
         waiting = [
             t
             for t in tune_controller.get_trials()
@@ -183,7 +191,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             return True
         return self._new_gain() >= max(self.predict(tid).gain for tid in self.frozen)
 
-    def propose(self) -> dict[str, Any] | None:
+    def propose(self) -> ConfigDraft | None:
         """The drawn config that promises most under the model, kept away from those proposed since it was
         fitted (each one weighed down near them, as if its trial had already shown the model's mean there);
         None before a model: the caller draws at random."""
@@ -197,7 +205,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         return dict(self._pool[pick])
 
     # --- decisions ------------------------------------------------------------------------------------
-    def _decide(self, tune_controller: Any, trial: Any, epoch: int, value: float | None) -> str:
+    def _decide(self, tune_controller: TuneController, trial: Trial, epoch: int, value: float | None) -> str:
         trial_id = trial.trial_id
         if epoch >= self.max_t:
             self.ended.add(trial_id)
@@ -268,7 +276,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             )
         return TrialScheduler.STOP
 
-    def _stop_hopeless(self, tune_controller: Any, current: Any) -> None:
+    def _stop_hopeless(self, tune_controller: TuneController, current: Trial) -> None:
         """Paused trials the model now gives almost no chance are stopped, so a sweep's waiting list holds only
         trials worth continuing, and a sweep with all its trials made ends."""
         if self.model is None:

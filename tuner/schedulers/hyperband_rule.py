@@ -17,18 +17,20 @@ there could wait for ever).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, cast
 
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import RUNG, STOPPED, DecisionLog
 from tuner.schedulers.brackets import bracket_epochs, brackets
-from tuner.schedulers.comparing import EPOCH, Comparison, Standing
+from tuner.schedulers.comparing import EPOCH, Comparison, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
+
+    from tuner.value_types import Result, Value
 
 
 class Bracket:
@@ -41,7 +43,7 @@ class Bracket:
         self.eta = eta
         self.round = 0  # index in rounds of the next comparison
         self.keep = size  # trials the next round keeps at most: ceil(size / eta**rounds passed)
-        self.live: dict[Trial, dict[str, Any] | None] = {}  # trial -> its latest result, while in the bracket
+        self.live: dict[Trial, Result | None] = {}  # trial -> its latest result, while in the bracket
         self.trials: list[Trial] = []  # every trial it took
         self.to_unpause: set[Trial] = set()
         self.work = bracket_epochs(size, size, rounds, eta)
@@ -62,7 +64,7 @@ class Bracket:
 
     def epoch(self, trial: Trial) -> int:
         result = self.live.get(trial)
-        return 0 if not result else int(result.get(EPOCH, 0))
+        return 0 if not result else int(epoch_of(result, 0))
 
     def goes_on(self, trial: Trial) -> bool:
         """Whether a trial has epochs to train before the bracket's next comparison."""
@@ -77,8 +79,8 @@ class Bracket:
     def completion(self) -> float:
         return 1.0 if self.finished() else min(self.done / max(self.work, 1), 1.0)
 
-    def update(self, trial: Trial, result: dict[str, Any]) -> None:
-        self.done += max(0, int(result.get(EPOCH, 0)) - self.epoch(trial))
+    def update(self, trial: Trial, result: Result) -> None:
+        self.done += max(0, int(epoch_of(result, 0)) - self.epoch(trial))
         self.live[trial] = result
         self.to_unpause.discard(trial)
 
@@ -125,7 +127,7 @@ class HyperBandRule(Rule):
         current.trials.append(trial)
         self.of[trial] = current
 
-    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]) -> str:
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Value]) -> str:
         bracket = self.of.get(trial)
         if bracket is None:
             return TrialScheduler.CONTINUE
@@ -135,7 +137,7 @@ class HyperBandRule(Rule):
         return self._at_round(tune_controller, trial, bracket, result)
 
     def _at_round(
-        self, tune_controller: TuneController, trial: Trial, bracket: Bracket, result: dict[str, Any]
+        self, tune_controller: TuneController, trial: Trial, bracket: Bracket, result: dict[str, Value]
     ) -> str:
         """A trial that reached its bracket's next round: wait there, or the round's verdict."""
         return self._decide(tune_controller, bracket)
@@ -153,9 +155,7 @@ class HyperBandRule(Rule):
         elif bracket.live:
             self._decide(tune_controller, bracket)
 
-    def on_trial_complete(
-        self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]
-    ) -> None:
+    def on_trial_complete(self, tune_controller: TuneController, trial: Trial, result: Result) -> None:
         self.on_trial_remove(tune_controller, trial)
 
     def on_trial_error(self, tune_controller: TuneController, trial: Trial) -> None:
@@ -245,7 +245,7 @@ class HyperBandRule(Rule):
         for trial in [*good, *bad]:
             result = bracket.live.get(trial) or {}
             value = result.get(first)
-            data: dict[str, Any] = {
+            data: dict[str, Value] = {
                 "rung": compared_at,
                 "epoch": result.get(EPOCH),
                 "bracket": bracket.number,
@@ -299,15 +299,16 @@ class BohbRule(HyperBandRule):
     label = "BOHB"
     largest_first = True
 
-    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]) -> str:
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Value]) -> str:
         result["hyperband_info"] = {}
         return super().on_trial_result(tune_controller, trial, result)
 
     def _at_round(
-        self, tune_controller: TuneController, trial: Trial, bracket: Bracket, result: dict[str, Any]
+        self, tune_controller: TuneController, trial: Trial, bracket: Bracket, result: dict[str, Value]
     ) -> str:
         """BOHB decides a round only once its bracket is full and every other trial there waits."""
-        result["hyperband_info"]["budget"] = bracket.at
+        # a dict by construction: on_trial_result put it there before HyperBand's handling came here
+        cast("dict[str, Value]", result["hyperband_info"])["budget"] = bracket.at
         others_running = any(t.status != Trial.PAUSED for t in bracket.live if t is not trial)
         action = (
             TrialScheduler.PAUSE

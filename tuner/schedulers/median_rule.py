@@ -14,18 +14,20 @@ nan, which stopped every trial compared after it.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import STOPPED, DecisionLog
-from tuner.schedulers.comparing import EPOCH, Comparison, Standing
+from tuner.schedulers.comparing import Comparison, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
+
+    from tuner.value_types import Result
 
 
 class MedianRule(Rule):
@@ -44,8 +46,8 @@ class MedianRule(Rule):
         self.at_epoch: dict[int, dict[str, Standing]] = {}  # by fronts: epoch -> trial id -> standing
         self.stopped = 0
 
-    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]) -> str:
-        epoch = result.get(EPOCH)
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: Result) -> str:
+        epoch = epoch_of(result)
         if epoch is None or not self.comparison.reported(result):
             return TrialScheduler.CONTINUE
         standing = self.comparison.standing(result)
@@ -63,18 +65,14 @@ class MedianRule(Rule):
             )
         return TrialScheduler.STOP
 
-    def on_trial_complete(
-        self, tune_controller: TuneController, trial: Trial, result: dict[str, Any]
-    ) -> None:
+    def on_trial_complete(self, tune_controller: TuneController, trial: Trial, result: Result) -> None:
         """A trial's last result counts once more in its running mean, as in Ray's rule."""
         if (
-            result.get(EPOCH) is not None
+            (epoch := epoch_of(result)) is not None
             and self.comparison.reported(result)
             and not self.comparison.by_fronts
         ):
-            self.history.setdefault(trial.trial_id, []).append(
-                (result[EPOCH], self.comparison.standing(result))
-            )
+            self.history.setdefault(trial.trial_id, []).append((epoch, self.comparison.standing(result)))
 
     def _by_median(self, trial_id: str, epoch: float) -> str | None:
         if epoch < self.grace_period:

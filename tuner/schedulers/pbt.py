@@ -7,13 +7,16 @@ constants stay as drawn (for the seed space: layer widths, which a checkpoint's 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.schedulers.base import SchedulerContext, SchedulerEntry
 
 if TYPE_CHECKING:
     from ray.tune.schedulers import TrialScheduler
+    from ray.tune.search.sample import Float, Integer
+
+    from tuner.value_types import Space, Value
 
 QUANTILE = 0.25
 RESAMPLE_PROBABILITY = 0.25
@@ -24,11 +27,11 @@ def interval(max_epochs: int) -> int:
     return max(1, round(max_epochs / 5))
 
 
-def mutations(params: dict[str, Any]) -> dict[str, Any]:
+def mutations(params: Space) -> dict[str, list[Value] | Float | Integer]:
     """The parameters PBT may perturb, in the form Ray's PBT takes (a list of choices, or a domain)."""
     from ray.tune.search.sample import Categorical, Float, Integer
 
-    out: dict[str, Any] = {}
+    out: dict[str, list[Value] | Float | Integer] = {}
     for name, value in params.items():
         if isinstance(value, Categorical):
             out[name] = list(value.categories)

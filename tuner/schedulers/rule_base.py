@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ray.tune.schedulers import FIFOScheduler
 
 from tuner.objectives import Objective, as_mode
@@ -18,7 +16,7 @@ class Rule(FIFOScheduler):
     # and mode from Tune at run time: the converted rule does too (tuner/schedulers/saved_before.py).
     metric_from_tune = False
 
-    def set_search_properties(self, metric: str | None, mode: str | None, **spec: Any) -> bool:
+    def set_search_properties(self, metric: str | None, mode: str | None, **spec: object) -> bool:
         if self.metric_from_tune and metric and mode:
             self.comparison = Comparison((Objective(metric, as_mode(mode)),), self.comparison.constraints)
             self.metric_from_tune = False

@@ -9,8 +9,8 @@ the old object held; Tune then tells a rule that had no metric yet its metric, a
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Protocol, TypedDict
 
 from tuner.objectives import Constraint, Objective, as_mode
 from tuner.schedulers.asha_rule import AshaRule
@@ -19,8 +19,39 @@ from tuner.schedulers.hyperband_rule import BohbRule, HyperBandRule
 from tuner.schedulers.median_rule import MedianRule
 from tuner.schedulers.rule_base import Rule
 
+if TYPE_CHECKING:
+    from tuner.folder.fates import DecisionLog
 
-def _comparison(state: Mapping[str, Any]) -> tuple[Comparison, bool]:
+
+class _RayBracket(Protocol):
+    """One of Ray's ASHA brackets as pickled: its rungs, (milestone, trial id -> value recorded there)."""
+
+    _rungs: list[tuple[float, dict[str, float]]]
+
+
+class SavedState(TypedDict, total=False):
+    """What an old scheduler object held that its conversion reads; each class held some of it."""
+
+    objectives: Sequence[Objective]  # tuner's own: several objectives
+    constraints: Sequence[Constraint]
+    fate_log: DecisionLog | None
+    _metric: str | None  # Ray's, as Tune told it
+    _mode: str | None
+    _max_t: float  # Ray's ASHAScheduler
+    _reduction_factor: float
+    _brackets: list[_RayBracket]
+    max_t: int  # tuner's ParetoASHA
+    eta: int
+    rungs: dict[int, dict[str, tuple[tuple[float, ...], float, dict[str, float]]]]
+    _grace_period: float  # Ray's MedianStoppingRule
+    _min_samples_required: int
+    grace_period: int  # tuner's ParetoMedian
+    min_samples: int
+    _max_t_attr: int  # Ray's HyperBandScheduler and HyperBandForBOHB
+    _eta: float
+
+
+def _comparison(state: SavedState) -> tuple[Comparison, bool]:
     """The old object's objectives (several, or Ray's metric and mode), and whether Tune has yet to name them."""
     objectives = tuple(state.get("objectives") or ())
     constraints: tuple[Constraint, ...] = tuple(state.get("constraints") or ())
@@ -35,17 +66,17 @@ def _comparison(state: Mapping[str, Any]) -> tuple[Comparison, bool]:
 class _Saved:
     """Unpickles as the rule ``_convert`` makes from the old object's state."""
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: SavedState) -> None:
         rule = self._convert(state)
         self.__class__ = type(rule)  # type: ignore[assignment]  # becomes today's rule, in place
         self.__dict__.update(rule.__dict__)
 
-    def _convert(self, state: dict[str, Any]) -> Rule:
+    def _convert(self, state: SavedState) -> Rule:
         raise NotImplementedError
 
 
 class RecordingASHA(_Saved):
-    def _convert(self, state: dict[str, Any]) -> Rule:
+    def _convert(self, state: SavedState) -> Rule:
         max_t, eta = int(state["_max_t"]), int(state["_reduction_factor"])
         milestones = [int(m) for m, _ in state["_brackets"][0]._rungs if m < max_t]
         comparison, later = _comparison(state)
@@ -55,14 +86,14 @@ class RecordingASHA(_Saved):
 
 
 class ParetoASHA(_Saved):
-    def _convert(self, state: dict[str, Any]) -> Rule:
+    def _convert(self, state: SavedState) -> Rule:
         comparison, _ = _comparison(state)
         milestones = [int(m) for m in state["rungs"]]
         return AshaRule(int(state["max_t"]), milestones, int(state["eta"]), comparison, state.get("fate_log"))
 
 
 class RecordingMedian(_Saved):
-    def _convert(self, state: dict[str, Any]) -> Rule:
+    def _convert(self, state: SavedState) -> Rule:
         comparison, later = _comparison(state)
         grace = state["_grace_period"]
         rule = MedianRule(
@@ -76,7 +107,7 @@ class RecordingMedian(_Saved):
 
 
 class ParetoMedian(_Saved):
-    def _convert(self, state: dict[str, Any]) -> Rule:
+    def _convert(self, state: SavedState) -> Rule:
         comparison, _ = _comparison(state)
         return MedianRule(
             int(state["grace_period"]), int(state["min_samples"]), comparison, state.get("fate_log")
@@ -86,7 +117,7 @@ class ParetoMedian(_Saved):
 class RecordingHyperBand(_Saved):
     made = HyperBandRule
 
-    def _convert(self, state: dict[str, Any]) -> Rule:
+    def _convert(self, state: SavedState) -> Rule:
         comparison, later = _comparison(state)
         rule = self.made(
             int(state["_max_t_attr"]), int(state["_eta"]), comparison, fate_log=state.get("fate_log")

@@ -6,8 +6,7 @@ the CLI's choices, ``--help``, the plan, the runner and the README table read fr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.searchers.base import SearcherContext, SearcherEntry
@@ -20,6 +19,7 @@ from tuner.searchers.optuna_tpe import OptunaTPE
 from tuner.searchers.plan import CannotSearch, ParamPlan, SearchPlan, describe_domain, initial_random_points
 from tuner.searchers.quantile_cqr import QuantileCQR
 from tuner.searchers.random_search import RandomSearch
+from tuner.value_types import Space, SpaceEntry
 
 if TYPE_CHECKING:
     from ray.tune.search import SearchAlgorithm, Searcher
@@ -64,7 +64,7 @@ def entry(name: str) -> SearcherEntry:
     return REGISTRY[name]()
 
 
-def plan_search(params: Mapping[str, Any], name: str, seed: int = 0) -> SearchPlan:
+def plan_search(params: Space, name: str, seed: int = 0) -> SearchPlan:
     """How searcher ``name`` treats each parameter; a parameter it cannot search names those that can."""
     from tuner.searchers.planning import plan_search as plan
 
@@ -77,7 +77,7 @@ def plan_search(params: Mapping[str, Any], name: str, seed: int = 0) -> SearchPl
         raise CannotSearch(exc.param, exc.value, name, capable) from None
 
 
-def _can_search(name: str, param: str, value: Any, seed: int) -> bool:
+def _can_search(name: str, param: str, value: SpaceEntry, seed: int) -> bool:
     from tuner.searchers.plan import NothingToSearch
     from tuner.searchers.planning import plan_search as plan
 

@@ -15,8 +15,12 @@ A space with nothing to model gets ``random``; a scheduler that brings its own s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING
+
+from tuner.value_types import Space
+
+if TYPE_CHECKING:
+    from tuner.searchers.plan import ParamPlan
 
 GP_MAX_PARAMS = 10  # measured up to HPOLib's 9
 # fewer, and the GP has too few results past its random start to beat TPE (Hartmann, 16 trials)
@@ -27,7 +31,7 @@ QUANTILES_UNDER = ("asha", "median")  # where cqr was measured ahead of TPE on c
 
 
 def choose(
-    params: Mapping[str, Any],
+    params: Space,
     scheduler: str,
     planned_trials: int,
     budgeted: bool = False,
@@ -93,14 +97,14 @@ def choose(
     return "optuna", f"{why}: multivariate TPE"
 
 
-def _numeric(p: Any) -> bool:
+def _numeric(p: ParamPlan) -> bool:
     """A parameter a GP sees as a number: a float, an integer, or a choice searched through its order."""
     from ray.tune.search.sample import Categorical
 
     return not isinstance(p.encoded, Categorical)
 
 
-def _continuous(p: Any) -> bool:
+def _continuous(p: ParamPlan) -> bool:
     """A parameter searched over a range of floats (not choices, not integers)."""
     from ray.tune.search.sample import Float
 

@@ -7,14 +7,24 @@ the plan printed before a sweep and the README table all read the registry in ``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar, TypeAlias, Union
 
 from tuner.objectives import Constraint, Mode, Objective
 from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points
 
 if TYPE_CHECKING:
+    from ConfigSpace import ConfigurationSpace
+    from hyperopt.pyll import Apply
     from ray.tune.search import SearchAlgorithm, Searcher
+    from ray.tune.search.sample import Domain
+
+    from tuner.searchers.conditional import DefineByRun
+
+# What a model searches, as its entry's ``space_for`` makes it: the plan's domains nested as a config, HyperOpt's
+# nodes for them, Optuna's define-by-run function, or BOHB's ConfigurationSpace.
+ModelSpace: TypeAlias = Union[dict[str, "Domain"], dict[str, "Apply"], "DefineByRun", "ConfigurationSpace"]
 
 # plan_native: this model takes bounded domains, so a normal is searched through its quantile
 QUANTILE = "quantile"
@@ -54,7 +64,7 @@ class SearcherEntry:
     # told which trials broke a --constraint, and keeps away from them
     takes_constraints: ClassVar[bool] = False
 
-    def ordered(self, n: int) -> tuple[Any, Any, Any]:
+    def ordered(self, n: int) -> tuple[Domain, Callable[[float], int], Callable[[int], float]]:
         """How this model sees a choice among ``n`` ordered values: a domain, the index a point decodes to,
         and the point an index encodes to.
 
@@ -65,11 +75,11 @@ class SearcherEntry:
 
         return integer_index(n)
 
-    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
+    def plan_domain(self, name: str, value: Domain, text: str) -> ParamPlan:
         """How a real Tune domain (float, integer, choice) is searched; raise ``plan.unsupported`` if not."""
         raise NotImplementedError
 
-    def plan_native(self, name: str, value: Any, text: str, normal: str | None = None) -> ParamPlan:
+    def plan_native(self, name: str, value: Domain, text: str, normal: str | None = None) -> ParamPlan:
         """The ladder the models that take Tune's domains as they are share: a choice as a categorical, a
         log-scale domain in log space, an unbounded normal as ``normal`` says (``QUANTILE``: through its
         quantile, for models of bounded domains), the rest as it is."""
@@ -91,8 +101,11 @@ class SearcherEntry:
             how = f"searched by {self.name}"
         return ParamPlan(name, text, how, NATIVE, value)
 
-    def build_inner(self, space: dict[str, Any], metric: str, mode: Mode, warmup: int, seed: int) -> Any:
-        """Ray's searcher over the plan's (encoded) domains."""
+    def build_inner(
+        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
+    ) -> Searcher:
+        """Ray's searcher over the plan's (encoded) domains; ``metric`` and ``mode`` are lists for several
+        objectives, given only to a ``multi_objective`` entry (tuner/algorithms.py)."""
         raise NotImplementedError
 
     @classmethod
@@ -105,8 +118,8 @@ class SearcherEntry:
         from tuner.searchers.planned import PlannedSearcher
 
         warmup = initial_random_points(ctx.num_samples)
-        metric: Any = ctx.metric
-        mode: Any = ctx.mode
+        metric: str | list[str] = ctx.metric
+        mode: str | list[str] = ctx.mode
         if len(ctx.objectives) > 1:  # Ray's searchers take several objectives as lists
             metric, mode = [o.name for o in ctx.objectives], [o.mode for o in ctx.objectives]
         inner = self.build_inner(self.space_for(plan), metric, mode, warmup, ctx.seed)
@@ -121,7 +134,7 @@ class SearcherEntry:
             constraints=constraints,
         )
 
-    def space_for(self, plan: SearchPlan) -> Any:
+    def space_for(self, plan: SearchPlan) -> ModelSpace:
         """What ``build_inner`` models: the plan's searched domains, nested as Ray's searchers take a nested
         config (they name its leaves ``model/width`` again); a searcher with conditionals: more."""
         from tuner.spec import unflatten

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, cast
 
-from tuner.objectives import Mode
-from tuner.searchers.base import SearcherEntry
+from tuner.searchers.base import ModelSpace, SearcherEntry
 from tuner.searchers.plan import ENCODED, NATIVE, ParamPlan, normal_quantile, unsupported
+from tuner.value_types import Value
+
+if TYPE_CHECKING:
+    from ray.tune.search import Searcher
+    from ray.tune.search.sample import Domain, Float, Integer
 
 
 class BayesOpt(SearcherEntry):
@@ -21,13 +26,13 @@ class BayesOpt(SearcherEntry):
     model = "a Gaussian process"
     takes_earlier_results = True
 
-    def ordered(self, n: int) -> tuple[Any, Any, Any]:
+    def ordered(self, n: int) -> tuple[Float, Callable[[float], int], Callable[[int], float]]:
         """A position in [0, n) floored to an index: a Gaussian process models bounded floats only."""
         from tuner.searchers.plan import floor_index
 
         return floor_index(n)
 
-    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
+    def plan_domain(self, name: str, value: Domain, text: str) -> ParamPlan:
         from ray import tune
         from ray.tune.search.sample import Categorical, Integer, LogUniform, Normal, Quantized, Uniform
 
@@ -35,10 +40,10 @@ class BayesOpt(SearcherEntry):
             categories = list(value.categories)
             n = len(categories)
 
-            def pick(x: float, categories: list = categories) -> Any:
+            def pick(x: float, categories: list[Value] = categories) -> Value:
                 return copy.deepcopy(categories[min(int(math.floor(x)), n - 1)])
 
-            def place(value: Any, categories: list = categories) -> float:
+            def place(value: Value, categories: list[Value] = categories) -> float:
                 from tuner.searchers.plan import index_of
 
                 return index_of(categories, value) + 0.5
@@ -53,13 +58,14 @@ class BayesOpt(SearcherEntry):
             return normal_quantile(name, value, text, self.name)
         if not isinstance(sampler, (Uniform, LogUniform)):
             raise unsupported(name, value, self.name)
+        value = cast("Float | Integer", value)  # a uniform or log-uniform sampler: a float or integer range
         integer = isinstance(value, Integer)
         log_scale = isinstance(sampler, LogUniform)
         # Integers are searched as a continuous value and floored, so each integer keeps its share of the
         # range (Tune's integer upper bounds are exclusive); log-scale domains are searched in log space.
         top = value.upper - 1 if integer else value.upper
 
-        def decode(x: float) -> Any:
+        def decode(x: float) -> float:
             v = math.exp(x) if log_scale else x
             if q is not None:
                 v = round(v / q) * q
@@ -77,7 +83,7 @@ class BayesOpt(SearcherEntry):
         if not (log_scale or integer or q is not None):
             return ParamPlan(name, text, how, NATIVE, value)
 
-        def encode(v: Any) -> float:
+        def encode(v: float) -> float:
             if not value.lower <= v <= top:
                 raise ValueError(f"{v!r} is outside [{value.lower}, {top}]")
             x = float(v) + (0.5 if integer and q is None else 0.0)  # the middle of the integer's floor range
@@ -85,15 +91,18 @@ class BayesOpt(SearcherEntry):
 
         return ParamPlan(name, text, how, ENCODED, tune.uniform(*bounds), decode, encode)
 
-    def build_inner(self, space: dict[str, Any], metric: str, mode: Mode, warmup: int, seed: int) -> Any:
+    def build_inner(
+        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
+    ) -> Searcher:
         from ray.tune.search.bayesopt import BayesOptSearch
 
         from tuner.searchers.bayesopt_points import BayesOptTakingPoints
 
         return BayesOptTakingPoints(
-            space=BayesOptSearch.convert_search_space(space),
-            metric=metric,
-            mode=mode,
+            space=BayesOptSearch.convert_search_space(cast("dict[str, Domain]", space)),  # base.space_for's
+            # one objective: algorithms.py gives several only to a multi_objective entry
+            metric=cast(str, metric),
+            mode=cast(str, mode),
             random_state=seed,
             random_search_steps=warmup,
             verbose=0,

@@ -13,15 +13,18 @@ tests/unit/test_private_uses.py.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from ray.tune.search.bayesopt import BayesOptSearch
+
+from tuner.value_types import Value
 
 
 class BayesOptTakingPoints(BayesOptSearch):
     def add_evaluated_point(
         self,
-        parameters: dict,
+        parameters: dict[str, Value],
         value: float,
         error: bool = False,
         pruned: bool = False,
@@ -32,12 +35,13 @@ class BayesOptTakingPoints(BayesOptSearch):
         ):  # a stopped trial's early loss is no final value
             self._register_once(parameters, self._metric_op * value)
 
-    def _register_result(self, params: Any, result: dict) -> None:
+    # ``params``: the point bayes_opt suggested, by parameter name (Ray declares it a Tuple[str], wrongly)
+    def _register_result(self, params: Any, result: dict[str, Value]) -> None:
         value = result[self.metric]
         if isinstance(value, (int, float)) and math.isfinite(value):
             self._register_once(params, self._metric_op * value)
 
-    def _register_once(self, params: Any, target: float) -> None:
+    def _register_once(self, params: Mapping[str, Value], target: float) -> None:
         assert self.optimizer is not None, "set up by Tune before any result"
         space = self.optimizer.space
         if space._as_array(params) not in space:

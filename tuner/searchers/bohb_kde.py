@@ -7,11 +7,15 @@ tuner (tuner/searchers/bohb_space.py), a conditional parameter active only in it
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
-from tuner.objectives import Mode
-from tuner.searchers.base import SearcherEntry
+from tuner.searchers.base import ModelSpace, SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan
+
+if TYPE_CHECKING:
+    from ConfigSpace import ConfigurationSpace
+    from ray.tune.search import Searcher
+    from ray.tune.search.sample import Domain
 
 
 class BohbKde(SearcherEntry):
@@ -21,18 +25,22 @@ class BohbKde(SearcherEntry):
     requires_scheduler = "bohb"
     models_conditionals = True  # one hyperparameter per branch, under a condition on its parent
 
-    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
+    def plan_domain(self, name: str, value: Domain, text: str) -> ParamPlan:
         return self.plan_native(name, value, text)
 
-    def space_for(self, plan: SearchPlan) -> Any:
+    def space_for(self, plan: SearchPlan) -> ConfigurationSpace:
         from tuner.searchers.bohb_space import configuration_space
 
         return configuration_space(plan)
 
-    def build_inner(self, space: Any, metric: str, mode: Mode, warmup: int, seed: int) -> Any:
+    def build_inner(
+        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
+    ) -> Searcher:
         from ray.tune.search.bohb import TuneBOHB
 
-        return TuneBOHB(space=space, metric=metric, mode=mode, seed=seed)
+        # as space_for makes it; one objective: algorithms.py gives several only to a multi_objective entry
+        space = cast("ConfigurationSpace", space)
+        return TuneBOHB(space=space, metric=cast(str, metric), mode=cast(str, mode), seed=seed)
 
     def intro(self, num_samples: int, earlier: int = 0) -> str:
         return "search plan (bohb: random configs until a budget has enough results, then kernel density models):"

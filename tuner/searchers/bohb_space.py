@@ -10,13 +10,23 @@ also keeps BOHB working on Ray versions whose converter passes arguments ConfigS
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tuner.searchers.plan import SearchPlan
 from tuner.values import plain
 
+if TYPE_CHECKING:
+    from ConfigSpace import (
+        CategoricalHyperparameter,
+        ConfigurationSpace,
+        NormalFloatHyperparameter,
+        UniformFloatHyperparameter,
+        UniformIntegerHyperparameter,
+    )
+    from ray.tune.search.sample import Domain
 
-def configuration_space(plan: SearchPlan) -> Any:
+
+def configuration_space(plan: SearchPlan) -> ConfigurationSpace:
     import ConfigSpace as CS
 
     space = CS.ConfigurationSpace()
@@ -44,7 +54,14 @@ def configuration_space(plan: SearchPlan) -> Any:
     return space
 
 
-def hyperparameter(name: str, domain: Any) -> Any:
+def hyperparameter(
+    name: str, domain: Domain
+) -> (
+    CategoricalHyperparameter
+    | UniformIntegerHyperparameter
+    | UniformFloatHyperparameter
+    | NormalFloatHyperparameter
+):
     import ConfigSpace as CS
     from ray.tune.search.sample import Categorical, Float, Integer, LogUniform, Normal, Quantized, Uniform
 

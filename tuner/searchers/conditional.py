@@ -15,9 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
+from tuner.value_types import Config, Scalar, Space, Value
 from tuner.values import plain
+
+if TYPE_CHECKING:
+    from optuna.distributions import BaseDistribution
+    from optuna.trial import Trial
+    from ray.tune.search.sample import Function
+
+    from tuner.searchers.draws import Draw
 
 
 @dataclass(frozen=True)
@@ -26,12 +34,13 @@ class Branches:
     random draw it is searched through (a continuous branch), or the constant it takes."""
 
     parent: str
-    values: dict[str, list[Any]] = field(default_factory=dict)  # repr(parent value) -> values searched there
-    constants: dict[str, Any] = field(default_factory=dict)  # repr(parent value) -> its one value there
+    # repr(parent value) -> values searched there
+    values: dict[str, list[Value]] = field(default_factory=dict)
+    constants: dict[str, Value] = field(default_factory=dict)  # repr(parent value) -> its one value there
     # repr(parent value) -> the traced.Draw searched there
-    draws: dict[str, Any] = field(default_factory=dict)
+    draws: dict[str, Draw] = field(default_factory=dict)
 
-    def key(self, child: str, parent_value: Any) -> str:
+    def key(self, child: str, parent_value: Value) -> str:
         """The name a branch is searched under (never a '/', which Ray would read as nesting)."""
         return f"{child}|{self.parent}={plain(parent_value)}".replace("/", "_")
 
@@ -56,7 +65,7 @@ class Branches:
         return bool(self.values or self.draws)
 
 
-def find_branches(name: str, value: Any, params: Mapping[str, Any], seed: int) -> Branches | str:
+def find_branches(name: str, value: Function, params: Space, seed: int) -> Branches | str:
     """The parent and branches of a ``sample_from`` that cannot run alone, or why it cannot be searched
     branch by branch, in words a user can act on."""
     from ray.tune.search.sample import Categorical
@@ -68,9 +77,9 @@ def find_branches(name: str, value: Any, params: Mapping[str, Any], seed: int) -
     for parent, domain in params.items():
         if parent == name or not isinstance(domain, Categorical):
             continue
-        values: dict[str, list[Any]] = {}
-        constants: dict[str, Any] = {}
-        draws: dict[str, Any] = {}
+        values: dict[str, list[Value]] = {}
+        constants: dict[str, Value] = {}
+        draws: dict[str, Draw] = {}
         for category in domain.categories:
             key = repr(plain(category))
             seen, _ = probe_function(value, seed, config={parent: category})
@@ -79,7 +88,8 @@ def find_branches(name: str, value: Any, params: Mapping[str, Any], seed: int) -
                 if isinstance(traced, str):
                     reasons.append(f"where {parent}={plain(category)}, {traced}")
                     break
-                draws[key] = traced.draw
+                # traced on one config, it found a draw (only with ``configs`` may it find none)
+                draws[key] = cast("Draw", traced.draw)
             elif len(seen) == 1:
                 constants[key] = seen[0]
             else:
@@ -92,7 +102,7 @@ def find_branches(name: str, value: Any, params: Mapping[str, Any], seed: int) -
     return reasons[0] if reasons else _what_it_reads(value, params)
 
 
-def _what_it_reads(value: Any, params: Mapping[str, Any]) -> str:
+def _what_it_reads(value: Function, params: Space) -> str:
     """Why a function that cannot run alone has no branches: the name it reads and what that name is."""
     import re
 
@@ -129,16 +139,19 @@ class DefineByRun:
     """
 
     def __init__(
-        self, distributions: dict[str, Any], conditionals: list[tuple[str, Branches, list | None]]
+        self,
+        distributions: dict[str, BaseDistribution],
+        conditionals: list[tuple[str, Branches, list[Value] | None]],
     ) -> None:
         self.distributions = distributions
         self.conditionals = conditionals
 
-    def __call__(self, trial: Any) -> None:
+    def __call__(self, trial: Trial) -> None:
         drawn = {name: _suggest(trial, name, dist) for name, dist in self.distributions.items()}
         for child, branches, parent_values in self.conditionals:
             raw = drawn[branches.parent]
-            parent = parent_values[int(raw)] if parent_values is not None else raw
+            # an index where the parent's values are listed (Optuna searches it through integer_index)
+            parent = parent_values[int(cast(float, raw))] if parent_values is not None else raw
             key = repr(plain(parent))
             if key in branches.values:  # an index over the branch's values, in their order
                 trial.suggest_int(branches.key(child, parent), 0, len(branches.values[key]) - 1)
@@ -150,7 +163,7 @@ class DefineByRun:
                 _suggest(trial, name, dist)
 
 
-def _suggest(trial: Any, name: str, dist: Any) -> Any:
+def _suggest(trial: Trial, name: str, dist: BaseDistribution) -> Scalar:
     from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
     if isinstance(dist, FloatDistribution):
@@ -165,16 +178,17 @@ def _suggest(trial: Any, name: str, dist: Any) -> Any:
 def decode(
     child: str,
     branches: Branches,
-    parent_value: Any,
-    suggestion: Mapping[str, Any],
-    function: Any = None,
-    config: Mapping[str, Any] | None = None,
-) -> Any:
+    parent_value: Value,
+    suggestion: Mapping[str, Value],
+    function: Function | None = None,
+    config: Config | None = None,
+) -> Value:
     """The child's value in a trial: the searched branch's value, the function run on the branch's searched
     draw (given the trial's ``config``), or the branch's constant."""
     key = repr(plain(parent_value))
     if key in branches.values:
-        return branches.values[key][int(suggestion[branches.key(child, parent_value)])]
+        index = cast(float, suggestion[branches.key(child, parent_value)])  # the model's index: an integer
+        return branches.values[key][int(index)]
     draws = getattr(branches, "draws", None) or {}  # plans pickled before continuous branches have none
     if key in draws and function is not None:
         from tuner.searchers.traced import replay
@@ -184,7 +198,7 @@ def decode(
     return branches.constants.get(key)
 
 
-def _values_text(values: list[Any]) -> str:
+def _values_text(values: list[Value]) -> str:
     from tuner.searchers.probe import values_text
 
     return values_text(values)

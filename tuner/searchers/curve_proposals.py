@@ -7,13 +7,14 @@ epoch is the next trial. One model for both decisions: which trial to continue a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from tuner.searchers.base import SearcherContext, SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan
 
 if TYPE_CHECKING:
     from ray.tune.search import SearchAlgorithm, Searcher
+    from ray.tune.search.sample import Domain
 
 
 class CurveProposals(SearcherEntry):
@@ -22,7 +23,7 @@ class CurveProposals(SearcherEntry):
     model = "the learning-curve model's expected improvement at the last epoch"
     requires_scheduler = "freeze-thaw"
 
-    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
+    def plan_domain(self, name: str, value: Domain, text: str) -> ParamPlan:
         return self.plan_native(name, value, text)
 
     def build(self, plan: SearchPlan, ctx: SearcherContext) -> Searcher | SearchAlgorithm:

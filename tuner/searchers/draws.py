@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from tuner.searchers.plan import QUANTILE_EDGE, NormalQuantile
+from tuner.value_types import Value
 from tuner.values import plain as _plain
+
+if TYPE_CHECKING:
+    from ray.tune.search.sample import Domain
 
 
 @dataclass(frozen=True)
@@ -18,36 +22,41 @@ class Draw:
     ``exponential``, ``weighted``) and arguments, as a Tune domain a model can search."""
 
     kind: str
-    args: tuple[Any, ...]
+    # a range's bounds (a normal's mean and sd, an exponential's scale), a choice's values, or (values, weights)
+    args: tuple[Value, ...]
 
-    def domain(self) -> Any:
+    def domain(self) -> Domain:
         """What the model searches: the draw's own range, or its quantile where the range is unbounded."""
         from ray import tune
 
         if self.kind == "uniform":
-            return tune.uniform(*self.args)
+            return tune.uniform(*cast("tuple[float, float]", self.args))
         if self.kind == "randint":
-            return tune.randint(*self.args)
+            return tune.randint(*cast("tuple[int, int]", self.args))
         if self.kind == "choice":
             return tune.choice(list(self.args))
         return tune.uniform(QUANTILE_EDGE, 1 - QUANTILE_EDGE)
 
-    def value(self, searched: Any) -> Any:
+    def value(self, searched: Value) -> Value:
         """The draw a searched value stands for."""
         if self.kind in ("uniform", "choice"):
             return searched
+        # the other kinds are searched through a number: an integer range, or a quantile (``domain``)
+        position = cast(float, searched)
         if self.kind == "randint":
-            return int(searched)
+            return int(position)
         if self.kind in ("normal", "lognormal"):
-            drawn = NormalQuantile(self.args[0], self.args[1], q=None, integer=False).decode(searched)
+            mean, sd = cast("tuple[float, float]", self.args)
+            drawn = NormalQuantile(mean, sd, q=None, integer=False).decode(position)
             return drawn if self.kind == "normal" else math.exp(drawn)
         if self.kind == "exponential":
-            return -self.args[0] * math.log1p(-float(searched))
-        values, weights = self.args  # weighted: a choice drawn with probabilities, searched through their sum
+            return -cast(float, self.args[0]) * math.log1p(-float(position))
+        # weighted: a choice drawn with probabilities, searched through their sum
+        values, weights = cast("tuple[tuple[Value, ...], tuple[float, ...]]", self.args)
         total = 0.0
         for value, weight in zip(values, weights, strict=True):
             total += weight
-            if float(searched) < total:
+            if float(position) < total:
                 return value
         return values[-1]
 
@@ -57,15 +66,19 @@ class Draw:
 
     def text(self) -> str:
         if self.kind == "weighted":
-            return f"choice of {len(self.args[0])} with weights, through its quantile"
+            return (
+                f"choice of {len(cast('tuple[Value, ...]', self.args[0]))} with weights, through its quantile"
+            )
         if self.kind == "choice":
             return f"choice of {len(self.args)}"
         args = ", ".join(f"{a:g}" if isinstance(a, (int, float)) else repr(a) for a in self.args)
         return f"{self.kind}({args})" + (", through its quantile" if self.quantile else "")
 
 
-def _numpy_draw(name: str, args: tuple, kwargs: dict) -> Draw | None:
-    """The draw a call to ``numpy.random.NAME`` makes, or None (arrays, or a form not followed)."""
+def _numpy_draw(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Draw | None:
+    """The draw a call to ``numpy.random.NAME`` makes, or None (arrays, or a form not followed). ``args`` and
+    ``kwargs`` are the user's call's own, whatever it passed: read with float() and int(), a TypeError or
+    ValueError meaning a form not followed (traced.py)."""
     bound = dict(zip(_NUMPY_ARGS.get(name, ()), args, strict=False)) | kwargs
     if bound.get("size") is not None:  # an array of draws, not one
         return None
@@ -120,7 +133,7 @@ NUMPY_FUNCTIONS = (
 )
 
 
-def _python_draw(name: str, args: tuple, kwargs: dict) -> Draw | None:
+def _python_draw(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Draw | None:
     """The draw a call to Python's ``random.NAME`` makes, or None."""
     if kwargs:
         return None

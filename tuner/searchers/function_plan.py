@@ -5,8 +5,7 @@ random draw it makes (tuner/searchers/traced.py), searched branch by branch unde
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from tuner.searchers.plan import (
     COMPUTED,
@@ -23,10 +22,17 @@ from tuner.searchers.plan import (
     ordered_index,
 )
 from tuner.searchers.probe import CANNOT_RUN_ALONE, is_number, probe_function, values_text
+from tuner.value_types import Space, Value
+
+if TYPE_CHECKING:
+    import numpy as np
+    from ray.tune.search.sample import Function
+
+    from tuner.searchers.draws import Draw
 
 
 def function_plan(
-    name: str, value: Any, text: str, entry: Planner, seed: int, params: Mapping[str, Any]
+    name: str, value: Function, text: str, entry: Planner, seed: int, params: Space
 ) -> ParamPlan:
     """How ``entry`` searches the ``sample_from`` parameter ``name`` of a space with ``params`` (module docstring)."""
     values, why = probe_function(value, seed)
@@ -63,7 +69,7 @@ def function_plan(
     )
 
 
-def _traced_plan(name: str, value: Any, text: str, entry: Planner, seed: int) -> ParamPlan:
+def _traced_plan(name: str, value: Function, text: str, entry: Planner, seed: int) -> ParamPlan:
     """A function with many values, searched through the one random draw it makes (tuner/searchers/traced.py)."""
     from tuner.searchers.traced import trace
 
@@ -73,16 +79,17 @@ def _traced_plan(name: str, value: Any, text: str, entry: Planner, seed: int) ->
             name, text, f"drawn at random, not searched by {entry.name}: {traced}", RANDOM, value
         )
     span = f", values {traced.low:g}…{traced.high:g}" if traced.low is not None else ""
-    return _through_draw(name, value, text, entry, traced.draw, ENCODED, span)
+    draw = cast("Draw", traced.draw)  # traced without configs: it draws (Traced(None) needs them)
+    return _through_draw(name, value, text, entry, draw, ENCODED, span)
 
 
 def _derived_plan(
     name: str,
-    value: Any,
+    value: Function,
     text: str,
     entry: Planner,
     seed: int,
-    params: Mapping[str, Any],
+    params: Space,
     why_not_branches: str,
 ) -> ParamPlan:
     """A function of other parameters that are not one choice (``spec.config.alpha * np.random.normal()``):
@@ -90,7 +97,7 @@ def _derived_plan(
     trial's config once the others are decided."""
     from tuner.searchers.traced import TracedDecode, trace
 
-    def others(rng: Any) -> dict[str, Any]:
+    def others(rng: np.random.RandomState) -> dict[str, Value]:
         return _draw_others(params, name, rng)
 
     traced = trace(value, seed, configs=others)
@@ -114,7 +121,7 @@ def _derived_plan(
 
 
 def _through_draw(
-    name: str, value: Any, text: str, entry: Planner, draw: Any, treatment: str, note: str
+    name: str, value: Function, text: str, entry: Planner, draw: Draw, treatment: str, note: str
 ) -> ParamPlan:
     """``value`` searched by ``entry`` through its ``draw``: the model sees the draw's domain as it sees any, the
     function is run on the model's value (``TracedDecode``) and an earlier value found back (``TracedEncode``)."""
@@ -141,14 +148,14 @@ def _through_draw(
     )
 
 
-def _draw_others(params: Mapping[str, Any], name: str, rng: Any) -> dict[str, Any]:
+def _draw_others(params: Space, name: str, rng: np.random.RandomState) -> dict[str, Value]:
     """A random config of every parameter but ``name``, in the space's order (each function given what came
     before it); one that cannot be drawn is left out."""
     from ray.tune.search.sample import Domain
 
     from tuner.values import plain
 
-    config: dict[str, Any] = {}
+    config: dict[str, Value] = {}
     for other, domain in params.items():
         if other == name:
             continue

@@ -8,6 +8,7 @@ from typing import Any
 from ray.tune.search.hyperopt import HyperOptSearch
 
 from tuner.searchers.hyperopt_tpe import INDEX
+from tuner.value_types import ConfigDraft
 
 
 class BranchedHyperOptSearch(HyperOptSearch):
@@ -18,7 +19,7 @@ class BranchedHyperOptSearch(HyperOptSearch):
         super().__init__(*args, **kwargs)
         self._branch_parents = parents
 
-    def suggest(self, trial_id: str) -> Any:
+    def suggest(self, trial_id: str) -> ConfigDraft | None:
         config = super().suggest(trial_id)
         if not isinstance(config, dict):
             return config

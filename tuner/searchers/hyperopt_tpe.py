@@ -10,12 +10,16 @@ Ray is imported inside functions: the registry that names searchers must stay ch
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
-from tuner.objectives import Mode
-from tuner.searchers.base import SearcherEntry
+from tuner.searchers.base import ModelSpace, SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan
 from tuner.values import plain
+
+if TYPE_CHECKING:
+    from hyperopt.pyll import Apply
+    from ray.tune.search import Searcher
+    from ray.tune.search.sample import Domain
 
 INDEX = (
     "__index"  # the chosen option's index, inside each option of a parent's hp.choice (hyperopt_branches.py)
@@ -28,15 +32,16 @@ class HyperOpt(SearcherEntry):
     model = "TPE"
     models_conditionals = True  # each branch's parameters inside its parent's hp.choice option
 
-    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
+    def plan_domain(self, name: str, value: Domain, text: str) -> ParamPlan:
         return self.plan_native(name, value, text, normal="with a normal prior")
 
-    def space_for(self, plan: SearchPlan) -> Any:
+    def space_for(self, plan: SearchPlan) -> dict[str, Apply]:
         """The searched domains as HyperOpt nodes; each parent of conditional parameters an ``hp.choice`` whose
         options hold their branches."""
         from ray.tune.search.hyperopt import HyperOptSearch
 
-        space = HyperOptSearch.convert_search_space(super().space_for(plan))
+        # the base's space: the plan's domains nested as a config
+        space = HyperOptSearch.convert_search_space(cast("dict[str, Domain]", super().space_for(plan)))
         if not plan.conditionals:
             return space
         from hyperopt import hp
@@ -47,7 +52,7 @@ class HyperOpt(SearcherEntry):
                 raise ValueError(f"hyperopt cannot hold the branches of {parent!r}")
             options = []
             for index, value in enumerate(values):
-                option: dict[str, Any] = {INDEX: index}
+                option: dict[str, int | Apply] = {INDEX: index}
                 for child in (p for p in plan.conditionals if p.branches.parent == parent):
                     branches, key = child.branches, repr(plain(value))
                     name = branches.key(child.name, value)
@@ -61,21 +66,25 @@ class HyperOpt(SearcherEntry):
             space[parent] = hp.choice(parent, options)
         return space
 
-    def build_inner(self, space: dict[str, Any], metric: str, mode: Mode, warmup: int, seed: int) -> Any:
+    def build_inner(
+        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
+    ) -> Searcher:
         from tuner.searchers.hyperopt_branches import BranchedHyperOptSearch
 
+        space = cast("dict[str, Apply]", space)  # as space_for makes it
         parents = tuple(k for k, v in space.items() if _holds_branches(v))
         return BranchedHyperOptSearch(
             space=space,
-            metric=metric,
-            mode=mode,
+            # one objective: algorithms.py gives several only to a multi_objective entry
+            metric=cast(str, metric),
+            mode=cast(str, mode),
             n_initial_points=warmup,
             random_state_seed=seed,
             parents=parents,
         )
 
 
-def _holds_branches(node: Any) -> bool:
+def _holds_branches(node: Apply) -> bool:
     """Whether a HyperOpt node is a parent's hp.choice over options holding branches."""
     try:
         return node.name == "switch" and any(

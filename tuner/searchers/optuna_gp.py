@@ -12,10 +12,16 @@ models that learn from stopped trials better.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
-from tuner.objectives import Mode
+from tuner.searchers.base import ModelSpace
 from tuner.searchers.optuna_tpe import OptunaTPE
+
+if TYPE_CHECKING:
+    from ray.tune.search import Searcher
+    from ray.tune.search.sample import Domain
+
+    from tuner.searchers.conditional import DefineByRun
 
 
 class OptunaGP(OptunaTPE):
@@ -26,8 +32,11 @@ class OptunaGP(OptunaTPE):
     multi_objective = False  # its power transform warps one value
     takes_constraints = False
 
-    def build_inner(self, space: Any, metric: str, mode: Mode, warmup: int, seed: int) -> Any:
+    def build_inner(
+        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
+    ) -> Searcher:
         from tuner.searchers.optuna_tpe import optuna_search
         from tuner.searchers.warped_gp import WarpedGP
 
+        space = cast("dict[str, Domain] | DefineByRun", space)  # as space_for makes it
         return optuna_search(space, metric, mode, WarpedGP(warmup, seed=seed))

@@ -35,8 +35,8 @@ import copy
 import json
 import math
 import warnings
-from collections.abc import Callable
-from typing import Any, cast
+from collections.abc import Callable, Container, Iterable, Mapping
+from typing import Any, TypeAlias, cast
 
 import optuna
 from optuna.distributions import BaseDistribution
@@ -45,23 +45,30 @@ from optuna.samplers._tpe.sampler import default_gamma
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from tuner.value_types import Scalar
+
 FINISHED = (TrialState.COMPLETE, TrialState.PRUNED)
 TRIED = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING, TrialState.FAIL)
 RETRIES = 20  # TPE asked again for an unseen config; then random draws
+
+# A config as Optuna holds it: each parameter's value in its own form (a number or a choice: Scalar); and what it
+# is compared as, its parameters' names and reprs in order.
+Params: TypeAlias = dict[str, Scalar]
+Key: TypeAlias = tuple[tuple[str, str], ...]
 
 
 def _others(study: Study, trial: FrozenTrial, states: tuple[TrialState, ...] = TRIED) -> list[FrozenTrial]:
     return [t for t in study.get_trials(deepcopy=False, states=states) if t.number != trial.number]
 
 
-def _key(params: dict[str, Any]) -> tuple:
+def _key(params: Mapping[str, Scalar]) -> Key:
     return tuple(sorted((k, repr(v)) for k, v in params.items()))
 
 
-def _tried(trials: list[FrozenTrial], names: Any) -> set[tuple]:
+def _tried(trials: list[FrozenTrial], names: Iterable[str]) -> set[Key]:
     """The configs (over ``names``) of ``trials``."""
     names = set(names)
-    out = set()
+    out: set[Key] = set()
     for t in trials:
         params = _params_of(t)
         if names <= params.keys():
@@ -69,7 +76,7 @@ def _tried(trials: list[FrozenTrial], names: Any) -> set[tuple]:
     return out
 
 
-def _params_of(trial: FrozenTrial) -> dict[str, Any]:
+def _params_of(trial: FrozenTrial) -> Params:
     """A trial's parameters; a running trial's relative ones are in its system attributes until it asks."""
     if trial.state.is_finished() or not trial.system_attrs:
         return trial.params
@@ -117,8 +124,8 @@ class StartCounted(BaseSampler):
         study: Study,
         trial: FrozenTrial,
         search_space: dict[str, BaseDistribution],
-        draw: Callable[[Study, FrozenTrial, str, BaseDistribution], Any],
-    ) -> dict[str, Any]:
+        draw: Callable[[Study, FrozenTrial, str, BaseDistribution], Scalar],
+    ) -> Params:
         """The random start without repeats where a repeat can happen: in a space of choices and integers
         (12 configs and 4 random starts repeated one in a sweep of 12), a random config not tried yet in this
         sweep. The draws are made in the order Optuna asks for the parameters, so a config that is new anyway
@@ -136,7 +143,7 @@ class StartCounted(BaseSampler):
         if set(order) != set(search_space):  # conditional: Optuna asks for other parameters in between
             return {}
         seen = _tried(tried, order)
-        params: dict[str, Any] = {}
+        params: Params = {}
         for _ in range(RETRIES):
             params = {name: draw(study, trial, name, search_space[name]) for name in order}
             if _key(params) not in seen:
@@ -149,6 +156,7 @@ class StartCounted(BaseSampler):
 class FreshTPE(StartCounted, TPESampler):
     """Optuna's TPE (multivariate, grouped, constant liar) that never proposes a config already tried."""
 
+    # ``kwargs``: TPESampler's own options, passed on untouched
     def __init__(self, warmup: int, seed: int | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("multivariate", True)
         kwargs.setdefault("constant_liar", True)
@@ -161,12 +169,12 @@ class FreshTPE(StartCounted, TPESampler):
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
-    ) -> dict[str, Any]:
+    ) -> Params:
         if not search_space:
             return {}
         if self._starting(study, trial):
             return self._start_unseen(study, trial, search_space, self._random_sampler.sample_independent)
-        params = TPESampler.sample_relative(self, study, trial, search_space)
+        params: Params = TPESampler.sample_relative(self, study, trial, search_space)
         if not params:
             return params
         tried = _tried(self._tried_here(study, trial), params)
@@ -185,14 +193,12 @@ class FreshTPE(StartCounted, TPESampler):
 
     def sample_independent(
         self, study: Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
-    ) -> Any:
+    ) -> Scalar:
         if self._starting(study, trial):
             return self._random_sampler.sample_independent(study, trial, param_name, param_distribution)
         return TPESampler.sample_independent(self, study, trial, param_name, param_distribution)
 
-    def _sample(
-        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
-    ) -> dict[str, Any]:
+    def _sample(self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]) -> Params:
         """Optuna's TPE step on the trials as seen at the furthest epoch enough of them reached (with several
         objectives, as they were told: each at its last epoch)."""
         if len(study.directions) > 1:  # several objectives
@@ -244,11 +250,11 @@ class _StudyAs:
     def __init__(self, study: Study, trials: list[FrozenTrial]) -> None:
         self._study, self._trials = study, trials
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Any:  # the study's own attribute, whatever it is
         return getattr(self._study, name)
 
     def _get_trials(
-        self, deepcopy: bool = False, states: Any = None, use_cache: bool = False
+        self, deepcopy: bool = False, states: Container[TrialState] | None = None, use_cache: bool = False
     ) -> list[FrozenTrial]:
         return [t for t in self._trials if states is None or t.state in states]
 

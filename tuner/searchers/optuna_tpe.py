@@ -11,11 +11,18 @@ proposals and it never proposes a config already tried.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
-from tuner.objectives import Mode
-from tuner.searchers.base import QUANTILE, SearcherEntry
+from tuner.searchers.base import QUANTILE, ModelSpace, SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan, log_quantized
+
+if TYPE_CHECKING:
+    from optuna.samplers import BaseSampler
+    from ray.tune.search import Searcher
+    from ray.tune.search.optuna import OptunaSearch
+    from ray.tune.search.sample import Domain, Float, Integer
+
+    from tuner.searchers.conditional import DefineByRun
 
 
 class OptunaTPE(SearcherEntry):
@@ -29,37 +36,46 @@ class OptunaTPE(SearcherEntry):
     multi_objective = True  # with several objectives Optuna's TPE splits its good group by fronts (MOTPE)
     takes_constraints = True  # Optuna keeps infeasible trials out of its good group
 
-    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan:
+    def plan_domain(self, name: str, value: Domain, text: str) -> ParamPlan:
         from ray.tune.search.sample import LogUniform, Quantized
 
         sampler = value.get_sampler()
         if isinstance(sampler, Quantized) and isinstance(sampler.get_sampler(), LogUniform):
-            # Optuna takes a log domain only without a step
-            return log_quantized(name, value, text, self.name)
+            # Optuna takes a log domain only without a step (a quantized sampler: a float or integer range's)
+            return log_quantized(name, cast("Float | Integer", value), text, self.name)
         return self.plan_native(name, value, text, normal=QUANTILE)
 
-    def space_for(self, plan: SearchPlan) -> Any:
+    def space_for(self, plan: SearchPlan) -> dict[str, Domain] | DefineByRun:
         """The searched domains; with conditional parameters, a define-by-run space that asks for each only in
         the branches where it varies."""
+        # the base's space: the plan's domains nested as a config
         if not plan.conditionals:
-            return super().space_for(plan)
+            return cast("dict[str, Domain]", super().space_for(plan))
         from ray.tune.search.optuna import OptunaSearch
 
         from tuner.searchers.conditional import DefineByRun
 
-        distributions = OptunaSearch.convert_search_space(super().space_for(plan))
+        distributions = OptunaSearch.convert_search_space(cast("dict[str, Domain]", super().space_for(plan)))
         conditionals = [
             (p.name, p.branches, plan.parent_values(p.branches.parent)) for p in plan.conditionals
         ]
         return DefineByRun(distributions, conditionals)
 
-    def build_inner(self, space: Any, metric: str, mode: Mode, warmup: int, seed: int) -> Any:
+    def build_inner(
+        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
+    ) -> Searcher:
         from tuner.searchers.optuna_samplers import FreshTPE
 
+        space = cast("dict[str, Domain] | DefineByRun", space)  # as space_for makes it
         return optuna_search(space, metric, mode, FreshTPE(warmup, seed=seed, group=True))
 
 
-def optuna_search(space: Any, metric: str, mode: Mode, sampler: Any) -> Any:
+def optuna_search(
+    space: dict[str, Domain] | DefineByRun,
+    metric: str | list[str],
+    mode: str | list[str],
+    sampler: BaseSampler,
+) -> OptunaSearch:
     """Ray's OptunaSearch around ``sampler``, over Tune domains or a define-by-run function; Optuna quiet."""
     import warnings
 
@@ -68,5 +84,5 @@ def optuna_search(space: Any, metric: str, mode: Mode, sampler: Any) -> Any:
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    space = space if callable(space) else OptunaSearch.convert_search_space(space)
-    return OptunaSearch(space=space, metric=metric, mode=mode, sampler=sampler)
+    converted = space if callable(space) else OptunaSearch.convert_search_space(space)
+    return OptunaSearch(space=converted, metric=metric, mode=mode, sampler=sampler)

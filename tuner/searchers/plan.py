@@ -13,12 +13,18 @@ Ray is imported inside functions: the registry that names searchers must stay ch
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol, TypeGuard, cast
 
 from tuner.errors import UsageError
 from tuner.searchers.probe import is_number
+from tuner.value_types import Space, SpaceEntry, Value
+
+if TYPE_CHECKING:
+    from ray.tune.search.sample import Categorical, Domain, Float, Function, Integer
+
+    from tuner.searchers.conditional import Branches
 
 NATIVE, ENCODED, RANDOM, CONSTANT = "native", "encoded", "random", "constant"
 CONDITIONAL = "conditional"  # searched only where its parent makes it vary (tuner/searchers/conditional.py)
@@ -35,9 +41,9 @@ class Planner(Protocol):
     name: ClassVar[str]
     model_based: ClassVar[bool]
 
-    def plan_domain(self, name: str, value: Any, text: str) -> ParamPlan: ...
+    def plan_domain(self, name: str, value: Domain, text: str) -> ParamPlan: ...
 
-    def ordered(self, n: int) -> tuple[Any, Callable[[Any], int], Callable[[Any], Any]]: ...
+    def ordered(self, n: int) -> tuple[Domain, Callable[[float], int], Callable[[int], float]]: ...
 
 
 @dataclass(frozen=True)
@@ -48,19 +54,34 @@ class ParamPlan:
     domain_text: str
     how: str
     treatment: str
-    encoded: Any = None
+    # what the model searches (a Tune domain), the constant, or the function drawn, computed or branched
+    encoded: SpaceEntry = None
     # (searched value) -> config value; DERIVED and COMPUTED take the config too
-    decode: Callable[..., Any] | None = None
+    decode: Callable[..., Value] | None = None
     # a value the space allows -> what the model sees (warm starts); DERIVED takes the config too
-    encode: Callable[..., Any] | None = None
-    branches: Any = None  # a CONDITIONAL parameter's parent and branches (conditional.Branches)
+    encode: Callable[..., Value] | None = None
+    branches: Branches | None = None  # a CONDITIONAL parameter's parent and branches
+
+
+class ConditionalPlan(Protocol):
+    """A CONDITIONAL parameter's plan as ``SearchPlan.conditionals`` gives it: function_plan.py always gives
+    it its branches, and it searches the ``sample_from`` function it was planned from."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def encoded(self) -> Function: ...
+
+    @property
+    def branches(self) -> Branches: ...
 
 
 @dataclass(frozen=True)
 class SearchPlan:
     searcher: str
     params: tuple[ParamPlan, ...]
-    raw_space: Mapping[str, Any]
+    raw_space: Space
 
     def lines(self) -> list[str]:
         width = max(len(p.name) for p in self.params)
@@ -68,23 +89,26 @@ class SearchPlan:
         return [f"  {p.name:<{width}}  {p.domain_text:<{dwidth}}  {p.how}" for p in self.params]
 
     @property
-    def conditionals(self) -> list[ParamPlan]:
-        return [p for p in self.params if p.treatment == CONDITIONAL]
+    def conditionals(self) -> list[ConditionalPlan]:
+        # function_plan.py makes every CONDITIONAL plan with its branches and its function
+        return cast("list[ConditionalPlan]", [p for p in self.params if p.treatment == CONDITIONAL])
 
-    def parent_values(self, name: str) -> list[Any] | None:
+    def parent_values(self, name: str) -> list[Value] | None:
         """A parent's values in index order where the model sees it through an index, else None."""
         plan = next(p for p in self.params if p.name == name)
         if plan.treatment != ENCODED or not plan.decode:
             return None
-        return [plan.decode(i) for i in range(int(plan.encoded.upper))]
+        index = cast("Float | Integer", plan.encoded)  # a choice's index: Planner.ordered's, or bayesopt's
+        return [plan.decode(i) for i in range(int(index.upper))]
 
     @property
-    def searched_space(self) -> dict[str, Any]:
+    def searched_space(self) -> dict[str, Domain]:
         """The (encoded) domains a model-based searcher models."""
-        return {p.name: p.encoded for p in self.params if p.treatment in SEARCHED}
+        # a model-based plan searches Tune domains only (planning.py refuses it grids)
+        return {p.name: cast("Domain", p.encoded) for p in self.params if p.treatment in SEARCHED}
 
 
-def describe_domain(value: Any) -> str:
+def describe_domain(value: SpaceEntry) -> str:
     """A short human description of a Tune domain, e.g. ``loguniform(0.0001, 0.1)``."""
     from ray.tune.search.sample import (
         Categorical,
@@ -120,11 +144,11 @@ def describe_domain(value: Any) -> str:
     return f"= {value!r}"
 
 
-def is_grid(value: Any) -> bool:
+def is_grid(value: SpaceEntry) -> TypeGuard[Mapping[str, Sequence[Value]]]:
     return isinstance(value, dict) and set(value) == {"grid_search"}
 
 
-def grid_points(params: Mapping[str, Any]) -> int:
+def grid_points(params: Space) -> int:
     """Configs the grids of a space cross into: each of ``num_samples`` repeats all of them, as in Ray."""
     return math.prod(len(value["grid_search"]) for value in params.values() if is_grid(value))
 
@@ -132,7 +156,7 @@ def grid_points(params: Mapping[str, Any]) -> int:
 class CannotSearch(UsageError):
     """A parameter this searcher cannot model; the registry adds which searchers can."""
 
-    def __init__(self, name: str, value: Any, searcher: str, capable: list[str] | None = None) -> None:
+    def __init__(self, name: str, value: SpaceEntry, searcher: str, capable: list[str] | None = None) -> None:
         self.param, self.value, self.searcher, self.capable = name, value, searcher, capable
         tail = f"; searchers that can: {', '.join(capable)}" if capable else ""
         super().__init__(
@@ -144,13 +168,15 @@ class NothingToSearch(UsageError):
     """A model-based searcher given a space of constants and unsearchable functions only."""
 
 
-def unsupported(name: str, value: Any, searcher: str, capable: list[str] | None = None) -> CannotSearch:
+def unsupported(
+    name: str, value: SpaceEntry, searcher: str, capable: list[str] | None = None
+) -> CannotSearch:
     return CannotSearch(name, value, searcher, capable)
 
 
 def ordered_index(
-    values: list[Any], planner: Planner
-) -> tuple[Any, Callable[[Any], Any], Callable[[Any], Any]]:
+    values: Sequence[Value], planner: Planner
+) -> tuple[Domain, Callable[[float], Value], Callable[[Value], float]]:
     """An ordered encoding of a sorted value list: one number the model sees, decoded to the value.
 
     Every searcher models it as one ordered number (neighbouring values are neighbours), and each value
@@ -159,16 +185,16 @@ def ordered_index(
     """
     domain, to_index, from_index = planner.ordered(len(values))
 
-    def decode(x: Any, values: list[Any] = values) -> Any:
+    def decode(x: float, values: Sequence[Value] = values) -> Value:
         return values[to_index(x)]
 
-    def encode(value: Any, values: list[Any] = values) -> Any:
+    def encode(value: Value, values: Sequence[Value] = values) -> float:
         return from_index(index_of(values, value))
 
     return domain, decode, encode
 
 
-def index_of(values: list[Any], value: Any) -> int:
+def index_of(values: Sequence[Value], value: Value) -> int:
     """Where ``value`` sits in ``values`` (numbers compared as numbers); ValueError when it is not there."""
     from tuner.values import plain
 
@@ -179,27 +205,27 @@ def index_of(values: list[Any], value: Any) -> int:
     raise ValueError(f"{value!r} is not one of {values!r}")
 
 
-def floor_index(n: int) -> tuple[Any, Callable[[Any], int], Callable[[int], float]]:
+def floor_index(n: int) -> tuple[Float, Callable[[float], int], Callable[[int], float]]:
     """A uniform position in [0, n), floored: an index for models of bounded floats (index i is i + 0.5)."""
     from ray import tune
 
     return tune.uniform(0, n), lambda x: min(max(int(math.floor(float(x))), 0), n - 1), lambda i: i + 0.5
 
 
-def integer_index(n: int) -> tuple[Any, Callable[[Any], int], Callable[[int], int]]:
+def integer_index(n: int) -> tuple[Integer, Callable[[float], int], Callable[[int], int]]:
     """An integer in [0, n): an index for models with discrete, ordered integer domains."""
     from ray import tune
 
     return tune.randint(0, n), lambda x: min(max(int(x), 0), n - 1), lambda i: i
 
 
-def categorical(values: list[Any]) -> Any:
+def categorical(values: Sequence[Value]) -> Categorical:
     from ray import tune
 
     return tune.choice(list(values))
 
 
-def domain_plan(name: str, value: Any, text: str, entry: Planner) -> ParamPlan:
+def domain_plan(name: str, value: Domain, text: str, entry: Planner) -> ParamPlan:
     """How ``entry`` searches a Tune domain: a choice through an index where that serves it, else as the
     entry models it (tuner/searchers/base.py)."""
     indexed = _choice_as_index(value)
@@ -217,7 +243,7 @@ class NormalQuantile:
     def __init__(self, mean: float, sd: float, q: float | None, integer: bool) -> None:
         self.mean, self.sd, self.q, self.integer = mean, sd, q, integer
 
-    def decode(self, x: Any) -> Any:
+    def decode(self, x: float) -> float:
         import statistics
 
         x = min(max(float(x), QUANTILE_EDGE), 1 - QUANTILE_EDGE)
@@ -226,7 +252,7 @@ class NormalQuantile:
             value = round(value / self.q) * self.q
         return int(round(value)) if self.integer else value
 
-    def encode(self, value: Any) -> float:
+    def encode(self, value: Value) -> float:
         import statistics
 
         if not is_number(value) or not math.isfinite(value):
@@ -236,7 +262,7 @@ class NormalQuantile:
         )
 
 
-def normal_quantile(name: str, value: Any, text: str, searcher: str) -> ParamPlan:
+def normal_quantile(name: str, value: Domain, text: str, searcher: str) -> ParamPlan:
     """An unbounded normal (``tune.randn``, ``tune.qrandn``) searched by a model of bounded domains."""
     from ray import tune
     from ray.tune.search.sample import Integer, Quantized
@@ -266,12 +292,12 @@ class Rounded:
     def __init__(self, q: float, lower: float, upper: float, integer: bool) -> None:
         self.q, self.lower, self.upper, self.integer = q, lower, upper, integer
 
-    def __call__(self, x: Any) -> Any:
+    def __call__(self, x: float) -> float:
         value = min(max(round(float(x) / self.q) * self.q, self.lower), self.upper)
         return int(round(value)) if self.integer else value
 
 
-def log_quantized(name: str, value: Any, text: str, searcher: str) -> ParamPlan:
+def log_quantized(name: str, value: Float | Integer, text: str, searcher: str) -> ParamPlan:
     """A log-scale domain with a step (``tune.qloguniform``, ``tune.qlograndint``), for a model that takes log
     domains only without one: searched in log space, each value rounded to the step as Tune's draw is."""
     from ray import tune
@@ -281,7 +307,9 @@ def log_quantized(name: str, value: Any, text: str, searcher: str) -> ParamPlan:
     integer = isinstance(value, Integer)
     top = value.upper - 1 if integer else value.upper  # Tune's integer upper bounds are exclusive
     encoded = (
-        tune.lograndint(value.lower, value.upper) if integer else tune.loguniform(value.lower, value.upper)
+        tune.lograndint(value.lower, value.upper)
+        if isinstance(value, Integer)  # ``integer``
+        else tune.loguniform(value.lower, value.upper)
     )
     low = math.ceil(value.lower / q) * q
     high = math.floor(top / q) * q
@@ -289,7 +317,7 @@ def log_quantized(name: str, value: Any, text: str, searcher: str) -> ParamPlan:
     return ParamPlan(name, text, how, ENCODED, encoded, Rounded(q, low, high, integer))
 
 
-def _numeric_choice(value: Any) -> bool:
+def _numeric_choice(value: Domain) -> TypeGuard[Categorical]:
     """A choice among numbers (batch sizes, widths, rates): searched in their order, which is what makes
     them numbers; a model that took them as unrelated labels would learn nothing from neighbours."""
     from ray.tune.search.sample import Categorical
@@ -300,7 +328,7 @@ def _numeric_choice(value: Any) -> bool:
     return len(set(categories)) == len(categories) >= 3 and all(is_number(v) for v in categories)
 
 
-def _choice_as_index(value: Any) -> tuple[list, str] | None:
+def _choice_as_index(value: Domain) -> tuple[list[Value], str] | None:
     """A choice searched through an index: its values in index order and how the plan says it, or None.
 
     Numbers in their order (see ``_numeric_choice``). Two options as listed: an index 0/1 loses nothing (two

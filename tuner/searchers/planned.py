@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import math
 import pickle
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, cast
 
 from ray.tune.search import Searcher
+from ray.tune.search.sample import Domain
 
 from tuner.objectives import Constraint, better
 from tuner.ray_compat import LastResultOnCompletion
 from tuner.searchers.plan import COMPUTED, CONDITIONAL, DERIVED, ENCODED, NATIVE, RANDOM, SEARCHED, SearchPlan
 from tuner.searchers.wrapping import WrappingSearcher
 from tuner.spec import flatten, unflatten
+from tuner.value_types import ConfigDraft, Value
 from tuner.values import plain
+
+if TYPE_CHECKING:
+    from tuner.launch.warm_start import Observation
 
 # the violation told for a constraint metric not reported (Optuna takes no infinity)
 BROKEN_BEYOND_MEASURE = 1e12
@@ -62,10 +68,11 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         self.pruned_below = pruned_below
         self.constraints = tuple(constraints)
         self._draws = 0
-        self._drawn_here: dict[str, dict[str, Any]] = {}  # trial id -> encoded values drawn at random
-        self._again: list[tuple[dict[str, Any], dict[str, Any]]] = []  # (encoded point, config) to run again
+        self._drawn_here: dict[str, dict[str, Value]] = {}  # trial id -> encoded values drawn at random
+        # (encoded point, config) to run again
+        self._again: list[tuple[dict[str, Value], dict[str, Value]]] = []
 
-    def suggest(self, trial_id: str) -> dict | None:
+    def suggest(self, trial_id: str) -> ConfigDraft | None:
         import numpy as np
 
         suggestion = self.inner.suggest(trial_id)
@@ -74,7 +81,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             # The model waits for results that a scheduler holding trials (sync brackets) will only give
             # once more trials join: draw this one at random; its result still teaches the model.
             suggestion = {
-                p.name: plain(p.encoded.sample(random_state=rng))
+                p.name: plain(cast(Domain, p.encoded).sample(random_state=rng))  # a searched domain
                 for p in self.plan.params
                 if p.treatment in SEARCHED
             }
@@ -85,22 +92,24 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         suggestion = flatten(suggestion)
         self._draws += 1
         again = self._run_again(suggestion)
-        config: dict[str, Any] = {}
+        config: ConfigDraft = {}
         for p in self.plan.params:
             if p.treatment in (RANDOM, *SEARCHED) and p.name in again:  # exactly as it ran, not re-decoded
                 config[p.name] = again[p.name]
             elif p.treatment == RANDOM:
-                config[p.name] = plain(p.encoded.sample(config=unflatten(config), random_state=rng))
+                config[p.name] = plain(  # the function drawn at random
+                    cast(Domain, p.encoded).sample(config=unflatten(config), random_state=rng)
+                )
             elif p.treatment in (NATIVE, ENCODED):
                 raw = suggestion[p.name]
                 config[p.name] = plain(p.decode(raw) if p.decode else raw)
             elif p.treatment not in (CONDITIONAL, DERIVED, COMPUTED):
-                config[p.name] = p.encoded
-        for p in self.plan.conditionals:  # after their parents, whatever order the space lists them in
+                config[p.name] = cast("Value", p.encoded)  # a constant
+        for c in self.plan.conditionals:  # after their parents, whatever order the space lists them in
             from tuner.searchers.conditional import decode
 
-            config[p.name] = plain(
-                decode(p.name, p.branches, config[p.branches.parent], suggestion, p.encoded, config)
+            config[c.name] = plain(
+                decode(c.name, c.branches, config[c.branches.parent], suggestion, c.encoded, config)
             )
         for p in self.plan.params:  # made from the others, once they are all decided
             if p.treatment in (DERIVED, COMPUTED) and p.name not in config and p.decode is not None:
@@ -108,7 +117,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         # as the trainable reads it
         return unflatten({name: config[name] for name in (q.name for q in self.plan.params)})
 
-    def _run_again(self, suggestion: dict) -> dict[str, Any]:
+    def _run_again(self, suggestion: Mapping[str, Value]) -> dict[str, Value]:
         """The earlier config when ``suggestion`` is the one queued to run again (searchers pickled before this
         existed have none queued), else nothing."""
         queued = self.__dict__.get("_again") or []
@@ -125,10 +134,10 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
     def _several(self) -> bool:
         return isinstance(self.inner.metric, (list, tuple))
 
-    def _reports_all(self, result: dict | None) -> bool:
+    def _reports_all(self, result: Mapping[str, Value] | None) -> bool:
         return result is not None and all(m in result for m in self._metrics)
 
-    def on_trial_result(self, trial_id: str, result: dict) -> None:
+    def on_trial_result(self, trial_id: str, result: dict[str, Value]) -> None:
         if not self._reports_all(result):  # the sweep's metric guard names what was reported instead
             return
         if not self._several:
@@ -140,7 +149,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             return
         self.inner.on_trial_result(trial_id, result)
 
-    def _told_before(self, trial_id: str, step: Any) -> bool:
+    def _told_before(self, trial_id: str, step: Value) -> bool:
         """Whether the model already has this trial's result for that epoch: a trial without checkpoints that
         starts over after a resume reports its epochs again, and Optuna warns of each one and ignores it."""
         if not isinstance(step, int):
@@ -156,7 +165,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         """Trial id -> its best value of the metric so far (a searcher pickled before this starts with none)."""
         return self.__dict__.setdefault("_best", {})
 
-    def _at_best(self, trial_id: str, result: dict) -> dict:
+    def _at_best(self, trial_id: str, result: dict[str, Value]) -> dict[str, Value]:
         """``result`` with the metric replaced by the trial's best value so far (NaN never counts as best)."""
         metric, value = self.inner.metric, plain(result[self.inner.metric])
         best = self._bests.get(trial_id)
@@ -168,12 +177,15 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         self._bests[trial_id] = best
         return {**result, metric: best}
 
-    def _stopped_early(self, result: dict | None, error: bool) -> bool:
+    def _stopped_early(self, result: Mapping[str, Value] | None, error: bool) -> bool:
         if self.pruned_below is None or error or not result:
             return False
-        return int(result.get("training_iteration", self.pruned_below)) < self.pruned_below
+        reached = cast(float, result.get("training_iteration", self.pruned_below))  # Tune's epoch count
+        return int(reached) < self.pruned_below
 
-    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Value] | None = None, error: bool = False
+    ) -> None:
         result = self.completed(trial_id, result, error)
         if result is not None and not self._reports_all(result):
             result, error = None, True
@@ -198,11 +210,12 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         if value is None or error:
             return
         try:  # only models that wait (BayesOpt) get here, and they take a value as it is
-            self.inner.add_evaluated_point(drawn, value)
+            # the metric's value as Tune reported it: a number
+            self.inner.add_evaluated_point(drawn, cast(float, value))
         except NotImplementedError:  # a model that cannot take outside points just does without this one
             pass
 
-    def _tell_constraints(self, trial_id: str, result: dict) -> None:
+    def _tell_constraints(self, trial_id: str, result: Mapping[str, Value]) -> None:
         """Each constraint's violation by the trial's last result, on the model's own trial (Optuna reads them
         from there: an infeasible trial is never in its good group)."""
         from tuner.objectives import violations
@@ -215,7 +228,9 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             model_trial.set_constraint(str(constraint), min(over, BROKEN_BEYOND_MEASURE))
 
     def add_observations(
-        self, points: list[tuple[dict[str, Any], Any]], first: tuple[dict[str, Any], Any] | None = None
+        self,
+        points: Sequence[tuple[dict[str, Value], Observation]],
+        first: tuple[dict[str, Value], Observation] | None = None,
     ) -> None:
         """Seed the model with earlier sweeps' trials, already encoded (tuner/launch/warm_start.py ``encode``);
         ``first``, one of them, is run again as the next trial, with its earlier values for the parameters
@@ -229,7 +244,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             self._propose_next(point)
             self._again = [*self._again, (point, dict(obs.config))]
 
-    def _propose_next(self, point: dict[str, Any]) -> None:
+    def _propose_next(self, point: dict[str, Value]) -> None:
         """Queue an encoded config as the model's next proposal, through the model's own queue, so that it is
         the model's trial like any other (running, it is one a model does not propose again)."""
         study = getattr(self.inner, "_ot_study", None)

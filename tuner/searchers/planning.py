@@ -11,8 +11,7 @@ Ray is imported inside functions: the registry that names searchers must stay ch
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from typing import cast
 
 from tuner.searchers.plan import (
     CONSTANT,
@@ -27,13 +26,14 @@ from tuner.searchers.plan import (
     is_grid,
     unsupported,
 )
+from tuner.value_types import Space
 
 
-def plan_search(params: Mapping[str, Any], entry: Planner, seed: int = 0) -> SearchPlan:
+def plan_search(params: Space, entry: Planner, seed: int = 0) -> SearchPlan:
     """Decide, before anything runs, how ``entry`` treats each parameter; raise for impossible pairs."""
     from ray.tune.search.sample import Domain, Function
 
-    plans = []
+    plans: list[ParamPlan] = []
     for name, value in params.items():
         text = describe_domain(value)
         if not isinstance(value, Domain) and not is_grid(value):
@@ -48,7 +48,7 @@ def plan_search(params: Mapping[str, Any], entry: Planner, seed: int = 0) -> Sea
 
             plans.append(function_plan(name, value, text, entry, seed, params))
         else:
-            plans.append(domain_plan(name, value, text, entry))
+            plans.append(domain_plan(name, cast(Domain, value), text, entry))  # neither constant nor grid
     if entry.model_based and not any(p.treatment in SEARCHED for p in plans):
         raise NothingToSearch(
             f"{entry.name} has nothing to search in this space: every parameter is a constant or a "

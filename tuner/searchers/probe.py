@@ -6,7 +6,13 @@ conditional parameters (tuner/searchers/conditional.py) are probed once per valu
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeGuard, cast
+
+from tuner.value_types import Config, Value
+
+if TYPE_CHECKING:
+    from ray.tune.search.sample import Function
 
 PROBE_DRAWS = 1000
 PROBE_MAX_VALUES = 64
@@ -14,8 +20,8 @@ CANNOT_RUN_ALONE = "it cannot run alone"  # it reads the config drawn so far (co
 
 
 def probe_function(
-    domain: Any, seed: int, config: dict[str, Any] | None = None
-) -> tuple[list[Any] | None, str]:
+    domain: Function, seed: int, config: Config | None = None
+) -> tuple[list[Value] | None, str]:
     """Draw a ``sample_from`` function many times (seeded, the global generator restored after).
 
     Returns its values, sorted where numeric, when it keeps returning the same small set (no new value
@@ -40,22 +46,22 @@ def probe_function(
     if len(seen) > PROBE_MAX_VALUES or len(early) < len(seen):
         return None, f"more than {PROBE_MAX_VALUES} values in {PROBE_DRAWS} draws"
     if all(is_number(v) for v in seen):
-        seen.sort()
+        cast("list[float]", seen).sort()  # numbers, as checked
     return seen, ""
 
 
-def _hashable(value: Any) -> Any:
+def _hashable(value: Value) -> Value:
     from tuner.values import plain
 
     value = plain(value)
     return tuple(value) if isinstance(value, list) else value
 
 
-def is_number(value: Any) -> bool:
+def is_number(value: Value) -> TypeGuard[int | float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def values_text(values: list[Any]) -> str:
+def values_text(values: Sequence[Value]) -> str:
     if len(values) > 1 and all(is_number(v) for v in values):
         return f"{len(values)} values {values[0]:g}…{values[-1]:g}"
     return f"{len(values)} values"

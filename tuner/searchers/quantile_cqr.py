@@ -8,10 +8,16 @@ at random within its branch. Stopped trials are told to it as pruned with each e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
-from tuner.objectives import Mode
+from tuner.searchers.base import ModelSpace
 from tuner.searchers.optuna_tpe import OptunaTPE
+
+if TYPE_CHECKING:
+    from ray.tune.search import Searcher
+    from ray.tune.search.sample import Domain
+
+    from tuner.searchers.conditional import DefineByRun
 
 
 class QuantileCQR(OptunaTPE):
@@ -25,8 +31,11 @@ class QuantileCQR(OptunaTPE):
     multi_objective = False
     takes_constraints = False
 
-    def build_inner(self, space: Any, metric: str, mode: Mode, warmup: int, seed: int) -> Any:
+    def build_inner(
+        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
+    ) -> Searcher:
         from tuner.searchers.optuna_tpe import optuna_search
         from tuner.searchers.quantile_sampler import QuantileSampler
 
+        space = cast("dict[str, Domain] | DefineByRun", space)  # as space_for makes it
         return optuna_search(space, metric, mode, QuantileSampler(warmup, seed=seed))

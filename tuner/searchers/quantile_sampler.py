@@ -19,7 +19,7 @@ only once a tenth more results are in.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 from optuna.distributions import (
@@ -33,7 +33,11 @@ from optuna.search_space import IntersectionSearchSpace
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
-from tuner.searchers.optuna_samplers import StartCounted, _params_of
+from tuner.searchers.optuna_samplers import Params, StartCounted, _params_of
+from tuner.value_types import Scalar
+
+if TYPE_CHECKING:
+    from sklearn.ensemble import GradientBoostingRegressor
 
 # wider quantiles explored too much (BENCHMARKS.md, "Early stopping on continuous spaces")
 QUANTILES = (0.25, 0.5, 0.75)
@@ -56,7 +60,8 @@ class QuantileSampler(StartCounted, BaseSampler):
         self._rng = np.random.RandomState(seed)
         self._random_sampler = RandomSampler(seed=seed)
         self._space_of = IntersectionSearchSpace(include_pruned=True)
-        self._fitted: tuple[int, tuple, Any] | None = None  # (results, space, models) of the last fit
+        # (results, space, models) of the last fit
+        self._fitted: tuple[int, tuple[str, ...], list[tuple[GradientBoostingRegressor, float]]] | None = None
         self._count_from(warmup)
 
     def reseed_rng(self) -> None:
@@ -69,12 +74,12 @@ class QuantileSampler(StartCounted, BaseSampler):
 
     def sample_independent(
         self, study: Study, trial: FrozenTrial, param_name: str, param_distribution: BaseDistribution
-    ) -> Any:
+    ) -> Scalar:
         return self._random_sampler.sample_independent(study, trial, param_name, param_distribution)
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
-    ) -> dict[str, Any]:
+    ) -> Params:
         if not search_space:
             return {}
         if self._starting(study, trial):
@@ -100,7 +105,9 @@ class QuantileSampler(StartCounted, BaseSampler):
         scores = _sampled_quantiles(models, codec.features(candidates), self._rng)
         return dict(zip(names, codec.values(candidates[int(np.argmin(scores))]), strict=True))
 
-    def _models(self, x: np.ndarray, y: np.ndarray, space: tuple) -> Any:
+    def _models(
+        self, x: np.ndarray, y: np.ndarray, space: tuple[str, ...]
+    ) -> list[tuple[GradientBoostingRegressor, float]]:
         if self._fitted is not None:
             count, fitted_space, models = self._fitted
             if fitted_space == space and len(y) < count * (1 + REFIT_GROWTH):
@@ -110,7 +117,7 @@ class QuantileSampler(StartCounted, BaseSampler):
         return models
 
 
-def _observations(study: Study, names: list[str]) -> list[tuple[dict[str, Any], float]]:
+def _observations(study: Study, names: list[str]) -> list[tuple[Params, float]]:
     """Every trial with a result and every searched parameter: its params and its score, smaller is better.
 
     A trial's score is its rank (0: the best, 1: the worst) among the trials that reported at the furthest
@@ -120,7 +127,7 @@ def _observations(study: Study, names: list[str]) -> list[tuple[dict[str, Any], 
     from scipy.stats import rankdata
 
     sign = 1.0 if study.direction == StudyDirection.MINIMIZE else -1.0
-    curves: list[tuple[dict[str, Any], dict[float, float]]] = []
+    curves: list[tuple[Params, dict[float, float]]] = []
     for t in study.get_trials(deepcopy=False, states=SEEN):
         params = _params_of(t)
         if not set(names) <= params.keys():
@@ -150,7 +157,9 @@ def _normal_scores(values: np.ndarray) -> np.ndarray:
     return norm.ppf((rankdata(values) - 0.5) / len(values))
 
 
-def _fit(x: np.ndarray, y: np.ndarray, rng: np.random.RandomState) -> list[tuple[Any, float]]:
+def _fit(
+    x: np.ndarray, y: np.ndarray, rng: np.random.RandomState
+) -> list[tuple[GradientBoostingRegressor, float]]:
     """One model per quantile, each with the shift split conformal prediction gives it (0 until there are
     enough results to hold some out)."""
     from sklearn.ensemble import GradientBoostingRegressor
@@ -176,7 +185,7 @@ def _fit(x: np.ndarray, y: np.ndarray, rng: np.random.RandomState) -> list[tuple
 
 
 def _sampled_quantiles(
-    models: list[tuple[Any, float]], x: np.ndarray, rng: np.random.RandomState
+    models: list[tuple[GradientBoostingRegressor, float]], x: np.ndarray, rng: np.random.RandomState
 ) -> np.ndarray:
     """Each candidate's score: one of its calibrated quantiles, drawn at random."""
     predicted = np.stack([m.predict(x) + shift for m, shift in models])  # quantiles x candidates
@@ -197,7 +206,7 @@ class _Codec:
     def __init__(self, distributions: list[BaseDistribution]) -> None:
         self.distributions = distributions
 
-    def points(self, configs: list[list[Any]]) -> np.ndarray:
+    def points(self, configs: list[list[Scalar]]) -> np.ndarray:
         out = np.empty((len(configs), len(self.distributions)))
         for j, d in enumerate(self.distributions):
             column = [c[j] for c in configs]
@@ -207,8 +216,8 @@ class _Codec:
                 out[:, j] = np.asarray(column, dtype=float)
         return out
 
-    def values(self, point: np.ndarray) -> list[Any]:
-        out: list[Any] = []
+    def values(self, point: np.ndarray) -> list[Scalar]:
+        out: list[Scalar] = []
         for d, v in zip(self.distributions, point, strict=True):
             if isinstance(d, CategoricalDistribution):
                 out.append(d.choices[int(v)])

@@ -7,7 +7,6 @@ finished random sweep can be extended by more trials like a model-based one.
 from __future__ import annotations
 
 import pickle
-from typing import Any
 
 import numpy as np
 from ray.tune.search import Searcher
@@ -15,24 +14,23 @@ from ray.tune.search.sample import Domain
 
 from tuner.objectives import Mode
 from tuner.spec import flatten, unflatten
+from tuner.value_types import ConfigDraft, Result, Space
 from tuner.values import plain
 
 
 class RandomSearcher(Searcher):
-    def __init__(
-        self, space: dict[str, Any], seed: int, metric: str | None = None, mode: Mode | None = None
-    ) -> None:
+    def __init__(self, space: Space, seed: int, metric: str | None = None, mode: Mode | None = None) -> None:
         super().__init__(metric=metric, mode=mode)
         self.space, self.seed, self.draws = dict(space), seed, 0
 
-    def suggest(self, trial_id: str) -> dict | None:
+    def suggest(self, trial_id: str) -> ConfigDraft | None:
         stream = (self.seed * 7919 + self.draws) % (2**32)
         self.draws += 1
         rng = np.random.RandomState(stream)
         saved = np.random.get_state()
         np.random.seed(stream)  # sample_from functions draw from numpy's global generator
         try:
-            config: dict[str, Any] = {}
+            config: ConfigDraft = {}
             for name, value in flatten(self.space).items():
                 config[name] = (
                     plain(value.sample(config=unflatten(config), random_state=rng))
@@ -43,7 +41,7 @@ class RandomSearcher(Searcher):
         finally:
             np.random.set_state(saved)
 
-    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+    def on_trial_complete(self, trial_id: str, result: Result | None = None, error: bool = False) -> None:
         pass
 
     def save(self, checkpoint_path: str) -> None:

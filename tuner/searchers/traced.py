@@ -17,7 +17,8 @@ import math
 import random as pyrandom
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, cast
 
 # Draw is pickled with searchers under this module's name: it is imported here, not only used
 from tuner.searchers.draws import (  # noqa: F401
@@ -28,6 +29,11 @@ from tuner.searchers.draws import (  # noqa: F401
     _python_draw,
 )
 from tuner.searchers.plan import QUANTILE_EDGE
+from tuner.value_types import Config, Value
+
+if TYPE_CHECKING:
+    import numpy as np
+    from ray.tune.search.sample import Function
 
 TRACE_RUNS = 200
 
@@ -37,22 +43,32 @@ class Traced:
     """A function that makes one draw: the draw, and an example of the values it gives."""
 
     draw: Draw | None  # None: it makes no draw, its value is a function of the other parameters
-    low: Any = None  # the smallest and largest values seen, for the plan
-    high: Any = None
+    low: float | None = None  # the smallest and largest values seen, for the plan
+    high: float | None = None
 
 
 class _Watch:
     """Records or replays the random draws made while it is installed."""
 
-    def __init__(self, replay: list[Any] | None = None) -> None:
+    def __init__(self, replay: list[Value] | None = None) -> None:
         self.calls: list[Draw | str] = []  # a Draw, or the name of a call it cannot follow
+        # what each call gave back: numpy's or Python's result, handed to the user's function as it is
         self.results: list[Any] = []
         self.replay = replay
 
     def restart(self) -> None:
         self.calls, self.results = [], []
 
-    def called(self, name: str, draw: Draw | None, original: Any, args: tuple, kwargs: dict) -> Any:
+    # ``original`` is numpy's or Python's random function: the user's call's arguments and its result pass
+    # through untouched
+    def called(
+        self,
+        name: str,
+        draw: Draw | None,
+        original: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
         self.calls.append(draw if draw is not None else name)
         if self.replay is not None and draw is not None and len(self.calls) <= len(self.replay):
             result = self.replay[len(self.calls) - 1]
@@ -62,20 +78,20 @@ class _Watch:
         return result
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: Value) -> Value:
     from tuner.values import plain
 
     return plain(value)
 
 
 @contextlib.contextmanager
-def _watching(watch: _Watch, function: Any) -> Iterator[None]:
+def _watching(watch: _Watch, function: Callable[..., Value]) -> Iterator[None]:
     """numpy's and Python's random functions routed through ``watch`` (as module attributes, and as names the
     function's module imported from them), restored after."""
     import numpy as np
 
-    swaps: dict[int, Any] = {}
-    targets: list[tuple[Any, str, Any]] = []
+    swaps: dict[int, Callable[..., Any]] = {}  # id of a random function -> its watched stand-in
+    targets: list[tuple[ModuleType | dict[str, Any], str, Callable[..., Any]]] = []  # (owner, name, function)
     for module, names, reader in (
         (np.random, NUMPY_FUNCTIONS, _numpy_draw),
         (pyrandom, PYTHON_FUNCTIONS, _python_draw),
@@ -100,7 +116,12 @@ def _watching(watch: _Watch, function: Any) -> Iterator[None]:
             _set(owner, name, original)
 
 
-def _watched(watch: _Watch, name: str, original: Any, reader: Any) -> Any:
+def _watched(
+    watch: _Watch,
+    name: str,
+    original: Callable[..., Any],
+    reader: Callable[[str, tuple[Any, ...], dict[str, Any]], Draw | None],
+) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
         try:
             draw = reader(name.rpartition(".")[2], args, kwargs)
@@ -111,14 +132,14 @@ def _watched(watch: _Watch, name: str, original: Any, reader: Any) -> Any:
     return call
 
 
-def _set(owner: Any, name: str, value: Any) -> None:
+def _set(owner: ModuleType | dict[str, Any], name: str, value: Callable[..., Any]) -> None:
     if isinstance(owner, dict):
         owner[name] = value
     else:
         setattr(owner, name, value)
 
 
-def _run(domain: Any, config: dict[str, Any], watch: _Watch) -> Any:
+def _run(domain: Function, config: Config, watch: _Watch) -> Value:
     """The function's value on ``config``, called as Tune calls it: with the config, or, where that fails, with
     the older ``spec`` whose ``spec.config.name`` reads the config (its draws made before it failed forgotten)."""
     from tuner.spec import unflatten
@@ -134,10 +155,10 @@ def _run(domain: Any, config: dict[str, Any], watch: _Watch) -> Any:
             return _plain(domain.func(_Spec(config=_Spec(config))))
 
 
-class _Spec(dict):
+class _Spec(dict[str, Value]):
     """The older ``sample_from(lambda spec: spec.config.x)`` argument: a mapping read by attribute too."""
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> Value:
         try:
             value = self[name]
         except KeyError:
@@ -145,16 +166,16 @@ class _Spec(dict):
         return _Spec(value) if isinstance(value, dict) and not isinstance(value, _Spec) else value
 
 
-def replay(domain: Any, config: dict[str, Any], draw: Any) -> Any:
+def replay(domain: Function, config: Config, draw: Value) -> Value:
     """The function's value when its draw is ``draw``."""
     return _run(domain, config, _Watch(replay=[draw]))
 
 
 def trace(
-    domain: Any,
+    domain: Function,
     seed: int,
-    config: dict[str, Any] | None = None,
-    configs: Callable[[Any], dict[str, Any]] | None = None,
+    config: Config | None = None,
+    configs: Callable[[np.random.RandomState], dict[str, Value]] | None = None,
 ) -> Traced | str:
     """The one draw a ``sample_from`` function makes, or why it cannot be searched through one, in words a
     user can act on. Runs it ``TRACE_RUNS`` times, seeded, the global generators restored after, on ``config``
@@ -165,7 +186,8 @@ def trace(
     np.random.seed(seed)
     pyrandom.seed(seed)
     rng = np.random.RandomState(seed + 1)
-    runs: list[tuple[list[Draw | str], list[Any], Any, dict[str, Any]]] = []
+    # each run's calls, what they gave back, the function's output, and the config it was given
+    runs: list[tuple[list[Draw | str], list[Any], Value, dict[str, Value]]] = []
     try:
         for _ in range(TRACE_RUNS):
             given = configs(rng) if configs is not None else dict(config or {})
@@ -221,7 +243,7 @@ def trace(
     return Traced(draw, low, high)
 
 
-def _same(a: Any, b: Any) -> bool:
+def _same(a: Value, b: Value) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return a == b or (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-12)
     return a == b
@@ -230,10 +252,12 @@ def _same(a: Any, b: Any) -> bool:
 class TracedDecode:
     """A model's value for the draw -> the parameter (picklable, as Ray saves searchers)."""
 
-    def __init__(self, domain: Any, draw: Draw | None, inner: Any = None) -> None:
+    def __init__(
+        self, domain: Function, draw: Draw | None, inner: Callable[[Value], Value] | None = None
+    ) -> None:
         self.domain, self.draw, self.inner = domain, draw, inner
 
-    def __call__(self, raw: Any, config: dict[str, Any] | None = None) -> Any:
+    def __call__(self, raw: Value, config: Config | None = None) -> Value:
         if self.draw is None:  # computed from the config alone
             return _run(self.domain, config or {}, _Watch())
         searched = self.inner(raw) if self.inner is not None else raw
@@ -246,30 +270,36 @@ class TracedEncode:
 
     GRID = 257
 
-    def __init__(self, domain: Any, draw: Draw, inner: Any = None) -> None:
+    def __init__(self, domain: Function, draw: Draw, inner: Callable[[Value], Value] | None = None) -> None:
         self.domain, self.draw, self.inner = domain, draw, inner
 
-    def __call__(self, value: Any, config: dict[str, Any] | None = None) -> Any:
+    def __call__(self, value: Value, config: Config | None = None) -> Value:
         draw = self._draw_for(value, dict(config or {}))
         if self.inner is None:
             return draw
         return self.inner(draw)
 
-    def _draw_for(self, value: Any, config: dict[str, Any]) -> Any:
+    def _draw_for(self, value: Value, config: Config) -> Value:
         kind, args = self.draw.kind, self.draw.args
         if kind in ("choice", "randint"):
-            candidates = list(args) if kind == "choice" else range(args[0], min(args[1], args[0] + 4096))
+            bounds = cast("tuple[int, int]", args)  # a randint's (a choice's args are its values)
+            candidates = (
+                list(args) if kind == "choice" else range(bounds[0], min(bounds[1], bounds[0] + 4096))
+            )
             for candidate in candidates:
                 if _same(_plain(replay(self.domain, config, candidate)), _plain(value)):
                     return candidate
             raise ValueError(f"{value!r} is not a value this function gives")
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
             raise ValueError(f"{value!r} is not a number")
-        low, high = args[:2] if kind == "uniform" else (QUANTILE_EDGE, 1 - QUANTILE_EDGE)
+        low, high = (
+            cast("tuple[float, float]", args[:2]) if kind == "uniform" else (QUANTILE_EDGE, 1 - QUANTILE_EDGE)
+        )
         points = [low + (high - low) * i / (self.GRID - 1) for i in range(self.GRID)]
-        outputs = [replay(self.domain, config, self.draw.value(p)) for p in points]
-        if not all(isinstance(o, (int, float)) for o in outputs):
+        values = [replay(self.domain, config, self.draw.value(p)) for p in points]
+        if not all(isinstance(o, (int, float)) for o in values):
             raise ValueError("not a numeric function")
+        outputs = cast("list[float]", values)  # numbers, as checked
         rising = all(b > a for a, b in zip(outputs, outputs[1:], strict=False))
         if not rising and not all(b < a for a, b in zip(outputs, outputs[1:], strict=False)):
             raise ValueError("the function is not monotonic in its draw")
@@ -278,13 +308,16 @@ class TracedEncode:
             raise ValueError(f"{value!r} is outside the function's values")
         for _ in range(80):
             middle = (lo + hi) / 2
-            if replay(self.domain, config, self.draw.value(middle)) < value:
+            if cast(float, replay(self.domain, config, self.draw.value(middle))) < value:  # numeric, as above
                 lo = middle
             else:
                 hi = middle
         found = (lo + hi) / 2
         if not math.isclose(
-            replay(self.domain, config, self.draw.value(found)), value, rel_tol=1e-6, abs_tol=1e-12
+            cast(float, replay(self.domain, config, self.draw.value(found))),
+            value,
+            rel_tol=1e-6,
+            abs_tol=1e-12,
         ):
             raise ValueError(f"{value!r} is not a value this function gives")
         return found  # the uniform's own value, or the quantile the model sees for the other kinds

@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import math
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from optuna.distributions import BaseDistribution
@@ -24,7 +24,11 @@ from optuna.samplers import GPSampler
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial
 
-from tuner.searchers.optuna_samplers import StartCounted, _params_of
+from tuner.searchers.optuna_samplers import Params, StartCounted, _params_of
+
+if TYPE_CHECKING:
+    from optuna._gp.acqf import BaseAcquisitionFunc
+    from optuna._gp.search_space import SearchSpace
 
 GRID_ALL = 8192  # a space of choices with at most this many configs has every one scored
 GRID_SAMPLE = 4096  # else this many at random, then a climb through neighbours
@@ -37,16 +41,17 @@ class WarpedGP(StartCounted, GPSampler):
 
     _min_results = 2  # a GP fitted to one point has nothing to say
 
+    # ``kwargs``: GPSampler's own options, passed on untouched
     def __init__(self, warmup: int, seed: int | None = None, **kwargs: Any) -> None:
         kwargs.setdefault("warn_independent_sampling", False)
         GPSampler.__init__(self, n_startup_trials=0, seed=seed, **kwargs)
         self._count_from(warmup)
         self._tried_normalized: np.ndarray | None = None
-        self._space: Any = None
+        self._space: SearchSpace | None = None  # the space of the proposal being made
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
-    ) -> dict[str, Any]:
+    ) -> Params:
         if not search_space:
             return {}
         if self._starting(study, trial):
@@ -70,7 +75,7 @@ class WarpedGP(StartCounted, GPSampler):
         completed_trials: list[FrozenTrial],
         running_trials: list[FrozenTrial],
         search_space: dict[str, BaseDistribution],
-    ) -> dict[str, Any]:
+    ) -> Params:
         """Optuna's GP step on the completed trials seen through the power warp; running ones fantasised."""
         minimize = study.direction == StudyDirection.MINIMIZE
         raw = np.array([t.value for t in completed_trials], dtype=float)
@@ -82,8 +87,9 @@ class WarpedGP(StartCounted, GPSampler):
             seen.append(view)
         return GPSampler._sample_relative_impl(self, study, seen, running_trials, search_space)
 
-    def _optimize_acqf(self, acqf: Any, best_params: np.ndarray | None) -> np.ndarray:
+    def _optimize_acqf(self, acqf: BaseAcquisitionFunc, best_params: np.ndarray | None) -> np.ndarray:
         tried = self._tried_normalized
+        assert self._space is not None, "set by sample_relative, whose GPSampler step calls this"
         if not len(self._space.continuous_indices):  # a space of choices and integers: untried configs only
             found = _best_untried(acqf, self._space, tried, best_params, self._rng.rng)
             if found is not None:
@@ -101,7 +107,11 @@ class WarpedGP(StartCounted, GPSampler):
 
 
 def _best_untried(
-    acqf: Any, space: Any, tried: np.ndarray | None, start: np.ndarray | None, rng: np.random.RandomState
+    acqf: BaseAcquisitionFunc,
+    space: SearchSpace,
+    tried: np.ndarray | None,
+    start: np.ndarray | None,
+    rng: np.random.RandomState,
 ) -> np.ndarray | None:
     """The untried config of a discrete space that scores best: every config where there are at most
     ``GRID_ALL``, else a random ``GRID_SAMPLE`` of them and the best's neighbours, then a climb from the best
@@ -141,7 +151,7 @@ def _matches(points: np.ndarray, tried: np.ndarray) -> np.ndarray:
     return np.array([row.tobytes() in seen for row in np.round(points, 9)], dtype=bool)
 
 
-def _grid(space: Any, choices: list[np.ndarray]) -> np.ndarray:
+def _grid(space: SearchSpace, choices: list[np.ndarray]) -> np.ndarray:
     """Every config of a space of choices and integers (normalized coordinates)."""
     columns = np.meshgrid(*choices, indexing="ij")
     grid = np.empty((columns[0].size, space.dim))
@@ -150,7 +160,7 @@ def _grid(space: Any, choices: list[np.ndarray]) -> np.ndarray:
     return grid
 
 
-def _neighbours(point: np.ndarray, space: Any) -> np.ndarray:
+def _neighbours(point: np.ndarray, space: SearchSpace) -> np.ndarray:
     """The configs one step away from ``point`` in one discrete parameter (any other value of a categorical)."""
     out = []
     for i, choices in zip(space.discrete_indices, space.get_choices_of_discrete_params(), strict=True):

@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 
 from ray.tune.search import SearchAlgorithm, Searcher
 
+from tuner.value_types import ConfigDraft, SpaceEntry, Value
+
 W = TypeVar("W", bound=Searcher)
 
 
@@ -19,19 +21,24 @@ class WrappingSearcher(Searcher):
         Searcher.__init__(self, metric=inner.metric, mode=inner.mode)
         self.inner = inner
 
-    def set_search_properties(self, metric: str | None, mode: str | None, config: dict, **spec: Any) -> bool:
+    # ``spec``: Tune's own settings for the search (Ray leaves them untyped), passed on untouched
+    def set_search_properties(
+        self, metric: str | None, mode: str | None, config: dict[str, SpaceEntry], **spec: Any
+    ) -> bool:
         return self.inner.set_search_properties(metric, mode, config, **spec)
 
     def set_max_concurrency(self, max_concurrent: int) -> bool:
         return self.inner.set_max_concurrency(max_concurrent)
 
-    def suggest(self, trial_id: str) -> dict | None:
+    def suggest(self, trial_id: str) -> ConfigDraft | None:
         return self.inner.suggest(trial_id)
 
-    def on_trial_result(self, trial_id: str, result: dict) -> None:
+    def on_trial_result(self, trial_id: str, result: dict[str, Value]) -> None:
         self.inner.on_trial_result(trial_id, result)
 
-    def on_trial_complete(self, trial_id: str, result: dict | None = None, error: bool = False) -> None:
+    def on_trial_complete(
+        self, trial_id: str, result: dict[str, Value] | None = None, error: bool = False
+    ) -> None:
         self.inner.on_trial_complete(trial_id, result=result, error=error)
 
     # BOHB's scheduler tells its searcher which trials wait at a budget.

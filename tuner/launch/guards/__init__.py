@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tuner import storage
 from tuner.folder.fates import DecisionLog
 from tuner.settings import SweepConfig
 
+if TYPE_CHECKING:
+    from ray.tune import Callback, Stopper
 
-def all_guards(cfg: SweepConfig, folder: str, fate_log: DecisionLog) -> list[Any]:
+    from tuner.launch.guards.ending import EndingWatch
+
+
+def all_guards(cfg: SweepConfig, folder: str, fate_log: DecisionLog) -> list[Callback]:
     """What makes a sweep end on its own and say why trials ended: hung trials stopped, deaths named, the
     budget counted, a full storage met with an orderly stop."""
     from tuner.launch.guards import disk
@@ -26,10 +31,10 @@ def all_guards(cfg: SweepConfig, folder: str, fate_log: DecisionLog) -> list[Any
     ]
 
 
-def sweep_stopper(stall: Any, budget: Any, max_epochs: int | None = None) -> Any:
+def sweep_stopper(stall: EndingWatch, budget: EndingWatch, max_epochs: int | None = None) -> Stopper:
     """Ends the whole sweep when it stalls or its budget is spent, and with ``max_epochs`` each trial there (for
     schedulers that never end one: ``SchedulerEntry.ends_at_max_epochs``)."""
-    from ray.tune.stopper import CombinedStopper, Stopper
+    from ray.tune.stopper import CombinedStopper
 
     from tuner.launch.guards.budget import BudgetStopper
     from tuner.launch.guards.epoch_limit import EpochLimit

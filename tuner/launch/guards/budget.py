@@ -19,7 +19,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict, cast
 
 from tuner import storage
 from tuner.folder import spent as spent_record
@@ -30,8 +30,23 @@ from tuner.launch.guards.run_start import RunStartCallback
 from tuner.limits import Budget
 from tuner.ray_compat.state_file import OPEN_STATUSES
 
+if TYPE_CHECKING:
+    from ray.tune import PlacementGroupFactory
+    from ray.tune.experiment import Trial
+
+    from tuner.value_types import Result
+
 log = logging.getLogger(__name__)
 SAVE_EVERY_S = 2.0
+
+
+class _BudgetState(TypedDict):
+    """What a pickled watch keeps (it reads what was spent afresh)."""
+
+    folder: str
+    budget_text: str | None
+    fate_log: DecisionLog | None
+    clock: Callable[[], float]
 
 
 def load_spent(folder: str) -> Spent:
@@ -103,7 +118,7 @@ class BudgetWatch(RunStartCallback):
         self._last_step: float | None = None
         self._last_save = 0.0
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _BudgetState:
         return {
             "folder": self.folder,
             "budget_text": self.budget_text,
@@ -111,7 +126,7 @@ class BudgetWatch(RunStartCallback):
             "clock": self.clock,
         }
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: _BudgetState) -> None:
         self.__dict__.update(state)
         self._reset()
 
@@ -130,16 +145,18 @@ class BudgetWatch(RunStartCallback):
         """In all: before this run, and in it."""
         return self.before.plus(dataclasses.replace(self.now_spent, ended_by_budget=self.ended))
 
-    def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_start(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
         if not self._started:
             self._started = True
             self._last_step = self.clock()
 
-    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+    def on_trial_result(
+        self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
+    ) -> None:
         self.now_spent.epochs += 1
         self._check(trials)
 
-    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+    def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         now = self.clock()
         if self._started and self._last_step is not None:
             step = now - self._last_step
@@ -152,10 +169,10 @@ class BudgetWatch(RunStartCallback):
         if now - self._last_save >= SAVE_EVERY_S:
             self._save()
 
-    def on_experiment_end(self, trials: list, **info: Any) -> None:
+    def on_experiment_end(self, trials: list[Trial], **info: object) -> None:
         self._save()
 
-    def _check(self, trials: list) -> None:
+    def _check(self, trials: list[Trial]) -> None:
         if self.ended or self.budget is None or self.budget.spent_of(self.spent()) < self.budget.amount:
             return
         self.ended = True
@@ -179,9 +196,13 @@ class BudgetWatch(RunStartCallback):
         spent_record.write_running(self.folder, self.spent(), self.budget_text)
 
 
-def _gpus(trial: Any) -> float:
+def _gpus(trial: Trial) -> float:
     try:
-        return float(trial.placement_group_factory.required_resources.get("GPU", 0.0))
+        # None until Tune places the trial (Ray's __init__, all that mypy reads of it, sets only that)
+        factory = cast("PlacementGroupFactory | None", trial.placement_group_factory)
+        if factory is None:
+            return 0.0
+        return float(factory.required_resources.get("GPU", 0.0))
     except Exception:  # noqa: BLE001 - a trial without resources yet holds no GPU
         return 0.0
 

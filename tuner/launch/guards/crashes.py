@@ -17,7 +17,7 @@ import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ray.tune import Callback
 
@@ -25,6 +25,9 @@ from tuner.folder.fates import DecisionLog
 from tuner.folder.names import CRASH_FILE
 from tuner.ray_compat.messages import process_died
 from tuner.storage import here
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
 
 RUN_MARKER = "--- a run of this trial started; a fatal signal's stack follows when it died of one ---\n"
 # Python's fault handler names the signal in its first line: "Fatal Python error: Segmentation fault".
@@ -133,13 +136,13 @@ class CrashNamer(Callback):
         self.fate_log = fate_log
         self._oom_kills = oom_kill_count()
 
-    def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_recover(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
         self._name(trial)
 
-    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
         self._name(trial)
 
-    def _name(self, trial: Any) -> None:
+    def _name(self, trial: Trial) -> None:
         from tuner.folder.fates import DIED
 
         crash_text = crash_file = None

@@ -15,12 +15,18 @@ import errno
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ray.tune import Callback
 
 from tuner.folder.fates import STORAGE, DecisionLog, refusal
 from tuner.storage import here
+
+if TYPE_CHECKING:
+    from ray.tune import Checkpoint
+    from ray.tune.experiment import Trial
+
+    from tuner.value_types import Result
 
 # bytes kept free on the storage: the last state and a round of results and checkpoints
 RESERVE_MIN = 64 * 2**20
@@ -88,17 +94,21 @@ class StorageWatch(Callback):
     def reserve(self) -> int:
         return max(RESERVE_MIN, RESERVE_CHECKPOINTS * self.largest_checkpoint)
 
-    def on_checkpoint(self, iteration: int, trials: list, trial: Any, checkpoint: Any, **info: Any) -> None:
+    def on_checkpoint(
+        self, iteration: int, trials: list[Trial], trial: Trial, checkpoint: Checkpoint, **info: object
+    ) -> None:
         path = getattr(checkpoint, "path", None)
         if self.folder is not None and path and os.path.isdir(path):
             self.largest_checkpoint = max(self.largest_checkpoint, size_of(path))
 
-    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+    def on_trial_result(
+        self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
+    ) -> None:
         free = free_bytes(here(self.folder))
         if free is not None and free < self.reserve and not self.stopped:
             self._stop(nearly_full(free, here(self.experiment), self.reserve))
 
-    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
         from tuner.launch.guards.crashes import last_failure
 
         meaning = refusal(last_failure(trial.error_file))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ray.tune import Stopper
+
+if TYPE_CHECKING:
+    from tuner.value_types import Result
 
 
 class EndingWatch(Protocol):
@@ -27,7 +30,7 @@ class WatchStopper(Stopper):
     def __init__(self, watch: EndingWatch) -> None:
         self.watch = watch
 
-    def __call__(self, trial_id: str, result: dict) -> bool:
+    def __call__(self, trial_id: str, result: Result) -> bool:
         return False
 
     def stop_all(self) -> bool:

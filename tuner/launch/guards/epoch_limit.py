@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ray.tune import Stopper
+
+from tuner.values import number
+
+if TYPE_CHECKING:
+    from tuner.value_types import Result
 
 
 class EpochLimit(Stopper):
@@ -13,8 +20,8 @@ class EpochLimit(Stopper):
     def __init__(self, max_epochs: int) -> None:
         self.max_epochs = max_epochs
 
-    def __call__(self, trial_id: str, result: dict) -> bool:
-        return int(result.get("training_iteration") or 0) >= self.max_epochs
+    def __call__(self, trial_id: str, result: Result) -> bool:
+        return int(number(result.get("training_iteration")) or 0) >= self.max_epochs
 
     def stop_all(self) -> bool:
         return False

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ray.tune import Callback
+
+if TYPE_CHECKING:
+    from ray.tune import Stopper
 
 
 class RunStartCallback(Callback):
@@ -12,10 +15,10 @@ class RunStartCallback(Callback):
 
     def setup(
         self,
-        stop: Any = None,
+        stop: Stopper | None = None,
         num_samples: int | None = None,
         total_num_samples: int | None = None,
-        **info: Any,
+        **info: object,
     ) -> None:
         self.at_run_start()
 

@@ -22,10 +22,15 @@ import logging
 import os
 import signal
 import threading
-from typing import Any
+from collections.abc import Callable
+from types import FrameType
+from typing import TYPE_CHECKING, TypeAlias
 
 from tuner.launch.guards.run_start import RunStartCallback
 from tuner.ray_compat.orderly_stop import RAY_SIGINT_OFF, RAY_STOP, rays_stop, stop_in_order
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
 
 log = logging.getLogger(__name__)
 HANDLED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -33,6 +38,10 @@ STOP_WITHIN_S = 10.0  # an asked-for stop waits for a step without a checkpoint 
 # a local Ray's processes that this one starts; without them the sweep cannot go on
 RAY_SERVICES = ("gcs_server", "raylet")
 SERVICES_WATCH_S = 15.0  # after a signal, how long the stop watches for them to end with it
+
+SignalFunction: TypeAlias = Callable[[int, FrameType | None], object]
+# what ``signal.getsignal`` answers: a function, SIG_DFL or SIG_IGN, or None for a handler not set from Python
+SignalHandler: TypeAlias = SignalFunction | int | signal.Handlers | None
 
 
 class Stopped(KeyboardInterrupt):
@@ -66,7 +75,7 @@ class OrderlyStop:
         self.reason: str | None = None  # why the sweep asked itself to stop (``stop_for``), not a signal
         self.at_step_ends = False  # a StepEndStop runs in this sweep: stops are handed to Ray between steps
         self._asked: float | None = None  # when a stop was asked for that Ray has not been told of yet
-        self._saved: dict[int, Any] = {}
+        self._saved: dict[int, SignalHandler] = {}
         self._services: list[int] = []  # the local Ray's GCS and raylet, when this process started them
         self._run_over = False  # Tune's run has returned: Ray's processes end on tuner's own way out
 
@@ -89,7 +98,7 @@ class OrderlyStop:
             signal.signal(signum, self._handle)
         self._services = _local_ray_services()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         global _active
         if _active is self:
             _active = None
@@ -117,7 +126,7 @@ class OrderlyStop:
         self._ask_ray()
         return True
 
-    def at_step_end(self, trials: list) -> None:
+    def at_step_end(self, trials: list[Trial]) -> None:
         """Hand an asked-for stop to Ray at the end of a step in which no trial's checkpoint is on its way (Tune
         takes a reported checkpoint a step after its result: a stop between them would run that epoch again
         on resume), or once ``STOP_WITHIN_S`` has passed whatever the trials do."""
@@ -133,7 +142,7 @@ class OrderlyStop:
         if ray_stop is not None:
             stop_in_order(ray_stop)
 
-    def _ray_stop(self) -> Any:
+    def _ray_stop(self) -> SignalFunction | None:
         return rays_stop(self._handle)
 
     def _ask_ray(self) -> None:
@@ -147,7 +156,7 @@ class OrderlyStop:
         if ray_stop is not None:
             stop_in_order(ray_stop)
 
-    def _handle(self, signum: int, frame: Any) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         name = signal.Signals(signum).name
         if self.received is None and self._ray_stop() is not None:
             self.received = signum
@@ -219,6 +228,6 @@ class StepEndStop(RunStartCallback):
         if _active is not None:
             _active.at_step_ends = True
 
-    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+    def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         if _active is not None:
             _active.at_step_end(trials)

@@ -16,7 +16,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ray.tune.search import Searcher
 
@@ -24,6 +24,11 @@ from tuner.folder.names import STALL_SIDECAR as STALL_FILE
 from tuner.launch.guards.ending import WatchStopper
 from tuner.launch.guards.run_start import RunStartCallback
 from tuner.searchers.wrapping import WrappingSearcher
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
+
+    from tuner.value_types import Value
 
 ACTIVE = ("RUNNING", "PENDING")
 
@@ -67,7 +72,7 @@ class StallWatch(RunStartCallback):
     def at_run_start(self) -> None:
         self._register()  # a resumed sweep runs an unpickled copy: this one decides now
 
-    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+    def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         self.observe([t.status for t in trials])
 
     def stalled_now(self) -> bool:
@@ -107,7 +112,7 @@ class StallAwareSearcher(WrappingSearcher):
         super().__init__(inner)
         self.watch = watch
 
-    def suggest(self, trial_id: str) -> dict | str | None:  # type: ignore[override]  # Searcher.FINISHED is a str
+    def suggest(self, trial_id: str) -> dict[str, Value] | str | None:  # type: ignore[override]  # Searcher.FINISHED is a str
         suggestion = self.inner.suggest(trial_id)
         if suggestion is None and self.watch.stalled_now():
             return Searcher.FINISHED

@@ -15,15 +15,30 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from tuner.folder.fates import DecisionLog
 from tuner.launch.guards.run_start import RunStartCallback
 from tuner.limits import TrialTimeout, format_seconds
 from tuner.storage import here
+from tuner.values import number
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
+
+    from tuner.value_types import Result
 
 log = logging.getLogger(__name__)
 HUNG = "hung"
+
+
+class _WatchState(TypedDict):
+    """What a pickled watch keeps (its clocks start afresh)."""
+
+    timeout: TrialTimeout
+    fate_log: DecisionLog | None
+    clock: Callable[[], float]
+    folder: str | None
 
 
 class HungTrialWatch(RunStartCallback):
@@ -48,7 +63,7 @@ class HungTrialWatch(RunStartCallback):
         self.slowest_epoch: float | None = None
         self.slowest_first: float | None = None
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _WatchState:
         # Ray pickles callbacks with the sweep; a resumed sweep starts its clocks afresh.
         return {
             "timeout": self.timeout,
@@ -57,7 +72,7 @@ class HungTrialWatch(RunStartCallback):
             "folder": self.folder,
         }
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: _WatchState) -> None:
         self.__dict__.update(state)
         self._reset()
 
@@ -72,16 +87,18 @@ class HungTrialWatch(RunStartCallback):
                 log.debug("trial timeout: saved settings unreadable", exc_info=True)
         self._reset()
 
-    def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_start(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
         self._start(trial)
 
-    def on_trial_recover(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+    def on_trial_recover(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
         self._since.pop(trial.trial_id, None)  # its restart is timed from when it runs again
         self._ended.discard(trial.trial_id)
 
-    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+    def on_trial_result(
+        self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
+    ) -> None:
         now = self.clock()
-        epoch = int(result.get("training_iteration") or 0)
+        epoch = int(number(result.get("training_iteration")) or 0)
         since, last_epoch, first = self._since.get(trial.trial_id, (now, epoch, True))
         took = (now - since) / max(epoch - last_epoch, 1)
         if first:
@@ -90,7 +107,7 @@ class HungTrialWatch(RunStartCallback):
             self.slowest_epoch = max(self.slowest_epoch or 0.0, took)
         self._since[trial.trial_id] = (now, epoch, False)
 
-    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+    def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         running = {t.trial_id for t in trials if t.status == "RUNNING"}
         for trial_id in set(self._since) - running:
             del self._since[trial_id]
@@ -107,14 +124,14 @@ class HungTrialWatch(RunStartCallback):
             if silent >= limit:
                 self._end(trial, silent, epoch, limit)
 
-    def _start(self, trial: Any) -> None:
+    def _start(self, trial: Trial) -> None:
         # a trial that never reported has no last result yet: asking Tune for it waits on the trial's actor
         reported = trial.last_result if trial.has_reported_at_least_once else {}
         epoch = int(reported.get("training_iteration") or 0)
         self._since[trial.trial_id] = (self.clock(), epoch, True)
         self._ended.discard(trial.trial_id)
 
-    def _end(self, trial: Any, silent: float, epoch: int, limit: float) -> None:
+    def _end(self, trial: Trial, silent: float, epoch: int, limit: float) -> None:
         from tuner.ray_compat import end_trial_process
 
         after = f"after epoch {epoch}" if epoch else "since it started"

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import logging
 import os
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from tuner.errors import UsageError
 
+if TYPE_CHECKING:
+    from ray import LoggingConfig
+
 log = logging.getLogger(__name__)
+
+
+class _RayLogging(TypedDict):
+    """What Ray's start is told of its logging, on either way in."""
+
+    logging_level: int
+    log_to_driver: bool
+    logging_config: LoggingConfig
 
 
 def prepare_environment() -> None:
@@ -38,7 +49,7 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
         quiet_worker_crashes()
         return False
     # Workers log warnings and errors (a trial's traceback, an OOM fallback), not Ray's per-checkpoint chatter.
-    kwargs: dict[str, Any] = {
+    kwargs: _RayLogging = {
         "logging_level": logging.WARNING,
         "log_to_driver": True,
         "logging_config": ray.LoggingConfig(log_level="WARNING"),

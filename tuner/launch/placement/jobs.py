@@ -10,11 +10,18 @@ import os
 import shlex
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from tuner.errors import TunerError, UsageError
 from tuner.launch.placement.auth import TOKEN_HELP, enable_token_auth, looks_like_auth_failure
 from tuner.settings import NO_SPACE
+
+if TYPE_CHECKING:
+    from ray.job_submission import JobSubmissionClient
+
+    from tuner.value_types import Value
+
+T = TypeVar("T")
 
 # Never shipped with the working directory: environments, results, data, caches.
 # (.git and .venv Ray leaves out by itself.)
@@ -42,7 +49,7 @@ def dashboard_address(address: str | None) -> str:
     return address
 
 
-def client(address: str | None) -> Any:
+def client(address: str | None) -> JobSubmissionClient:
     """A connected ``JobSubmissionClient``, or a one-line error saying what is wrong."""
     import logging
     from urllib.parse import urlsplit
@@ -83,7 +90,7 @@ def _explain(exc: Exception, url: str) -> TunerError:
 _TRY_AGAIN = "try again later"
 
 
-def _call(url: str, action: Callable[[], Any], patience_s: float = 60.0) -> Any:
+def _call(url: str, action: Callable[[], T], patience_s: float = 60.0) -> T:
     import time
 
     deadline = time.monotonic() + patience_s
@@ -99,7 +106,7 @@ def _call(url: str, action: Callable[[], Any], patience_s: float = 60.0) -> Any:
             raise _explain(exc, url) from exc
 
 
-def sweep_entrypoint(flags: Mapping[str, Any], python: str = "python") -> str:
+def sweep_entrypoint(flags: Mapping[str, Value], python: str = "python") -> str:
     """The command a job runs: ``tuner sweep`` with the given flags, joined to the cluster it runs on."""
     args = [python, "-m", "tuner", "sweep"]
     for name, value in flags.items():
@@ -157,14 +164,14 @@ def relative_file(option: str, value: str, working_dir: Path) -> str:
         ) from None
 
 
-def submit(address: str | None, flags: dict[str, Any], working_dir: Path, python: str = "python") -> str:
+def submit(address: str | None, flags: Mapping[str, Value], working_dir: Path, python: str = "python") -> str:
     """Submit ``tuner sweep FLAGS`` as a Ray Job, shipping the working directory; returns the job id."""
     import tempfile
 
     flags = dict(flags)
     config_file = flags.pop("config_file", None)
     if config_file:
-        flags["config"] = relative_file("--config", config_file, working_dir)
+        flags["config"] = relative_file("--config", str(config_file), working_dir)
     if not flags.get("space") and not flags.get("config"):
         raise UsageError(NO_SPACE)
     from tuner.launch.placement.versions import check_submittable
@@ -174,8 +181,12 @@ def submit(address: str | None, flags: dict[str, Any], working_dir: Path, python
     url = dashboard_address(address)
     check_submittable(url, dashboard_ray_version(jobs))  # the job runs tuner with the cluster's Ray
     with tempfile.TemporaryDirectory(prefix="tuner-ship-") as staging:
-        flags["space"], py_modules = ship_space_file(flags.get("space"), working_dir, Path(staging))
-        runtime_env: dict[str, Any] = {"working_dir": str(working_dir), "excludes": SHIP_EXCLUDES}
+        space = cast("str | None", flags.get("space"))  # the --space flag: text
+        flags["space"], py_modules = ship_space_file(space, working_dir, Path(staging))
+        runtime_env: dict[str, str | list[str] | dict[str, str]] = {
+            "working_dir": str(working_dir),
+            "excludes": SHIP_EXCLUDES,
+        }
         if py_modules:
             runtime_env["py_modules"] = py_modules
         if os.environ.get("WANDB_API_KEY"):
@@ -184,7 +195,7 @@ def submit(address: str | None, flags: dict[str, Any], working_dir: Path, python
         return _call(url, lambda: jobs.submit_job(entrypoint=entrypoint, runtime_env=runtime_env))
 
 
-def list_jobs(address: str | None) -> list[dict[str, Any]]:
+def list_jobs(address: str | None) -> list[dict[str, str | None]]:
     jobs, url = client(address), dashboard_address(address)
     details = _call(url, jobs.list_jobs)
     return [

@@ -22,14 +22,20 @@ import json
 import logging
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias, TypedDict, cast
 
 from ray.tune import Callback
 
 from tuner.folder.names import PACKING_SIDECAR as PACKING_FILE
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
+
+    from tuner.launch.trial.forms import TrainableForm
+    from tuner.value_types import Config, ConfigDraft, Result, Space, Value
 
 log = logging.getLogger(__name__)
 
@@ -49,8 +55,18 @@ class MemoryProbe:
     footprint_bytes: int
     gpu_total_bytes: int
     gpu_name: str
-    config: Mapping[str, Any]
+    config: Config
     how: str = "measured"
+
+
+class _Measured(TypedDict):
+    """A ``MemoryProbe``'s fields as the GPU task sends them back."""
+
+    footprint_bytes: int
+    gpu_total_bytes: int
+    gpu_name: str
+    config: ConfigDraft
+    how: str
 
 
 @dataclass(frozen=True)
@@ -119,7 +135,7 @@ def mps_running() -> bool:
 # --- the most demanding config ---------------------------------------------------------------------
 
 
-def demanding_config(params: Mapping[str, Any], seed: int = 0) -> dict[str, Any]:
+def demanding_config(params: Space, seed: int = 0) -> ConfigDraft:
     """Every numeric parameter at its largest value (widths, batch size); others at a typical value."""
     import numpy as np
     from ray.tune.search.sample import Categorical, Domain, Float, Function, Integer
@@ -127,10 +143,11 @@ def demanding_config(params: Mapping[str, Any], seed: int = 0) -> dict[str, Any]
     state = np.random.get_state()
     np.random.seed(seed)
     try:
-        config = {}
+        config: ConfigDraft = {}
         for name, value in params.items():
             if isinstance(value, Mapping) and "grid_search" in value:
-                config[name] = _largest(list(value["grid_search"]))
+                # tune.grid_search's values, a list by construction
+                config[name] = _largest(list(cast("Sequence[Value]", value["grid_search"])))
             elif isinstance(value, Categorical):
                 config[name] = _largest(list(value.categories))
             elif isinstance(value, Integer):
@@ -148,24 +165,24 @@ def demanding_config(params: Mapping[str, Any], seed: int = 0) -> dict[str, Any]
         np.random.set_state(state)
 
 
-def _largest(values: list[Any]) -> Any:
+def _largest(values: Sequence[Value]) -> Value:
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     return max(numbers) if numbers and len(numbers) == len(values) else values[0]
 
 
 # --- measuring on a GPU ----------------------------------------------------------------------------
 
-MeasureFn = Callable[[Mapping[str, Any]], MemoryProbe]
+MeasureFn: TypeAlias = "Callable[[Config], MemoryProbe]"
 
 
-def memory_probe_of(trainable: Callable[..., Any]) -> Callable[..., Any] | None:
+def memory_probe_of(trainable: TrainableForm) -> Callable[..., object] | None:
     from tuner.spec import contract
 
     return contract(trainable).memory_probe
 
 
 def measure_on_gpu(
-    probe: Callable[..., Any], config: Mapping[str, Any], kwargs: Mapping[str, Any], cpus: float
+    probe: Callable[..., object], config: Config, kwargs: Mapping[str, Any], cpus: float
 ) -> MemoryProbe:
     """Run ``probe(config, **kwargs)`` as a Ray task holding one whole GPU and read its footprint there."""
     import ray
@@ -174,7 +191,7 @@ def measure_on_gpu(
     return MemoryProbe(**ray.get(task.remote(probe, dict(config), dict(kwargs))))
 
 
-def _footprint(probe: Callable[..., Any], config: dict[str, Any], kwargs: dict[str, Any]) -> dict[str, Any]:
+def _footprint(probe: Callable[..., object], config: ConfigDraft, kwargs: dict[str, Any]) -> _Measured:
     before = _device_used_bytes()  # before this process creates its CUDA context
     probe(config, **kwargs)
     import torch
@@ -241,7 +258,7 @@ def current(key: str) -> int:
     return int(json.loads(Path(key).read_text(encoding="utf-8"))["trials_per_gpu"])
 
 
-def trial_resources(key: str, cpus: float, config: Mapping[str, Any]) -> dict[str, float]:
+def trial_resources(key: str, cpus: float, config: Config) -> dict[str, float]:
     """Resources of a trial created now: the current packing of the sweep behind ``key``."""
     return {"cpu": cpus, "gpu": gpu_share(current(key))}
 
@@ -264,7 +281,9 @@ class OomWatcher(Callback):
         self.key, self.out = key, out
         self.seen: set[str] = set()
 
-    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+    def on_trial_result(
+        self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
+    ) -> None:
         if not result.get("oom_retries") or trial.trial_id in self.seen:
             return
         self.seen.add(trial.trial_id)

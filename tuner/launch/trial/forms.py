@@ -10,12 +10,21 @@ from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeAlias, TypeGuard
 
 from tuner.errors import UsageError
 
+if TYPE_CHECKING:
+    from ray.tune import Trainable
 
-def is_class(trainable: Any) -> bool:
+# A trainable in any of its forms: a function ``train(config, **settings)``, whose return Tune takes as it is,
+# or a ``tune.Trainable`` class (calling it makes one); either may be wrapped by ``tune.with_parameters`` or
+# ``tune.with_resources``.
+TrainableForm: TypeAlias = Callable[..., object]
+
+
+def is_class(trainable: TrainableForm) -> TypeGuard[type[Trainable]]:
     """A ``tune.Trainable`` subclass: Tune calls its ``step`` once per epoch and checkpoints it itself."""
     if not inspect.isclass(trainable):
         return False
@@ -24,7 +33,7 @@ def is_class(trainable: Any) -> bool:
     return issubclass(trainable, Trainable)
 
 
-def check_form(trainable: Any, name: str) -> None:
+def check_form(trainable: TrainableForm, name: str) -> None:
     """A class that is not a ``tune.Trainable``, or one without ``step``, is one line before anything starts."""
     if not inspect.isclass(trainable):
         return
@@ -42,17 +51,18 @@ def check_form(trainable: Any, name: str) -> None:
         )
 
 
-def settings_keywords(trainable: Any) -> set[str] | None:
+def settings_keywords(trainable: TrainableForm) -> set[str] | None:
     """The run settings a trainable takes as keywords after its config (a class: in ``setup``); None when it
     takes ``**kwargs``."""
     from tuner.launch.registry import declared_keywords
 
     if is_class(trainable):
-        return declared_keywords(functools.partial(trainable.setup, None))  # past ``self``
+        setup: Callable[..., object] = trainable.setup  # read for its signature, never called
+        return declared_keywords(functools.partial(setup, None))  # past ``self``
     return declared_keywords(trainable)
 
 
-def keeps_checkpoints(trainable: Any, declared: bool | None) -> bool:
+def keeps_checkpoints(trainable: TrainableForm, declared: bool | None) -> bool:
     """Whether the trainable continues from a checkpoint: as it declares (``train.checkpoints``); a class when it
     defines ``save_checkpoint`` and ``load_checkpoint``; a function when its source asks Tune for one."""
     from tuner.ray_compat import own_code
@@ -73,7 +83,7 @@ def keeps_checkpoints(trainable: Any, declared: bool | None) -> bool:
         return True  # no source to read: let it run
 
 
-def reusable(trainable: Any) -> bool:
+def reusable(trainable: TrainableForm) -> bool:
     """Whether one Ray actor may run trial after trial: always for a function; for a class only when it
     defines ``reset_config`` (Tune fails a trial whose reused class cannot take a new config)."""
     from tuner.ray_compat import own_code
@@ -86,7 +96,7 @@ def reusable(trainable: Any) -> bool:
     return own.reset_config is not Trainable.reset_config
 
 
-def checkpoint_advice(trainable: Any) -> str:
+def checkpoint_advice(trainable: TrainableForm) -> str:
     """What to add so that a trainable continues from a checkpoint, in its own form's words."""
     from tuner.ray_compat import own_code
 
@@ -95,7 +105,7 @@ def checkpoint_advice(trainable: Any) -> str:
     return "report checkpoints and continue from tune.get_checkpoint()"
 
 
-def declared_resources(trainable: Any) -> dict[str, float]:
+def declared_resources(trainable: TrainableForm) -> dict[str, float]:
     """The per-trial CPUs and GPUs ``tune.with_resources`` fixed, as sweep settings (empty when none)."""
     from tuner.ray_compat import declared_resources as requested
 

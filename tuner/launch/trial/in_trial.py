@@ -17,11 +17,15 @@ import contextlib
 import functools
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tuner.folder.names import CRASH_FILE
 from tuner.launch.guards.crashes import fatal_signals_to
 from tuner.launch.trial.trial_output import captured
+
+if TYPE_CHECKING:
+    from tuner.launch.trial.forms import TrainableForm
+    from tuner.value_types import Config, ConfigDraft, Value
 
 
 @contextlib.contextmanager
@@ -51,7 +55,7 @@ def duties(
         yield
 
 
-def in_trial(trainable: Any, experiment: str | None, echo: bool, max_epochs: int) -> Any:
+def in_trial(trainable: TrainableForm, experiment: str | None, echo: bool, max_epochs: int) -> TrainableForm:
     """``trainable`` with its per-trial duties, in the form it came in; a class's trial ends at ``max_epochs``
     (a function ends itself)."""
     from tuner.launch.trial.forms import is_class
@@ -61,13 +65,13 @@ def in_trial(trainable: Any, experiment: str | None, echo: bool, max_epochs: int
     return _function_trial(trainable, experiment, echo)
 
 
-def _function_trial(trainable: Callable[..., Any], experiment: str | None, echo: bool) -> Callable[..., Any]:
+def _function_trial(trainable: TrainableForm, experiment: str | None, echo: bool) -> Callable[..., object]:
     from tuner.ray_compat import tutorial_api
 
     inner = tutorial_api(trainable)
 
     @functools.wraps(trainable)
-    def run(config: dict, **kwargs: Any) -> Any:
+    def run(config: Config, **kwargs: Any) -> object:  # the settings go to the trainable untouched
         where = _function_trial_place()
         if where is None:  # a direct call, outside a Tune trial: nothing to capture
             return inner(config, **kwargs)
@@ -101,11 +105,11 @@ def _class_trial(cls: type, experiment: str | None, echo: bool, max_epochs: int)
     no scheduler about a result a stopper ends on, and HyperBand's last rung would never be decided."""
 
     class Trial(cls):
-        def setup(self, config: dict, **kwargs: Any) -> None:
+        def setup(self, config: ConfigDraft, **kwargs: Any) -> None:  # the settings go to its setup untouched
             self._tuner_begin()
             super().setup(config, **kwargs)
 
-        def step(self) -> dict:
+        def step(self) -> dict[str, Value]:
             result = super().step()
             if self.iteration + 1 >= max_epochs and isinstance(
                 result, dict
@@ -113,7 +117,7 @@ def _class_trial(cls: type, experiment: str | None, echo: bool, max_epochs: int)
                 result = {**result, "done": True}
             return result
 
-        def reset_config(self, new_config: dict) -> bool:
+        def reset_config(self, new_config: ConfigDraft) -> bool:
             self._tuner_end()
             reused = super().reset_config(new_config)
             if reused:  # the same process takes on the next trial: its output goes to that trial's folder

@@ -9,13 +9,17 @@ trainable; what Ray records (``params.json``) keeps the searched names, as the r
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
 
-Shape = Callable[[Mapping[str, Any]], dict[str, Any]]
+if TYPE_CHECKING:
+    from tuner.launch.trial.forms import TrainableForm
+    from tuner.value_types import Config, ConfigDraft
+
+Shape: TypeAlias = "Callable[[Config], ConfigDraft]"
 
 
-def shaped(trainable: Any, shape: Shape | None) -> Any:
+def shaped(trainable: TrainableForm, shape: Shape | None) -> TrainableForm:
     """``trainable`` given each config through ``shape``, in the form it came in (None: as it is)."""
     if shape is None:
         return trainable
@@ -25,7 +29,7 @@ def shaped(trainable: Any, shape: Shape | None) -> Any:
         return _shaped_class(trainable, shape)
 
     @functools.wraps(trainable)
-    def run(config: dict, **kwargs: Any) -> Any:
+    def run(config: Config, **kwargs: Any) -> object:  # the settings go to the trainable untouched
         return trainable(shape(config), **kwargs)
 
     return run
@@ -33,10 +37,10 @@ def shaped(trainable: Any, shape: Shape | None) -> Any:
 
 def _shaped_class(cls: type, shape: Shape) -> type:
     class Shaped(cls):
-        def setup(self, config: dict, **kwargs: Any) -> None:
+        def setup(self, config: ConfigDraft, **kwargs: Any) -> None:  # the settings go to its setup untouched
             super().setup(shape(config), **kwargs)
 
-        def reset_config(self, new_config: dict) -> bool:
+        def reset_config(self, new_config: ConfigDraft) -> bool:
             return bool(super().reset_config(shape(new_config)))
 
     Shaped.__name__ = cls.__name__

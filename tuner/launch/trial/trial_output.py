@@ -20,13 +20,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import BinaryIO, TextIO
 
 from tuner.folder.names import STDERR_FILE, STDOUT_FILE
 
 _lock = threading.Lock()
 # the process's own fd 1 and 2 and sys.stdout/err while a run holds them
-_process: tuple[int, int, Any, Any] | None = None
+_process: tuple[int, int, TextIO, TextIO] | None = None
 _holder: object | None = None  # the run whose files fd 1 and 2 point at now
 
 
@@ -97,7 +97,7 @@ def _give_back(token: object) -> None:
         _holder, _process = None, None
 
 
-def _tee(file: Any, original: int, pumps: list[threading.Thread]) -> int:
+def _tee(file: BinaryIO, original: int, pumps: list[threading.Thread]) -> int:
     """A pipe whose every byte goes to ``file`` and to the ``original`` descriptor; returns its write end."""
     read_end, write_end = os.pipe()
 

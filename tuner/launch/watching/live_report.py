@@ -17,12 +17,15 @@ import logging
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ray.tune import Callback
 
 from tuner import storage
 from tuner.folder.names import REPORT_FILE
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
 
 log = logging.getLogger(__name__)
 EVERY_S = 30.0
@@ -47,6 +50,13 @@ def write(folder: str, refresh_s: float | None = None) -> Path | None:
     return path
 
 
+class _ReportState(TypedDict):
+    """What a pickled live report keeps (its timing starts afresh)."""
+
+    folder: str
+    every_s: float
+
+
 class LiveReport(Callback):
     """Rewrites the report while trials run."""
 
@@ -55,13 +65,13 @@ class LiveReport(Callback):
         self._next = time.monotonic() + every_s / 3  # a first page soon after the first results
         self._interval = every_s
 
-    def __getstate__(self) -> dict[str, Any]:
+    def __getstate__(self) -> _ReportState:
         return {"folder": self.folder, "every_s": self.every_s}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
+    def __setstate__(self, state: _ReportState) -> None:
         self.__dict__.update(type(self)(state["folder"], state["every_s"]).__dict__)
 
-    def on_step_end(self, iteration: int, trials: list, **info: Any) -> None:
+    def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         now = time.monotonic()
         if now < self._next or not any(t.has_reported_at_least_once for t in trials):
             return

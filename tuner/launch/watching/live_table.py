@@ -12,11 +12,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ray.tune import ProgressReporter
 
 from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, as_point, reported, sign, violations
+from tuner.values import number
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
+
+    from tuner.value_types import Result, Scalar, Value
 
 EVERY_S = 10.0
 MAX_ROWS = 30
@@ -61,7 +67,7 @@ class LiveTable(ProgressReporter):
         total_samples: int | None = None,
         metric: str | None = None,
         mode: str | None = None,
-        **kwargs: Any,
+        **kwargs: object,
     ) -> None:
         self.start = start_time or time.time()
         self.total = total_samples
@@ -69,19 +75,19 @@ class LiveTable(ProgressReporter):
         self.mode = as_mode(mode) if mode in MODES else self.mode
         self._last = float("-inf")  # a resumed sweep shows its table at once
 
-    def should_report(self, trials: list, done: bool = False) -> bool:
+    def should_report(self, trials: list[Trial], done: bool = False) -> bool:
         now = time.monotonic()
         if done or now - self._last >= self.every_s:
             self._last = now
             return True
         return False
 
-    def report(self, trials: list, done: bool, *sys_info: str) -> None:
+    def report(self, trials: list[Trial], done: bool, *sys_info: str) -> None:
         # print looked up when called: Ray pickles the reporter, and a print replaced since (a notebook's,
         # a test's) would not pickle
         (self.out or print)(self.text(trials, done, *sys_info))
 
-    def text(self, trials: list, done: bool = False, *sys_info: str) -> str:
+    def text(self, trials: list[Trial], done: bool = False, *sys_info: str) -> str:
         """The whole status: header lines, the table, the error count."""
         ranked = self.ranked(trials)
         lines = ["== Status ==", self._clock()]
@@ -100,15 +106,15 @@ class LiveTable(ProgressReporter):
 
     # --- ranking ---------------------------------------------------------------------------------------------
 
-    def best(self, trial: Any) -> float | None:
+    def best(self, trial: Trial) -> float | None:
         """A trial's best value of the metric so far, as Ray tracks it for every trial."""
         value = (getattr(trial, "metric_analysis", None) or {}).get(self.metric, {}).get(self.mode)
         return value if isinstance(value, (int, float)) and value == value else None
 
-    def breaks(self, trial: Any) -> bool:
+    def breaks(self, trial: Trial) -> bool:
         return bool(self.constraints) and any(v > 0 for v in violations(self.constraints, _result(trial)))
 
-    def ranked(self, trials: list) -> list:
+    def ranked(self, trials: list[Trial]) -> list[Trial]:
         """Best first: trials with a value before those without, those that meet the constraints first."""
         towards = sign(self.mode)
         return sorted(
@@ -126,7 +132,7 @@ class LiveTable(ProgressReporter):
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
         return f"Current time: {stamp} (running for {int(hours):02d}:{int(minutes):02d}:{seconds:05.2f})"
 
-    def _best_line(self, ranked: list) -> list[str]:
+    def _best_line(self, ranked: list[Trial]) -> list[str]:
         with_value = [t for t in ranked if self.best(t) is not None]
         if not with_value:
             return []
@@ -148,7 +154,7 @@ class LiveTable(ProgressReporter):
             f"{self.metric}, {order} first); parameters={params}"
         ]
 
-    def _front_size(self, trials: list) -> int:
+    def _front_size(self, trials: list[Trial]) -> int:
         """Trials on the front of the results so far (each at its last result)."""
         from tuner import pareto
 
@@ -161,7 +167,7 @@ class LiveTable(ProgressReporter):
                 points.append(as_point(self.objectives, values))
         return len(pareto.front(points))
 
-    def _counts(self, trials: list) -> str:
+    def _counts(self, trials: list[Trial]) -> str:
         by_status: dict[str, int] = {}
         for t in trials:
             by_status[t.status] = by_status.get(t.status, 0) + 1
@@ -169,7 +175,7 @@ class LiveTable(ProgressReporter):
         of = f"/{self.total}" if self.total and self.total > 0 else ""
         return f"Number of trials: {len(trials)}{of} ({counts})"
 
-    def _params(self, trial: Any) -> dict[str, Any]:
+    def _params(self, trial: Trial) -> dict[str, Value]:
         from tuner.spec import flatten
 
         config = flatten(trial.config or {})
@@ -177,7 +183,7 @@ class LiveTable(ProgressReporter):
 
     # --- the table -------------------------------------------------------------------------------------------
 
-    def _table(self, ranked: list, limit: int | None) -> list[str]:
+    def _table(self, ranked: list[Trial], limit: int | None) -> list[str]:
         from tabulate import tabulate
 
         shown = list(ranked)  # as the status line says: by each trial's best value, whatever its status
@@ -222,13 +228,13 @@ class SweepReporter(LiveTable):
         LiveTable.__init__(self, **cli_reporter_settings(state))
 
 
-def _fair_share(trials: list, limit: int) -> set:
+def _fair_share(trials: list[Trial], limit: int) -> set[Trial]:
     """At most ``limit`` trials, each status given rows in turn, so running trials are never crowded out by
     finished ones; within a status the best ranked first (the list's order)."""
-    by_status: dict[str, list] = {}
+    by_status: dict[str, list[Trial]] = {}
     for t in trials:
         by_status.setdefault(t.status, []).append(t)
-    kept: set = set()
+    kept: set[Trial] = set()
     while len(kept) < limit:
         added = False
         for group in by_status.values():
@@ -244,16 +250,18 @@ def _fair_share(trials: list, limit: int) -> set:
     return kept
 
 
-def stopped_early(trials: list, max_epochs: int) -> int:
+def stopped_early(trials: list[Trial], max_epochs: int) -> int:
     """Trials that finished before their last epoch without an error: what a scheduler stopped."""
     return sum(
         1
         for t in trials
-        if t.status == "TERMINATED" and _result(t).get("training_iteration", max_epochs) < max_epochs
+        if t.status == "TERMINATED"
+        and (epoch := number(_result(t).get("training_iteration", max_epochs))) is not None
+        and epoch < max_epochs
     )
 
 
-def _result(trial: Any) -> Mapping[str, Any]:
+def _result(trial: Trial) -> Result:
     """A trial's last result, or nothing before its first: Tune answers a trial that never reported by
     waiting on its actor for default values, which would hold up the whole sweep's loop."""
     if not getattr(trial, "has_reported_at_least_once", True):
@@ -261,11 +269,11 @@ def _result(trial: Any) -> Mapping[str, Any]:
     return trial.last_result or {}
 
 
-def _lookup(result: Mapping[str, Any], name: str) -> Any:
+def _lookup(result: Result, name: str) -> Value:
     """A reported value by its full name; a nested result (``{"val": {"loss": ...}}``) by ``val/loss``."""
     if name in result:
         return result[name]
-    value: Any = result
+    value: Value = result
     for part in name.split("/"):
         if not isinstance(value, Mapping) or part not in value:
             return None
@@ -273,18 +281,18 @@ def _lookup(result: Mapping[str, Any], name: str) -> Any:
     return value
 
 
-def _location(result: Mapping[str, Any]) -> str:
+def _location(result: Result) -> str:
     """Where the trial runs (the worker's address and process), from its last result; blank before one."""
     ip, pid = result.get("node_ip"), result.get("pid")
     return f"{ip}:{pid}" if ip and pid else ""
 
 
-def _cell(value: Any) -> Any:
+def _cell(value: Value) -> Scalar:
     if value is None or isinstance(value, (bool, int, float)):
         return value
     text = str(value)
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
 
 
-def _short(value: Any) -> str:
+def _short(value: Value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else repr(value)

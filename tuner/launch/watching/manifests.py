@@ -4,11 +4,15 @@ later ``tuner resume`` or ``tuner export`` can tell a whole checkpoint from a da
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ray.tune import Callback
 
 from tuner.folder.checkpoints import write_manifest
+
+if TYPE_CHECKING:
+    from ray.tune import Checkpoint
+    from ray.tune.experiment import Trial
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +24,9 @@ class CheckpointManifests(Callback):
     def __init__(self) -> None:
         self._warned = False
 
-    def on_checkpoint(self, iteration: int, trials: list, trial: Any, checkpoint: Any, **info: Any) -> None:
+    def on_checkpoint(
+        self, iteration: int, trials: list[Trial], trial: Trial, checkpoint: Checkpoint, **info: object
+    ) -> None:
         if getattr(checkpoint.filesystem, "type_name", "local") != "local":
             return
         try:

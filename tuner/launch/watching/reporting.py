@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ray.tune.callback import Callback
 
@@ -12,6 +12,12 @@ from tuner.launch.watching.live_table import LiveTable
 from tuner.objectives import Constraint, Mode, Objective
 from tuner.ray_compat.state_file import bookkeeping
 from tuner.settings import SweepConfig
+from tuner.values import number
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
+
+    from tuner.value_types import Result
 
 # Shown only once some trial reports them (the table leaves out columns no trial has): OOM fallbacks and GPU memory.
 ADAPTIVE_COLUMNS = {"batch_size_effective": "batch", "oom_retries": "oom", "gpu_memory_peak_mb": "gpu MB"}
@@ -58,7 +64,9 @@ class MetricGuard(Callback):
         self.constrained = constrained
         self.problem: str | None = None
 
-    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
+    def on_trial_result(
+        self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
+    ) -> None:
         wanted = (self.metric, *self.__dict__.get("objectives", ()), *self.__dict__.get("constrained", ()))
         missing = [m for m in wanted if m not in result]
         if not missing:
@@ -83,8 +91,10 @@ class OomNotice(Callback):
         self.out = out
         self.retries: dict[str, int] = {}
 
-    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict, **info: Any) -> None:
-        retries = int(result.get("oom_retries") or 0)
+    def on_trial_result(
+        self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
+    ) -> None:
+        retries = int(number(result.get("oom_retries")) or 0)
         if retries <= self.retries.get(trial.trial_id, 0):
             return
         self.retries[trial.trial_id] = retries
@@ -94,6 +104,13 @@ class OomNotice(Callback):
             f"trial {trial.trial_id} ran out of memory in epoch {result.get('training_iteration', '?')} "
             f"({retries} retr{'y' if retries == 1 else 'ies'} so far){now}"
         )
+
+
+class _WandbPlace(TypedDict, total=False):
+    """Where and how wandb logs, when tuner decides it."""
+
+    dir: str
+    mode: str
 
 
 def logger_callbacks(config: SweepConfig, out: Callable[[str], None]) -> list[Callback]:
@@ -106,7 +123,7 @@ def logger_callbacks(config: SweepConfig, out: Callable[[str], None]) -> list[Ca
 
     from tuner.storage import is_uri
 
-    kwargs: dict[str, Any] = {}
+    kwargs: _WandbPlace = {}
     folder = config.experiment_path
     if not is_uri(folder):
         # Written straight into the experiment folder: Ray's end-of-run sync of trial folders can copy a

@@ -12,7 +12,8 @@ text. Its session status is success only for a trial that ran all its epochs.
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TypeAlias
 
 from ray.tune.logger import TBXLoggerCallback
 
@@ -20,24 +21,35 @@ from tuner.folder.fates import FateFollower, fate, kind
 from tuner.objectives import Mode, better
 from tuner.ray_compat.state_file import bookkeeping
 from tuner.spec import flatten
+from tuner.values import number
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
+    from tensorboardX import SummaryWriter
+    from tensorboardX.proto.summary_pb2 import Summary
+
+    from tuner.value_types import Result, Scalar, Space, Value
 
 log = logging.getLogger(__name__)
+
+# A parameter's HParams domain: ("discrete", its values), ("int", (lowest, highest)) or ("real", (lower, upper)).
+HParamDomain: TypeAlias = "tuple[str, Sequence[Scalar]]"
 
 
 class TensorBoardLogger(TBXLoggerCallback):
     """Takes the place of Ray's TensorBoard logger (Tune adds its own only when none of its kind is given)."""
 
-    def __init__(self, folder: str, params: dict[str, Any], metric: str, mode: Mode, max_epochs: int) -> None:
+    def __init__(self, folder: str, params: Space, metric: str, mode: Mode, max_epochs: int) -> None:
         super().__init__()
         self.folder, self.metric, self.mode, self.max_epochs = folder, metric, mode, max_epochs
         self.domains = _domains(params)
         self.params = list(params)
         self.fates = FateFollower(folder)
-        self._writers: dict[Any, Any] = {}
-        self._last: dict[Any, dict[str, float]] = {}
-        self._best: dict[Any, float] = {}
+        self._writers: dict[Trial, SummaryWriter] = {}
+        self._last: dict[Trial, dict[str, float]] = {}
+        self._best: dict[Trial, float] = {}
 
-    def log_trial_start(self, trial: Any) -> None:
+    def log_trial_start(self, trial: Trial) -> None:
         from tensorboardX import SummaryWriter
 
         if trial in self._writers:
@@ -46,10 +58,10 @@ class TensorBoardLogger(TBXLoggerCallback):
         self._writers[trial] = SummaryWriter(trial.local_path, flush_secs=30)
         self._last.setdefault(trial, {})
 
-    def log_trial_result(self, iteration: int, trial: Any, result: dict) -> None:
+    def log_trial_result(self, iteration: int, trial: Trial, result: Result) -> None:
         if trial not in self._writers:
             self.log_trial_start(trial)
-        epoch = int(result.get("training_iteration") or 0)
+        epoch = int(number(result.get("training_iteration")) or 0)
         writer = self._writers[trial]
         for key, value in own_metrics(result).items():
             writer.add_scalar(key, value, global_step=epoch)
@@ -61,7 +73,7 @@ class TensorBoardLogger(TBXLoggerCallback):
                 self._best[trial] = float(found)
         writer.flush()
 
-    def log_trial_end(self, trial: Any, failed: bool = False) -> None:
+    def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
         writer = self._writers.pop(trial, None)
         if writer is None:
             return
@@ -75,11 +87,13 @@ class TensorBoardLogger(TBXLoggerCallback):
         writer.add_text("fate", text, global_step=epochs)
         writer.close()
 
-    def _write_hparams(self, writer: Any, trial: Any, last: dict, best: float | None, text: str) -> None:
+    def _write_hparams(
+        self, writer: SummaryWriter, trial: Trial, last: dict[str, float], best: float | None, text: str
+    ) -> None:
         config = flatten(trial.config)  # a nested config's leaves by their full names
         values = {name: _hparam(config.get(name)) for name in self.params}
         values = {k: v for k, v in values.items() if v is not None}
-        values["fate"] = kind(text)
+        fate_kind = values["fate"] = kind(text)
         metrics = list(last)
         if best is not None:
             metrics.insert(0, f"best_{self.metric}")
@@ -87,7 +101,7 @@ class TensorBoardLogger(TBXLoggerCallback):
             writer.add_scalar(f"best_{self.metric}", best, global_step=epoch)
         domains = {**self.domains, "fate": ("discrete", FATE_KINDS)}
         try:
-            for summary in hparams_summaries(values, domains, metrics, trial.trial_id, values["fate"]):
+            for summary in hparams_summaries(values, domains, metrics, trial.trial_id, fate_kind):
                 writer.file_writer.add_summary(summary)
         except Exception as exc:  # a logger must never fail a trial
             log.warning("could not write HParams for trial %s: %s", trial.trial_id, exc)
@@ -96,7 +110,13 @@ class TensorBoardLogger(TBXLoggerCallback):
 FATE_KINDS = ["completed", "stopped early", "errored", "running"]
 
 
-def hparams_summaries(values: dict, domains: dict, metrics: list[str], trial_id: str, fate_kind: str) -> list:
+def hparams_summaries(
+    values: Mapping[str, Scalar],
+    domains: Mapping[str, HParamDomain],
+    metrics: list[str],
+    trial_id: str,
+    fate_kind: str,
+) -> list[Summary]:
     """The three summaries of one HParams session (experiment, session start, session end), built with
     TensorBoard's own hparams protos (tensorboardX's helper cannot mark values discrete) and handed to
     tensorboardX's writer as its own Summary type."""
@@ -105,7 +125,7 @@ def hparams_summaries(values: dict, domains: dict, metrics: list[str], trial_id:
     from tensorboard.plugins.hparams import summary_v2 as hp
     from tensorboardX.proto.summary_pb2 import Summary
 
-    def domain(spec: tuple[str, Any] | None) -> Any:
+    def domain(spec: HParamDomain | None) -> hp.Domain | None:
         if spec is None:
             return None
         how, what = spec
@@ -135,7 +155,7 @@ def hparams_summaries(values: dict, domains: dict, metrics: list[str], trial_id:
     return [Summary.FromString(pb.SerializeToString()) for pb in (experiment, start, end)]
 
 
-def _last_error_line(trial: Any) -> str:
+def _last_error_line(trial: Trial) -> str:
     from tuner.review.experiment import last_line
 
     try:
@@ -145,7 +165,7 @@ def _last_error_line(trial: Any) -> str:
         return ""
 
 
-def own_metrics(result: dict) -> dict[str, float]:
+def own_metrics(result: Result) -> dict[str, float]:
     """What the trainable itself reported, numbers only (not Ray's bookkeeping, not the config, not an
     "epoch" counter, which is the step of every point already)."""
     return {
@@ -159,11 +179,12 @@ def own_metrics(result: dict) -> dict[str, float]:
     }
 
 
-def _hparam(value: Any) -> Any:
+def _hparam(value: Value) -> Scalar:
     """HParams take numbers, strings and booleans; integers stay integers, floats show 4 significant digits
     (the exact value is in the trial's params.json)."""
-    if hasattr(value, "item"):
-        value = value.item()
+    item = getattr(value, "item", None)  # a numpy scalar's
+    if item is not None:
+        value = item()
     if isinstance(value, float):
         return float(f"{value:.4g}")
     if isinstance(value, (bool, int, str)):
@@ -171,7 +192,7 @@ def _hparam(value: Any) -> Any:
     return None if value is None else str(value)
 
 
-def _domains(params: dict[str, Any]) -> dict[str, tuple[str, Any]]:
+def _domains(params: Space) -> dict[str, HParamDomain]:
     """Each parameter's HParams domain, so it has a type and sorts as one: a choice's values (filterable), a
     float's or an integer's interval, a ``sample_from`` that keeps returning a few values (probed as the
     search plan probes it) as those values."""
@@ -179,7 +200,7 @@ def _domains(params: dict[str, Any]) -> dict[str, tuple[str, Any]]:
 
     from tuner.searchers.probe import probe_function
 
-    out: dict[str, tuple[str, Any]] = {}
+    out: dict[str, HParamDomain] = {}
     for name, value in params.items():
         values = None
         if isinstance(value, Categorical):

@@ -8,7 +8,7 @@ cutoff that stopped it.
 from __future__ import annotations
 
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from tuner.folder.fates import kind
 from tuner.objectives import pick
@@ -16,8 +16,11 @@ from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS
 from tuner.values import number
 
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
-def figure_html(fig: Any) -> str:
+
+def figure_html(fig: go.Figure | None) -> str:
     """A figure as the page embeds it (plotly's script is inlined once, at the top of the page)."""
     if fig is None:
         return "<p class=note>Not enough results yet.</p>"
@@ -26,7 +29,7 @@ def figure_html(fig: Any) -> str:
     )
 
 
-def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> Any:
+def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figure | None:
     """Each trial's best with the best so far, against trials (in the order they were made) and wall time."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -108,7 +111,7 @@ def _nudge(trial_id: str) -> float:
     return ((zlib.crc32(trial_id.encode()) % 9) - 4) * 0.03
 
 
-def curves(experiment: ExperimentRecord) -> Any:
+def curves(experiment: ExperimentRecord) -> go.Figure | None:
     import plotly.graph_objects as go
 
     metric = experiment.metric
@@ -156,7 +159,7 @@ def curves(experiment: ExperimentRecord) -> Any:
     return fig
 
 
-def _mark_cutoffs(fig: Any, experiment: ExperimentRecord) -> None:
+def _mark_cutoffs(fig: go.Figure, experiment: ExperimentRecord) -> None:
     """For each trial ASHA stopped, the cutoff that stopped it, beside its × (the cutoff a trial meets depends
     on what reached the rung before it, so trials that arrived early went on against looser ones)."""
     import plotly.graph_objects as go
@@ -169,7 +172,13 @@ def _mark_cutoffs(fig: Any, experiment: ExperimentRecord) -> None:
         )
         if stop is not None:
             marks.append(
-                (stop["epoch"] + _nudge(trial.trial_id), float(stop["cutoff"]), trial.trial_id, stop)
+                # its cutoff is not None: chosen so above
+                (
+                    stop["epoch"] + _nudge(trial.trial_id),
+                    float(cast(float, stop["cutoff"])),
+                    trial.trial_id,
+                    stop,
+                )
             )
     if not marks:
         return

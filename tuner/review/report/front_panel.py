@@ -11,7 +11,7 @@ so it shows hollow, never as a finished rival.
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tuner.folder.fates import kind
 from tuner.objectives import Objective
@@ -19,6 +19,9 @@ from tuner.review import front as pareto_front
 from tuner.review.experiment import ExperimentRecord
 from tuner.review.report.curves import figure_html
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS, show
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 FRONT = "on the Pareto front"
 BROKEN = "breaks a constraint (never on the front)"
@@ -159,7 +162,7 @@ def staircase(
 
 def scatter(
     objectives: list[Objective], found: list[pareto_front.Point], best: list[pareto_front.Point]
-) -> Any:
+) -> go.Figure:
     """Every trial's point, the front's staircase and its points emphasised, dominated trials faded."""
     import plotly.graph_objects as go
 
@@ -212,7 +215,7 @@ def scatter(
     return fig
 
 
-def parallel(objectives: list[Objective], found: list[pareto_front.Point], on_front: set[str]) -> Any:
+def parallel(objectives: list[Objective], found: list[pareto_front.Point], on_front: set[str]) -> go.Figure:
     """One line a trial across the objectives, each axis's better end at the top, the front's lines drawn
     thick over faded dominated ones (plain lines, no WebGL, as the report's other parallel view)."""
     import plotly.graph_objects as go
@@ -277,7 +280,7 @@ def parallel(objectives: list[Objective], found: list[pareto_front.Point], on_fr
     return fig
 
 
-def hypervolume_figure(experiment: ExperimentRecord) -> Any:
+def hypervolume_figure(experiment: ExperimentRecord) -> go.Figure | None:
     """The hypervolume of every result reported by then, against seconds since the sweep started."""
     import plotly.graph_objects as go
 

@@ -12,7 +12,6 @@ the page is rewritten every few seconds and reloads itself until the sweep ends 
 from __future__ import annotations
 
 import html
-from typing import Any
 
 from tuner.folder.fates import kind
 from tuner.review.experiment import ExperimentRecord, TrialRecord
@@ -20,6 +19,7 @@ from tuner.review.report.curves import curves, figure_html, history
 from tuner.review.report.params import parallel
 from tuner.review.vocabulary import cell
 from tuner.review.vocabulary import show as _show
+from tuner.value_types import Value
 
 
 def build(experiment: ExperimentRecord, refresh_s: float | None = None) -> str:
@@ -170,7 +170,7 @@ def _importance_section(experiment: ExperimentRecord) -> str:
     return figure_html(fig) + note
 
 
-def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Any]]:
+def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
     """One row a trial, best first: the order it was made in (as the best-so-far chart counts trials), its
     config, best value and the epoch it came at, epochs run, the other metrics it reported at that epoch, and
     its fate."""
@@ -183,7 +183,7 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Any]]:
     rows = []
     for trial in experiment.ranked():
         best_row = trial.best_row(metric, mode) or {}
-        row: dict[str, Any] = {
+        row: dict[str, Value] = {
             "#": made[trial.trial_id],
             "trial": trial.trial_id,
             **{p: trial.config.get(p) for p in params},

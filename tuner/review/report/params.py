@@ -10,13 +10,18 @@ an epoch-1 value; each parameter's direction says which way it helps.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 from tuner.folder.fates import kind
 from tuner.objectives import pick
 from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.vocabulary import BEST_COLOUR, show
+from tuner.value_types import Value
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 LOG_SPAN = 16
 MAX_CATEGORIES = 8
@@ -31,7 +36,7 @@ class Axis:
     ticks: list[tuple[float, str]]
 
 
-def axis_for(label: str, values: list[Any], choices: bool = True) -> Axis:
+def axis_for(label: str, values: Sequence[Value], choices: bool = True) -> Axis:
     """An axis in the values' own units: whole numbers with few values (batch sizes, widths) as those values;
     other numbers on a linear axis, or a log one where they span a factor of 16 or more; text as categories.
     ``choices=False`` (a metric) keeps numbers continuous."""
@@ -76,14 +81,14 @@ def _categories(label: str, shown: list[str], order: list[str]) -> Axis:
     return Axis(label, [where[s] for s in shown], [(where[name], name) for name in order])
 
 
-def _sort_key(text: str) -> tuple[int, Any]:
+def _sort_key(text: str) -> tuple[int, float | str]:
     try:
         return 0, float(text)
     except ValueError:
         return 1, text
 
 
-def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> Any:
+def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figure | None:
     """Parameters, fate and best metric as parallel axes, one line a trial coloured by its best value."""
     import plotly.colors
     import plotly.graph_objects as go
@@ -220,7 +225,12 @@ def importance(
     study = optuna.create_study(direction="minimize" if experiment.mode == "min" else "maximize")
     for t in reached:
         params = {
-            n: (float(t.config[n]) if isinstance(distributions[n], FloatDistribution) else show(t.config[n]))
+            # a parameter under a FloatDistribution is a number in every trial (above)
+            n: (
+                float(cast(float, t.config[n]))
+                if isinstance(distributions[n], FloatDistribution)
+                else show(t.config[n])
+            )
             for n in names
         }
         study.add_trial(

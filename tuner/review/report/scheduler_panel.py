@@ -9,10 +9,21 @@ with a poor value went on (it came first, before any cutoff) while a better one 
 from __future__ import annotations
 
 import html
-from typing import Any
+from typing import TYPE_CHECKING
 
+from tuner.folder.fates import RungRecord
 from tuner.review.experiment import ExperimentRecord
 from tuner.review.vocabulary import CUTOFF_COLOUR
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+
+class RungEvent(RungRecord):
+    """A rung record with the trial it is of."""
+
+    trial: str
+
 
 SHARE = {2: "half", 3: "third", 4: "quarter"}
 
@@ -109,13 +120,13 @@ def savings_line(experiment: ExperimentRecord) -> str:
     return line
 
 
-def _events(experiment: ExperimentRecord) -> list[dict[str, Any]]:
+def _events(experiment: ExperimentRecord) -> list[RungEvent]:
     return [
         {**r, "trial": t.trial_id} for t in experiment.trials for r in t.rungs if r.get("value") is not None
     ]
 
 
-def reason(event: dict[str, Any], experiment: ExperimentRecord) -> str:
+def reason(event: RungRecord, experiment: ExperimentRecord) -> str:
     """Why a trial went on, or did not, at one rung, in the metric's own terms."""
     if event.get("reason"):  # a scheduler that says why in its own words (freeze-thaw)
         return str(event["reason"])
@@ -137,7 +148,7 @@ def reason(event: dict[str, Any], experiment: ExperimentRecord) -> str:
     return f"stopped: {value:.4g} {worse} {cutoff:.4g}"
 
 
-def rung_figure(experiment: ExperimentRecord, events: list[dict[str, Any]]) -> Any:
+def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Figure:
     """One panel per rung: each value in the order it arrived there, kept or stopped, and the cutoff it met."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -207,11 +218,11 @@ VERDICTS = (
 )
 
 
-def _verdict(event: dict[str, Any]) -> str:
+def _verdict(event: RungRecord) -> str:
     return str(event.get("verdict") or ("goes on" if event["kept"] else "stopped"))
 
 
-def _reasons_table(experiment: ExperimentRecord, events: list[dict[str, Any]]) -> str:
+def _reasons_table(experiment: ExperimentRecord, events: list[RungEvent]) -> str:
     rows = sorted(events, key=lambda e: (e["rung"], e.get("arrived", 0), e["trial"]))
     body = "".join(
         f'<tr class="{ROW_CLASS[_verdict(e)]}"><td>{e["rung"]}</td><td>{html.escape(e["trial"])}'
@@ -224,7 +235,9 @@ def _reasons_table(experiment: ExperimentRecord, events: list[dict[str, Any]]) -
     return f"<details><summary>Every comparison, with its reason</summary><table class=rungs>{head}{body}</table></details>"
 
 
-def _number(value: Any) -> bool:
+def _number(value: str | None) -> bool:
+    if value is None:  # no cell: float() would refuse it
+        return False
     try:
         float(value)
     except (TypeError, ValueError):
