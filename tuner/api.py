@@ -228,11 +228,14 @@ def sweep(
     (or lists for ``metric`` and ``mode``), bounds as ``constraints=["gpu_memory_peak_mb<=4000"]``. Ctrl-C (interrupting the kernel) stops the sweep in order; the
     experiment returned holds what ran, and ``tuner resume`` continues it.
     """
+    import time
+
     from tuner.launch.layers import objectives_given
     from tuner.launch.resolve import resolve
     from tuner.launch.runner import run_sweep
     from tuner.settings import USER_SETTINGS
 
+    begun = time.time()
     settings = objectives_given(settings, "tuner.sweep()")
     unknown = sorted(set(settings) - set(USER_SETTINGS))
     if unknown:
@@ -252,6 +255,7 @@ def sweep(
         return None
     from tuner.review.results import format_summary
 
+    summary.took = time.time() - begun
     for line in format_summary(summary):
         _say(line)
     return Experiment(summary.experiment)

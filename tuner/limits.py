@@ -163,3 +163,19 @@ class TrialTimeout:
             f"{format_seconds(EPOCH_FLOOR_S)}; {format_seconds(FIRST_REPORT_FLOOR_S)} before its first report) is "
             "stopped as hung; set it with --trial-timeout"
         )
+
+
+def describe_spent(spent: Spent, budget: str | None, took: float | None = None) -> str:
+    """The summary's spending line. ``took``: seconds from the command's start to its summary (what a user
+    timed); the trials' wall time, which a budget counts, runs from the first trial's start."""
+    ran = f"{format_seconds(spent.wall)} of wall time from the first trial's start"
+    epochs = f"{spent.epochs} epochs" + (f", {spent.gpu_hours:.3g} GPU-hours" if spent.gpu_hours else "")
+    since = f"{format_seconds(took)} from the command's start to this summary" if took is not None else None
+    if budget:
+        end = "; the sweep ended on it" if spent.ended_by_budget else ""
+        return f"budget: {Budget.parse(budget).describe()}; spent {ran}, {epochs}{end}" + (
+            f"; {since}" if since else ""
+        )
+    if since:
+        return f"spent: {since} (the trials ran for {format_seconds(spent.wall)} of it), {epochs}"
+    return f"spent: {ran}, {epochs}"

@@ -107,7 +107,7 @@ def test_submit_a_sweep_follow_it_read_its_logs_and_stop_another(head, tmp_path)
     state = _wait_for(address, job, {"SUCCEEDED", "FAILED", "STOPPED"})
     assert state == "SUCCEEDED", _tuner("jobs", "logs", "--address", address, job).stdout[-3000:]
     logs = _tuner("jobs", "logs", job, "--address", address).stdout
-    assert "| Trial name" in logs and "best trial:" in logs and "outside_space" in logs
+    assert "| trial " in logs and "best trial:" in logs and "outside_space" in logs
     assert (tmp_path / "remote" / "best_config.json").is_file()
     assert job in _tuner("jobs", "list", "--address", address).stdout
     followed = _tuner("jobs", "logs", job, "--follow", "--address", address)

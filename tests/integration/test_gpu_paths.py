@@ -45,7 +45,7 @@ def test_injected_oom_in_a_sweep_shows_in_the_table_and_tensorboard(sweep, tmp_p
                          f"'fault': 'oom@2:{tmp_path / 'marker'}'}}")  # fmt: skip
     result = sweep("--space", space, "--scheduler", "fifo", "--num-samples", "1", "--max-epochs", "3")
     assert result.code == 0, result.err[-3000:]
-    header = [line for line in result.out.splitlines() if line.startswith("| Trial name")][-1]
+    header = [line for line in result.out.splitlines() if line.startswith("| trial ")][-1]
     assert " batch " in header and " oom " in header
     assert "ran out of memory in epoch 2 (1 retry so far); it goes on at batch size 8" in result.out
     progress = pd.read_csv(next(result.folder.glob("*/progress.csv")))

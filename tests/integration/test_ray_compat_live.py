@@ -18,7 +18,7 @@ def test_the_live_table_shows_a_trial_that_has_no_folder_yet(tmp_path):
     with pytest.raises(RuntimeError, match="without setting `trial_dir_name`"):
         assert trial.error_file is None  # what Ray's CLIReporter asked of every trial, pending ones included
     table = build_reporter("loss", "min", ["x"], max_epochs=3).text([trial])
-    assert trial.trial_id in table and "PENDING" in table
+    assert trial.trial_id in table and "pending" in table
     assert not trial.relative_logdir  # nothing was asked of its folder
 
 

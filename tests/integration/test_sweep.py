@@ -44,13 +44,13 @@ def test_output_shows_the_search_plan_then_the_cli_reporter_table(sweep):
     out = result.out
     assert "l1          sample_from(fn)          probed: 7 values 4…256, searched by hyperopt as an ordered choice" in out
     assert "lr          loguniform(0.0001, 0.1)  searched by hyperopt in log space" in out
-    headers = [line for line in out.splitlines() if line.startswith("| Trial name")]
+    headers = [line for line in out.splitlines() if line.startswith("| trial ")]
     assert headers, out
     header = headers[-1]
-    for column in ("status", "l1", "l2", "lr", "batch_size", "loss", "accuracy", "iter"):
+    for column in ("state", "l1", "l2", "lr", "batch_size", "loss", "accuracy", "epoch"):
         assert f" {column} " in header
-    assert out.index("search plan") < out.index("| Trial name")
-    assert "Number of trials: 2/2 (2 TERMINATED)" in out
+    assert out.index("search plan") < out.index("| trial ")
+    assert "Number of trials: 2/2 (2 finished)" in out
 
 
 def test_tensorboard_event_files_hold_loss_and_accuracy(sweep):

@@ -73,3 +73,20 @@ def test_a_death_on_a_node_this_driver_cannot_read_says_only_what_is_known():
 
 def test_an_ordinary_error_is_not_a_death():
     assert death("ValueError: bad lr", "", 0, 1, "c") is None
+
+
+def test_the_spending_line_says_how_long_the_command_took_and_what_the_trials_and_a_budget_counted():
+    from tuner.folder.spent import Spent
+    from tuner.limits import describe_spent
+
+    spent = Spent(wall=8.19, epochs=26)
+    # the time a user timed is the headline; the trials' own wall time is a part of it
+    assert describe_spent(spent, None, took=38.2) == (
+        "spent: 38 s from the command's start to this summary (the trials ran for 8.19 s of it), 26 epochs"
+    )
+    assert describe_spent(spent, None) == "spent: 8.19 s of wall time from the first trial's start, 26 epochs"
+    ended = Spent(wall=60.0, epochs=9, gpu_hours=0.25, ended_by_budget=True)
+    assert describe_spent(ended, "1m", took=71.0) == (
+        "budget: 1 min of wall time; spent 1 min of wall time from the first trial's start, 9 epochs, "
+        "0.25 GPU-hours; the sweep ended on it; 1 min 11 s from the command's start to this summary"
+    )

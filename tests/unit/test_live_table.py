@@ -23,7 +23,14 @@ def trial(trial_id: str, config: dict, *losses: float, status: str = "TERMINATED
 
 
 def rows(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.startswith("| train_")]
+    """The table's rows (each trial's id is its first cell)."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| trial "))
+    return [line for line in lines[start + 2 :] if line.startswith("| ")]
+
+
+def first_cells(text: str) -> list[str]:
+    return [r.split()[1] for r in rows(text)]
 
 
 def test_rows_are_ranked_by_each_trials_best_value_whatever_their_status():
@@ -34,19 +41,37 @@ def test_rows_are_ranked_by_each_trials_best_value_whatever_their_status():
         trial("d", {"x": 4}, status="PENDING"),
     ]
     text = build_reporter("loss", "min", ["x"], max_epochs=4, stopped_label="ASHA").text(trials, False)
-    assert [r.split()[1] for r in rows(text)] == ["train_b", "train_c", "train_a", "train_d"]  # d: no result yet
-    assert "Number of trials: 4 (1 PENDING, 1 RUNNING, 2 TERMINATED)" in text
+    assert first_cells(text) == ["b", "c", "a", "d"]  # d: no result yet; bare ids, as the review names trials
+    assert "Number of trials: 4 (1 running, 1 pending, 2 stopped early)" in text
     assert "ASHA: 2 trial(s) stopped early so far" in text  # a and b ended before epoch 4; c still runs
     assert "Best so far: trial b, loss 0.3 (trials ranked by their best loss, lowest first); parameters={'x': 2}" in text
-    header = next(line for line in text.splitlines() if line.startswith("| Trial name"))
-    assert " loss (last) " in header and " iter " in header and " x " in header and " accuracy " not in header
-    assert "10.0.0.1:7" in text
+    header = next(line for line in text.splitlines() if line.startswith("| trial "))
+    assert " loss (last) " in header and " epoch " in header and " x " in header and " accuracy " not in header
+    assert [r.split("|")[2].strip() for r in rows(text)] == ["stopped early", "running", "stopped early", "pending"]
+    assert "10.0.0.1" not in text and " where " not in header  # one machine: where a trial runs says nothing
+
+
+def test_a_trial_that_ran_every_epoch_is_finished_and_one_that_failed_errored():
+    trials = [trial("a", {"x": 1}, 0.9, 0.8), trial("b", {"x": 2}, 0.5), trial("c", {"x": 3}, status="ERROR")]
+    text = build_reporter("loss", "min", ["x"], max_epochs=2).text(trials, True)
+    assert "Number of trials: 3 (1 stopped early, 1 finished, 1 errored)" in text
+    assert [r.split("|")[2].strip() for r in rows(text)] == ["stopped early", "finished", "errored"]
+    assert "TERMINATED" not in text and "ERROR " not in text
+
+
+def test_where_a_trial_runs_is_shown_on_a_cluster_and_numbers_have_four_significant_figures():
+    here = trial("a", {"lr": 0.003860866271460547}, 0.123456789)
+    there = trial("b", {"lr": 0.1}, 0.5, node_ip="10.0.0.2", pid=9)
+    text = build_reporter("loss", "min", ["lr"], max_epochs=1).text([here, there])
+    header = next(line for line in text.splitlines() if line.startswith("| trial "))
+    assert " where " in header and "10.0.0.1:7" in text and "10.0.0.2:9" in text
+    assert "0.003861" in text and "0.1235" in text and "0.00386086" not in text and "0.123457" not in text
 
 
 def test_a_maximised_metric_ranks_the_highest_first_and_the_count_uses_max_epochs():
     trials = [trial("a", {"x": 1}, 0.2, 0.4), trial("b", {"x": 2}, 0.9, 0.6)]
     text = build_reporter("loss", "max", ["x"], max_epochs=2, stopped_label="median rule").text(trials)
-    assert [r.split()[1] for r in rows(text)] == ["train_b", "train_a"]
+    assert first_cells(text) == ["b", "a"]
     assert "median rule: 0 trial(s) stopped early so far" in text
     assert "highest first" in text
 
@@ -58,15 +83,18 @@ def test_a_trial_that_breaks_a_constraint_is_never_the_best():
     table = build_reporter("loss", "min", ["x"], 1, also=["mem"], constraints=[bound])
     text = table.text([cheap, greedy])
     assert "Best so far: trial a, loss 0.5" in text
-    assert [r.split()[1] for r in rows(text)] == ["train_a", "train_b"]
+    assert first_cells(text) == ["a", "b"]
     assert f"Best so far: none yet that meets {bound}" in table.text([greedy])
 
 
-def test_several_objectives_count_the_front():
+def test_several_objectives_mark_the_front_in_the_table_and_name_its_trials():
     objectives = (Objective("loss", "min"), Objective("ms", "min"))
     trials = [trial("a", {"x": 1}, 0.5, ms=10), trial("b", {"x": 2}, 0.1, ms=50), trial("c", {"x": 3}, 0.6, ms=60)]
     text = build_reporter("loss", "min", ["x"], 1, also=["ms"], objectives=objectives).text(trials)
-    assert "Pareto front so far: 2 trial(s) on loss (min), ms (min)" in text and "best loss: trial b, 0.1" in text
+    assert "Pareto front so far: 2 trial(s) on loss (min), ms (min), marked ● in the table: b, a" in text
+    assert "best loss: trial b, 0.1" in text
+    marks = {r.split("|")[1].strip(): r.split("|")[3].strip() for r in rows(text)}
+    assert marks == {"a": "●", "b": "●", "c": ""}  # c: a beats it on both
 
 
 def test_the_scheduler_lines_are_shown_as_the_scheduler_says_them_and_errors_are_counted():
@@ -83,9 +111,9 @@ def test_a_long_table_keeps_every_status_in_view_and_says_what_it_left_out():
     trials += [trial("r1", {"x": 99}, 0.9, status="RUNNING"), trial("p1", {"x": 98}, status="PENDING")]
     table = LiveTable(metric="loss", mode="min", parameters=["x"], columns={"loss": "loss"}, max_epochs=1, max_rows=10)
     text = table.text(trials)
-    shown = [r.split()[1] for r in rows(text)]
-    assert len(shown) == 10 and shown[0] == "train_t39" and shown[-2:] == ["train_r1", "train_p1"]  # each status kept
-    assert "... 32 more trials not shown (32 TERMINATED)" in text
+    shown = first_cells(text)
+    assert len(shown) == 10 and shown[0] == "t39" and shown[-2:] == ["r1", "p1"]  # each state kept in view
+    assert "... 32 more trials not shown (32 finished)" in text
     assert len(rows(table.text(trials, True))) == 42  # the last table shows every trial
 
 
@@ -102,13 +130,13 @@ def test_it_reports_every_few_seconds_and_at_the_end():
     table.setup(start_time=None, total_samples=5, metric="loss", mode="min")
     assert table.should_report([]) and not table.should_report([])
     assert table.should_report([], done=True)
-    assert "Number of trials: 1/5 (1 TERMINATED)" in table.text([trial("a", {"x": 1}, 0.5)])
+    assert "Number of trials: 1/5 (1 finished)" in table.text([trial("a", {"x": 1}, 0.5)])
 
 
 def test_it_survives_the_pickle_ray_saves_it_in_and_an_older_experiments_reporter_resumes_as_one():
     table = build_reporter("loss", "min", ["x"], 3, stopped_label="ASHA")
     again = pickle.loads(pickle.dumps(table))
-    assert again.text([trial("a", {"x": 1}, 0.5)]).count("train_a") == 1 and again.stopped_label == "ASHA"
+    assert first_cells(again.text([trial("a", {"x": 1}, 0.5)])) == ["a"] and again.stopped_label == "ASHA"
     # what an experiment saved by an earlier tuner holds: a CLIReporter subclass's state under this name
     older = SweepReporter.__new__(SweepReporter)
     older.__setstate__({"_metric": None, "_mode": None, "_parameter_columns": ["x"], "_max_epochs": 3,

@@ -151,3 +151,18 @@ def test_the_page_puts_the_front_first_only_with_several_objectives(tmp_path):
     assert "The Pareto front (loss, latency_ms)" in page
     single = build(_experiment(tmp_path / "one", objectives=("loss:min",)))
     assert 'id="front"' not in single and "Pareto" not in single
+
+
+def test_the_front_printed_at_the_end_shows_configs_to_four_significant_figures():
+    out = {
+        "objectives": [{"metric": "loss", "mode": "min"}, {"metric": "ms", "mode": "min"}],
+        "constraints": [],
+        "front": [{"trial_id": "a1", "loss": 0.123456, "ms": 12.3456, "epoch": 4,
+                   "config": {"lr": 0.003860866271460547, "model": {"width": 32}, "opt": "sgd"}}],
+        "infeasible": 0,
+        "hypervolume": 1.5,
+        "reference": {"loss": 1.1, "ms": 50.0},
+    }  # fmt: skip
+    lines = front.format_front(out, "/exp")
+    assert '  a1  loss 0.1235, ms 12.35  (epoch 4)  lr=0.003861, model/width=32, opt="sgd"' in lines
+    assert lines[-1] == "hypervolume 1.5 (the region the front dominates up to loss 1.1, ms 50); saved /exp/pareto.json"

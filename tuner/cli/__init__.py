@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import sys
+import time
 from collections.abc import Sequence
 
 import click
@@ -17,6 +18,7 @@ from tuner.errors import EXIT_STORAGE, EXIT_USAGE, TunerError, signal_exit
 
 log = logging.getLogger("tuner")
 _debug = False
+started = time.time()  # when this command began: a sweep's summary says how long it took from here
 
 
 class _StderrHandler(logging.StreamHandler):
@@ -110,8 +112,9 @@ _register()
 
 def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: one-line errors with exit code 2 for bad input; ``--debug`` shows the traceback."""
-    global _debug
+    global _debug, started
     _debug = False
+    started = time.time()
     args = list(sys.argv[1:] if argv is None else argv)
     _setup_logging(False)
     try:

@@ -206,11 +206,14 @@ def given_flags(flags: Mapping[str, Flag]) -> dict[str, Setting]:
 
 def print_outcome(summary: Summary) -> None:
     """The end-of-sweep lines, and the exit code that says how it ended."""
-    from tuner import storage
+    import time
+
+    from tuner import cli, storage
     from tuner.errors import EXIT_STALLED, EXIT_STORAGE, SweepEnded, signal_exit
     from tuner.review.output import failure_tail
     from tuner.review.results import format_summary, user_traceback
 
+    summary.took = time.time() - cli.started
     failed = summary.failed
     first = next((f for f in failed if f.error_file and not f.explained), None)
     if first is not None and first.error_file:  # the user's own traceback, once

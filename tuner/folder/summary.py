@@ -8,10 +8,13 @@ but the file does not keep. The file's layout stays as it has always been (``to_
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NotRequired, TypedDict
+from typing import TYPE_CHECKING, NotRequired, TypedDict
 
 from tuner.objectives import Mode
 from tuner.value_types import ConfigDraft, Value
+
+if TYPE_CHECKING:
+    from tuner.folder.spent import Spent
 
 
 class ObjectiveRecord(TypedDict):
@@ -90,7 +93,9 @@ class Summary:
     constraints: list[str] | None = None  # on one objective under constraints
     infeasible: int | None = None
     # How this run ended (shown and turned into the exit code; not kept in best_config.json).
-    spent: str | None = None
+    spent: Spent | None = None  # what the sweep spent in all, against ``budget``
+    budget: str | None = None
+    took: float | None = None  # seconds from the command's (or the call's) start to this summary
     unfinished: int = 0  # trials not run to their end, the not started ones included
     not_started: int = 0
     stalled: str | None = None

@@ -103,6 +103,7 @@ def _resume_claimed(
     from tuner.launch.guards import budget as budgets
     from tuner.launch.guards import disk
     from tuner.launch.placement import cluster
+    from tuner.limits import describe_spent
     from tuner.ray_compat import reconcile_saved_search, relocate_saved_search, reopen_saved_trials
     from tuner.ray_compat.state_file import latest_state_name, saved_trial_states
     from tuner.review import experiment
@@ -159,7 +160,7 @@ def _resume_claimed(
             if budget is not None:
                 out(
                     f"budget now {budgets.Budget.parse(config.budget or '').describe()}; "
-                    + budgets.describe_spent(budgets.load_spent(folder), None)
+                    + describe_spent(budgets.load_spent(folder), None)
                 )
         reopen_saved_trials(folder, stopped)  # everything checked: now the saved state may change
         reconcile_saved_search(folder, set(statuses))  # a kill while Ray copied its state

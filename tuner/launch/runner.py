@@ -287,7 +287,7 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     _final_report(folder)
     record = experiment.load(folder)
     summary = summarize(record)
-    summary.spent = budget.describe_spent(spent, cfg.budget)
+    summary.spent, summary.budget = spent, cfg.budget
     never_ran = {t.trial_id for t in record.trials if not t.rows}
     unfinished, not_started = (
         (0, 0) if spent.ended_by_budget else _unfinished_trials(cfg, folder, statuses, never_ran)

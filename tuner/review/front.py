@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,9 +18,9 @@ from tuner import pareto
 from tuner.folder.names import PARETO_FILE
 from tuner.folder.summary import ParetoRecord
 from tuner.objectives import Constraint, Objective, as_point, broken, reported, violations
-from tuner.spec import unflatten
+from tuner.spec import flatten, unflatten
 from tuner.value_types import Value
-from tuner.values import jsonable, number
+from tuner.values import jsonable, number, plain
 
 if TYPE_CHECKING:
     from tuner.review.experiment import ExperimentRecord, TrialRecord
@@ -169,9 +169,7 @@ def format_front(out: ParetoRecord, folder: str) -> list[str]:
     lines = [f"Pareto front: {len(out['front'])} trial(s) no other beats on every objective ({objectives})"]
     for row in out["front"][:SHOWN]:
         shown = ", ".join(f"{n} {row[n]:.4g}" for n in names)
-        lines.append(
-            f"  {row['trial_id']}  {shown}  (epoch {row['epoch']})  {json.dumps(jsonable(row['config']), sort_keys=True)}"
-        )
+        lines.append(f"  {row['trial_id']}  {shown}  (epoch {row['epoch']})  {_brief(row['config'])}")
     if len(out["front"]) > SHOWN:
         lines.append(f"  ... and {len(out['front']) - SHOWN} more")
     if out["constraints"]:
@@ -188,3 +186,17 @@ def format_front(out: ParetoRecord, folder: str) -> list[str]:
             f"hypervolume {hv:.4g} (the region the front dominates up to {up_to}); saved {folder}/{PARETO_FILE}"
         )
     return lines
+
+
+def _brief(config: Value) -> str:
+    """A config on one line, numbers to 4 significant figures as everywhere else on the terminal."""
+    if not isinstance(config, Mapping):
+        return json.dumps(jsonable(config))
+
+    def shown(value: Value) -> str:
+        value = plain(value)
+        if isinstance(value, float):
+            return f"{value:.4g}"
+        return json.dumps(jsonable(value))
+
+    return ", ".join(f"{name}={shown(value)}" for name, value in sorted(flatten(config).items()))

@@ -121,8 +121,10 @@ def format_summary(summary: Summary) -> list[str]:
     lines.append(
         f"{summary.trials} trial(s), {len(summary.failed)} failed; saved {summary.experiment}/{BEST_FILE}"
     )
-    if summary.spent:
-        lines.append(summary.spent)
+    if summary.spent is not None:
+        from tuner.limits import describe_spent
+
+        lines.append(describe_spent(summary.spent, summary.budget, summary.took))
     if summary.stalled:
         lines.append(f"stalled: {summary.stalled}")
     waiting = summary.not_started

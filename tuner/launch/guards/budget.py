@@ -209,17 +209,3 @@ def _gpus(trial: Trial) -> float:
 
 class BudgetStopper(WatchStopper):
     """Ends the whole sweep once its budget is spent."""
-
-
-def describe_spent(spent: Spent, budget: str | None) -> str:
-    """The summary's budget line: what the sweep spent in all, and against what."""
-    from tuner.limits import format_seconds
-
-    parts = f"{format_seconds(spent.wall)} of wall time, {spent.epochs} epochs"
-    if spent.gpu_hours:
-        parts += f", {spent.gpu_hours:.3g} GPU-hours"
-    if not budget:
-        return f"spent: {parts}"
-    limit = Budget.parse(budget)
-    end = "; the sweep ended on it" if spent.ended_by_budget else ""
-    return f"budget: {limit.describe()}; spent {parts}{end}"

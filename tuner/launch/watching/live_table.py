@@ -4,8 +4,11 @@
 Rows are ranked by each trial's best value (as every review ranks them), trials without one last; the status lines
 say what is true: the trials the scheduler stopped early, the scheduler's own state (each of tuner's schedulers
 says it in its ``debug_string``), the best trial so far (one that breaks a ``--constraint`` never is), and on
-several objectives the size of the front. Errored trials are counted here and named with their error files when
-the sweep ends, so nothing here reads a trial's folder.
+several objectives the front, its trials marked in the table. Each trial's state is said in words (running,
+stopped early, finished, errored) rather than Tune's status names, trials are named by their bare ids as the
+review names them, numbers have 4 significant figures, and where a trial runs is shown only on a cluster.
+Errored trials are counted here and named with their error files when the sweep ends, so nothing here reads a
+trial's folder.
 """
 
 from __future__ import annotations
@@ -27,6 +30,12 @@ if TYPE_CHECKING:
 EVERY_S = 10.0
 MAX_ROWS = 30
 MAX_TEXT = 20  # characters of a text cell; longer ones are cut with an ellipsis
+FLOAT_FORMAT = ".4g"  # four significant figures: enough to rank trials, few enough to read
+ON_FRONT = "●"  # the front's trials in the table (several objectives)
+
+# Tune's statuses in the words the review uses; a TERMINATED trial is "finished" or "stopped early" by its epochs.
+WORDS = {"PENDING": "pending", "RUNNING": "running", "PAUSED": "paused", "ERROR": "errored"}
+STOPPED_EARLY, FINISHED = "stopped early", "finished"
 
 
 class LiveTable(ProgressReporter):
@@ -96,9 +105,10 @@ class LiveTable(ProgressReporter):
                 f"{self.stopped_label}: {stopped_early(trials, self.max_epochs)} trial(s) stopped early so far"
             )
         lines += [line for info in sys_info for line in str(info).splitlines() if line.strip()]
-        lines += self._best_line(ranked)
+        front = self._front(ranked)
+        lines += self._best_line(ranked, front)
         lines.append(self._counts(trials))
-        lines += self._table(ranked, limit=None if done else self.max_rows)
+        lines += self._table(ranked, front, limit=None if done else self.max_rows)
         errored = sum(t.status == "ERROR" for t in trials)
         if errored:
             lines.append(f"Errored trials: {errored} (summarised at the end)")
@@ -132,7 +142,14 @@ class LiveTable(ProgressReporter):
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
         return f"Current time: {stamp} (running for {int(hours):02d}:{int(minutes):02d}:{seconds:05.2f})"
 
-    def _best_line(self, ranked: list[Trial]) -> list[str]:
+    def state(self, trial: Trial) -> str:
+        """A trial's state in words: a TERMINATED trial is stopped early below ``max_epochs``, else finished."""
+        if trial.status != "TERMINATED":
+            return WORDS.get(trial.status, trial.status.lower())
+        epoch = number(_result(trial).get("training_iteration", self.max_epochs))
+        return STOPPED_EARLY if epoch is not None and epoch < self.max_epochs else FINISHED
+
+    def _best_line(self, ranked: list[Trial], front: set[str]) -> list[str]:
         with_value = [t for t in ranked if self.best(t) is not None]
         if not with_value:
             return []
@@ -144,9 +161,10 @@ class LiveTable(ProgressReporter):
         value = self.best(best)
         if len(self.objectives) > 1:
             return [
-                f"Pareto front so far: {self._front_size(with_value)} trial(s) on "
-                f"{', '.join(map(str, self.objectives))}; rows ranked by each trial's best {self.metric}, "
-                f"{order} first; best {self.metric}: trial {best.trial_id}, {value:.4g}"
+                f"Pareto front so far: {len(front)} trial(s) on {', '.join(map(str, self.objectives))}, "
+                f"marked {ON_FRONT} in the table: {', '.join(t.trial_id for t in ranked if t.trial_id in front)}",
+                f"Rows ranked by each trial's best {self.metric}, {order} first; best {self.metric}: trial "
+                f"{best.trial_id}, {value:.4g}",
             ]
         params = "{" + ", ".join(f"'{k}': {_short(v)}" for k, v in self._params(best).items()) + "}"
         return [
@@ -154,24 +172,28 @@ class LiveTable(ProgressReporter):
             f"{self.metric}, {order} first); parameters={params}"
         ]
 
-    def _front_size(self, trials: list[Trial]) -> int:
-        """Trials on the front of the results so far (each at its last result)."""
+    def _front(self, trials: list[Trial]) -> set[str]:
+        """The ids of the trials on the front of the results so far (each at its last result); none with one
+        objective."""
+        if len(self.objectives) < 2:
+            return set()
         from tuner import pareto
 
-        points = []
+        ids, points = [], []
         for trial in trials:
             values = reported(
                 self.objectives, {o.name: _lookup(_result(trial), o.name) for o in self.objectives}
             )
             if values is not None and not self.breaks(trial):
+                ids.append(trial.trial_id)
                 points.append(as_point(self.objectives, values))
-        return len(pareto.front(points))
+        return {ids[i] for i in pareto.front(points)}
 
     def _counts(self, trials: list[Trial]) -> str:
-        by_status: dict[str, int] = {}
+        by_state: dict[str, int] = {}
         for t in trials:
-            by_status[t.status] = by_status.get(t.status, 0) + 1
-        counts = ", ".join(f"{n} {status}" for status, n in sorted(by_status.items()))
+            by_state[self.state(t)] = by_state.get(self.state(t), 0) + 1
+        counts = ", ".join(f"{n} {state}" for state, n in sorted(by_state.items(), key=_in_order))
         of = f"/{self.total}" if self.total and self.total > 0 else ""
         return f"Number of trials: {len(trials)}{of} ({counts})"
 
@@ -183,7 +205,7 @@ class LiveTable(ProgressReporter):
 
     # --- the table -------------------------------------------------------------------------------------------
 
-    def _table(self, ranked: list[Trial], limit: int | None) -> list[str]:
+    def _table(self, ranked: list[Trial], front: set[str], limit: int | None) -> list[str]:
         from tabulate import tabulate
 
         shown = list(ranked)  # as the status line says: by each trial's best value, whatever its status
@@ -192,24 +214,31 @@ class LiveTable(ProgressReporter):
             kept = _fair_share(shown, limit)
             for t in shown:
                 if t not in kept:
-                    hidden[t.status] = hidden.get(t.status, 0) + 1
+                    hidden[self.state(t)] = hidden.get(self.state(t), 0) + 1
             shown = [t for t in shown if t in kept]
         if not shown:
             return []
         metrics = [m for m in self.columns if any(_lookup(_result(t), m) is not None for t in shown)]
-        headers = ["Trial name", "status", "loc", *self.parameters, *(self.columns[m] for m in metrics)]
+        # where a trial runs says something only when trials run on more than one machine
+        located = len({_result(t).get("node_ip") for t in ranked} - {None}) > 1
+        marked = len(self.objectives) > 1
+        headers = ["trial", "state", *(["front"] if marked else []), *(["where"] if located else [])]
+        headers += [*self.parameters, *(self.columns[m] for m in metrics)]
         rows = []
         for t in shown:
             result = _result(t)
             params = self._params(t)
             rows.append(
-                [str(t), t.status, _location(result)]
+                [t.trial_id, self.state(t)]
+                + ([ON_FRONT if t.trial_id in front else ""] if marked else [])
+                + ([_location(result)] if located else [])
                 + [_cell(params.get(p)) for p in self.parameters]
                 + [_cell(_lookup(result, m)) for m in metrics]
             )
-        lines = [tabulate(rows, headers=headers, tablefmt="psql", showindex=False)]
+        table = tabulate(rows, headers=headers, tablefmt="psql", showindex=False, floatfmt=FLOAT_FORMAT)
+        lines = [table]
         if hidden:
-            more = ", ".join(f"{n} {status}" for status, n in hidden.items())
+            more = ", ".join(f"{n} {state}" for state, n in sorted(hidden.items(), key=_in_order))
             lines.append(f"... {sum(hidden.values())} more trials not shown ({more})")
         return lines
 
@@ -226,6 +255,12 @@ class SweepReporter(LiveTable):
         from tuner.ray_compat.live import cli_reporter_settings
 
         LiveTable.__init__(self, **cli_reporter_settings(state))
+
+
+def _in_order(item: tuple[str, int]) -> int:
+    """States in the order a sweep goes through them."""
+    order = ("running", "pending", "paused", STOPPED_EARLY, FINISHED, "errored")
+    return order.index(item[0]) if item[0] in order else len(order)
 
 
 def _fair_share(trials: list[Trial], limit: int) -> set[Trial]:

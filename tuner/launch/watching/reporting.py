@@ -41,7 +41,7 @@ def build_reporter(
     columns[metric] = f"{metric} (last)"  # the rows are ranked by each trial's best, the column is its last
     columns.update({name: name for name in also if name not in columns})
     columns.update(ADAPTIVE_COLUMNS)
-    columns["training_iteration"] = "iter"
+    columns["training_iteration"] = "epoch"
     return LiveTable(
         metric=metric,
         mode=mode,
