@@ -165,4 +165,60 @@ def test_the_front_printed_at_the_end_shows_configs_to_four_significant_figures(
     }  # fmt: skip
     lines = front.format_front(out, "/exp")
     assert '  a1  loss 0.1235, ms 12.35  (epoch 4)  lr=0.003861, model/width=32, opt="sgd"' in lines
-    assert lines[-1] == "hypervolume 1.5 (the region the front dominates up to loss 1.1, ms 50); saved /exp/pareto.json"
+    assert (
+        lines[-1]
+        == "hypervolume 1.5 (the region the front dominates up to loss 1.1, ms 50); saved /exp/pareto.json"
+    )
+
+
+def test_a_rung_ranked_by_fronts_gives_each_trial_its_place_and_a_stopped_one_its_fates_reason():
+    from tuner.folder.fates import RungRecord
+    from tuner.review.experiment import ExperimentRecord, TrialRecord
+    from tuner.review.report.scheduler_panel import reason
+    from tuner.settings import SweepConfig, settled
+
+    config = SweepConfig(space="x", scheduler="asha", **settled({"metric": "loss,ms", "mode": "min,min"}))
+    went: RungRecord = {"rung": 2, "epoch": 2, "value": 0.5, "values": {"loss": 0.5, "ms": 10.0}, "place": 1,
+                        "of": 4, "kept": True, "arrived": 3}  # fmt: skip
+    stopped: RungRecord = {"rung": 2, "epoch": 2, "value": 1.17, "values": {"loss": 1.17, "ms": 61.0}, "place": 4,
+                           "of": 4, "kept": False, "arrived": 2}  # fmt: skip
+    trials = [
+        TrialRecord("a", "", "TERMINATED", {}, rungs=[went]),
+        TrialRecord(
+            "b",
+            "",
+            "TERMINATED",
+            {},
+            fate="stopped early by ASHA at epoch 2: dominated by 2 trials at the epoch-2 rung",
+            rungs=[stopped],
+        ),  # fmt: skip
+    ]
+    record = ExperimentRecord("/exp", config, trials)
+    assert (
+        reason({**went, "trial": "a"}, record)
+        == "went on: loss 0.5, ms 10: ranked 1 of 4 by fronts; the best 2 go on"
+    )
+    assert reason({**stopped, "trial": "b"}, record) == (
+        "stopped: loss 1.17, ms 61: ranked 4 of 4 by fronts; only the best 2 go on "
+        "(dominated by 2 trials at the epoch-2 rung)"
+    )
+
+
+def test_a_stopped_trials_mark_and_cutoff_sit_exactly_on_its_epoch_and_its_id_tells_it_apart():
+    from tuner.review.experiment import ExperimentRecord, TrialRecord
+    from tuner.review.report.curves import curves
+    from tuner.settings import SweepConfig
+
+    def rows(*losses):
+        return [{"training_iteration": str(i), "loss": str(v)} for i, v in enumerate(losses, 1)]
+
+    stop = {"rung": 1, "epoch": 1, "value": 0.9, "cutoff": 0.6, "kept": False, "arrived": 2}
+    trials = [TrialRecord("best", "", "TERMINATED", {}, rows(0.5, 0.3), fate="ran to max epochs (2)")]
+    trials += [TrialRecord(f"s{i}", "", "TERMINATED", {}, rows(0.9), fate="stopped early by ASHA at epoch 1: loss "
+                           "0.9 > rung cutoff 0.6", rungs=[stop]) for i in range(3)]  # fmt: skip
+    fig = curves(ExperimentRecord("/exp", SweepConfig(space="x", scheduler="asha", max_epochs=2), trials))
+    stopped = [t for t in fig.data if t.name == "stopped early"]
+    assert len(stopped) == 3 and all(list(t.x) == [1.0] for t in stopped)  # the epoch, not beside it
+    assert sorted(t.text[-1] for t in stopped) == ["s0", "s1", "s2"]
+    (cutoffs,) = [t for t in fig.data if t.name == "cutoff that stopped it"]
+    assert list(cutoffs.x) == [1, 1, 1] and list(cutoffs.y) == [0.6, 0.6, 0.6]

@@ -1,13 +1,12 @@
 """The report's time figures: the best value so far (against trials, against wall time) and every learning curve.
 
-Learning curves are coloured by fate with one legend entry per fate; a trial stopped early ends in an ×
-(nudged sideways a little, so the many trials stopped at the first rung do not hide each other) beside the
-cutoff that stopped it.
+Learning curves are coloured by fate with one legend entry per fate; a trial stopped early ends in an × at
+the epoch it stopped, labelled with its id (the many trials stopped at one rung share an x: their labels and
+hover tell them apart), beside the cutoff that stopped it.
 """
 
 from __future__ import annotations
 
-import zlib
 from typing import TYPE_CHECKING, cast
 
 from tuner.folder.fates import kind
@@ -106,11 +105,6 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
     return fig
 
 
-def _nudge(trial_id: str) -> float:
-    """A small sideways offset, the same for a trial every time (stopped trials pile up at a rung)."""
-    return ((zlib.crc32(trial_id.encode()) % 9) - 4) * 0.03
-
-
 def curves(experiment: ExperimentRecord) -> go.Figure | None:
     import plotly.graph_objects as go
 
@@ -126,15 +120,17 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
         is_best = best is not None and trial.trial_id == best.trial_id
         label = "best trial" if is_best else family
         stopped = family == "stopped early"
-        xs = [float(p[0]) for p in points]
-        if stopped:  # its × nudged sideways, so the many trials stopped at one rung do not hide each other
-            xs[-1] += _nudge(trial.trial_id)
+        xs = [float(p[0]) for p in points]  # exactly the epochs: a mark between two would read as a fraction
         symbols = ["circle"] * (len(points) - 1) + ["x" if stopped else "circle"]
         fig.add_trace(
             go.Scatter(
                 x=xs,
                 y=[p[1] for p in points],
-                mode="lines+markers",
+                mode="lines+markers+text" if stopped else "lines+markers",
+                # a stopped trial's id beside its ×: trials stopped at one rung share its epoch
+                text=[""] * (len(points) - 1) + [trial.trial_id] if stopped else None,
+                textposition="middle right",
+                textfont={"size": 9, "color": FATE_COLOURS[family]},
                 name=label,
                 legendgroup=label,
                 showlegend=label not in shown,
@@ -174,7 +170,7 @@ def _mark_cutoffs(fig: go.Figure, experiment: ExperimentRecord) -> None:
             marks.append(
                 # its cutoff is not None: chosen so above
                 (
-                    stop["epoch"] + _nudge(trial.trial_id),
+                    stop["epoch"],
                     float(cast(float, stop["cutoff"])),
                     trial.trial_id,
                     stop,

@@ -139,6 +139,8 @@ def reason(event: RungRecord, experiment: ExperimentRecord) -> str:
             f"{verdict}: {value:.4g} {'among' if event['kept'] else 'not among'} the best {event['keep']} of "
             f"{event['of']} in bracket {event.get('bracket', '?')} at epoch {event['rung']}"
         )
+    if "place" in event:  # ranked by fronts (several objectives, or constraints): no cutoff, a place
+        return _by_fronts(event, experiment)
     cutoff = event.get("cutoff")
     if cutoff is None:
         return f"first at rung {event['rung']}: no cutoff yet"
@@ -146,6 +148,24 @@ def reason(event: RungRecord, experiment: ExperimentRecord) -> str:
     if event["kept"]:
         return f"in the best {share}: {value:.4g} {better} {cutoff:.4g}"
     return f"stopped: {value:.4g} {worse} {cutoff:.4g}"
+
+
+def _by_fronts(event: RungEvent | RungRecord, experiment: ExperimentRecord) -> str:
+    """A place among the results at a rung, ranked by fronts; a stopped trial's own reason from its fate (who
+    dominated it, or the bound it broke)."""
+    import math
+
+    place, of = event.get("place", 0), event.get("of", 0)
+    keep = max(1, math.ceil(of / experiment.config.reduction_factor))
+    values = event.get("values") or {}
+    shown = ", ".join(f"{name} {value:.4g}" for name, value in values.items())
+    ranked = f"{shown}: ranked {place} of {of} by fronts" if shown else f"ranked {place} of {of} by fronts"
+    if event["kept"]:
+        return f"went on: {ranked}; the best {keep} go on"
+    trial = next((t for t in experiment.trials if t.trial_id == event.get("trial")), None)
+    fate = trial.fate if trial is not None else ""
+    why = fate.split(": ", 1)[1] if f"at epoch {event.get('epoch', event['rung'])}:" in fate else ""
+    return f"stopped: {ranked}; only the best {keep} go on" + (f" ({why})" if why else "")
 
 
 def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Figure:
