@@ -77,15 +77,19 @@ class Experiment:
 
     @property
     def trials(self) -> pd.DataFrame:
-        """A DataFrame, one row a trial, best first: its id, config, best and last metric, best epoch,
-        epochs run, status and fate; with several objectives also each other objective's last value and
-        whether the trial is on the Pareto front, and under constraints whether it meets them."""
+        """A DataFrame, one row a trial, best first: its id, config, best and last metric, best epoch, every
+        other reported metric at that epoch (``NAME_at_best``), epochs run, status and fate; with several
+        objectives also each other objective's last value and whether the trial is on the Pareto front, and
+        under constraints whether it meets them."""
         import pandas as pd
+
+        from tuner.review.plots import reported_metrics
 
         record = self._read()
         metric, mode = record.metric, record.mode
         params = sorted({k for t in record.trials for k in t.config})
         others = [o.name for o in record.config.objective_list[1:]]
+        at_best = [m for m in reported_metrics(record) if m != metric]
         on_front: set[str] | None = None
         if record.config.several_objectives:
             from tuner.review.front import front
@@ -109,6 +113,7 @@ class Experiment:
                     f"best_{metric}": trial.best(metric, mode),
                     f"last_{metric}": trial.last_reported(metric),
                     "best_epoch": _int(best_row.get("training_iteration")),
+                    **{f"{m}_at_best": _float(best_row.get(m)) for m in at_best},
                     "epochs": trial.epochs,
                     "status": trial.status,
                     "fate": trial.fate,
@@ -121,6 +126,7 @@ class Experiment:
             f"last_{metric}",
             *extra,
             "best_epoch",
+            *(f"{m}_at_best" for m in at_best),
             "epochs",
             "status",
             "fate",
@@ -129,8 +135,9 @@ class Experiment:
 
     @property
     def pareto(self) -> pd.DataFrame:
-        """A DataFrame of the Pareto front (several objectives), one row a trial, by the first objective: its
-        id, each objective at its last epoch, that epoch, its config and fate; empty for one objective."""
+        """A DataFrame of the Pareto front, one row a trial, by the first objective: its id, each objective at
+        its last epoch, that epoch, its config and fate. With one objective the front has one dimension: the
+        best trial, at its best epoch (empty before any trial reported)."""
         import pandas as pd
 
         from tuner.review.front import front
@@ -140,7 +147,18 @@ class Experiment:
         params = sorted({k for t in record.trials for k in t.config})
         columns = ["trial_id", *names, "epoch", *params, "fate"]
         if not record.config.several_objectives:
-            return pd.DataFrame([], columns=columns)
+            best = record.best_trial()
+            if best is None:
+                return pd.DataFrame([], columns=columns)
+            best_row = best.best_row(record.metric, record.mode) or {}
+            row = {
+                "trial_id": best.trial_id,
+                record.metric: best.best(record.metric, record.mode),
+                "epoch": _int(best_row.get("training_iteration")),
+                **{k: best.config.get(k) for k in params},
+                "fate": best.fate,
+            }
+            return pd.DataFrame([row], columns=columns)
         rows = [
             {
                 "trial_id": p.trial.trial_id,
@@ -155,9 +173,11 @@ class Experiment:
 
     @property
     def history(self) -> pd.DataFrame:
-        """A DataFrame, one row an epoch of a trial: trial id, epoch, seconds since the sweep's first result
-        (each trial's start to the second, as Ray stamps it, plus its own training time), the trial's own
-        training seconds, and every metric the trainable reported."""
+        """A DataFrame, one row an epoch of a trial: trial id, epoch, two clocks, and every metric the trainable
+        reported. ``seconds``: when the epoch ended on the sweep's clock, from the sweep's first result (the
+        trial's start, to the second as Ray stamps it, plus its own training time so far): what to plot
+        several trials against. ``trial_seconds``: the training time the trial itself had spent by then (Ray's
+        ``time_total_s``), waiting for a slot not counted: what one trial's cost is."""
         import pandas as pd
 
         from tuner.ray_compat.state_file import bookkeeping

@@ -36,6 +36,9 @@ def test_a_sweep_from_python_returns_its_experiment_as_dataframes(swept):
     assert len(trials) == 4 and list(trials.columns[:3]) == ["trial_id", "lr", "wd"]
     assert {"best_loss", "last_loss", "best_epoch", "epochs", "status", "fate"} <= set(trials.columns)
     assert trials["best_loss"].is_monotonic_increasing  # best first
+    assert "accuracy_at_best" in trials.columns  # the other metrics at the epoch the best came at
+    front = exp.pareto  # one objective: a front of one dimension, the best trial at its best epoch
+    assert list(front["trial_id"]) == [trials["trial_id"][0]] and front["loss"][0] == trials["best_loss"][0]
     history = exp.history
     assert len(history) == 12 and list(history.columns[:4]) == ["trial_id", "epoch", "seconds", "trial_seconds"]
     assert sorted(history["epoch"].unique()) == [1, 2, 3] and "accuracy" in history.columns

@@ -245,7 +245,9 @@ def test_the_reports_figures_speak_in_real_units(swept):
     widths = {str(t.config["width"]) for t in scored}
     assert widths <= set(labels), "a choice's ticks are its values"
     rows = fate_rows(asha)
-    assert "status" not in rows[0] and {"#", "at epoch", "accuracy at best epoch", "fate"} <= set(rows[0])
+    assert "status" not in rows[0] and {"#", "made", "at epoch", "accuracy at best epoch", "fate"} <= set(rows[0])
+    assert [row["#"] for row in rows] == list(range(1, len(rows) + 1)), "# is the rank, best first"
+    assert "on front" not in rows[0]  # one objective: no front
 
 
 def test_hparams_have_types_and_the_best_metric_first(swept):

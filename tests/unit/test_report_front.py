@@ -222,3 +222,16 @@ def test_a_stopped_trials_mark_and_cutoff_sit_exactly_on_its_epoch_and_its_id_te
     assert sorted(t.text[-1] for t in stopped) == ["s0", "s1", "s2"]
     (cutoffs,) = [t for t in fig.data if t.name == "cutoff that stopped it"]
     assert list(cutoffs.x) == [1, 1, 1] and list(cutoffs.y) == [0.6, 0.6, 0.6]
+
+
+def test_the_trial_table_ranks_with_hash_and_marks_the_front_with_two_objectives(tmp_path):
+    from tuner.review.report.page import _fates_table, fate_rows
+
+    rows = fate_rows(_experiment(tmp_path))
+    assert [row["#"] for row in rows] == [1, 2, 3, 4, 5]  # a rank, best loss first
+    assert [row["trial"] for row in rows[:2]] == ["aaaa0001", "aaaa0003"] and rows[0]["made"] == 1
+    on = {row["trial"] for row in rows if row["on front"] == "●"}
+    assert on == {"aaaa0001", "aaaa0002", "aaaa0005"}  # as the front's table and tuner results say
+    assert "latency_ms at best epoch" in rows[0]  # the other objective beside the first
+    table = _fates_table(_experiment(tmp_path / "again"))
+    assert "<th class=fate>fate</th>" in table and "<td class=fate>stopped early by ASHA" in table

@@ -95,7 +95,7 @@ def plot(experiments: list[ExperimentRecord], out: Path) -> Path:
             best.append(reported if not best else better(best[-1], reported))
             epochs.append(n)
         by_epoch.step(epochs, best, where="post", label=label)
-    by_trial.set_xlabel("trials, in the order they started")
+    by_trial.set_xlabel("trials, in the order they were made")
     by_epoch.set_xlabel("epochs trained, all trials together")
     for ax in (by_trial, by_epoch):
         ax.set_ylabel(f"best {metric} so far")

@@ -133,7 +133,7 @@ def _best_so_far(plt: ModuleType, experiment: ExperimentRecord) -> Figure | None
     xs = range(1, len(trials) + 1)
     ax.scatter(xs, values, s=14, color="#9a9a9a", label="each trial's best")
     ax.step(xs, so_far, where="post", color=BEST, linewidth=2, label="best so far")
-    ax.set_xlabel("trials, in the order they started")
+    ax.set_xlabel("trials, in the order they were made")
     ax.set_ylabel(f"best {metric}")
     ax.set_title(f"Best {metric} so far over the sweep ({experiment.config.searcher} search)")
     ax.grid(alpha=0.3)

@@ -171,21 +171,24 @@ def _importance_section(experiment: ExperimentRecord) -> str:
 
 
 def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
-    """One row a trial, best first: the order it was made in (as the best-so-far chart counts trials), its
-    config, best value and the epoch it came at, epochs run, the other metrics it reported at that epoch, and
-    its fate."""
+    """One row a trial, best first: its rank, the order it was made in (as the best-so-far chart counts
+    trials), with several objectives whether it is on the front, its config, best value and the epoch it came
+    at, epochs run, the other metrics it reported at that epoch, and its fate."""
     from tuner.review.plots import reported_metrics
 
     metric, mode = experiment.metric, experiment.mode
     params = sorted({k for t in experiment.trials for k in t.config})
     others = [m for m in reported_metrics(experiment) if m != metric]
     made = {t.trial_id: i for i, t in enumerate(experiment.trials, 1)}
+    front = _on_front(experiment)
     rows = []
-    for trial in experiment.ranked():
+    for rank, trial in enumerate(experiment.ranked(), 1):
         best_row = trial.best_row(metric, mode) or {}
         row: dict[str, Value] = {
-            "#": made[trial.trial_id],
+            "#": rank,
             "trial": trial.trial_id,
+            "made": made[trial.trial_id],
+            **({"on front": "●" if trial.trial_id in front else ""} if front is not None else {}),
             **{p: trial.config.get(p) for p in params},
             f"best {metric}": trial.best(metric, mode),
             "at epoch": int(float(best_row["training_iteration"])) if best_row else None,
@@ -198,19 +201,34 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
     return rows
 
 
+def _on_front(experiment: ExperimentRecord) -> set[str] | None:
+    """The ids of the trials on the front (several objectives), as pareto.json and ``tuner results`` say;
+    None with one objective."""
+    if not experiment.config.several_objectives:
+        return None
+    from tuner.review.front import summary
+
+    return {str(row["trial_id"]) for row in summary(experiment)["front"]}
+
+
 def _fates_table(experiment: ExperimentRecord) -> str:
     rows = fate_rows(experiment)
     if not rows:
         return "<p class=note>No trials yet.</p>"
     columns = list(dict.fromkeys(k for row in rows for k in row))
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+    head = "".join(f"<th class={_css(c)}>{html.escape(c)}</th>" for c in columns)
     body = "".join(
         f'<tr class="{kind(str(row.get("fate", ""))).replace(" ", "-")}">'
-        + "".join(f"<td>{html.escape(_show(row.get(c)))}</td>" for c in columns)
+        + "".join(f"<td class={_css(c)}>{html.escape(_show(row.get(c)))}</td>" for c in columns)
         + "</tr>"
         for row in rows
     )
     return f"<table class=fates><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _css(column: str) -> str:
+    """A column's class: the fate is read as a sentence and gets room for one."""
+    return "fate" if column == "fate" else "cell"
 
 
 def _replays_section(experiment: ExperimentRecord) -> str:
@@ -254,6 +272,8 @@ h1 {{ font-size: 1.5em; }} h2 {{ font-size: 1.15em; margin-top: 2em; border-bott
 table {{ border-collapse: collapse; font-size: 0.85em; }}
 td, th {{ border: 1px solid #ddd; padding: 3px 8px; text-align: left; }}
 table.config th {{ background: #f5f5f5; }}
+table.fates td.fate, table.fates th.fate {{ min-width: 22em; }}
+table.fates td.cell {{ white-space: nowrap; }}
 tr.stopped-early td {{ color: #777; }} tr.paused td {{ color: #a65d00; }} tr.errored td {{ color: #b00; }}
 .live {{ background: #eef6ee; border: 1px solid #9c9; padding: 6px 10px; }}
 </style>
