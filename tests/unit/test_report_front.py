@@ -235,3 +235,25 @@ def test_the_trial_table_ranks_with_hash_and_marks_the_front_with_two_objectives
     assert "latency_ms at best epoch" in rows[0]  # the other objective beside the first
     table = _fates_table(_experiment(tmp_path / "again"))
     assert "<th class=fate>fate</th>" in table and "<td class=fate>stopped early by ASHA" in table
+
+
+def test_compare_puts_two_objective_sweeps_fronts_together_measured_up_to_one_reference(tmp_path):
+    from tuner.errors import UsageError
+    from tuner.review import compare
+
+    one, other = _experiment(tmp_path / "one"), _experiment(tmp_path / "other")
+    # the other sweep's trials all twice as slow: its front is worse on latency, its hypervolume smaller
+    for trial in other.trials:
+        for row in trial.rows:
+            row["latency_ms"] = str(2 * float(row["latency_ms"]))
+    ref = compare.shared_reference([one, other])
+    assert ref == front.reference(one, front.points(one) + front.points(other))  # pooled: one box for both
+    rows = compare.summary_rows([other, one])
+    assert [r["front"] for r in rows] == [3, 3]
+    assert rows[0]["hypervolume"] > rows[1]["hypervolume"]  # the larger hypervolume first
+    assert rows[0]["hypervolume"] == float(f"{front.hypervolume(one, ref=ref):.4g}")
+    out = compare.plot([one, other], tmp_path / "c.png")
+    assert out.stat().st_size > 10_000
+    single = _experiment(tmp_path / "single", objectives=("loss:min",))
+    with pytest.raises(UsageError, match="optimise different things .*compare sweeps of the same objectives"):
+        compare.check_comparable([one, single])

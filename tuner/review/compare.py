@@ -1,7 +1,10 @@
-"""``tuner compare``: several sweeps of one metric side by side, in one figure and one table.
+"""``tuner compare``: several sweeps of one metric (or of the same objectives) side by side, in one figure and
+one table.
 
 For the same space under different schedulers or searchers: how fast each found its best (best so far
-against trials and against epochs trained, which is what a GPU-hour buys) and where each ended.
+against trials and against epochs trained, which is what a GPU-hour buys) and where each ended. Sweeps of
+several objectives are compared by their fronts, drawn together, and by the hypervolume against epochs
+trained, every sweep measured up to one reference point (a tenth beyond the worst value any of them saw).
 """
 
 from __future__ import annotations
@@ -18,16 +21,33 @@ from tuner.value_types import Scalar
 from tuner.values import number as _number
 
 if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
     from tuner.review.experiment import ExperimentRecord
 
 
 def check_comparable(experiments: list[ExperimentRecord]) -> None:
     if len(experiments) < 2:
         raise UsageError("tuner compare needs at least two experiments")
-    goals = {(e.metric, e.mode) for e in experiments}
+    goals = {_goal(e) for e in experiments}
     if len(goals) > 1:
-        shown = ", ".join(f"{e.config.name}: {e.metric} ({e.mode})" for e in experiments)
-        raise UsageError(f"the experiments optimise different things ({shown}); compare sweeps of one metric")
+        shown = ", ".join(f"{e.config.name}: {_goal(e)}" for e in experiments)
+        raise UsageError(
+            f"the experiments optimise different things ({shown}); compare sweeps of the same objectives"
+        )
+
+
+def _goal(experiment: ExperimentRecord) -> str:
+    return ", ".join(map(str, experiment.config.objective_list))
+
+
+def shared_reference(experiments: list[ExperimentRecord]) -> tuple[float, ...] | None:
+    """One hypervolume reference point for every sweep compared: a tenth beyond the worst feasible value any
+    of them saw on each objective, so that each sweep's hypervolume is measured in the same box."""
+    from tuner.review.front import points, reference
+
+    pooled = [p for e in experiments for p in points(e)]
+    return reference(experiments[0], pooled)
 
 
 def _reports(experiment: ExperimentRecord) -> list[tuple[float, float | None]]:
@@ -42,6 +62,10 @@ def _reports(experiment: ExperimentRecord) -> list[tuple[float, float | None]]:
 
 
 def summary_rows(experiments: list[ExperimentRecord]) -> list[dict[str, Scalar]]:
+    """One row a sweep, the best first; with several objectives also its front's size and its hypervolume up
+    to the shared reference (more is better)."""
+    several = experiments[0].config.several_objectives
+    ref = shared_reference(experiments) if several else None
     rows: list[dict[str, Scalar]] = []
     for e in experiments:
         best = e.best_trial()
@@ -58,11 +82,22 @@ def summary_rows(experiments: list[ExperimentRecord]) -> list[dict[str, Scalar]]
                 "best_trial": best.trial_id if best else None,
                 "epochs_trained": len(reports),
                 "wall_s": round(wall, 1),
+                **_front_cells(e, ref),
                 "fates": "; ".join(f"{n} {f}" for f, n in fates.most_common()),
             }
         )
+    if several:  # the larger hypervolume first
+        return sorted(rows, key=lambda r: -float(r["hypervolume"] or 0.0))
     towards, key = sign(experiments[0].mode), f"best_{experiments[0].metric}"
     return sorted(rows, key=lambda r: (r[key] is None, towards * (r[key] or 0.0)))
+
+
+def _front_cells(experiment: ExperimentRecord, ref: tuple[float, ...] | None) -> dict[str, Scalar]:
+    if ref is None:
+        return {}
+    from tuner.review.front import front, hypervolume
+
+    return {"front": len(front(experiment)), "hypervolume": float(f"{hypervolume(experiment, ref=ref):.4g}")}
 
 
 def plot(experiments: list[ExperimentRecord], out: Path) -> Path:
@@ -70,6 +105,13 @@ def plot(experiments: list[ExperimentRecord], out: Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    if experiments[0].config.several_objectives:
+        fig = _plot_fronts(experiments)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        return out
 
     metric, mode = experiments[0].metric, experiments[0].mode
     better = pick(mode)
@@ -107,3 +149,41 @@ def plot(experiments: list[ExperimentRecord], out: Path) -> Path:
     fig.savefig(out, dpi=110, bbox_inches="tight")
     plt.close(fig)
     return out
+
+
+def _plot_fronts(experiments: list[ExperimentRecord]) -> Figure:
+    """Left: each sweep's front on the first two objectives, together; right: each sweep's hypervolume against
+    epochs trained, all up to one reference point."""
+    import matplotlib.pyplot as plt
+
+    from tuner.review.front import front, hypervolume_over_time
+
+    objectives = experiments[0].config.objective_list
+    first, second = objectives[0], objectives[1]
+    ref = shared_reference(experiments)
+    fig, (fronts, volume) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for e in experiments:
+        label = f"{e.config.name} ({e.config.scheduler}, {e.config.searcher})"
+        found = front(e)
+        xs = [p.values[first.name] for p in found]
+        ys = [p.values[second.name] for p in found]
+        (line,) = fronts.plot(xs, ys, marker="o", linestyle="-", drawstyle="steps-post", label=label)
+        for p, x, y in zip(found, xs, ys, strict=True):
+            fronts.annotate(p.trial.trial_id, (x, y), fontsize=7, color=line.get_color(),
+                            xytext=(3, 3), textcoords="offset points")  # fmt: skip
+        steps = hypervolume_over_time(e, ref) if ref is not None else []
+        volume.step(range(1, len(steps) + 1), [hv for _, hv in steps], where="post", label=label)
+    fronts.set_xlabel(f"{first.name} ({'lower' if first.mode == 'min' else 'higher'} is better)")
+    fronts.set_ylabel(f"{second.name} ({'lower' if second.mode == 'min' else 'higher'} is better)")
+    fronts.set_title("Each sweep's Pareto front")
+    # the reference in each objective's own sign (as_min is its own inverse)
+    up_to = (
+        ", ".join(f"{o.name} {o.as_min(v):.4g}" for o, v in zip(objectives, ref, strict=True)) if ref else ""
+    )
+    volume.set_xlabel("epochs trained, all trials together")
+    volume.set_ylabel("hypervolume (more is better)")
+    volume.set_title(f"Hypervolume up to {up_to}" if up_to else "Hypervolume", fontsize=10)
+    for ax in (fronts, volume):
+        ax.grid(alpha=0.3)
+    volume.legend(fontsize=8)
+    return fig

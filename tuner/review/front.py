@@ -92,12 +92,15 @@ def hypervolume(
     return 0.0 if ref is None else pareto.hypervolume(_as_min(found, objectives), ref)
 
 
-def hypervolume_over_time(experiment: ExperimentRecord) -> list[tuple[float, float]]:
-    """(seconds into the sweep, the hypervolume of the trials' points as they stood then), one pair per result,
-    up to the end's reference. Each trial counts with its latest point, as the front does, so the line can dip
-    when a later epoch is worse."""
+def hypervolume_over_time(
+    experiment: ExperimentRecord, ref: tuple[float, ...] | None = None
+) -> list[tuple[float, float]]:
+    """(seconds into the sweep, the hypervolume of the trials' points as they stood then), one pair per result
+    in the order they arrived, up to ``ref`` (default: the end's reference; ``tuner compare`` gives several
+    sweeps one). Each trial counts with its latest point, as the front does, so the line can dip when a later
+    epoch is worse."""
     objectives, constraints = experiment.config.objective_list, experiment.config.constraint_list
-    ref = reference(experiment)
+    ref = ref if ref is not None else reference(experiment)
     if ref is None:
         return []
     events = sorted(
