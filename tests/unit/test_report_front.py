@@ -257,3 +257,16 @@ def test_compare_puts_two_objective_sweeps_fronts_together_measured_up_to_one_re
     single = _experiment(tmp_path / "single", objectives=("loss:min",))
     with pytest.raises(UsageError, match="optimise different things .*compare sweeps of the same objectives"):
         compare.check_comparable([one, single])
+
+
+def test_importance_is_given_for_each_objective_and_says_which_way_a_parameter_moves_it(tmp_path):
+    from tuner.review.report.page import _importance_section
+
+    section = _importance_section(_experiment(tmp_path))
+    assert "<h3>For loss (min)</h3>" in section and "<h3>For latency_ms (min)</h3>" in section
+    # wider models are slower: said for the latency, where it holds, not advised as 'better' for the loss
+    assert (
+        "width: higher is worse for latency_ms (higher width, higher latency_ms: rank correlation +0.90)"
+        in section
+    )
+    assert "share of the variance of latency_ms at epoch 1 explained" in section

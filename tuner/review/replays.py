@@ -151,16 +151,19 @@ def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
     w = whatif
     base = w.baseline_epochs if w.baseline_epochs is not None else w.used_epochs
     at_least = "at least " if w.cut_short else ""
+    # a replay that would run a trial past where the sweep stopped it cannot know those epochs: a lower bound
+    unknown = f"{len(w.cut_short)} trial(s) would have run past the epochs the sweep has; how far is unknown"
     against = f"the sweep's {base} under {sweep_scheduler}"
     if base != w.used_epochs:  # the sweep's own scheduler, replayed, decided in another order than it ran
         against = f"{base} for the sweep's own {sweep_scheduler} replayed the same way (the sweep itself ran {w.used_epochs})"
     lines = [
         f"replayed under {w.title}, on the sweep's own curves and epoch times",
         *(f"  {line}" for line in w.rungs),
-        f"  epochs: {at_least}{w.epochs} against {against}{'' if w.cut_short else saving(w.epochs, base)}",
-        f"  wall time: about {at_least}{format_seconds(w.seconds)} against {format_seconds(w.used_seconds)}"
-        f"{'' if w.cut_short else saving(w.seconds, w.used_seconds)}; both simulated with {w.workers} at once from "
-        "the recorded epoch times",
+        f"  epochs: {at_least}{w.epochs} against {against}"
+        + (f" ({unknown})" if w.cut_short else saving(w.epochs, base)),
+        f"  wall time: {'at least' if w.cut_short else 'about'} {format_seconds(w.seconds)} against "
+        f"{format_seconds(w.used_seconds)}{'' if w.cut_short else saving(w.seconds, w.used_seconds)}; both "
+        f"simulated with {w.workers} at once from the recorded epoch times",
     ]
     if w.best_before is None or w.best_after is None:
         lines.append("  best trial: no trial reported a finite value")

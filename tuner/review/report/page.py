@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 
 from tuner.folder.fates import kind
+from tuner.objectives import Objective
 from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.report.curves import curves, figure_html, history
 from tuner.review.report.params import parallel
@@ -124,32 +125,39 @@ def _best_section(experiment: ExperimentRecord) -> str:
 
 
 def _importance_section(experiment: ExperimentRecord) -> str:
+    """One importance chart per objective: what drives the loss may not drive the latency, and a parameter
+    that helps one may cost the other."""
+    parts = [_importance_of(experiment, objective) for objective in experiment.config.objective_list]
+    return "\n".join(parts)
+
+
+def _importance_of(experiment: ExperimentRecord, objective: Objective) -> str:
     import plotly.graph_objects as go
 
-    from tuner.review.report.params import direction, importance, value_at
+    from tuner.review.report.params import comparison_epoch, direction, importance, value_at
 
+    several = experiment.config.several_objectives
+    heading = f"<h3>For {html.escape(str(objective))}</h3>" if several else ""
     trials = _scored(experiment)
-    found = importance(experiment, trials)
+    found = importance(experiment, trials, objective)
     if not found:
-        return (
+        return heading + (
             "<p class=note>Needs at least 4 trials that reached the same epoch and a parameter that varies."
             "</p>"
         )
     scores, epoch, reached = found
-    from tuner.review.report.params import comparison_epoch
-
-    _, compared = comparison_epoch(experiment, trials)
+    _, compared = comparison_epoch(experiment, trials, objective)
     names = list(scores)[::-1]
-    labels = [f"{n}: {direction(experiment, compared, n, epoch)}" for n in names]
+    labels = [f"{n}: {direction(experiment, compared, n, epoch, objective)}" for n in names]
     fig = go.Figure(go.Bar(x=[scores[n] for n in names], y=labels, orientation="h"))
     fig.update_layout(
         height=120 + 30 * len(names),
         margin={"t": 20, "l": 20},
-        xaxis_title=f"share of the variance of {experiment.metric} at epoch {epoch} explained",
+        xaxis_title=f"share of the variance of {objective.name} at epoch {epoch} explained",
     )
     fig.update_yaxes(automargin=True)
-    metric = html.escape(experiment.metric)
-    values = [value_at(t, experiment.metric, epoch) for t in compared]
+    metric = html.escape(objective.name)
+    values = [value_at(t, objective.name, epoch) for t in compared]
     left_out = len(trials) - reached
     which = (
         f"The {reached} trials that reached epoch {epoch} are compared there"
@@ -167,7 +175,7 @@ def _importance_section(experiment: ExperimentRecord) -> str:
         "parameter; beside each, which way it helps where the trials show it. With few trials, read it as a "
         "hint.</p>"
     )
-    return figure_html(fig) + note
+    return heading + figure_html(fig) + note
 
 
 def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
 from tuner.folder.fates import kind
-from tuner.objectives import pick
+from tuner.objectives import Objective, pick
 from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.vocabulary import BEST_COLOUR, show
 from tuner.value_types import Value
@@ -178,14 +178,15 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
 
 
 def comparison_epoch(
-    experiment: ExperimentRecord, trials: list[TrialRecord]
+    experiment: ExperimentRecord, trials: list[TrialRecord], objective: Objective | None = None
 ) -> tuple[int, list[TrialRecord]]:
-    """The last epoch that at least half the trials (and at least 4) reached, and those trials: importance
-    compares every trial at the same point of training."""
+    """The last epoch that at least half the trials (and at least 4) reported ``objective`` at (default: the
+    first), and those trials: importance compares every trial at the same point of training."""
+    metric = (objective or experiment.config.objective).name
     need = max(4, math.ceil(len(trials) / 2))
-    epochs = sorted({e for t in trials for e, _ in t.curve(experiment.metric)}, reverse=True)
+    epochs = sorted({e for t in trials for e, _ in t.curve(metric)}, reverse=True)
     for epoch in epochs:
-        reached = [t for t in trials if any(e == epoch for e, _ in t.curve(experiment.metric))]
+        reached = [t for t in trials if any(e == epoch for e, _ in t.curve(metric))]
         if len(reached) >= need:
             return epoch, reached
     return 0, []
@@ -196,15 +197,17 @@ def value_at(trial: TrialRecord, metric: str, epoch: int) -> float:
 
 
 def importance(
-    experiment: ExperimentRecord, trials: list[TrialRecord]
+    experiment: ExperimentRecord, trials: list[TrialRecord], objective: Objective | None = None
 ) -> tuple[dict[str, float], int, int] | None:
-    """fANOVA importance (Optuna's evaluator) of each varying parameter for the metric at the comparison
-    epoch, with that epoch and how many trials reached it; None with fewer than 4 or nothing varying."""
+    """fANOVA importance (Optuna's evaluator) of each varying parameter for ``objective`` (default: the
+    first) at the comparison epoch, with that epoch and how many trials reached it; None with fewer than 4 or
+    nothing varying."""
+    objective = objective or experiment.config.objective
     import optuna
     from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution
     from optuna.importance import FanovaImportanceEvaluator
 
-    epoch, reached = comparison_epoch(experiment, trials)
+    epoch, reached = comparison_epoch(experiment, trials, objective)
     names = [
         n
         for n in sorted({k for t in reached for k in t.config})
@@ -222,7 +225,7 @@ def importance(
         else:
             distributions[name] = CategoricalDistribution(sorted({show(v) for v in values}))
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(direction="minimize" if experiment.mode == "min" else "maximize")
+    study = optuna.create_study(direction="minimize" if objective.mode == "min" else "maximize")
     for t in reached:
         params = {
             # a parameter under a FloatDistribution is a number in every trial (above)
@@ -235,18 +238,26 @@ def importance(
         }
         study.add_trial(
             optuna.trial.create_trial(
-                params=params, distributions=distributions, value=value_at(t, experiment.metric, epoch)
+                params=params, distributions=distributions, value=value_at(t, objective.name, epoch)
             )
         )
     scores = optuna.importance.get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=0))
     return scores, epoch, len(reached)
 
 
-def direction(experiment: ExperimentRecord, trials: list[TrialRecord], name: str, epoch: int) -> str:
-    """Which way a parameter helps at the comparison epoch, where the trials show it: for a number, the sign
-    of its rank correlation with the metric when that is unlikely to be chance (p < 0.1); for a choice, the
-    option with the best mean."""
-    metric, mode = experiment.metric, experiment.mode
+def direction(
+    experiment: ExperimentRecord,
+    trials: list[TrialRecord],
+    name: str,
+    epoch: int,
+    objective: Objective | None = None,
+) -> str:
+    """Which way a parameter helps ``objective`` (default: the first) at the comparison epoch, where the
+    trials show it: for a number, the sign of its rank correlation with the objective when that is unlikely
+    to be chance (p < 0.1), said both ways so that the sign reads right; for a choice, the option with the
+    best mean."""
+    objective = objective or experiment.config.objective
+    metric, mode = objective.name, objective.mode
     pairs = [(t.config.get(name), value_at(t, metric, epoch)) for t in trials]
     numbers = [(v, m) for v, m in pairs if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(numbers) == len(pairs) and len({v for v, _ in numbers}) > 1:
@@ -254,12 +265,16 @@ def direction(experiment: ExperimentRecord, trials: list[TrialRecord], name: str
         if p >= 0.1:
             return f"direction unclear ({len(numbers)} trials)"
         better = (rho < 0) == (mode == "min")
-        return f"higher is {'better' if better else 'worse'} (rank correlation {rho:+.2f})"
+        moves = "lower" if rho < 0 else "higher"
+        return (
+            f"higher is {'better' if better else 'worse'} for {metric} (higher {name}, {moves} {metric}: "
+            f"rank correlation {rho:+.2f})"
+        )
     means: dict[str, list[float]] = {}
     for v, m in pairs:
         means.setdefault(show(v), []).append(m)
     top = pick(mode)(means, key=lambda k: sum(means[k]) / len(means[k]))
-    return f"best with {top}"
+    return f"best for {metric} with {top}"
 
 
 def _spearman(xs: list[float], ys: list[float]) -> tuple[float, float]:
