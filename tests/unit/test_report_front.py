@@ -270,3 +270,28 @@ def test_importance_is_given_for_each_objective_and_says_which_way_a_parameter_m
         in section
     )
     assert "share of the variance of latency_ms at epoch 1 explained" in section
+
+
+def test_with_two_objectives_each_rung_is_drawn_on_both_and_a_stopped_trial_is_linked_to_who_dominated_it():
+    from tuner.review.experiment import ExperimentRecord
+    from tuner.review.report.scheduler_panel import dominators, rung_scatter
+    from tuner.settings import SweepConfig, settled
+
+    config = SweepConfig(space="x", scheduler="asha", **settled({"metric": "loss,ms", "mode": "min,min"}))
+    record = ExperimentRecord("/exp", config, [])
+
+    def event(trial, arrived, loss, ms, kept):
+        return {"trial": trial, "rung": 1, "epoch": 1, "value": loss, "values": {"loss": loss, "ms": ms},
+                "arrived": arrived, "kept": kept, "place": 1, "of": arrived + 1}  # fmt: skip
+
+    events = [event("a", 0, 0.5, 10.0, True), event("b", 1, 0.4, 30.0, True), event("c", 2, 0.6, 40.0, False),
+              event("d", 3, 0.3, 50.0, True)]  # fmt: skip
+    assert [e["trial"] for e in dominators(events[2], events, record)] == ["a", "b"]  # d came after it
+    fig = rung_scatter(record, events)
+    links = [t for t in fig.data if t.mode == "lines"]
+    assert sorted((t.x[1], t.y[1]) for t in links) == [(0.4, 30.0), (0.5, 10.0)]
+    stopped = next(t for t in fig.data if t.name == "stopped here")
+    assert list(stopped.text) == ["c"] and (stopped.x[0], stopped.y[0]) == (0.6, 40.0)
+    assert (
+        fig.layout.xaxis.title.text == "loss at the rung" and fig.layout.yaxis.title.text == "ms at the rung"
+    )

@@ -48,7 +48,17 @@ def section(experiment: ExperimentRecord) -> str:
         from tuner.review.report.curves import figure_html
 
         config = experiment.config
-        if config.several_objectives or config.constraints:
+        both = config.several_objectives and all(len(e.get("values") or {}) > 1 for e in events)
+        if both:
+            first, second = config.objective_list[:2]
+            parts.append(
+                f"<p class=note>Each rung decided by fronts of {html.escape(', '.join(map(str, config.objective_list)))}"
+                f": each rung's results drawn on {html.escape(first.name)} and {html.escape(second.name)}, "
+                "a line from each trial stopped there to each trial that dominated it (better on both) among "
+                "those that had reached the rung before it.</p>"
+            )
+            parts.append(figure_html(rung_scatter(experiment, events)))
+        elif config.several_objectives or config.constraints:
             by = ", ".join(map(str, config.objective_list)) + (
                 f"; bounds {', '.join(config.constraints)}" if config.constraints else ""
             )
@@ -57,7 +67,8 @@ def section(experiment: ExperimentRecord) -> str:
                 f"{html.escape(experiment.metric)} only, so a trial may go on with a worse value there for "
                 "its other objectives (the reasons table and the front above say which).</p>"
             )
-        parts.append(figure_html(rung_figure(experiment, events)))
+        if not both:
+            parts.append(figure_html(rung_figure(experiment, events)))
         parts.append(_reasons_table(experiment, events))
     elif experiment.config.scheduler in ("asha", "hyperband", "bohb"):
         parts.append(
@@ -226,6 +237,92 @@ def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Fig
         )
     fig.update_yaxes(title_text=f"{experiment.metric} at the rung", row=1, col=1)
     fig.update_layout(height=380, margin={"t": 50})
+    return fig
+
+
+def dominators(event: RungEvent, events: list[RungEvent], experiment: ExperimentRecord) -> list[RungEvent]:
+    """The results at the same rung that arrived before ``event`` and are better on every objective."""
+    from tuner import pareto
+
+    objectives = experiment.config.objective_list
+
+    def point(e: RungEvent) -> tuple[float, ...] | None:
+        values = e.get("values") or {}
+        if any(o.name not in values for o in objectives):
+            return None
+        return tuple(o.as_min(values[o.name]) for o in objectives)
+
+    mine = point(event)
+    if mine is None:
+        return []
+    return [
+        e
+        for e in events
+        if e["rung"] == event["rung"]
+        and e.get("arrived", 0) < event.get("arrived", 0)
+        and (theirs := point(e)) is not None
+        and pareto.dominates(theirs, mine)
+    ]
+
+
+def rung_scatter(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Figure:
+    """Several objectives: one panel per rung, each result there on the first two objectives, kept or stopped,
+    with its trial id, and a line from each stopped trial to the trials that dominated it there."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    first, second = experiment.config.objective_list[:2]
+    rungs = sorted({e["rung"] for e in events})
+    fig = make_subplots(rows=1, cols=len(rungs), subplot_titles=[f"rung at epoch {r}" for r in rungs])
+    for col, rung in enumerate(rungs, 1):
+        at = [e for e in events if e["rung"] == rung]
+
+        def xy(e: RungEvent) -> tuple[float, float]:
+            values = e.get("values") or {}
+            return values[first.name], values[second.name]
+
+        for e in at:
+            if _verdict(e) != "stopped":
+                continue
+            for d in dominators(e, at, experiment):
+                (x0, y0), (x1, y1) = xy(e), xy(d)
+                fig.add_trace(
+                    go.Scatter(
+                        x=[x0, x1],
+                        y=[y0, y1],
+                        mode="lines",
+                        line={"color": "#bbbbbb", "width": 1},
+                        hoverinfo="skip",
+                        showlegend=False,
+                    ),
+                    row=1,
+                    col=col,
+                )
+        for verdict, name, symbol, colour in VERDICTS:
+            chosen = [e for e in at if _verdict(e) == verdict]
+            if not chosen and verdict == "paused":
+                continue
+            fig.add_trace(
+                go.Scatter(
+                    x=[xy(e)[0] for e in chosen],
+                    y=[xy(e)[1] for e in chosen],
+                    mode="markers+text",
+                    text=[e["trial"] for e in chosen],
+                    textposition="top center",
+                    textfont={"size": 9, "color": colour},
+                    name=name,
+                    legendgroup=name,
+                    showlegend=col == 1,
+                    marker={"symbol": symbol, "size": 9, "color": colour},
+                    hovertext=[f"{e['trial']}: {reason(e, experiment)}" for e in chosen],
+                    hoverinfo="text",
+                ),
+                row=1,
+                col=col,
+            )
+        fig.update_xaxes(title_text=f"{first.name} at the rung", row=1, col=col)
+    fig.update_yaxes(title_text=f"{second.name} at the rung", row=1, col=1)
+    fig.update_layout(height=420, margin={"t": 50})
     return fig
 
 
