@@ -295,3 +295,12 @@ def test_with_two_objectives_each_rung_is_drawn_on_both_and_a_stopped_trial_is_l
     assert (
         fig.layout.xaxis.title.text == "loss at the rung" and fig.layout.yaxis.title.text == "ms at the rung"
     )
+
+
+def test_parallel_coordinates_give_the_second_objective_an_axis(tmp_path):
+    from tuner.review.report.params import parallel
+
+    experiment = _experiment(tmp_path)
+    fig = parallel(experiment, [t for t in experiment.trials if t.rows])
+    labels = [a.text for a in fig.layout.annotations]
+    assert "<b>best loss (any epoch)</b>" in labels and "<b>last latency_ms (lower is better)</b>" in labels

@@ -89,7 +89,8 @@ def _sort_key(text: str) -> tuple[int, float | str]:
 
 
 def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figure | None:
-    """Parameters, fate and best metric as parallel axes, one line a trial coloured by its best value."""
+    """Parameters, fate and best metric as parallel axes, one line a trial coloured by its best value; with
+    several objectives, each other objective's last value as an axis of its own (as the front takes it)."""
     import plotly.colors
     import plotly.graph_objects as go
 
@@ -120,6 +121,11 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
         fate_axis.ticks = [(inside(p), text) for p, text in fate_axis.ticks]
         axes.append(fate_axis)
     axes.append(axis_for(f"best {metric} (any epoch)", scores, choices=False))
+    for other in experiment.config.objective_list[1:]:
+        lasts = [t.last_reported(other.name) for t in trials]
+        if all(v is not None for v in lasts):
+            better = "lower" if other.mode == "min" else "higher"
+            axes.append(axis_for(f"last {other.name} ({better} is better)", lasts, choices=False))
     low, high = min(scores), max(scores)
     best = experiment.best_trial()
     fig = go.Figure()
