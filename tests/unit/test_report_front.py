@@ -304,3 +304,18 @@ def test_parallel_coordinates_give_the_second_objective_an_axis(tmp_path):
     fig = parallel(experiment, [t for t in experiment.trials if t.rows])
     labels = [a.text for a in fig.layout.annotations]
     assert "<b>best loss (any epoch)</b>" in labels and "<b>last latency_ms (lower is better)</b>" in labels
+
+
+def test_a_parameter_plot_names_each_fates_points_and_marks_a_stopped_trials_best_as_an_early_one(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tuner.review.plots import _against_parameter
+
+    experiment = _experiment(tmp_path)
+    fig = _against_parameter(plt, experiment, "lr", experiment.best_trial())
+    legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    assert legend == ["completed", "stopped early (its best before it stopped)", "best trial (aaaa0001)"]
+    plt.close(fig)

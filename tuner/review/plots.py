@@ -159,14 +159,25 @@ def _against_parameter(
         labels = sorted({str(x) for x in xs})
         xs = [labels.index(str(x)) for x in xs]
         ax.set_xticks(range(len(labels)), labels)
-    colours = [FATE_COLOURS[kind(p[2].fate)] for p in points]
-    ax.scatter(xs, [p[1] for p in points], c=colours, alpha=0.8, s=22)
+    families = [kind(p[2].fate) for p in points]
+    for family in sorted(set(families)):  # one legend entry a fate; a stopped trial's best is an early one
+        chosen = [i for i, f in enumerate(families) if f == family]
+        stopped = family == "stopped early"
+        ax.scatter(
+            [xs[i] for i in chosen],
+            [points[i][1] for i in chosen],
+            s=22,
+            alpha=0.8,
+            label=f"{family} (its best before it stopped)" if stopped else family,
+            facecolors="none" if stopped else FATE_COLOURS[family],
+            edgecolors=FATE_COLOURS[family],
+        )
     for x, (_, y, trial) in zip(xs, points, strict=True):
         if best is not None and trial.trial_id == best.trial_id:
             ax.scatter(
                 [x], [y], marker="*", s=220, color=BEST, zorder=3, label=f"best trial ({trial.trial_id})"
             )
-            ax.legend(fontsize=8)
+    ax.legend(fontsize=8)
     if numeric:
         _scale_axis(ax, [float(x) for x in xs if isinstance(x, (int, float))])  # numeric: every one a number
     ax.set_xlabel(name)
