@@ -89,7 +89,7 @@ def test_stopped_early_trials_are_hollow_and_dominated_ones_faded(tmp_path):
     fig = front_panel.scatter(experiment.config.objective_list, found, best)
     marks = {}
     for trace in fig.data:
-        if trace.mode != "markers":
+        if "markers" not in trace.mode:
             continue
         for text, symbol in zip(trace.hovertext, trace.marker.symbol, strict=True):
             marks[_trial(text)] = (trace.name, symbol, trace.marker.opacity)
@@ -97,6 +97,8 @@ def test_stopped_early_trials_are_hollow_and_dominated_ones_faded(tmp_path):
     assert marks["aaaa0005"] == ("on the Pareto front", "diamond-open", 1.0)  # on the front, stopped early
     assert marks["aaaa0004"] == ("stopped early, dominated", "circle-open", front_panel.FADED)
     assert marks["aaaa0003"] == ("completed, dominated", "circle", front_panel.FADED)
+    (on_front,) = [t for t in fig.data if t.name == "on the Pareto front"]
+    assert sorted(on_front.text) == ["aaaa0001", "aaaa0002", "aaaa0005"]  # named on the chart, not only on hover
     hover = next(t for t in fig.data if t.name == "stopped early, dominated").hovertext[0]
     assert "epoch 1" in hover and "lr=0.04, width=80" in hover and STOPPED in hover
 

@@ -191,7 +191,11 @@ def scatter(
             go.Scatter(
                 x=[p.values[first.name] for p in members],
                 y=[p.values[second.name] for p in members],
-                mode="markers",
+                # the front's trials named on the chart: they are the ones to read about in the table below
+                mode="markers+text" if label == FRONT else "markers",
+                text=[p.trial.trial_id for p in members] if label == FRONT else None,
+                textposition="top right",
+                textfont={"size": 10, "color": BEST_COLOUR},
                 name=label,
                 hovertext=[hover(p, objectives) for p in members],
                 hovertemplate="%{hovertext}<extra></extra>",
