@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -20,8 +21,9 @@ def swept(tmp_path_factory):
 
     storage = tmp_path_factory.mktemp("cifar_front")
     try:
-        main(["sweep", "--space", "cifar_small", *TINY, "--max-epochs", "3", "--num-samples", "6",
-              "--metric", "loss,time_this_iter_s", "--mode", "min", "--storage-path", str(storage), "--name", "lt"])  # fmt: skip
+        main(["sweep", "--space", "cifar_small", *TINY, "--max-epochs", "3", "--num-samples", "6", "--scheduler",
+              "asha", "--metric", "loss,time_this_iter_s", "--mode", "min", "--storage-path", str(storage), "--name",
+              "lt"])  # fmt: skip
     except SystemExit as exc:
         assert exc.code in (0, None)
     return storage / "lt"
@@ -42,17 +44,45 @@ def test_its_report_draws_the_front_without_errors(swept, run_cli, tmp_path):
     page = tmp_path / "report.html"
     assert run_cli("report", swept, "--out", page).code == 0
     html = page.read_text()
-    assert '<section id="front">' in html and html.index('<section id="front">') < html.index('<section id="best">')
+    assert '<section id="front">' in html and html.index('<section id="front">') < html.index(
+        '<section id="best">'
+    )
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync",
              "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]  # fmt: skip
     run = subprocess.run([CHROMIUM, *flags, "--enable-logging=stderr", "--v=0", "--window-size=1300,3000",
                           f"--screenshot={tmp_path / 'shot.png'}", f"file://{page}"],
                          capture_output=True, text=True, timeout=120)  # fmt: skip
-    errors = [line for line in run.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or ":ERROR:" in line)]
+    errors = [
+        line
+        for line in run.stderr.splitlines()
+        if "CONSOLE" in line and ("Uncaught" in line or ":ERROR:" in line)
+    ]
     assert not errors, errors
     dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", "--virtual-time-budget=5000", f"file://{page}"],
                          capture_output=True, text=True, timeout=120).stdout  # fmt: skip
-    front = dom[dom.index('<section id="front">'):dom.index("</section>", dom.index('<section id="front">'))]
+    front = dom[
+        dom.index('<section id="front">') : dom.index("</section>", dom.index('<section id="front">'))
+    ]
     assert front.count('class="main-svg"') >= 2, "the front and the hypervolume over time were drawn"
     for row in json.loads((swept / "pareto.json").read_text())["front"]:
         assert row["trial_id"] in front
+    # the scheduler's rungs drawn on both objectives, each point named, every reason the one its fate log holds
+    start = dom.index('<section id="scheduler">')
+    scheduler = dom[start : dom.index("</section>", start)]
+    assert ">loss at the rung<" in scheduler and ">time_this_iter_s at the rung<" in scheduler
+    rungs = [r for t in _trials(swept) for r in t.rungs]
+    assert rungs and all(f">{t.trial_id}<" in scheduler for t in _trials(swept) if t.rungs)
+    reasons = re.findall(
+        r"<tr class=\"[\w-]+\"><td>\d+</td><td>\w+</td><td>[^<]*</td><td>([^<]*)</td></tr>", scheduler
+    )
+    assert len(reasons) == len(rungs), reasons
+    assert all(re.match(r"(went on|stopped): .*ranked \d+ of \d+ by fronts", r) for r in reasons), reasons
+    assert "no cutoff yet" not in scheduler
+    table = dom[dom.index('<table class="fates">') :]
+    assert ">on front<" in table and ">#<" in table
+
+
+def _trials(folder):
+    from tuner.review import experiment
+
+    return experiment.load(str(folder)).trials
