@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tuner-installed
 DEMO_NAME ?= demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test test-fast test-ray-matrix lint bench bench-gpu image clean
+.PHONY: venv demo test test-fast test-ray-matrix lint docs bench bench-gpu image clean
 
 # (Re)install only when .venv is missing or pyproject.toml changed since the last install.
 venv:
@@ -46,6 +46,11 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+
+# The user guide (docs/, mkdocs.yml) as a static site in site/. --strict makes every warning fail the build:
+# a link to a missing page or heading, a page left out of the nav.
+docs: venv
+	NO_MKDOCS_2_WARNING=1 $(BIN)/python -m mkdocs build --strict
 
 bench: venv
 	$(BIN)/python benchmarks/bench_trainable.py

@@ -1,4 +1,4 @@
-"""One entry per algorithm: the CLI's choices, --help and the README's tables all come from the registries."""
+"""One entry per algorithm: the CLI's choices, --help and the guide's tables all come from the registries."""
 
 from __future__ import annotations
 
@@ -9,15 +9,16 @@ import pytest
 from tuner import schedulers, searchers
 from tuner.cli import cli
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+GUIDE_PAGE = Path(__file__).resolve().parents[2] / "docs" / "searchers-schedulers.md"
+TABLES = GUIDE_PAGE.read_text()
 
 
 @pytest.mark.parametrize("registry", [searchers, schedulers], ids=["searchers", "schedulers"])
-def test_every_entry_is_in_the_readme_table_with_its_summary(registry):
+def test_every_entry_is_in_the_guides_table_with_its_summary(registry):
     for name, entry in registry.REGISTRY.items():
-        rows = [line for line in README.splitlines() if line.startswith(f"| `{name}`")]
-        assert rows, f"README has no row for {name}"
-        assert any(entry.summary in row for row in rows), f"README's row for {name} is not its summary"
+        rows = [line for line in TABLES.splitlines() if line.startswith(f"| `{name}`")]
+        assert rows, f"docs/searchers-schedulers.md has no row for {name}"
+        assert any(entry.summary in row for row in rows), f"docs/searchers-schedulers.md's row for {name} is not its summary"
 
 
 def test_the_cli_offers_exactly_the_registered_names():

@@ -54,7 +54,7 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         if not mps_running():
             lines.append(
                 "  trials sharing a GPU take turns on it; with NVIDIA MPS running they train side by "
-                "side (README: 'Many trials on one GPU')"
+                "side (docs/gpus.md: 'Many trials on one GPU')"
             )
     grids = grid_points(plan.space.flat_params)
     trials = f"{cfg.num_samples} trial(s)"

@@ -108,7 +108,7 @@ class _DropNeverReported(logging.Filter):
 STATE_LOGGER = "ray.tune.execution.experiment_state"  # "Saving experiment state to storage at ... failed"
 # A trial PBT restarts from a checkpoint makes Ray look for its results in the storage before they were ever
 # synced there ("Remote file not found"), and a class trainable PBT cannot reuse (no reset_config) makes Ray
-# advise reuse_actors, which tuner already sets wherever Ray can use it (README: the trainable forms).
+# advise reuse_actors, which tuner already sets wherever Ray can use it (docs/trainables.md: the forms).
 RESULTS_LOGGER, NOT_SYNCED_YET = "ray.tune.logger.logger", "Remote file not found"
 PBT_REUSE_ADVICE = "Consider boosting PBT performance"
 WORKER_LOGGER = "ray._private.worker"  # "Unhandled error (suppress with ...)": a trial's error nobody awaited

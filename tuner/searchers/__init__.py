@@ -1,7 +1,8 @@
 """Searchers: one registry entry per algorithm, each in its own module beside this one.
 
 Adding a searcher is one new entry (a ``SearcherEntry`` subclass) listed in ``ENTRIES``, plus its tests:
-the CLI's choices, ``--help``, the plan, the runner and the README table read from here.
+the CLI's choices, ``--help``, the plan, the runner and the guide's table (docs/searchers-schedulers.md) read
+from here.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 An entry (one module per algorithm beside this one) says what the searcher can model (``plan_domain``),
 how it is built from a plan (``build_inner``) and how it introduces itself. The runner, the CLI's choices,
-the plan printed before a sweep and the README table all read the registry in ``__init__``.
+the plan printed before a sweep and the guide's table (docs/searchers-schedulers.md) all read the registry in
+``__init__``.
 """
 
 from __future__ import annotations
