@@ -29,12 +29,16 @@ demo: venv
 
 # Two tiers: the fast one (unit tests and instant trials on a real Ray) first, then the slow one (CIFAR
 # sweeps, a real Ray head, kill -9 and resume, and tests that wait on real time: timeouts, budgets, signals).
+# TEST_WORKERS pytest processes share the tests (pytest-xdist), each with a Ray of its own: much of a real
+# sweep's time is waiting (worker starts, timers, signals), which a second process fills; a module's tests
+# stay in one process, so a module's shared sweeps run once.
+TEST_WORKERS ?= 2
 test: venv
-	$(BIN)/python -m pytest tests -m "not slow"
-	$(BIN)/python -m pytest tests -m slow
+	$(BIN)/python -m pytest tests -m "not slow" -n $(TEST_WORKERS) --dist loadscope
+	$(BIN)/python -m pytest tests -m slow -n $(TEST_WORKERS) --dist loadscope
 
 test-fast: venv
-	$(BIN)/python -m pytest tests -m "not slow"
+	$(BIN)/python -m pytest tests -m "not slow" -n $(TEST_WORKERS) --dist loadscope
 
 # The unit tier and a conformance smoke on each Ray version tuner is tested on (2.50.0, 2.55.1, 2.60.0),
 # each installed beside .venv; a side-by-side summary at the end (tests/ray_matrix.sh).
