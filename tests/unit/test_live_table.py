@@ -17,7 +17,9 @@ def trial(trial_id: str, config: dict, *losses: float, status: str = "TERMINATED
 
     t = Trial("train", config=config, trial_id=trial_id, stub=True)
     for epoch, loss in enumerate(losses, 1):
-        t.update_last_result({"loss": loss, "training_iteration": epoch, "node_ip": "10.0.0.1", "pid": 7, **extra})
+        t.update_last_result(
+            {"loss": loss, "training_iteration": epoch, "node_ip": "10.0.0.1", "pid": 7, **extra}
+        )
     t.set_status(status)
     return t
 
@@ -44,10 +46,20 @@ def test_rows_are_ranked_by_each_trials_best_value_whatever_their_status():
     assert first_cells(text) == ["b", "c", "a", "d"]  # d: no result yet; bare ids, as the review names trials
     assert "Number of trials: 4 (1 running, 1 pending, 2 stopped early)" in text
     assert "ASHA: 2 trial(s) stopped early so far" in text  # a and b ended before epoch 4; c still runs
-    assert "Best so far: trial b, loss 0.3 (trials ranked by their best loss, lowest first); parameters={'x': 2}" in text
+    assert (
+        "Best so far: trial b, loss 0.3 (trials ranked by their best loss, lowest first); parameters={'x': 2}"
+        in text
+    )
     header = next(line for line in text.splitlines() if line.startswith("| trial "))
-    assert " loss (last) " in header and " epoch " in header and " x " in header and " accuracy " not in header
-    assert [r.split("|")[2].strip() for r in rows(text)] == ["stopped early", "running", "stopped early", "pending"]
+    assert (
+        " loss (last) " in header and " epoch " in header and " x " in header and " accuracy " not in header
+    )
+    assert [r.split("|")[2].strip() for r in rows(text)] == [
+        "stopped early",
+        "running",
+        "stopped early",
+        "pending",
+    ]
     assert "10.0.0.1" not in text and " where " not in header  # one machine: where a trial runs says nothing
 
 
@@ -89,7 +101,11 @@ def test_a_trial_that_breaks_a_constraint_is_never_the_best():
 
 def test_several_objectives_mark_the_front_in_the_table_and_name_its_trials():
     objectives = (Objective("loss", "min"), Objective("ms", "min"))
-    trials = [trial("a", {"x": 1}, 0.5, ms=10), trial("b", {"x": 2}, 0.1, ms=50), trial("c", {"x": 3}, 0.6, ms=60)]
+    trials = [
+        trial("a", {"x": 1}, 0.5, ms=10),
+        trial("b", {"x": 2}, 0.1, ms=50),
+        trial("c", {"x": 3}, 0.6, ms=60),
+    ]
     text = build_reporter("loss", "min", ["x"], 1, also=["ms"], objectives=objectives).text(trials)
     assert "Pareto front so far: 2 trial(s) on loss (min), ms (min), marked ● in the table: b, a" in text
     assert "best loss: trial b, 0.1" in text
@@ -109,12 +125,25 @@ def test_the_scheduler_lines_are_shown_as_the_scheduler_says_them_and_errors_are
 def test_a_long_table_keeps_every_status_in_view_and_says_what_it_left_out():
     trials = [trial(f"t{i:02d}", {"x": i}, 1.0 - i / 100) for i in range(40)]
     trials += [trial("r1", {"x": 99}, 0.9, status="RUNNING"), trial("p1", {"x": 98}, status="PENDING")]
-    table = LiveTable(metric="loss", mode="min", parameters=["x"], columns={"loss": "loss"}, max_epochs=1, max_rows=10)
+    table = LiveTable(
+        metric="loss", mode="min", parameters=["x"], columns={"loss": "loss"}, max_epochs=1, max_rows=10
+    )
     text = table.text(trials)
     shown = first_cells(text)
     assert len(shown) == 10 and shown[0] == "t39" and shown[-2:] == ["r1", "p1"]  # each state kept in view
     assert "... 32 more trials not shown (32 finished)" in text
     assert len(rows(table.text(trials, True))) == 42  # the last table shows every trial
+
+
+def test_a_large_sweeps_last_table_is_bounded_too_and_counts_what_it_leaves_out():
+    trials = [trial(f"t{i:04d}", {"x": i}, 1.0 - i / 10_000) for i in range(2_000)]
+    table = LiveTable(
+        metric="loss", mode="min", parameters=["x"], columns={"loss": "loss"}, max_epochs=1, max_rows=30
+    )
+    text = table.text(trials, True)
+    assert len(rows(text)) == 30 and first_cells(text)[0] == "t1999"  # the best, never one line per trial
+    assert "... 1970 more trials not shown (1970 finished)" in text
+    assert "Number of trials: 2000 (2000 finished)" in text
 
 
 def test_a_nested_config_and_long_text_are_shown_by_full_name_and_cut():

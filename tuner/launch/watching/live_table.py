@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 EVERY_S = 10.0
 MAX_ROWS = 30
+MAX_FINAL_ROWS = 100  # the last table shows every trial up to this many; a larger sweep's is bounded too
 MAX_TEXT = 20  # characters of a text cell; longer ones are cut with an ellipsis
 FLOAT_FORMAT = ".4g"  # four significant figures: enough to rank trials, few enough to read
 ON_FRONT = "●"  # the front's trials in the table (several objectives)
@@ -108,7 +109,9 @@ class LiveTable(ProgressReporter):
         front = self._front(ranked)
         lines += self._best_line(ranked, front)
         lines.append(self._counts(trials))
-        lines += self._table(ranked, front, limit=None if done else self.max_rows)
+        # the last table shows every trial of a sweep a terminal can hold; a larger one's, as while it ran
+        final = None if len(trials) <= MAX_FINAL_ROWS else self.max_rows
+        lines += self._table(ranked, front, limit=final if done else self.max_rows)
         errored = sum(t.status == "ERROR" for t in trials)
         if errored:
             lines.append(f"Errored trials: {errored} (summarised at the end)")
