@@ -28,3 +28,20 @@ def test_a_replay_within_the_sweeps_curves_gives_its_saving():
     lines = describe(_whatif(), "asha")
     assert "  epochs: 20 against the sweep's 26 under asha (saves 23%)" in lines
     assert any(line.startswith("  wall time: about 30 s against 44 s (saves 32%)") for line in lines)
+
+
+def test_a_replay_under_hyperband_shows_its_brackets():
+    from tuner.replay.whatif import _rungs
+    from tuner.review.experiment import ExperimentRecord
+    from tuner.settings import SweepConfig
+
+    record = ExperimentRecord(
+        "/exp", SweepConfig(space="x", max_epochs=9, reduction_factor=3, grace_period=1), []
+    )
+    lines = _rungs(record, "hyperband", 12, None, None)
+    assert lines[0].startswith("HyperBand: synchronous brackets up to 9 epochs, reduction factor 3")
+    assert lines[1:] == ["bracket 1: 3 trial(s), epoch 9; 27 epochs", "bracket 2: 5 trial(s), epoch 3 -> epoch 9; 27 "
+                         "epochs", "bracket 3: 4 trial(s), epoch 1 -> epoch 3 -> epoch 9; 16 epochs"]  # fmt: skip
+    assert (
+        len(_rungs(record, "asha", 12, None, None)) == 1
+    )  # the rule alone: its estimate is the replay's to say

@@ -172,7 +172,9 @@ def _rungs(
         objectives=tuple(c.objective_list) if c.several_objectives else (),
         constraints=tuple(c.constraint_list),
     )
-    return schedulers.entry(scheduler).describe(ctx)[:1]
+    lines = schedulers.entry(scheduler).describe(ctx)
+    # the rule and, for HyperBand and BOHB, its brackets; not an estimate of epochs the replay itself answers
+    return lines[:1] + [line.strip() for line in lines[1:] if line.strip().startswith("bracket ")]
 
 
 def _table_for(experiment: ExperimentRecord, curves: list[Curve], searcher: str | None) -> CurveTable | None:
