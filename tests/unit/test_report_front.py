@@ -98,7 +98,11 @@ def test_stopped_early_trials_are_hollow_and_dominated_ones_faded(tmp_path):
     assert marks["aaaa0004"] == ("stopped early, dominated", "circle-open", front_panel.FADED)
     assert marks["aaaa0003"] == ("completed, dominated", "circle", front_panel.FADED)
     (on_front,) = [t for t in fig.data if t.name == "on the Pareto front"]
-    assert sorted(on_front.text) == ["aaaa0001", "aaaa0002", "aaaa0005"]  # named on the chart, not only on hover
+    assert sorted(on_front.text) == [
+        "aaaa0001",
+        "aaaa0002",
+        "aaaa0005",
+    ]  # named on the chart, not only on hover
     hover = next(t for t in fig.data if t.name == "stopped early, dominated").hovertext[0]
     assert "epoch 1" in hover and "lr=0.04, width=80" in hover and STOPPED in hover
 
@@ -167,9 +171,10 @@ def test_the_front_printed_at_the_end_shows_configs_to_four_significant_figures(
     }  # fmt: skip
     lines = front.format_front(out, "/exp")
     assert '  a1  loss 0.1235, ms 12.35  (epoch 4)  lr=0.003861, model/width=32, opt="sgd"' in lines
-    assert (
-        lines[-1]
-        == "hypervolume 1.5 (the region the front dominates up to loss 1.1, ms 50); saved /exp/pareto.json"
+    # its scale: 1.5 of the box (1.1 - 0.1235) x (50 - 12.35) = 36.77 between the front's best and the reference
+    assert lines[-1] == (
+        "hypervolume 1.5 (the region the front dominates up to loss 1.1, ms 50, 4% of the box from the front's "
+        "best on each objective to there); saved /exp/pareto.json"
     )
 
 

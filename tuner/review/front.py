@@ -184,9 +184,19 @@ def format_front(out: ParetoRecord, folder: str) -> list[str]:
         lines.append(f"constraints: {', '.join(out['constraints'])}; {broke} never on the front")
     hv = out["hypervolume"]
     if isinstance(hv, float) and math.isfinite(hv) and len(names) > 1:
-        up_to = ", ".join(f"{name} {value:.4g}" for name, value in (out["reference"] or {}).items())
+        reference = out["reference"] or {}
+        up_to = ", ".join(f"{name} {value:.4g}" for name, value in reference.items())
+        # its scale: the box from the best value the front has on each objective to the reference point
+        box = 1.0
+        for name, value in reference.items():
+            values = [v for row in out["front"] if (v := number(row.get(name))) is not None]
+            box *= max(abs(value - v) for v in values) if values else 0.0  # the best is the farthest from it
+        share = (
+            f", {hv / box:.0%} of the box from the front's best on each objective to there" if box > 0 else ""
+        )
         lines.append(
-            f"hypervolume {hv:.4g} (the region the front dominates up to {up_to}); saved {folder}/{PARETO_FILE}"
+            f"hypervolume {hv:.4g} (the region the front dominates up to {up_to}{share}); saved "
+            f"{folder}/{PARETO_FILE}"
         )
     return lines
 
