@@ -12,7 +12,18 @@ import pytest
 
 from tests.instant import instant_space
 
-FIFO = ("--scheduler", "fifo", "--searcher", "random", "--num-samples", "6", "--max-epochs", "4", "--seed", "2")
+FIFO = (
+    "--scheduler",
+    "fifo",
+    "--searcher",
+    "random",
+    "--num-samples",
+    "6",
+    "--max-epochs",
+    "4",
+    "--seed",
+    "2",
+)
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +45,10 @@ def test_a_fifo_sweep_replayed_under_asha_says_what_it_saves_and_is_reported(run
     result = run_cli("replay", fifo_sweep, "--scheduler", "asha")
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].startswith("replayed under asha, ") and "on the sweep's own curves and epoch times" in lines[0]
+    assert (
+        lines[0].startswith("replayed under asha, ")
+        and "on the sweep's own curves and epoch times" in lines[0]
+    )
     assert lines[1].startswith("  ASHA: rungs at epoch 1, 2 (max 4)")
     spent = next(line for line in lines if line.startswith("  epochs: "))
     epochs = int(spent.split()[1])
@@ -46,6 +60,10 @@ def test_a_fifo_sweep_replayed_under_asha_says_what_it_saves_and_is_reported(run
     assert run_cli("report", fifo_sweep).code == 0
     page = (fifo_sweep / "report.html").read_text()
     assert "Under other schedulers (tuner replay)" in page and f"{epochs} of 24" in page
+    assert page.count(f"{epochs} of 24") == 1 and "  epochs: " not in page  # the answer once, in its row
+    assert (
+        "<details><summary>asha, " in page and "stopped early by ASHA at epoch" in page
+    )  # the rest beneath it
 
 
 def test_a_replay_under_the_sweeps_own_scheduler_changes_nothing(run_cli, fifo_sweep):
@@ -63,7 +81,9 @@ def test_trials_the_sweep_stopped_early_are_named_as_what_the_answer_rests_on(ru
     assert swept.code == 0, swept.err
     result = run_cli("replay", tmp_path / "asha", "--scheduler", "fifo")
     assert result.code == 0, result.err
-    assert "would have gone on past where the sweep stopped them; their later epochs are unknown" in result.out
+    assert (
+        "would have gone on past where the sweep stopped them; their later epochs are unknown" in result.out
+    )
 
 
 def _listing(folder):
@@ -82,7 +102,9 @@ def _listing(folder):
 def test_bad_replays_are_one_line_and_change_nothing(run_cli, fifo_sweep, args, fragment):
     before = _listing(fifo_sweep)
     result = run_cli("replay", fifo_sweep, *args)
-    assert result.code == 2 and fragment in result.err and len(result.err.strip().splitlines()) == 1, result.err
+    assert result.code == 2 and fragment in result.err and len(result.err.strip().splitlines()) == 1, (
+        result.err
+    )
     assert _listing(fifo_sweep) == before
 
 
@@ -153,7 +175,9 @@ def test_a_fifo_sweep_replays_under_freeze_thaw_with_its_reasons(run_cli, fifo_s
     result = run_cli("replay", fifo_sweep, "--scheduler", "freeze-thaw")
     assert result.code == 0, result.err
     lines = result.out.splitlines()
-    assert lines[0].startswith("replayed under freeze-thaw, ") and lines[1].startswith("  freeze-thaw: a model of")
+    assert lines[0].startswith("replayed under freeze-thaw, ") and lines[1].startswith(
+        "  freeze-thaw: a model of"
+    )
     spent = next(line for line in lines if line.startswith("  epochs: "))
     assert int(spent.split()[1]) <= 24
     saved = json.loads((fifo_sweep / "replays" / "freeze-thaw.json").read_text())

@@ -248,27 +248,33 @@ def _replays_section(experiment: ExperimentRecord) -> str:
     if not replays:
         return ""
     head = "<tr><th>replayed under</th><th>epochs</th><th>wall time</th><th>best trial</th><th>stopped earlier</th></tr>"
-    rows, details = [], []
+    rows = []
+    # what the columns say is not said again: the rest of the answer (rungs, the best trial, who stopped
+    # earlier and why) opens under the row's title
+    said = ("replayed under ", "  epochs: ", "  wall time: ")
     for w in replays:
-        name = w.title
+        name = html.escape(w.title)
         base = w.baseline_epochs if w.baseline_epochs is not None else w.used_epochs
         low = "at least " if w.cut_short else ""
+        rest = "\n".join(
+            line for line in describe(w, experiment.config.scheduler) if not line.startswith(said)
+        )
+        title = (
+            f"<details><summary>{name}</summary><pre>{html.escape(rest)}</pre></details>" if rest else name
+        )
         rows.append(
-            f"<tr><td>{html.escape(name)}</td><td>{low}{w.epochs} of {base}"
+            f"<tr><td>{title}</td><td>{low}{w.epochs} of {base}"
             f"{'' if w.cut_short else saving(w.epochs, base)}</td><td>{low}{format_seconds(w.seconds)} of "
             f"{format_seconds(w.used_seconds)}{'' if w.cut_short else saving(w.seconds, w.used_seconds)}</td>"
             f"<td>{'kept' if w.best_kept else 'lost'}</td><td>{len(w.stopped)}</td></tr>"
         )
-        lines = "\n".join(describe(w, experiment.config.scheduler))
-        details.append(
-            f"<details><summary>{html.escape(name)}</summary><pre>{html.escape(lines)}</pre></details>"
-        )
     note = (
         "<p class=note>Each row plays this sweep's own learning curves, with the time each epoch took, through "
         "another scheduler on a simulated clock. The sweep's own time is simulated the same way (its scheduler, "
-        "the same trials at once), not read off the clock, so both columns compare like for like.</p>"
+        "the same trials at once), not read off the clock, so both columns compare like for like. Open a row's "
+        "title for the rest of its answer.</p>"
     )
-    return f"<table class=replays>{head}{''.join(rows)}</table>{note}{''.join(details)}"
+    return f"<table class=replays>{head}{''.join(rows)}</table>{note}"
 
 
 PAGE = """<!DOCTYPE html>
