@@ -20,7 +20,12 @@ from tuner.settings import (
 def test_builtin_defaults_apply_when_nothing_is_given():
     cfg = resolve({"space": "cifar_small"}, environ={})
     # one objective and a trainable that continues from checkpoints: freeze-thaw, whose model proposes too
-    assert (cfg.scheduler, cfg.searcher, cfg.num_samples, cfg.gpus_per_trial) == ("freeze-thaw", "curves", 8, None)
+    assert (cfg.scheduler, cfg.searcher, cfg.num_samples, cfg.gpus_per_trial) == (
+        "freeze-thaw",
+        "curves",
+        8,
+        None,
+    )
     assert cfg.scheduler_chosen.startswith("auto chose freeze-thaw: ")
     # under ASHA, cifar_small's continuous learning rate gets quantile regression
     assert resolve({"space": "cifar_small", "scheduler": "asha"}, environ={}).searcher == "cqr"
@@ -93,6 +98,18 @@ def test_space_defaults_sit_under_the_yaml(tmp_path):
     assert (cfg.max_epochs, cfg.num_samples) == (2, 6)
 
 
+def test_a_space_whose_defaults_name_an_unknown_setting_is_refused_in_words(tmp_path):
+    space = tmp_path / "typo.py"
+    space.write_text(
+        '"""Typo."""\nfrom ray import tune\nfrom tuner import SearchSpace\n'
+        'SPACE = SearchSpace(trainable="cifar", params={"lr": tune.uniform(0.1, 0.2)}, defaults={"max_epoch": 2})\n'
+    )
+    with pytest.raises(
+        UsageError, match=r"space .*typo.py: defaults names an unknown setting 'max_epoch'; valid: "
+    ):
+        resolve({"space": str(space)}, None, environ={})
+
+
 def test_environment_values_are_typed_with_clear_errors():
     assert env_settings({"TUNER_GPUS_PER_TRIAL": "0.5", "TUNER_DOWNLOAD": "yes"}) == {
         "gpus_per_trial": 0.5,
@@ -127,7 +144,10 @@ def test_bad_sweep_files_name_the_problem(tmp_path, text, message):
         ({"gpus_per_trial": 1.5}, "fractions go up to 1"),
         ({"gpus_per_trial": -1.0}, "must be 0 or more"),
         ({"cpus_per_trial": 0.0}, "more than 0"),
-        ({"scheduler": "sha"}, "unknown scheduler 'sha'; valid: auto, asha, fifo, hyperband, bohb, median, pbt, freeze-thaw"),
+        (
+            {"scheduler": "sha"},
+            "unknown scheduler 'sha'; valid: auto, asha, fifo, hyperband, bohb, median, pbt, freeze-thaw",
+        ),
         ({"stall_timeout": 0.0}, "--stall-timeout must be more than 0 seconds"),
         ({"name": "a/b"}, "plain folder name"),
     ],
@@ -177,7 +197,9 @@ def test_the_trainable_contract_is_read_once_and_a_wrong_declaration_is_named():
     train.checkpoints = True
     assert contract(train).checkpoints is True and contract(train).data_loader is None
     train.dataloader = print  # a near miss of data_loader
-    with pytest.raises(UsageError, match="sets 'dataloader', which tuner does not read; did you mean 'data_loader'"):
+    with pytest.raises(
+        UsageError, match="sets 'dataloader', which tuner does not read; did you mean 'data_loader'"
+    ):
         contract(train)
     del train.dataloader
     train.checkpoints = "yes"

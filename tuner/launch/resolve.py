@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from tuner import algorithms, schedulers, searchers, storage
 from tuner.errors import UsageError
 from tuner.launch.layers import env_settings, merge_layers, read_yaml_settings
-from tuner.settings import NO_SPACE, SweepConfig, build_config, coerce
+from tuner.settings import NO_SPACE, USER_SETTINGS, SweepConfig, build_config, coerce
 
 if TYPE_CHECKING:
     from tuner.launch.layers import GivenSetting
@@ -52,6 +52,11 @@ def resolve(
         raise UsageError(NO_SPACE)
     # text in every layer (a flag, a coerced setting, the reference tuner.sweep keeps)
     space = load_space(cast(str, space_ref))
+    unknown = sorted(str(k) for k in space.defaults if k not in USER_SETTINGS)
+    if unknown:
+        raise UsageError(
+            f"space {space_ref}: defaults names an unknown setting {unknown[0]!r}; valid: {', '.join(USER_SETTINGS)}"
+        )
     space_defaults = {k: coerce(k, v, f"space {space_ref} defaults") for k, v in space.defaults.items()}
     asked = _trainable_resources(space)
     settings: dict[str, GivenSetting] = merge_layers(
