@@ -38,6 +38,12 @@ def submit(python: str, config_file: str | None, **flags: Flag) -> None:
     )
 
 
+# submit shares sweep's flags, but its --address is the dashboard jobs go to, not a Ray to join
+for _option in submit.params:
+    if isinstance(_option, click.Option) and _option.name == "address":
+        _option.help = _ADDRESS_HELP
+
+
 @click.group("jobs")
 def jobs_group() -> None:
     """Sweeps submitted to a Ray cluster: list, status, logs, stop."""

@@ -87,8 +87,8 @@ def sweep_options(func: CommandFunction) -> CommandFunction:
         click.option(
             "--grace-period",
             type=int,
-            help=f"Epochs every trial gets before ASHA's first rung or the median "
-            f"rule's first comparison. [default: {d.grace_period}]",
+            help=f"Epochs every trial gets before ASHA's first rung, the median rule's first comparison, "
+            f"or freeze-thaw's first decision (at least 2 there). [default: {d.grace_period}]",
         ),
         click.option(
             "--reduction-factor",
