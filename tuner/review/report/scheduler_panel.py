@@ -191,25 +191,7 @@ def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Fig
     for col, rung in enumerate(rungs, 1):
         at = sorted((e for e in events if e["rung"] == rung), key=lambda e: (e.get("arrived", 0), e["trial"]))
         xs = list(range(1, len(at) + 1))
-        for verdict, name, symbol, colour in VERDICTS:
-            idx = [i for i, e in enumerate(at) if _verdict(e) == verdict]
-            if not idx and verdict == "paused":
-                continue  # only freeze-thaw pauses
-            fig.add_trace(
-                go.Scatter(
-                    x=[xs[i] for i in idx],
-                    y=[at[i]["value"] for i in idx],
-                    mode="markers",
-                    name=name,
-                    legendgroup=name,
-                    showlegend=col == 1,
-                    marker={"symbol": symbol, "size": 9, "color": colour},
-                    hovertext=[f"{at[i]['trial']}: {reason(at[i], experiment)}" for i in idx],
-                    hoverinfo="text",
-                ),
-                row=1,
-                col=col,
-            )
+        _add_verdicts(fig, experiment, at, [(x, e["value"]) for x, e in zip(xs, at, strict=True)], col)
         cut = [(x, e.get("cutoff")) for x, e in zip(xs, at, strict=True) if e.get("cutoff") is not None]
         if cut:  # each arrival's own cutoff, a tick on its marker
             fig.add_trace(
@@ -298,32 +280,51 @@ def rung_scatter(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Fi
                     row=1,
                     col=col,
                 )
-        for verdict, name, symbol, colour in VERDICTS:
-            chosen = [e for e in at if _verdict(e) == verdict]
-            if not chosen and verdict == "paused":
-                continue
-            fig.add_trace(
-                go.Scatter(
-                    x=[xy(e)[0] for e in chosen],
-                    y=[xy(e)[1] for e in chosen],
-                    mode="markers+text",
-                    text=[e["trial"] for e in chosen],
-                    textposition="top center",
-                    textfont={"size": 9, "color": colour},
-                    name=name,
-                    legendgroup=name,
-                    showlegend=col == 1,
-                    marker={"symbol": symbol, "size": 9, "color": colour},
-                    hovertext=[f"{e['trial']}: {reason(e, experiment)}" for e in chosen],
-                    hoverinfo="text",
-                ),
-                row=1,
-                col=col,
-            )
+        _add_verdicts(fig, experiment, at, [xy(e) for e in at], col, named=True)
         fig.update_xaxes(title_text=f"{first.name} at the rung", row=1, col=col)
     fig.update_yaxes(title_text=f"{second.name} at the rung", row=1, col=1)
     fig.update_layout(height=420, margin={"t": 50})
     return fig
+
+
+def _add_verdicts(
+    fig: go.Figure,
+    experiment: ExperimentRecord,
+    at: list[RungEvent],
+    points: list[tuple[float, float | None]],  # (x, y); the events a view draws all have a value
+    col: int,
+    named: bool = False,
+) -> None:
+    """One trace per decision at a rung (went on, paused, stopped), each event at its point, its reason on
+    hover; ``named``: each point labelled with its trial id."""
+    import plotly.graph_objects as go
+
+    for verdict, name, symbol, colour in VERDICTS:
+        idx = [i for i, e in enumerate(at) if _verdict(e) == verdict]
+        if not idx and verdict == "paused":
+            continue  # only freeze-thaw pauses
+        labels = (
+            {"text": [at[i]["trial"] for i in idx], "textposition": "top center",
+             "textfont": {"size": 9, "color": colour}}
+            if named
+            else {}
+        )  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=[points[i][0] for i in idx],
+                y=[points[i][1] for i in idx],
+                mode="markers+text" if named else "markers",
+                name=name,
+                legendgroup=name,
+                showlegend=col == 1,
+                marker={"symbol": symbol, "size": 9, "color": colour},
+                hovertext=[f"{at[i]['trial']}: {reason(at[i], experiment)}" for i in idx],
+                hoverinfo="text",
+                **labels,
+            ),
+            row=1,
+            col=col,
+        )
 
 
 ROW_CLASS = {"goes on": "kept", "paused": "paused", "stopped": "stopped-early"}
