@@ -177,5 +177,6 @@ def describe_spent(spent: Spent, budget: str | None, took: float | None = None) 
             f"; {since}" if since else ""
         )
     if since:
-        return f"spent: {since} (the trials ran for {format_seconds(spent.wall)} of it), {epochs}"
+        # the trials' figures are the sweep's in all (a resumed one's earlier runs too), the command's this run's
+        return f"spent: {since}; the sweep's trials ran for {format_seconds(spent.wall)}, {epochs} in all"
     return f"spent: {ran}, {epochs}"

@@ -80,9 +80,9 @@ def test_the_spending_line_says_how_long_the_command_took_and_what_the_trials_an
     from tuner.limits import describe_spent
 
     spent = Spent(wall=8.19, epochs=26)
-    # the time a user timed is the headline; the trials' own wall time is a part of it
+    # the time a user timed is the headline; the trials' own wall time and epochs are the whole sweep's
     assert describe_spent(spent, None, took=38.2) == (
-        "spent: 38 s from the command's start to this summary (the trials ran for 8.19 s of it), 26 epochs"
+        "spent: 38 s from the command's start to this summary; the sweep's trials ran for 8.19 s, 26 epochs in all"
     )
     assert describe_spent(spent, None) == "spent: 8.19 s of wall time from the first trial's start, 26 epochs"
     ended = Spent(wall=60.0, epochs=9, gpu_hours=0.25, ended_by_budget=True)
