@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from ray.tune import Callback
 
 from tuner.folder.names import STATUS_SIDECAR as STATUS_FILE
+from tuner.open_trials import view_of
 from tuner.ray_compat.state_file import OPEN_STATUSES
 from tuner.storage import write_atomically
 
@@ -42,7 +43,8 @@ class StatusRecorder(Callback):
     After Ctrl-C that is the state the final checkpoint describes, before Ray's clean-up marks running
     trials terminated. A file, not this object, carries it: ``tuner resume`` runs the copy Ray unpickles
     from tuner.pkl, not an object the driver holds. Written once, not at each step: instant trials change
-    a status at almost every step, and a file rewritten each time cost a millisecond or two a trial.
+    a status at almost every step, and a file rewritten each time cost a millisecond or two a trial. Each step
+    looks only at the trials still open (``OpenTrials``): a finished trial's status is kept from its last step.
     """
 
     def __init__(self, folder: str) -> None:
@@ -56,7 +58,9 @@ class StatusRecorder(Callback):
         return sidecar_of(self.__dict__, STATUS_FILE) or ""
 
     def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
-        self._last = {t.trial_id: t.status for t in trials}
+        view = view_of(self)
+        view.update(trials)
+        self._last = view.statuses
 
     def on_experiment_end(self, trials: list[Trial], **info: object) -> None:
         if self._last is None:

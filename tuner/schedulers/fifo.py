@@ -17,9 +17,9 @@ class Fifo(SchedulerEntry):
     multi_objective = True  # it decides nothing
 
     def build(self, ctx: SchedulerContext) -> TrialScheduler:
-        from ray.tune.schedulers import FIFOScheduler
+        from tuner.schedulers.rule_base import OpenFirstFIFO
 
-        return FIFOScheduler()
+        return OpenFirstFIFO()
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         return [f"FIFO: every trial runs all {ctx.max_epochs} epochs"]

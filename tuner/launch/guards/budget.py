@@ -28,6 +28,7 @@ from tuner.folder.spent import Spent
 from tuner.launch.guards.ending import WatchStopper
 from tuner.launch.guards.run_start import RunStartCallback
 from tuner.limits import Budget
+from tuner.open_trials import view_of
 from tuner.ray_compat.state_file import OPEN_STATUSES
 
 if TYPE_CHECKING:
@@ -158,13 +159,14 @@ class BudgetWatch(RunStartCallback):
 
     def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         now = self.clock()
+        running = [t for t in view_of(self).update(trials) if t.status == "RUNNING"]
         if self._started and self._last_step is not None:
             step = now - self._last_step
             self.now_spent.wall += step
-            gpus = sum(_gpus(t) for t in trials if t.status == "RUNNING")
+            gpus = sum(_gpus(t) for t in running)
             self.now_spent.gpu_hours += step * gpus / 3600.0
         self._last_step = now
-        self.now_spent.at_once = max(self.now_spent.at_once, sum(t.status == "RUNNING" for t in trials))
+        self.now_spent.at_once = max(self.now_spent.at_once, len(running))
         self._check(trials)
         if now - self._last_save >= SAVE_EVERY_S:
             self._save()

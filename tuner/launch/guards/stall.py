@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ from ray.tune.search import Searcher
 from tuner.folder.names import STALL_SIDECAR as STALL_FILE
 from tuner.launch.guards.ending import WatchStopper
 from tuner.launch.guards.run_start import RunStartCallback
+from tuner.open_trials import view_of
 from tuner.searchers.wrapping import WrappingSearcher
 
 if TYPE_CHECKING:
@@ -45,7 +46,7 @@ class StallWatch(RunStartCallback):
         self.folder = folder
         self.reason: str | None = None
         self._quiet_since: float | None = None
-        self._statuses: list[str] | None = None
+        self._statuses: Counter[str] | None = None
         self._register()
 
     @property
@@ -73,7 +74,9 @@ class StallWatch(RunStartCallback):
         self._register()  # a resumed sweep runs an unpickled copy: this one decides now
 
     def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
-        self.observe([t.status for t in trials])
+        view = view_of(self)
+        view.update(trials)
+        self.observe(view.counts())
 
     def stalled_now(self) -> bool:
         """Whether the sweep has stalled, judged now from the last step's statuses (none yet: no)."""
@@ -81,19 +84,19 @@ class StallWatch(RunStartCallback):
             self.observe(self._statuses)
         return self.reason is not None
 
-    def observe(self, statuses: list[str]) -> None:
-        """One controller step's statuses (the trials Tune knows of)."""
-        self._statuses = list(statuses)
-        if any(s in ACTIVE for s in statuses):
+    def observe(self, statuses: Iterable[str] | Mapping[str, int]) -> None:
+        """One controller step's statuses (the trials Tune knows of), each trial's or counted by status."""
+        self._statuses = counts = Counter(statuses)
+        if any(counts[s] for s in ACTIVE):
             self._quiet_since = None
             return
         now = self.clock()
         if self._quiet_since is None:
             self._quiet_since = now
         elif now - self._quiet_since >= self.timeout and self.reason is None:
-            counts = ", ".join(f"{n} {s}" for s, n in sorted(Counter(statuses).items())) or "no trials"
+            described = ", ".join(f"{n} {s}" for s, n in sorted(counts.items()) if n) or "no trials"
             self.reason = (
-                f"for {self.timeout:g} s no trial ran or waited to run ({counts}) and no new trial came; "
+                f"for {self.timeout:g} s no trial ran or waited to run ({described}) and no new trial came; "
                 "the sweep was ended with what it had"
             )
             if self.path:

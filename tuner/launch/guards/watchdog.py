@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, TypedDict
 from tuner.folder.fates import DecisionLog
 from tuner.launch.guards.run_start import RunStartCallback
 from tuner.limits import TrialTimeout, format_seconds
+from tuner.open_trials import view_of
 from tuner.storage import here
 from tuner.values import number
 
@@ -108,12 +109,13 @@ class HungTrialWatch(RunStartCallback):
         self._since[trial.trial_id] = (now, epoch, False)
 
     def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
-        running = {t.trial_id for t in trials if t.status == "RUNNING"}
+        running_trials = [t for t in view_of(self).update(trials) if t.status == "RUNNING"]
+        running = {t.trial_id for t in running_trials}
         for trial_id in set(self._since) - running:
             del self._since[trial_id]
         self._ended &= running
-        for trial in trials:
-            if trial.status != "RUNNING" or trial.trial_id in self._ended:
+        for trial in running_trials:
+            if trial.trial_id in self._ended:
                 continue
             if trial.trial_id not in self._since:
                 self._start(trial)  # resumed from a pause without a start event
