@@ -4,8 +4,9 @@
 from the folder (the same page ``tuner report`` writes) with a refresh tag, so a browser left open on it
 follows the sweep. The build runs on a thread of its own: Tune's loop calls its callbacks between results, and
 a function trainable waits at each report until that loop takes it, so a page built on the loop (seconds on a
-big sweep) would hold every trial that reported meanwhile. Building never takes more than a fifth of the
-sweep's time (a slow build stretches the interval). When the sweep ends, however it ends, the runner waits for
+big sweep) would hold every trial that reported meanwhile. The thread shares the driver's interpreter with
+Tune's loop, so building never takes more than a tenth of the sweep's time (a slow build stretches the
+interval). When the sweep ends, however it ends, the runner waits for
 a build in flight (``settle``) and writes the final page over a live one, without the tag (a sweep over before
 the first live page has none; ``tuner report`` writes it). Only local folders get a live page (a bucket has no
 browser-openable path).
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 EVERY_S = 30.0
+SHARE = 0.1  # of the sweep's time at most spent building the live page
 _building: dict[str, threading.Thread] = {}  # experiment folder -> its live page's build in flight
 
 
@@ -87,7 +89,7 @@ class LiveReport(Callback):
         except Exception:  # noqa: BLE001 - a page that fails to build must never stop the sweep
             log.debug("live report not written", exc_info=True)
         took = time.monotonic() - started
-        self._interval = max(self.every_s, 5 * took)
+        self._interval = max(self.every_s, took / SHARE)
         self._next = time.monotonic() + self._interval
 
 
