@@ -7,6 +7,7 @@ hover tell them apart), beside the cutoff that stopped it.
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING, cast
 
 from tuner.folder.fates import kind
@@ -40,7 +41,7 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
         return None
     better = pick(mode)
     bests = [t.scored(metric, mode) for t in trials]
-    so_far = [better(bests[: i + 1]) for i in range(len(bests))]
+    so_far = list(itertools.accumulate(bests, lambda a, b: better(a, b)))
     events = sorted(
         (when, v) for t in trials for when, row in t.times() if (v := number(row.get(metric))) is not None
     )
@@ -52,8 +53,12 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
         by_time.append(((when - start) / scale, best))
     fig = make_subplots(rows=1, cols=2, subplot_titles=("against trials", "against wall time"))
     xs = list(range(1, len(trials) + 1))
+    steps = _steps(list(zip(xs, so_far, strict=True)))
+    by_time = _steps(by_time)
+    # thousands of markers draw quicker on the GPU (WebGL)
+    markers = go.Scattergl if len(trials) > 1000 else go.Scatter
     fig.add_trace(
-        go.Scatter(
+        markers(
             x=xs,
             y=bests,
             mode="markers",
@@ -67,8 +72,8 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
     )
     fig.add_trace(
         go.Scatter(
-            x=xs,
-            y=so_far,
+            x=[x for x, _ in steps],
+            y=[y for _, y in steps],
             mode="lines+markers",
             line_shape="hv",
             name="best so far",
@@ -105,14 +110,29 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
     return fig
 
 
+def _steps(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """A best-so-far staircase by its steps: the first point, each one that improves on the last, and the
+    last (drawn ``hv``, the same line; a sweep of thousands of results has a few dozen steps)."""
+    kept = [p for i, p in enumerate(points) if i == 0 or p[1] != points[i - 1][1]]
+    if points and kept[-1] != points[-1]:
+        kept.append(points[-1])
+    return kept
+
+
 def curves(experiment: ExperimentRecord) -> go.Figure | None:
+    """Every trial's curve up to ``detail.IN_DETAIL`` trials; above, the best ones' and bands for the rest."""
     import plotly.graph_objects as go
+
+    from tuner.review.report import detail
 
     metric = experiment.metric
     fig = go.Figure()
     shown: set[str] = set()
     best = experiment.best_trial()
-    for trial in experiment.trials:
+    detailed, rest = detail.split(experiment)
+    if rest:
+        _bands(fig, metric, rest)
+    for trial in detailed:
         points = trial.curve(metric)
         if not points:
             continue
@@ -147,7 +167,7 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
         shown.add(label)
     if not fig.data:
         return None
-    _mark_cutoffs(fig, experiment)
+    _mark_cutoffs(fig, detailed)
     max_epoch = max(t.epochs for t in experiment.trials)
     fig.update_layout(height=420, xaxis_title="epoch", yaxis_title=metric, margin={"t": 20})
     if max_epoch <= 30:
@@ -155,13 +175,78 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
     return fig
 
 
-def _mark_cutoffs(fig: go.Figure, experiment: ExperimentRecord) -> None:
+def _bands(fig: go.Figure, metric: str, trials: list[TrialRecord]) -> None:
+    """The curves of ``trials`` summed up by fate: at each epoch the median and the middle 80% of the values
+    of those that reached it, so a sweep of thousands shows where its trials went without a line each."""
+    import numpy as np
+    import plotly.graph_objects as go
+
+    by_fate: dict[str, dict[int, list[float]]] = {}
+    counts: dict[str, int] = {}
+    for trial in trials:
+        points = trial.curve(metric)
+        if not points:
+            continue
+        family = kind(trial.fate)
+        counts[family] = counts.get(family, 0) + 1
+        at = by_fate.setdefault(family, {})
+        for epoch, value in points:
+            at.setdefault(epoch, []).append(value)
+    for family, at in sorted(by_fate.items()):
+        epochs = sorted(at)
+        low, middle, high = ([float(np.percentile(at[e], q)) for e in epochs] for q in (10, 50, 90))
+        colour = FATE_COLOURS[family]
+        label = f"{family}, the other {counts[family]} (median, middle 80%)"
+        xs = [float(e) for e in epochs]
+        fig.add_trace(
+            go.Scatter(x=xs, y=high, mode="lines", line={"width": 0, "color": colour}, legendgroup=label,
+                       showlegend=False, hoverinfo="skip")
+        )  # fmt: skip
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=low,
+                mode="lines",
+                fill="tonexty",
+                fillcolor=_faint(colour),
+                line={"width": 0, "color": colour},
+                legendgroup=label,
+                showlegend=False,
+                hoverinfo="skip",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=middle,
+                mode="lines",
+                line={"color": colour, "width": 2, "dash": "dot"},
+                name=label,
+                legendgroup=label,
+                customdata=[[len(at[e]), lo, hi] for e, lo, hi in zip(epochs, low, high, strict=True)],
+                hovertemplate=(
+                    f"{family}, epoch %{{x}}: median %{{y:.4g}} of %{{customdata[0]}} trials, "
+                    "80% within %{customdata[1]:.4g}..%{customdata[2]:.4g}<extra></extra>"
+                ),
+            )
+        )
+
+
+def _faint(colour: str) -> str:
+    """A fill as light as a band behind the curves should be: the colour at a fifth of its strength."""
+    import plotly.colors
+
+    red, green, blue = plotly.colors.hex_to_rgb(colour) if colour.startswith("#") else (128, 128, 128)
+    return f"rgba({red},{green},{blue},0.2)"
+
+
+def _mark_cutoffs(fig: go.Figure, trials: list[TrialRecord]) -> None:
     """For each trial ASHA stopped, the cutoff that stopped it, beside its × (the cutoff a trial meets depends
     on what reached the rung before it, so trials that arrived early went on against looser ones)."""
     import plotly.graph_objects as go
 
     marks = []
-    for trial in experiment.trials:
+    for trial in trials:
         stop = next(
             (e for e in trial.rungs if "keep" not in e and not e.get("kept") and e.get("cutoff") is not None),
             None,

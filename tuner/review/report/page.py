@@ -12,6 +12,7 @@ the page is rewritten every few seconds and reloads itself until the sweep ends 
 from __future__ import annotations
 
 import html
+from collections import Counter
 
 from tuner.folder.fates import kind
 from tuner.objectives import Objective
@@ -44,12 +45,12 @@ def build(experiment: ExperimentRecord, refresh_s: float | None = None) -> str:
         (
             "curves",
             f"Learning curves ({metric} per epoch, coloured by fate)",
-            figure_html(curves(experiment)),
+            figure_html(curves(experiment)) + _drawn_note(experiment, "curve"),
         ),
         (
             "parallel",
             "Parameters, fate and the metric",
-            figure_html(parallel(experiment, _scored(experiment))),
+            figure_html(parallel(experiment, _scored(experiment))) + _drawn_note(experiment, "line"),
         ),
         ("importance", "Parameter importance", _importance_section(experiment)),
         ("fates", "Every trial, best first", _fates_table(experiment)),
@@ -86,6 +87,27 @@ def build(experiment: ExperimentRecord, refresh_s: float | None = None) -> str:
         refresh=live[0] if live else "",
         live=live[1] if live else "",
     )
+
+
+def _drawn_note(experiment: ExperimentRecord, what: str) -> str:
+    """Which trials a chart of a large sweep draws one by one, and how it shows the others."""
+    from tuner.review.report import detail
+
+    detailed, rest = detail.split(experiment)
+    if not rest:
+        return ""
+    if what == "curve":
+        others = (
+            f"the other {len(rest):,} as bands, one per fate: at each epoch the median (dotted) and the middle 80% "
+            "of the values of those that reached it"
+        )
+    else:
+        sampled = min(len(rest), detail.SAMPLED_AT_MOST)
+        others = (
+            f"{'all' if sampled == len(rest) else f'{sampled:,} drawn at random (a fixed seed) of'} the other "
+            f"{len(rest):,} as faint lines without a hover"
+        )
+    return f"<p class=note>The best {len(detailed):,} trials have a {what} each; {others}.</p>"
 
 
 def _scheduler_section(experiment: ExperimentRecord) -> str:
@@ -145,7 +167,7 @@ def _importance_of(experiment: ExperimentRecord, objective: Objective) -> str:
             "<p class=note>Needs at least 4 trials that reached the same epoch and a parameter that varies."
             "</p>"
         )
-    scores, epoch, reached = found
+    scores, epoch, reached, fitted = found
     _, compared = comparison_epoch(experiment, trials, objective)
     names = list(scores)[::-1]
     labels = [f"{n}: {direction(experiment, compared, n, epoch, objective)}" for n in names]
@@ -171,7 +193,9 @@ def _importance_of(experiment: ExperimentRecord, objective: Objective) -> str:
     note = (
         f"<p class=note>{which} Epoch {epoch} is the last epoch at least half the trials reached; {metric} "
         f"there ranged {min(values):.4g} to {max(values):.4g}. fANOVA (Optuna's FanovaImportanceEvaluator): a random "
-        f"forest fitted to each trial's config and {metric} at that epoch, the variance of its prediction split by "
+        f"forest fitted to "
+        + ("each trial's" if fitted == reached else f"a random {fitted} of these trials' (a fixed seed)")
+        + f" config and {metric} at that epoch, the variance of its prediction split by "
         "parameter; beside each, which way it helps where the trials show it. With few trials, read it as a "
         "hint.</p>"
     )
@@ -220,18 +244,54 @@ def _on_front(experiment: ExperimentRecord) -> set[str] | None:
 
 
 def _fates_table(experiment: ExperimentRecord) -> str:
+    """Every trial's row, best first; above ``detail.IN_DETAIL`` trials the best ones' written out and the
+    others' kept in the page as data, shown on a click (a table of thousands of rows would make the page
+    slow to open for rows few read)."""
+    import json
+
+    from tuner.review.report import detail
+
     rows = fate_rows(experiment)
     if not rows:
         return "<p class=note>No trials yet.</p>"
     columns = list(dict.fromkeys(k for row in rows for k in row))
     head = "".join(f"<th class={_css(c)}>{html.escape(c)}</th>" for c in columns)
+    shown, later = rows[: detail.IN_DETAIL], rows[detail.IN_DETAIL :]
     body = "".join(
-        f'<tr class="{kind(str(row.get("fate", ""))).replace(" ", "-")}">'
+        f'<tr class="{_row_class(row)}">'
         + "".join(f"<td class={_css(c)}>{html.escape(_show(row.get(c)))}</td>" for c in columns)
         + "</tr>"
-        for row in rows
+        for row in shown
     )
-    return f"<table class=fates><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    table = f"<table class=fates><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    if not later:
+        return table
+    counts = Counter(kind(str(row.get("fate", ""))) for row in later)
+    which = ", ".join(f"{n:,} {family}" for family, n in counts.most_common())
+    data = json.dumps(
+        [[_row_class(row), *(_show(row.get(c)) for c in columns)] for row in later], separators=(",", ":")
+    ).replace("</", "<\\/")  # nothing in the data can close its script element
+    classes = json.dumps([_css(c) for c in columns])
+    return (
+        f"{table}<p class=note>The best {len(shown):,} of {len(rows):,} trials are listed; the other "
+        f"{len(later):,} ({which}) are in this page, listed on a click (or, outside it: <code>tuner results "
+        f"{html.escape(experiment.path)} --format csv</code>).</p>"
+        f'<button id=more-trials onclick="showOtherTrials()">List the other {len(later):,} trials</button>'
+        f'<script type="application/json" id=other-trials>{data}</script>'
+        "<script>function showOtherTrials() {"
+        f"const classes = {classes};"
+        "const body = document.querySelector('table.fates tbody');"
+        "for (const [rowClass, ...cells] of JSON.parse(document.getElementById('other-trials').textContent)) {"
+        "const tr = document.createElement('tr'); tr.className = rowClass;"
+        "cells.forEach((text, i) => { const td = document.createElement('td'); td.className = classes[i]; "
+        "td.textContent = text; tr.appendChild(td); });"
+        "body.appendChild(tr); }"
+        "document.getElementById('more-trials').remove(); }</script>"
+    )
+
+
+def _row_class(row: dict[str, Value]) -> str:
+    return kind(str(row.get("fate", ""))).replace(" ", "-")
 
 
 def _css(column: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from tuner.folder.fates import kind
 from tuner.objectives import Objective, pick
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 LOG_SPAN = 16
+IMPORTANCE_FIT_AT_MOST = 500  # trials the forest is fitted to: its cost grows faster than the trials
 MAX_CATEGORIES = 8
 
 
@@ -129,9 +130,16 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
     low, high = min(scores), max(scores)
     best = experiment.best_trial()
     fig = go.Figure()
-    for i, trial in enumerate(trials):
+
+    def share_of(i: int) -> float:  # where on the colour scale: 1 at the best end
         share = (scores[i] - low) / ((high - low) or 1.0)
-        colour = plotly.colors.sample_colorscale("Viridis", [1 - share if mode == "min" else share])[0]
+        return 1 - share if mode == "min" else share
+
+    drawn, faint = _lines_drawn(experiment, trials)
+    _faint_lines(fig, [[a.positions[i] for a in axes] for i in faint], [share_of(i) for i in faint])
+    for i in drawn:
+        trial = trials[i]
+        colour = plotly.colors.sample_colorscale("Viridis", [share_of(i)])[0]
         is_best = best is not None and trial.trial_id == best.trial_id
         fig.add_trace(
             go.Scatter(
@@ -183,6 +191,37 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
     return fig
 
 
+def _lines_drawn(experiment: ExperimentRecord, trials: list[TrialRecord]) -> tuple[list[int], list[int]]:
+    """Indices into ``trials`` of the lines drawn one by one (with a hover) and of those drawn faint: every
+    trial up to ``detail.IN_DETAIL``; above, the best ones, and a sample of the rest."""
+    from tuner.review.report import detail
+
+    detailed, rest = detail.split(experiment)
+    index = {t.trial_id: i for i, t in enumerate(trials)}
+    one_by_one = [index[t.trial_id] for t in detailed if t.trial_id in index]
+    sampled = detail.sample([t for t in rest if t.trial_id in index])
+    return one_by_one, [index[t.trial_id] for t in sampled]
+
+
+def _faint_lines(fig: go.Figure, lines: list[list[float]], shares: list[float], bins: int = 8) -> None:
+    """Many lines in a few traces (one per band of the colour scale, lines apart by a gap), thin and without
+    a hover: a thousand lines cost a thousand points an axis, not a thousand traces."""
+    import plotly.colors
+    import plotly.graph_objects as go
+
+    groups: dict[int, tuple[list[float | None], list[float | None]]] = {}
+    for line, share in zip(lines, shares, strict=True):
+        xs, ys = groups.setdefault(min(int(share * bins), bins - 1), ([], []))
+        xs += [*range(len(line)), None]
+        ys += [*(round(y, 4) for y in line), None]
+    for band, (xs, ys) in sorted(groups.items()):
+        colour = plotly.colors.sample_colorscale("Viridis", [(band + 0.5) / bins])[0]
+        fig.add_trace(
+            go.Scatter(x=xs, y=ys, mode="lines", line={"color": colour, "width": 0.8}, opacity=0.35,
+                       showlegend=False, hoverinfo="skip")
+        )  # fmt: skip
+
+
 def comparison_epoch(
     experiment: ExperimentRecord, trials: list[TrialRecord], objective: Objective | None = None
 ) -> tuple[int, list[TrialRecord]]:
@@ -202,12 +241,23 @@ def value_at(trial: TrialRecord, metric: str, epoch: int) -> float:
     return next(v for e, v in trial.curve(metric) if e == epoch)
 
 
+class Importance(NamedTuple):
+    """Each varying parameter's share of the variance, at which epoch, how many trials reached it and how
+    many of those the forest was fitted to."""
+
+    scores: dict[str, float]
+    epoch: int
+    reached: int
+    fitted: int
+
+
 def importance(
     experiment: ExperimentRecord, trials: list[TrialRecord], objective: Objective | None = None
-) -> tuple[dict[str, float], int, int] | None:
+) -> Importance | None:
     """fANOVA importance (Optuna's evaluator) of each varying parameter for ``objective`` (default: the
-    first) at the comparison epoch, with that epoch and how many trials reached it; None with fewer than 4 or
-    nothing varying."""
+    first) at the comparison epoch; None with fewer than 4 trials there or nothing varying. On a large sweep
+    the forest is fitted to a seeded sample of ``IMPORTANCE_FIT_AT_MOST`` of them: its cost grows faster than
+    the trials, and a few hundred rank the parameters about as steadily as thousands."""
     objective = objective or experiment.config.objective
     import optuna
     from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution
@@ -232,7 +282,12 @@ def importance(
             distributions[name] = CategoricalDistribution(sorted({show(v) for v in values}))
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     study = optuna.create_study(direction="minimize" if objective.mode == "min" else "maximize")
-    for t in reached:
+    fitted = reached
+    if len(reached) > IMPORTANCE_FIT_AT_MOST:
+        import random
+
+        fitted = random.Random(0).sample(reached, IMPORTANCE_FIT_AT_MOST)
+    for t in fitted:
         params = {
             # a parameter under a FloatDistribution is a number in every trial (above)
             n: (
@@ -248,7 +303,7 @@ def importance(
             )
         )
     scores = optuna.importance.get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=0))
-    return scores, epoch, len(reached)
+    return Importance(scores, epoch, len(reached), len(fitted))
 
 
 def direction(

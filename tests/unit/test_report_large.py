@@ -1,0 +1,117 @@
+"""A large sweep's report: the best trials in detail, the others summed up or on demand, none lost.
+
+Experiments written on disk by hand (no Ray), as a finished FIFO or ASHA sweep leaves them.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+
+import yaml
+
+from tuner.review.experiment import load
+from tuner.review.report import detail
+from tuner.review.report.curves import curves, history
+from tuner.review.report.page import build
+from tuner.review.report.params import parallel
+
+COLUMNS = ["loss", "timestamp", "training_iteration", "trial_id", "time_this_iter_s", "time_total_s"]
+
+
+def _experiment(tmp_path, trials: int, epochs: int = 3):
+    """``trials`` trials of a 1-D space; a loss that falls with the epochs towards (x - 0.3)^2; every third
+    trial stopped early after its first epoch, as ASHA leaves it."""
+    folder = tmp_path / "exp"
+    folder.mkdir(parents=True)
+    settings = {"space": "x.py", "scheduler": "asha", "searcher": "random", "num_samples": trials,
+                "max_epochs": epochs, "metric": "loss", "mode": "min", "name": "exp",
+                "storage_path": str(tmp_path)}  # fmt: skip
+    (folder / "tuner_config.yaml").write_text(yaml.safe_dump(settings))
+    draw = random.Random(1)
+    state, fates = [], {}
+    for n in range(1, trials + 1):
+        trial_id, x = f"t{n:05d}", draw.random()
+        name = f"{trial_id}_x={x:.3g}"
+        (folder / name).mkdir()
+        (folder / name / "params.json").write_text(json.dumps({"x": x, "width": draw.choice([8, 16, 32])}))
+        stopped = n % 3 == 0
+        lines = [",".join(COLUMNS)]
+        for epoch in range(1, (1 if stopped else epochs) + 1):
+            lines.append(f"{(x - 0.3) ** 2 + 1 / epoch},{1000 + n},{epoch},{trial_id},0.1,{0.1 * epoch}")
+        (folder / name / "progress.csv").write_text("\n".join(lines) + "\n")
+        trial = {"trial_id": trial_id, "status": "TERMINATED", "relative_logdir": name,
+                 "experiment_tag": f"{n}_x={x:.3g}", "config": {"x": x}}  # fmt: skip
+        state.append([json.dumps(trial), json.dumps({"error_filename": None})])
+        if stopped:
+            fates[trial_id] = {"stopped": "stopped early by ASHA at epoch 1: below the cutoff"}
+    (folder / "experiment_state-2026-01-01_00-00-00.json").write_text(json.dumps({"trial_data": state}))
+    (folder / "fates.json").write_text(json.dumps(fates))
+    return load(str(folder), running=False)
+
+
+def _curve_ids(fig) -> set[str]:
+    """The trials with a curve of their own (each trace's hover names its trial)."""
+    return {str(t.hovertext).split(":")[0] for t in fig.data if isinstance(t.hovertext, str)}
+
+
+def test_a_sweep_up_to_the_detail_limit_draws_every_trial(tmp_path):
+    experiment = _experiment(tmp_path, 60)
+    assert _curve_ids(curves(experiment)) == {t.trial_id for t in experiment.trials}
+    page = build(experiment)
+    assert "drawn at random" not in page and "as bands" not in page and "other-trials" not in page
+    assert all(t.trial_id in page for t in experiment.trials)
+
+
+def test_a_large_sweep_draws_its_best_trials_and_sums_up_the_rest(tmp_path):
+    experiment = _experiment(tmp_path, detail.IN_DETAIL + 250)
+    ranked = experiment.ranked()
+    best = {t.trial_id for t in ranked[: detail.IN_DETAIL]}
+
+    fig = curves(experiment)
+    assert _curve_ids(fig) == best  # the best ones one by one, the best trial among them
+    bands = [t for t in fig.data if str(t.name or "").endswith("(median, middle 80%)")]
+    # the other 250 (the 150 stopped early end an epoch behind, so the best 200 all completed), a band each
+    assert sorted(b.name for b in bands) == [
+        "completed, the other 100 (median, middle 80%)",
+        "stopped early, the other 150 (median, middle 80%)",
+    ]
+    completed = next(b for b in bands if b.name.startswith("completed"))
+    assert list(completed.x) == [1.0, 2.0, 3.0] and [c[0] for c in completed.customdata] == [100, 100, 100]
+    stopped = next(b for b in bands if b.name.startswith("stopped"))
+    assert list(stopped.x) == [1.0] and stopped.customdata[0][0] == 150
+
+    lines = parallel(experiment, [t for t in ranked if t.best("loss", "min") is not None])
+    hovered = [t for t in lines.data if t.hoverinfo == "text"]
+    assert len(hovered) == detail.IN_DETAIL
+    faint = [t for t in lines.data if t.hoverinfo == "skip" and t.mode == "lines"]
+    assert sum(list(t.x).count(None) for t in faint) == 250  # every other trial, one line each (none sampled out)
+
+    page = build(experiment)
+    assert f"The best {detail.IN_DETAIL} trials have a curve each; the other 250 as bands" in page
+    table = re.search(r"<table class=fates>.*?</table>", page, re.S).group(0)
+    assert table.count("<tr class=") == detail.IN_DETAIL
+    data = json.loads(re.search(r'id=other-trials>(.*?)</script>', page, re.S).group(1))
+    assert len(data) == 250 and {row[2] for row in data} | best == {t.trial_id for t in experiment.trials}
+    assert "List the other 250 trials" in page and "(150 stopped early, 100 completed)" in page
+
+
+def test_the_best_so_far_is_drawn_by_its_steps(tmp_path):
+    experiment = _experiment(tmp_path, 300)
+    scored = [t for t in experiment.ranked() if t.best("loss", "min") is not None]
+    fig = history(experiment, scored)
+    each, so_far, by_time = fig.data
+    assert len(each.x) == 300  # every trial's best, as a point
+    ys = list(so_far.y)
+    steps = ys[:-1]  # a point where it improves, and the last trial's to end the line
+    assert steps == sorted(set(steps), reverse=True) and len(steps) < 30
+    assert so_far.x[-1] == 300 and ys[-1] == min(t.best("loss", "min") for t in scored)
+    assert len(by_time.y) < len(each.x)
+
+
+def test_a_sample_is_the_same_each_time_and_keeps_the_order(tmp_path):
+    experiment = _experiment(tmp_path, 30)
+    picked = detail.sample(experiment.trials, at_most=10)
+    assert picked == detail.sample(experiment.trials, at_most=10)
+    assert len(picked) == 10 and picked == sorted(picked, key=experiment.trials.index)
