@@ -44,18 +44,24 @@ class Best:
 
 
 class Experiment:
-    """A sweep's folder, read afresh on every question (so a running sweep shows its progress)."""
+    """A sweep's folder, read afresh on every question while it changes (so a running sweep shows its
+    progress); a finished one is read again only when its files do."""
 
     def __init__(self, ref: str) -> None:
         from tuner.review import experiment
 
         self.path = experiment.locate(ref)
+        self._stamp = experiment.fingerprint(
+            self.path
+        )  # before reading: a change while it reads shows next time
         self._record = experiment.load(self.path)  # read once now, so a bad folder fails here
 
     def _read(self) -> ExperimentRecord:
         from tuner.review import experiment
 
-        self._record = experiment.load(self.path)
+        stamp = experiment.fingerprint(self.path)
+        if stamp is None or stamp != self._stamp:
+            self._stamp, self._record = stamp, experiment.load(self.path)
         return self._record
 
     def __repr__(self) -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import posixpath
 from collections.abc import Iterator
 from pathlib import Path
@@ -119,10 +120,14 @@ def exists(location: str | Path, name: str) -> bool:
 
 def read_text(location: str | Path, name: str) -> str | None:
     """The text of ``name`` in the experiment folder, or None when it is not there."""
+    if not is_uri(location):
+        try:  # one open, no stat first: a large sweep's review reads two files a trial
+            with open(os.path.join(location, name), encoding="utf-8") as stream:
+                return stream.read()
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            return None
     if not exists(location, name):
         return None
-    if not is_uri(location):
-        return (Path(location) / name).read_text(encoding="utf-8")
     fs, path = _filesystem(str(location))
     with fs.open_input_stream(posixpath.join(path, name)) as stream:
         return stream.read().decode("utf-8")
@@ -155,8 +160,11 @@ def is_dir(location: str | Path) -> bool:
 def list_dirs(location: str | Path) -> list[str]:
     """Names of the folders directly in ``location``, sorted."""
     if not is_uri(location):
-        folder = Path(location)
-        return sorted(p.name for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else []
+        try:
+            with os.scandir(location) as entries:
+                return sorted(e.name for e in entries if e.is_dir())
+        except (FileNotFoundError, NotADirectoryError):
+            return []
     import pyarrow.fs
 
     fs, path = _filesystem(str(location))

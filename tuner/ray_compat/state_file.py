@@ -9,6 +9,7 @@ bucket URI reads like a folder. Seen in Ray 2.60, checked on 2.50.0 and 2.55.1.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TypedDict
 
@@ -102,11 +103,11 @@ def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str,
     out: dict[str, TrialState] = {}
     try:
         for trial_json, runtime_json in read_state(folder, name)["trial_data"]:
-            trial, runtime = json.loads(trial_json), json.loads(runtime_json)
+            trial = json.loads(trial_json)
             out[trial["trial_id"]] = {
                 "status": trial["status"],
                 "dir": trial.get("relative_logdir"),
-                "error_file": runtime.get("error_filename"),
+                "error_file": _error_filename(runtime_json),
                 "made": _made(trial.get("experiment_tag")),
                 "config": trial.get("config") if isinstance(trial.get("config"), dict) else None,
             }
@@ -115,6 +116,20 @@ def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str,
             f"{where} is corrupted ({type(exc).__name__}: {exc}); the experiment cannot be read"
         ) from None
     return out
+
+
+# Ray's runtime record of a trial: its error file's name comes first, before the last result (kilobytes a trial)
+_ERROR_FILENAME = re.compile(r'^\s*"error_filename": (null|"(?:[^"\\]|\\.)*"),?$', re.M)
+
+
+def _error_filename(runtime_json: str) -> str | None:
+    """The error file's name in a trial's runtime record, read without parsing the rest of it when Ray wrote it as
+    it does (a top-level key on a line of its own, before the last result); parsed whole otherwise."""
+    last_result = runtime_json.find('"last_result"')
+    found = _ERROR_FILENAME.search(runtime_json, 0, last_result if last_result >= 0 else len(runtime_json))
+    if found is None:
+        return json.loads(runtime_json).get("error_filename")
+    return json.loads(found.group(1))
 
 
 def _made(tag: str | None) -> int | None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 from tuner import storage
 from tuner.errors import UsageError
@@ -49,13 +50,21 @@ class TrialRecord:
     error_file: str | None = None  # the whole error, inside the experiment folder
     fate: str = ""  # why it ended where it did (tuner/folder/fates.py)
     rungs: list[RungRecord] = field(default_factory=list)  # each comparison at a rung, as decided
+    # each metric's finite values, read once: a large sweep's views rank thousands of trials several times
+    _values: dict[str, list[float]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def epochs(self) -> int:
         return max((int(float(r.get("training_iteration") or 0)) for r in self.rows), default=0)
 
     def values(self, metric: str) -> list[float]:
-        return [v for v in (_number(r.get(metric)) for r in self.rows) if v is not None]
+        """The finite values of ``metric``, epoch by epoch (the rows are read once, as loaded)."""
+        found = self._values.get(metric)
+        if found is None:
+            found = self._values[metric] = [
+                v for v in (_number(r.get(metric)) for r in self.rows) if v is not None
+            ]
+        return found
 
     def curve(self, metric: str) -> list[tuple[int, float]]:
         """(epoch, value) for every epoch whose value is a finite number."""
@@ -287,11 +296,25 @@ def _read_rows(trial_path: str) -> list[Row]:
     saved yet; resumed from the checkpoint before it, it reports that epoch again. The later report is the
     one the trial went on from, so it stands."""
     text = storage.read_text(trial_path, "progress.csv")
-    rows = list(csv.DictReader(io.StringIO(text))) if text else []
+    lines = csv.reader(io.StringIO(text)) if text else iter(())
+    header = next(lines, [])
+    rows = [
+        dict(zip(header, row, strict=True)) if len(row) == len(header) else _uneven(header, row)
+        for row in lines
+        if row
+    ]
     latest: dict[str, int] = {}
     for i, row in enumerate(rows):
         latest[row.get("training_iteration") or f"row {i}"] = i
     return [row for i, row in enumerate(rows) if latest[row.get("training_iteration") or f"row {i}"] == i]
+
+
+def _uneven(header: list[str], row: list[str]) -> Row:
+    """A row longer or shorter than the header, as ``csv.DictReader`` reads it (quicker than it on the rest)."""
+    out: dict[str | None, str | list[str] | None] = dict(itertools.zip_longest(header, row[: len(header)]))
+    if len(row) > len(header):
+        out[None] = row[len(header) :]
+    return cast(Row, out)
 
 
 def _trial_id(dir_name: str, rows: list[Row], known: dict[str, str]) -> str:
@@ -301,6 +324,26 @@ def _trial_id(dir_name: str, rows: list[Row], known: dict[str, str]) -> str:
     if rows and rows[0].get("trial_id"):
         return rows[0]["trial_id"]
     return dir_name
+
+
+def fingerprint(folder: str) -> int | None:
+    """A number that changes when a finished local experiment does (a file at its top written or added, a
+    folder added or removed); None where only reading it again tells (a bucket, or a sweep running now)."""
+    from tuner.claim import held_elsewhere
+
+    local = storage.local_path(folder)
+    if local is None or held_elsewhere(folder):
+        return None
+    try:
+        with os.scandir(local) as entries:
+            return hash(
+                frozenset(
+                    (e.name, None) if e.is_dir() else (e.name, e.stat().st_mtime_ns, e.stat().st_size)
+                    for e in entries
+                )
+            )
+    except OSError:
+        return None
 
 
 def load(ref: str, running: bool | None = None) -> ExperimentRecord:
@@ -315,9 +358,13 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
     states = saved_trial_states(folder)
     decisions = fates.recorded(folder)
     known = {state["dir"]: trial_id for trial_id, state in states.items() if state["dir"]}
-    dirs = {d for d in storage.list_dirs(folder) if storage.exists(storage.join(folder, d), "params.json")}
-    dirs |= set(known)
-    dirs -= replaced_trial_dirs(folder)
+    # a folder Ray's state does not list is a trial's once it has its parameters, unless a restart replaced it
+    others = {
+        d
+        for d in storage.list_dirs(folder)
+        if d not in known and storage.exists(storage.join(folder, d), "params.json")
+    }
+    dirs = set(known) | (others - replaced_trial_dirs(folder) if others else set())
     trials = []
     for dir_name in sorted(dirs):
         trial_path = storage.join(folder, dir_name)
