@@ -45,3 +45,14 @@ def test_a_replay_under_hyperband_shows_its_brackets():
     assert (
         len(_rungs(record, "asha", 12, None, None)) == 1
     )  # the rule alone: its estimate is the replay's to say
+
+
+def test_a_replay_that_stops_thousands_names_twenty_and_counts_the_rest():
+    stopped = [{"trial": f"t{i:04d}", "epochs": 3, "at": 1, "why": "below the cutoff"} for i in range(2500)]
+    lines = describe(_whatif(stopped=stopped, cut_short=[f"c{i}" for i in range(30)]), "asha")
+    named = [line for line in lines if line.startswith("    t")]
+    assert [line.split(":")[0].strip() for line in named] == [f"t{i:04d}" for i in range(20)]
+    assert "    ... and 2480 more (the replay saved in the experiment's replays/ folder lists every one)" in lines
+    assert "  2500 trial(s) would have stopped earlier:" in lines
+    cut = next(line for line in lines if "would have gone on past" in line)
+    assert "c19, and 10 more)" in cut and "c20" not in cut

@@ -16,6 +16,7 @@ an answer can say how many trials it rests on.
 
 from __future__ import annotations
 
+import collections
 import heapq
 import itertools
 import math
@@ -91,6 +92,9 @@ class Controller:
         self.fates = fate_log or _Fates()
         self.clock = 0.0
         self._trials: list[Trial] = []
+        # trials by status, kept as statuses change (only ``_set`` changes one): counted at every step, a walk
+        # of every trial would make a replay of thousands quadratic
+        self._by_status: collections.Counter[str] = collections.Counter()
         self._records: dict[str, ReplayedTrial] = {}
         self._curves: dict[str, Curve] = {}
         self._queue: list[tuple[float, int, Trial]] = []  # (time an epoch ends, order, trial)
@@ -192,6 +196,7 @@ class Controller:
             record.available = len(curve.rows)
             self._curves[trial_id], self._records[trial_id] = curve, record
             self._trials.append(trial)
+            self._by_status[trial.status] += 1
             self.scheduler.on_trial_add(self.as_tune, trial)
 
     def _start_trials(self) -> None:
@@ -275,7 +280,9 @@ class Controller:
         record.fate = self.fates.texts.get(trial.trial_id, "")
 
     def _set(self, trial: Trial, status: str) -> None:
+        self._by_status[trial.status] -= 1
         trial.set_status(status)
+        self._by_status[trial.status] += 1
 
     def _drop_from_queue(self, trial: Trial) -> None:
         if any(t is trial for _, _, t in self._queue):
@@ -283,7 +290,7 @@ class Controller:
             heapq.heapify(self._queue)
 
     def _count(self, status: str) -> int:
-        return sum(t.status == status for t in self._trials)
+        return self._by_status[status]
 
 
 class FixedOrder:

@@ -18,6 +18,7 @@ from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.value_types import ConfigDraft
 
 REPLAYS = "replays"
+LISTED_AT_MOST = 20  # trials an answer names one by one: a replay of thousands stops thousands
 
 
 @dataclass
@@ -183,11 +184,19 @@ def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
         )
     if w.stopped:
         lines.append(f"  {len(w.stopped)} trial(s) would have stopped earlier:")
-        for s in w.stopped:
+        for s in w.stopped[:LISTED_AT_MOST]:
             lines.append(f"    {s['trial']}: {s['epochs']} -> {s['at']} epochs; {s['why']}")
+        if len(w.stopped) > LISTED_AT_MOST:
+            lines.append(
+                f"    ... and {len(w.stopped) - LISTED_AT_MOST} more (the replay saved in the experiment's "
+                f"{REPLAYS}/ folder lists every one)"
+            )
     if w.cut_short:
+        named = ", ".join(w.cut_short[:LISTED_AT_MOST]) + (
+            f", and {len(w.cut_short) - LISTED_AT_MOST} more" if len(w.cut_short) > LISTED_AT_MOST else ""
+        )
         lines.append(
-            f"  {len(w.cut_short)} trial(s) ({', '.join(w.cut_short)}) would have gone on past where the sweep "
+            f"  {len(w.cut_short)} trial(s) ({named}) would have gone on past where the sweep "
             "stopped them; their later epochs are unknown, so the replay ends them there and the answer "
             "rests on that"
         )

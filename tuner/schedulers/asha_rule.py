@@ -16,7 +16,7 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import RUNG, STOPPED, DecisionLog
-from tuner.schedulers.comparing import Comparison, Standing, epoch_of
+from tuner.schedulers.comparing import Comparison, SignedValues, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
 
 if TYPE_CHECKING:
@@ -62,8 +62,10 @@ class AshaRule(Rule):
         if milestone is None:
             return TrialScheduler.CONTINUE
         at = self.rungs[milestone]
-        at[trial.trial_id] = self.comparison.standing(result)
-        verdict = self.comparison.at_rung(trial.trial_id, at, self.eta, milestone)
+        before = self._signed_at(milestone, at)
+        standing = at[trial.trial_id] = self.comparison.standing(result)
+        verdict = self.comparison.at_rung(trial.trial_id, at, self.eta, milestone, before)
+        before.add(self.comparison.signed(standing))
         if self.fate_log:
             data: dict[str, Value] = {
                 "rung": milestone,
@@ -81,6 +83,17 @@ class AshaRule(Rule):
             return TrialScheduler.CONTINUE
         self.stopped += 1
         return TrialScheduler.STOP
+
+    def _signed_at(self, milestone: int, at: dict[str, Standing]) -> SignedValues:
+        """The values at a rung signed, kept as trials arrive there; made again from the rung when it holds
+        more than they do (rungs restored from the fate log, or a rule unpickled from before they were kept)."""
+        kept: dict[int, SignedValues] = self.__dict__.setdefault("_signed", {})
+        values = kept.get(milestone)
+        if values is None or values.count != len(at):
+            values = kept[milestone] = SignedValues()
+            for standing in at.values():
+                values.add(self.comparison.signed(standing))
+        return values
 
     def _restore_rungs(self) -> None:
         """A resumed sweep's rungs as they were, from the fate log."""

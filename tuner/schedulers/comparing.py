@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import SupportsFloat, SupportsIndex, TypeVar, cast, overload
 
 import numpy as np
+from numpy.typing import NDArray
 
 from tuner import pareto
 from tuner.objectives import Constraint, Objective, broken, violations
@@ -92,22 +93,38 @@ class Comparison:
     def cutoff(self, standings: Sequence[Standing], eta: float) -> float | None:
         """ASHA's cutoff at a rung, in the metric's own sign: the value at the (1 - 1/eta) percentile of those
         recorded there, interpolated, with more better (Ray's ``np.nanpercentile``); None at an empty rung."""
-        if not standings:
+        return self.cutoff_of(np.array([self.signed(s) for s in standings], dtype=float), eta)
+
+    def cutoff_of(self, signed: NDArray[np.float64], eta: float) -> float | None:
+        """``cutoff`` from the values at the rung already signed (``SignedValues``)."""
+        if not len(signed):
             return None
         with (
             warnings.catch_warnings()
         ):  # a rung of nan values only: its cutoff is nan, and nothing stops there
             warnings.simplefilter("ignore", RuntimeWarning)
-            signed = float(np.nanpercentile([self.signed(s) for s in standings], (1 - 1 / eta) * 100))
-        return self._signed_value(signed)
+            value = float(np.nanpercentile(signed, (1 - 1 / eta) * 100))
+        return self._signed_value(value)
 
     # --- ASHA: one rung ---------------------------------------------------------------------------------------
 
-    def at_rung(self, trial_id: str, at: Mapping[str, Standing], eta: float, milestone: int) -> RungVerdict:
-        """A trial's result just placed at a rung among those there before it (``at`` holds both)."""
+    def at_rung(
+        self,
+        trial_id: str,
+        at: Mapping[str, Standing],
+        eta: float,
+        milestone: int,
+        before: SignedValues | None = None,
+    ) -> RungVerdict:
+        """A trial's result just placed at a rung among those there before it (``at`` holds both; ``before``,
+        when given, the others' values signed, as the rule keeps them)."""
         mine = at[trial_id]
         if not self.by_fronts:
-            cutoff = self.cutoff([s for tid, s in at.items() if tid != trial_id], eta)
+            cutoff = (
+                self.cutoff_of(before.values(), eta)
+                if before is not None
+                else self.cutoff([s for tid, s in at.items() if tid != trial_id], eta)
+            )
             kept = cutoff is None or not self.signed(mine) < self._signed_value(cutoff)
             raw = mine.values.get(self.first.name)
             worse = "<" if self.first.mode == "max" else ">"
@@ -217,6 +234,24 @@ def epoch_of(result: Result, default: int | None = None) -> int | None:
     """The epoch a result was reported at (``training_iteration``, else ``default``): Tune counts it, so it is an
     int by construction."""
     return cast("int | None", result.get(EPOCH, default))
+
+
+class SignedValues:
+    """The first objective's values at one rung, with more better, in arrival order in an array that grows:
+    ASHA's cutoff among thousands of trials is one numpy call on it, not a list built at every result."""
+
+    def __init__(self) -> None:
+        self._array: NDArray[np.float64] = np.empty(0)
+        self.count = 0
+
+    def add(self, value: float) -> None:
+        if self.count == len(self._array):
+            self._array = np.resize(self._array, max(64, 2 * len(self._array)))
+        self._array[self.count] = value
+        self.count += 1
+
+    def values(self) -> NDArray[np.float64]:
+        return self._array[: self.count]
 
 
 def as_float(value: Value) -> float:
