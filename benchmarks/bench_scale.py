@@ -1,0 +1,260 @@
+"""Scale: a sweep's cost per trial from 100 to thousands of instant trials, side by side with raw Ray Tune,
+and how long the review of a large experiment takes.
+
+``--sizes``: for each size, FIFO + random over instant trials (three reports of a formula, no work) through
+``tuner sweep``'s runner and through Ray Tune's own ``Tuner.fit``, each run in a fresh process of its own with
+its own local Ray (2 CPUs, 1 a trial, actors reused), the sides alternating which goes first, ``--rounds``
+times. Printed: each run's wall seconds of the fit (Ray's start and the imports not counted), the cost per
+trial (wall / trials) with min / median / max per side, the marginal cost per trial between sizes (the
+difference of median walls over the difference of trials: the start of a sweep cancels out), and the
+driver's resident memory, sampled from outside the process, when its experiment held 1,000 trials and at its
+end.
+
+``--review EXP``: ``tuner results``, ``tuner.load(EXP).trials``, ``tuner report`` (and the page's size) and
+``tuner replay --scheduler asha`` on an experiment, ``--rounds`` times each, min / median / max.
+``--make N --storage DIR``: first make such an experiment (``tuner sweep`` of N instant trials, three epochs).
+
+    python benchmarks/bench_scale.py --sizes 100,400,1600,6400 --rounds 3
+    python benchmarks/bench_scale.py --make 10000 --storage /tmp/scale --review /tmp/scale/scale-10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SPACE = '''"""Instant trials: three reports of a formula, no work."""
+from ray import tune
+
+from tuner import SearchSpace
+
+
+def instant(config, *, max_epochs=3):
+    for epoch in range(1, max_epochs + 1):
+        tune.report({"loss": (config["x"] - 0.3) ** 2 + 1.0 / epoch})
+
+
+SPACE = SearchSpace(params={"x": tune.uniform(0, 1)}, trainable=instant, metric="loss", mode="min")
+'''
+MEMORY_AT = 1000  # trials in the experiment when the driver's memory is read the first time
+
+
+def instant(config: dict) -> None:
+    from ray import tune
+
+    for epoch in range(1, 4):
+        tune.report({"loss": (config["x"] - 0.3) ** 2 + 1.0 / epoch})
+
+
+def child(side: str, trials: int, storage: str, name: str) -> None:
+    """One run, in this process: prints the fit's wall seconds as JSON."""
+    import ray
+
+    from tuner.launch.placement.cluster import prepare_environment
+
+    prepare_environment()
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
+    if side == "raw":
+        from ray import tune
+
+        tuner = tune.Tuner(
+            instant,
+            param_space={"x": tune.uniform(0, 1)},
+            tune_config=tune.TuneConfig(metric="loss", mode="min", num_samples=trials, reuse_actors=True),
+            run_config=tune.RunConfig(name=name, storage_path=storage, verbose=0),
+        )
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):
+            results = tuner.fit()
+        wall = time.perf_counter() - started
+        assert len(results) == trials and not results.errors
+    else:
+        from tuner.launch.resolve import resolve
+        from tuner.launch.runner import run_sweep
+
+        space = Path(storage, "instant_space.py")
+        space.write_text(SPACE)
+        config = resolve({"space": str(space), "num_samples": trials, "max_epochs": 3, "scheduler": "fifo",
+                          "searcher": "random", "storage_path": storage, "name": name,
+                          "cpus_per_trial": 1})  # fmt: skip
+        started = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()):
+            summary = run_sweep(config, out=lambda line: None)
+        wall = time.perf_counter() - started
+        assert summary is not None and summary.trials == trials and not summary.failed
+    print(json.dumps({"wall": wall}), flush=True)
+
+
+def _rss_kb(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _trial_folders(folder: Path) -> int:
+    try:
+        return sum(1 for entry in os.scandir(folder) if entry.is_dir())
+    except OSError:
+        return 0
+
+
+def one_run(side: str, trials: int, storage: str) -> dict[str, float]:
+    """A run in a process of its own, watched from here: its wall seconds and its memory (MiB)."""
+    name = f"{side}-{trials}-{time.time_ns()}"
+    process = subprocess.Popen(
+        [sys.executable, __file__, "--child", side, str(trials), storage, name],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    at_thousand = last = None
+    while process.poll() is None:
+        rss = _rss_kb(process.pid)
+        if rss is not None:
+            last = rss
+            if at_thousand is None and _trial_folders(Path(storage, name)) >= MEMORY_AT:
+                at_thousand = rss
+        time.sleep(1.0)
+    out = process.stdout.read() if process.stdout else ""
+    if process.returncode != 0:
+        raise SystemExit(f"{side} run of {trials} trials failed (exit {process.returncode})")
+    return {
+        "wall": json.loads(out.strip().splitlines()[-1])["wall"],
+        "rss_at_1000": (at_thousand or 0) / 1024,
+        "rss_end": (last or 0) / 1024,
+    }
+
+
+def sizes(counts: list[int], rounds: int) -> None:
+    print(f"# instant trials (three reports each), fifo + random, 2 CPUs, 1 a trial, actors reused; each run a "
+          f"process and a Ray of its own; {platform.machine()}, {os.cpu_count()} CPUs, Python "
+          f"{platform.python_version()}")  # fmt: skip
+    print(f"{'trials':>7} {'round':>5} {'raw Ray s':>10} {'tuner s':>8} {'raw ms/trial':>13} {'tuner ms/trial':>15} "
+          f"{'raw MiB (1k / end)':>19} {'tuner MiB (1k / end)':>21}")  # fmt: skip
+    walls: dict[tuple[str, int], list[float]] = {}
+    memory: dict[tuple[str, int], list[tuple[float, float]]] = {}
+    with tempfile.TemporaryDirectory() as storage:
+        for n in counts:
+            for round_ in range(1, rounds + 1):
+                order = ("raw", "tuner") if round_ % 2 else ("tuner", "raw")
+                got = {side: one_run(side, n, storage) for side in order}
+                for side, run in got.items():
+                    walls.setdefault((side, n), []).append(run["wall"])
+                    memory.setdefault((side, n), []).append((run["rss_at_1000"], run["rss_end"]))
+
+                def mib(run: dict[str, float]) -> str:
+                    at = f"{run['rss_at_1000']:.0f}" if run["rss_at_1000"] else "-"
+                    return f"{at} / {run['rss_end']:.0f}"
+
+                raw, ours = got["raw"], got["tuner"]
+                print(f"{n:>7} {round_:>5} {raw['wall']:>10.1f} {ours['wall']:>8.1f} "
+                      f"{1000 * raw['wall'] / n:>13.1f} {1000 * ours['wall'] / n:>15.1f} {mib(raw):>19} "
+                      f"{mib(ours):>21}", flush=True)  # fmt: skip
+    print("\n# cost per trial, ms (wall / trials): min / median / max")
+    for n in counts:
+        line = []
+        for side in ("raw", "tuner"):
+            per = [1000 * w / n for w in walls[(side, n)]]
+            line.append(f"{side} {min(per):.1f} / {statistics.median(per):.1f} / {max(per):.1f}")
+        ratio = statistics.median(walls[("tuner", n)]) / statistics.median(walls[("raw", n)])
+        print(f"{n:>7}: " + "; ".join(line) + f"; tuner / raw {ratio:.2f}")
+    print("\n# marginal cost per trial between sizes, ms (difference of median walls / difference of trials)")
+    for a, b in zip(counts, counts[1:], strict=False):
+        parts = []
+        for side in ("raw", "tuner"):
+            marginal = (statistics.median(walls[(side, b)]) - statistics.median(walls[(side, a)])) / (b - a)
+            parts.append(f"{side} {1000 * marginal:.1f}")
+        print(f"{a:>6} -> {b:<6}: " + "; ".join(parts))
+    if len(counts) >= 3:
+        for side in ("raw", "tuner"):
+            med = {n: statistics.median(walls[(side, n)]) for n in counts}
+            first = (med[counts[1]] - med[counts[0]]) / (counts[1] - counts[0])
+            last = (med[counts[-1]] - med[counts[-2]]) / (counts[-1] - counts[-2])
+            print(f"{side}: the last step's marginal cost is {last / first:.2f}x the first's")
+
+
+def make(trials: int, storage: str) -> str:
+    """An experiment of ``trials`` instant trials made by ``tuner sweep``: its folder."""
+    Path(storage).mkdir(parents=True, exist_ok=True)
+    space = Path(storage, "instant_space.py")
+    space.write_text(SPACE)
+    name = f"scale-{trials}"
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "tuner", "sweep", "--space", str(space), "--scheduler", "fifo", "--searcher",
+         "random", "--num-samples", str(trials), "--max-epochs", "3", "--storage-path", storage, "--name", name],
+        check=True, stdout=subprocess.DEVNULL, cwd=ROOT,
+    )  # fmt: skip
+    print(f"# made {storage}/{name}: {trials} trials in {time.perf_counter() - started:.0f} s")
+    return str(Path(storage, name))
+
+
+LOAD = "import sys, time; import tuner; s = time.perf_counter(); n = len(tuner.load(sys.argv[1]).trials); print(time.perf_counter() - s, n)"
+
+
+def review(folder: str, rounds: int) -> None:
+    count = _trial_folders(Path(folder))
+    print(f"# review of {folder} ({count} trial folders); {platform.machine()}, {os.cpu_count()} CPUs, "
+          f"Python {platform.python_version()}")  # fmt: skip
+    page = Path(tempfile.mkdtemp()) / "report.html"
+    steps = {
+        "tuner results (command)": [sys.executable, "-m", "tuner", "results", folder],
+        "tuner.load(...).trials (in Python)": [sys.executable, "-c", LOAD, folder],
+        "tuner report (command)": [sys.executable, "-m", "tuner", "report", folder, "--out", str(page)],
+        "tuner replay --scheduler asha (command)": [
+            sys.executable, "-m", "tuner", "replay", folder, "--scheduler", "asha",
+        ],  # fmt: skip
+    }
+    for label, command in steps.items():
+        took = []
+        for _ in range(rounds):
+            started = time.perf_counter()
+            done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
+            wall = time.perf_counter() - started
+            if done.returncode != 0:
+                raise SystemExit(f"{label} failed: {done.stderr.strip().splitlines()[-1:]}")
+            took.append(float(done.stdout.split()[0]) if label.startswith("tuner.load") else wall)
+        size = f"; page {page.stat().st_size / 2**20:.1f} MiB" if "report" in label else ""
+        print(f"{label:<42} {min(took):6.1f} / {statistics.median(took):6.1f} / {max(took):6.1f} s{size}",
+              flush=True)  # fmt: skip
+
+
+def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--child":
+        child(sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5])
+        return
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", help="trial counts, comma-separated (100,400,1600,6400)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--make", type=int, metavar="N", help="first make an experiment of N instant trials")
+    parser.add_argument("--storage", default=tempfile.gettempdir(), help="where --make puts it")
+    parser.add_argument("--review", metavar="EXP", help="time the review of this experiment")
+    args = parser.parse_args()
+    if args.sizes:
+        sizes([int(n) for n in args.sizes.split(",")], args.rounds)
+    folder = make(args.make, args.storage) if args.make else args.review
+    if folder:
+        review(folder, args.rounds)
+    if not (args.sizes or folder):
+        parser.error("give --sizes, --review or --make")
+
+
+if __name__ == "__main__":
+    main()
