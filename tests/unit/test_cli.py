@@ -161,3 +161,22 @@ def test_the_resume_banner_says_what_goes_on_what_is_still_to_come_and_what_beco
         "3 not started yet (the sweep plans 8); 1 errored: left as they are (--errored skip)"
     )
     assert resume_banner("/exp", {"a": "TERMINATED"}, "skip", 1) == "resuming /exp: 1 of 1 trial(s) finished"
+
+
+def test_a_stopped_sweeps_last_line_counts_not_started_trials_as_its_fates_do():
+    import signal
+
+    from tuner.folder.summary import Summary
+    from tuner.review.results import format_summary
+
+    # 4206 trials created (2 of them never ran) of 10000 planned, none running when SIGINT came
+    summary = Summary("loss", "min", 4206, "/x/exp", fates={"ran to max epochs (3)": 4204, "not started yet": 2})
+    summary.unfinished, summary.not_started, summary.to_come, summary.signal = 5796, 5796, 5794, signal.SIGINT
+    lines = format_summary(summary)
+    assert "fates: 4204 ran to max epochs (3), 2 not started yet" in lines
+    assert lines[-1] == (
+        "stopped by SIGINT: 0 trial(s) unfinished, 2 not started yet and 5794 more to come of the 10000 planned; "
+        "continue with: tuner resume /x/exp"
+    )
+    summary.unfinished, summary.not_started, summary.to_come = 3, 0, 0
+    assert format_summary(summary)[-1].startswith("stopped by SIGINT: 3 trial(s) unfinished; continue with")

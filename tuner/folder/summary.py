@@ -98,6 +98,7 @@ class Summary:
     took: float | None = None  # seconds from the command's (or the call's) start to this summary
     unfinished: int = 0  # trials not run to their end, the not started ones included
     not_started: int = 0
+    to_come: int = 0  # of the not started, the planned trials the searcher had not proposed yet
     stalled: str | None = None
     signal: int | None = None
     storage: str | None = None  # why the storage refused a write

@@ -289,10 +289,11 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     summary = summarize(record)
     summary.spent, summary.budget = spent, cfg.budget
     never_ran = {t.trial_id for t in record.trials if not t.rows}
-    unfinished, not_started = (
-        (0, 0) if spent.ended_by_budget else _unfinished_trials(cfg, folder, statuses, never_ran)
+    unfinished, waiting, to_come = (
+        (0, 0, 0) if spent.ended_by_budget else _unfinished_trials(cfg, folder, statuses, never_ran)
     )
-    summary.unfinished, summary.not_started = unfinished + not_started, not_started
+    summary.unfinished, summary.not_started = unfinished + waiting + to_come, waiting + to_come
+    summary.to_come = to_come
     return summary
 
 
@@ -317,10 +318,11 @@ def _final_report(folder: str) -> None:
 
 def _unfinished_trials(
     cfg: SweepConfig, folder: str, statuses: dict[str, str] | None, never_ran: Set[str] = frozenset()
-) -> tuple[int, int]:
-    """Trials started but not run to their end, and trials not started yet (``never_ran``: created, no
-    result; or not created yet): non-zero after a stop signal (Ray turns it into an orderly stop) or a
-    stall. ``statuses`` are the sweep's own last-step statuses; without them the saved state is read."""
+) -> tuple[int, int, int]:
+    """Trials started but not run to their end, trials created but not started yet (``never_ran``: no
+    result), and trials the sweep plans that were not created yet: non-zero after a stop signal (Ray turns
+    it into an orderly stop) or a stall. ``statuses`` are the sweep's own last-step statuses; without them
+    the saved state is read."""
     from tuner.ray_compat import UNFINISHED
     from tuner.ray_compat.state_file import saved_trial_states
 
@@ -328,10 +330,10 @@ def _unfinished_trials(
         try:
             statuses = {trial_id: state["status"] for trial_id, state in saved_trial_states(folder).items()}
         except UsageError:
-            return 0, 0
+            return 0, 0, 0
     # as the fates say it: a trial still pending with no result has not started; a running one is unfinished
     waiting = sum(status == "PENDING" and tid in never_ran for tid, status in statuses.items())
     open_trials = sum(status in UNFINISHED for status in statuses.values()) - waiting
     # a searcher creates trials as slots free up
     never_created = max((cfg.trials_cap or 0) - len(statuses), 0)
-    return open_trials, waiting + never_created
+    return open_trials, waiting, never_created

@@ -127,10 +127,16 @@ def format_summary(summary: Summary) -> list[str]:
         lines.append(describe_spent(summary.spent, summary.budget, summary.took))
     if summary.stalled:
         lines.append(f"stalled: {summary.stalled}")
-    waiting = summary.not_started
-    count = f"{summary.unfinished - waiting} trial(s) unfinished" + (
-        f" and {waiting} not started yet" if waiting else ""
+    # in the fates' words: a created trial that never ran has not started; the plan's remainder is still to come
+    waiting = summary.not_started - summary.to_come
+    parts = [f"{summary.unfinished - summary.not_started} trial(s) unfinished"]
+    parts += [f"{waiting} not started yet"] if waiting else []
+    parts += (
+        [f"{summary.to_come} more to come of the {summary.trials + summary.to_come} planned"]
+        if summary.to_come
+        else []
     )
+    count = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
     if summary.storage:  # a full (or refusing) storage stopped it: what to do comes first
         lines.append(
             f"stopped: {summary.storage}; {count}; free space, then continue with: tuner resume "
