@@ -58,7 +58,10 @@ def test_help_and_spaces_import_neither_torch_nor_ray_tune():
         (("--space", "search_spaces.nope"), ("unknown space 'search_spaces.nope'",)),
         (("--space", "cifar_small", "--scheduler", "sha"), ("'sha' is not one of", "asha", "pbt")),
         (("--space", "cifar_small", "--searcher", "tpe"), ("'tpe' is not one of", "optuna", "hyperopt")),
-        (("--space", "cifar_small", "--scheduler", "bohb", "--searcher", "optuna"), ("brings its own searcher",)),
+        (
+            ("--space", "cifar_small", "--scheduler", "bohb", "--searcher", "optuna"),
+            ("brings its own searcher",),
+        ),
         (("--space", "cifar_small", "--stall-timeout", "0"), ("--stall-timeout must be more than 0",)),
         (("--space", "./missing_space.py"), ("space file ./missing_space.py not found",)),
         (("--space", "cifar_small", "--num-samples", "0"), ("--num-samples must be at least 1",)),
@@ -115,7 +118,11 @@ def test_missing_sweep_file(run_cli, tmp_path):
 
 @pytest.mark.parametrize("where", ["before the command", "after it"])
 def test_debug_shows_the_traceback_wherever_it_is_typed(where):
-    args = ["--debug", "sweep", "--space", "nope"] if where == "before the command" else ["sweep", "--space", "nope", "--debug"]
+    args = (
+        ["--debug", "sweep", "--space", "nope"]
+        if where == "before the command"
+        else ["sweep", "--space", "nope", "--debug"]
+    )
     proc = subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True)
     assert proc.returncode != 0 and "Traceback" in proc.stderr and "unknown space" in proc.stderr
 
@@ -148,7 +155,9 @@ def test_the_review_package_imports_neither_ray_nor_torch_nor_the_launch_path():
             "for m in pkgutil.walk_packages(r.__path__, 'tuner.review.'): importlib.import_module(m.name)\n"
             "print(sorted(n for n in sys.modules if n in ('ray', 'torch') or n.startswith(('tuner.launch', "
             "'tuner.schedulers', 'tuner.searchers'))))")  # fmt: skip
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert loaded == "[]", loaded
 
 
@@ -170,7 +179,9 @@ def test_a_stopped_sweeps_last_line_counts_not_started_trials_as_its_fates_do():
     from tuner.review.results import format_summary
 
     # 4206 trials created (2 of them never ran) of 10000 planned, none running when SIGINT came
-    summary = Summary("loss", "min", 4206, "/x/exp", fates={"ran to max epochs (3)": 4204, "not started yet": 2})
+    summary = Summary(
+        "loss", "min", 4206, "/x/exp", fates={"ran to max epochs (3)": 4204, "not started yet": 2}
+    )
     summary.unfinished, summary.not_started, summary.to_come, summary.signal = 5796, 5796, 5794, signal.SIGINT
     lines = format_summary(summary)
     assert "fates: 4204 ran to max epochs (3), 2 not started yet" in lines
@@ -180,3 +191,16 @@ def test_a_stopped_sweeps_last_line_counts_not_started_trials_as_its_fates_do():
     )
     summary.unfinished, summary.not_started, summary.to_come = 3, 0, 0
     assert format_summary(summary)[-1].startswith("stopped by SIGINT: 3 trial(s) unfinished; continue with")
+
+
+def test_every_command_is_found_in_the_module_that_defines_it():
+    import importlib
+
+    from tuner.cli import COMMAND_MODULES
+
+    defined = {
+        command.name: name
+        for name in set(COMMAND_MODULES.values())
+        for command in importlib.import_module(name).COMMANDS
+    }
+    assert defined == COMMAND_MODULES

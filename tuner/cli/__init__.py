@@ -83,7 +83,36 @@ def _with_debug(cmd: click.Command) -> None:
         cmd.params.append(DEBUG_OPTION)
 
 
-@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+# Each command's module: a command imports only its own (``tuner results`` skips the sweep's options and the
+# schedulers they list). tests/unit/test_cli.py checks this against each module's COMMANDS.
+COMMAND_MODULES = {
+    **dict.fromkeys(("sweep", "resume", "spaces"), "tuner.cli.sweep"),
+    **dict.fromkeys(
+        ("results", "export", "plot", "report", "compare", "tensorboard", "replay", "logs"),
+        "tuner.cli.review",
+    ),
+    **dict.fromkeys(("submit", "jobs"), "tuner.cli.jobs"),
+}
+
+
+class _Commands(_Group):
+    """The ``tuner`` group: a command's module is imported when the command is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(self.commands) | set(COMMAND_MODULES))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            import importlib
+
+            for command in importlib.import_module(COMMAND_MODULES[cmd_name]).COMMANDS:
+                self.add_command(command)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(
+    cls=_Commands, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}
+)
 @click.version_option(package_name="tuner", prog_name="tuner")
 def cli() -> None:
     """Hyperparameter sweeps for PyTorch training loops on Ray Tune.
@@ -97,17 +126,6 @@ def cli() -> None:
 
 
 _with_debug(cli)
-
-
-def _register() -> None:
-    from tuner.cli import jobs, review, sweep
-
-    for module in (sweep, review, jobs):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def main(argv: Sequence[str] | None = None) -> None:
