@@ -6,10 +6,10 @@ Instant trials on a real Ray (fast tier), except the report's check in a real he
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -46,7 +46,9 @@ def test_every_trial_has_a_fate_that_says_why_it_ended(swept):
         if trial.epochs == 6:
             assert trial.fate == "ran to max epochs (6)"
         else:
-            match = re.fullmatch(r"stopped early by ASHA at epoch (\d+): loss ([\d.]+) > rung cutoff ([\d.]+)", trial.fate)
+            match = re.fullmatch(
+                r"stopped early by ASHA at epoch (\d+): loss ([\d.]+) > rung cutoff ([\d.]+)", trial.fate
+            )
             assert match, trial.fate
             assert int(match[1]) == trial.epochs and float(match[2]) > float(match[3])
             assert float(match[2]) == pytest.approx(trial.last("loss"), rel=1e-3)
@@ -58,7 +60,9 @@ def test_every_trial_has_a_fate_that_says_why_it_ended(swept):
     assert hyperband and all(re.match(r"stopped early by HyperBand at epoch \d+: loss [\d.]+ not among the best \d+ of \d+",
                                       f) for f in hyperband), hyperband  # fmt: skip
     pbt = " ".join(_fates(swept / "pbt").values())
-    assert re.search(r"perturbed by PBT at epoch \d+: continued from trial \w+'s epoch-\d+ checkpoint with ", pbt), pbt
+    assert re.search(
+        r"perturbed by PBT at epoch \d+: continued from trial \w+'s epoch-\d+ checkpoint with ", pbt
+    ), pbt
 
 
 def test_results_and_the_summary_show_fates_and_one_ranking(run_cli, swept):
@@ -83,13 +87,18 @@ def test_tensorboard_holds_the_space_and_the_trainables_metrics_only(swept):
     stopped = {t.path for t in experiment.load(str(folder)).trials if t.fate.startswith("stopped early")}
     for run in (p for p in folder.iterdir() if p.is_dir() and list(p.glob("events.out.tfevents.*"))):
         acc = EventAccumulator(str(run)).Reload()
-        assert set(acc.Tags()["scalars"]) == {"loss", "accuracy", "best_loss"}, acc.Tags()["scalars"]  # not "epoch"
+        assert set(acc.Tags()["scalars"]) == {"loss", "accuracy", "best_loss"}, acc.Tags()[
+            "scalars"
+        ]  # not "epoch"
         steps = [e.step for e in acc.Scalars("loss")]
         assert steps == list(range(1, len(steps) + 1)), "epochs are the steps"
         content = acc.PluginTagToContent("hparams")
         start = metadata.parse_session_start_info_plugin_data(content[metadata.SESSION_START_INFO_TAG])
         assert set(start.hparams) == {"width", "lr", "batch", "fate"}
-        assert start.hparams["batch"].number_value in (8, 16, 32) and float(start.hparams["batch"].number_value).is_integer()
+        assert (
+            start.hparams["batch"].number_value in (8, 16, 32)
+            and float(start.hparams["batch"].number_value).is_integer()
+        )
         info = metadata.parse_experiment_plugin_data(content[metadata.EXPERIMENT_TAG])
         discrete = {h.name: [v.number_value or v.string_value for v in h.domain_discrete.values]
                     for h in info.hparam_infos if h.HasField("domain_discrete")}  # fmt: skip
@@ -126,7 +135,11 @@ def test_the_report_renders_in_a_real_browser_without_errors(run_cli, swept, tmp
     shot = tmp_path / "shot.png"
     run = subprocess.run([CHROMIUM, *flags, "--enable-logging=stderr", "--v=0", "--window-size=1300,4000",
                           f"--screenshot={shot}", f"file://{page}"], capture_output=True, text=True, timeout=120)  # fmt: skip
-    errors = [line for line in run.stderr.splitlines() if "CONSOLE" in line and ("Uncaught" in line or ":ERROR:" in line)]
+    errors = [
+        line
+        for line in run.stderr.splitlines()
+        if "CONSOLE" in line and ("Uncaught" in line or ":ERROR:" in line)
+    ]
     assert not errors, errors
     from PIL import Image
 
@@ -170,7 +183,9 @@ def test_power_of_two_values_get_power_of_two_ticks():
 
 
 def test_compare_puts_sweeps_of_one_metric_side_by_side(run_cli, swept, tmp_path):
-    result = run_cli("compare", swept / "asha", swept / "median", swept / "hyperband", "--out", tmp_path / "c.png")
+    result = run_cli(
+        "compare", swept / "asha", swept / "median", swept / "hyperband", "--out", tmp_path / "c.png"
+    )
     assert result.code == 0, result.err
     lines = result.out.splitlines()
     assert lines[0].split()[:4] == ["experiment", "scheduler", "searcher", "trials"]
@@ -235,17 +250,23 @@ def test_the_reports_figures_speak_in_real_units(swept):
     legend = [t.name for t in curves(asha).data if t.showlegend is not False]
     best = asha.best_trial()
     others_completed = any(t.epochs == 6 and t.trial_id != best.trial_id for t in asha.trials)
-    expected = {"best trial", "stopped early", "cutoff that stopped it"} | ({"completed"} if others_completed else set())
+    expected = {"best trial", "stopped early", "cutoff that stopped it"} | (
+        {"completed"} if others_completed else set()
+    )
     assert expected <= set(legend), legend
     assert len(legend) == len(set(legend)), "one legend entry per fate"
     scored = [t for t in asha.ranked() if t.best("loss", "min") is not None]
     fig = parallel(asha, scored)
     labels = [a.text for a in fig.layout.annotations]
-    assert "<b>fate</b>" in labels and "<b>best loss (any epoch)</b>" in labels and "<b>lr (log)</b>" in labels
+    assert (
+        "<b>fate</b>" in labels and "<b>best loss (any epoch)</b>" in labels and "<b>lr (log)</b>" in labels
+    )
     widths = {str(t.config["width"]) for t in scored}
     assert widths <= set(labels), "a choice's ticks are its values"
     rows = fate_rows(asha)
-    assert "status" not in rows[0] and {"#", "made", "at epoch", "accuracy at best epoch", "fate"} <= set(rows[0])
+    assert "status" not in rows[0] and {"#", "made", "at epoch", "accuracy at best epoch", "fate"} <= set(
+        rows[0]
+    )
     assert [row["#"] for row in rows] == list(range(1, len(rows) + 1)), "# is the rank, best first"
     assert "on front" not in rows[0]  # one objective: no front
 
@@ -258,7 +279,9 @@ def test_hparams_have_types_and_the_best_metric_first(swept):
     content = EventAccumulator(str(run)).Reload().PluginTagToContent("hparams")
     info = metadata.parse_experiment_plugin_data(content[metadata.EXPERIMENT_TAG])
     domains = {h.name: h for h in info.hparam_infos}
-    assert domains["lr"].HasField("domain_interval") and domains["lr"].domain_interval.min_value == pytest.approx(1e-4)
+    assert domains["lr"].HasField("domain_interval") and domains[
+        "lr"
+    ].domain_interval.min_value == pytest.approx(1e-4)
     assert [v.number_value for v in domains["width"].domain_discrete.values] == [4, 8, 16, 32]
     assert info.metric_infos[0].name.tag == "best_loss"
 
@@ -274,7 +297,8 @@ def test_a_live_page_reloads_itself_and_the_final_one_does_not(swept, tmp_path):
     data["trial_data"][0][0] = json.dumps({**first, "status": "RUNNING"})  # as the sweep sees it mid-run
     state.write_text(json.dumps(data))
     assert experiment.load(str(copy)).trials and any(
-        t.fate.startswith("unfinished") for t in experiment.load(str(copy)).trials), "no process holds it: unfinished"
+        t.fate.startswith("unfinished") for t in experiment.load(str(copy)).trials
+    ), "no process holds it: unfinished"
     assert any(t.fate.startswith("running") for t in experiment.load(str(copy), running=True).trials)
     live = live_report.write(str(copy), refresh_s=30).read_text()
     assert "unfinished: the sweep stopped" not in live, "the sweep writing its live page is running"
@@ -292,7 +316,9 @@ def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swe
 
     copy = tmp_path / "asha"
     shutil.copytree(swept / "asha", copy)
-    live_report.write(str(copy))  # the page's imports paid here, so that a build below takes what it takes mid-sweep
+    live_report.write(
+        str(copy)
+    )  # the page's imports paid here, so that a build below takes what it takes mid-sweep
     (copy / "report.html").unlink()
     reported = Trial("__fake", stub=True)
     reported.update_last_result({"loss": 1.0, "training_iteration": 1})
@@ -301,8 +327,10 @@ def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swe
     live.on_step_end(0, [reported])
     # Tune's loop is back at once: a function trainable waits at its report until the loop takes it.
     assert live_report.building(str(copy)) and not (copy / "report.html").exists()
+    child = live_report._building[str(copy)]
+    assert child.pid != os.getpid()  # built apart: the driver's interpreter and memory stay the sweep's
     live.on_step_end(1, [reported])  # one build at a time
-    assert [t.name for t in threading.enumerate()].count("tuner-live-report") == 1
+    assert live_report._building[str(copy)] is child
     live_report.settle(str(copy))
     assert '<meta http-equiv="refresh"' in (copy / "report.html").read_text()
     deadline = time.monotonic() + 30  # the next page is due after the interval, or five builds if longer

@@ -307,10 +307,11 @@ def _final_report(folder: str) -> None:
     if page is None or not page.is_file():
         return
     try:
-        live_report.write(folder)
-    except Exception:  # noqa: BLE001 - the sweep's outcome stands without its page
+        live_report.write_apart(folder)
+    except Exception as exc:  # noqa: BLE001 - the sweep's outcome stands without its page
         log.warning(
-            "the report could not be written; 'tuner report %s' tries again",
+            "the report could not be written (%s); 'tuner report %s' tries again",
+            exc,
             folder,
             exc_info=log.isEnabledFor(10),
         )

@@ -2,20 +2,23 @@
 
 ``LiveReport`` is a Tune callback in the driver. Every ``every_s`` seconds it rebuilds ``EXP/report.html``
 from the folder (the same page ``tuner report`` writes) with a refresh tag, so a browser left open on it
-follows the sweep. The build runs on a thread of its own: Tune's loop calls its callbacks between results, and
+follows the sweep. The page is built by a child process: Tune's loop calls its callbacks between results, and
 a function trainable waits at each report until that loop takes it, so a page built on the loop (seconds on a
-big sweep) would hold every trial that reported meanwhile. The thread shares the driver's interpreter with
-Tune's loop, so building never takes more than a tenth of the sweep's time (a slow build stretches the
-interval). When the sweep ends, however it ends, the runner waits for
-a build in flight (``settle``) and writes the final page over a live one, without the tag (a sweep over before
-the first live page has none; ``tuner report`` writes it). Only local folders get a live page (a bucket has no
+big sweep) would hold every trial that reported meanwhile; built on a thread, it would share the driver's
+interpreter with that loop, and the memory it takes to read thousands of trials would stay with the driver
+for the rest of the sweep. Building never takes more than a tenth of the sweep's time (a slow build stretches
+the interval). When the sweep ends, however it ends, the runner waits for a build in flight (``settle``) and
+writes the final page over a live one, without the tag, in a child too (``write_apart``; a sweep over before
+the first live page has none: ``tuner report`` writes it). Only local folders get a live page (a bucket has no
 browser-openable path).
 """
 
 from __future__ import annotations
 
 import logging
-import threading
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EVERY_S = 30.0
 SHARE = 0.1  # of the sweep's time at most spent building the live page
-_building: dict[str, threading.Thread] = {}  # experiment folder -> its live page's build in flight
+_building: dict[str, subprocess.Popen[bytes]] = {}  # experiment folder -> its live page's build in flight
 
 
 def report_path(folder: str) -> Path | None:
@@ -39,17 +42,41 @@ def report_path(folder: str) -> Path | None:
     return Path(local) / REPORT_FILE if local else None
 
 
-def write(folder: str, refresh_s: float | None = None) -> Path | None:
-    """Build the page from the folder and replace ``report.html`` in one step; None for a bucket."""
+def write(folder: str, refresh_s: float | None = None, running: bool | None = None) -> Path | None:
+    """Build the page from the folder and replace ``report.html`` in one step; None for a bucket. ``running``
+    says whether the sweep runs now (default: yes for a live page, else as the experiment's claim says)."""
     from tuner.review import experiment
     from tuner.review.report.page import build
 
     path = report_path(folder)
     if path is None:
         return None
-    page = build(experiment.load(folder, running=True if refresh_s else None), refresh_s=refresh_s)
+    running = running if running is not None else (True if refresh_s else None)
+    page = build(experiment.load(folder, running=running), refresh_s=refresh_s)
     storage.write_atomically(path, page)
     return path
+
+
+def _command(folder: str, refresh_s: float | None) -> list[str]:
+    """A child that writes the page: a live one while the sweep runs, the final one once it has ended."""
+    return [sys.executable, "-m", __name__, folder, str(float(refresh_s or 0))]
+
+
+def _env() -> dict[str, str]:
+    """The child's environment: it imports this same tuner (a notebook may have put it on the path)."""
+    import tuner
+
+    root = str(Path(tuner.__file__).resolve().parent.parent)
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
+
+
+def write_apart(folder: str) -> None:
+    """The final page, written by a child process (the driver's memory stays the sweep's); its error, if it
+    fails, raised here as the last line it printed."""
+    done = subprocess.run(_command(folder, None), capture_output=True, text=True, env=_env())
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
+        raise RuntimeError(last)
 
 
 class _ReportState(TypedDict):
@@ -66,6 +93,7 @@ class LiveReport(Callback):
         self.folder, self.every_s = folder, every_s
         self._next = time.monotonic() + every_s / 3  # a first page soon after the first results
         self._interval = every_s
+        self._started = 0.0  # when the build in flight began
 
     def __getstate__(self) -> _ReportState:
         return {"folder": self.folder, "every_s": self.every_s}
@@ -75,32 +103,43 @@ class LiveReport(Callback):
 
     def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         now = time.monotonic()
+        child = _building.get(self.folder)
+        if child is not None:
+            if child.poll() is None:
+                return  # one build at a time
+            _building.pop(self.folder, None)
+            if child.returncode != 0:  # a page that fails to build must never stop the sweep
+                log.debug("live report not written (exit code %s)", child.returncode)
+            took = now - self._started
+            self._interval = max(self.every_s, took / SHARE)
+            self._next = now + self._interval
         if now < self._next or not any(t.has_reported_at_least_once for t in trials):
             return
-        self._next = float("inf")  # set again when this build ends
-        build = threading.Thread(target=self._build, name="tuner-live-report", daemon=True)
-        _building[self.folder] = build
-        build.start()
-
-    def _build(self) -> None:
-        started = time.monotonic()
-        try:
-            write(storage.here(self.folder), refresh_s=self.every_s)
-        except Exception:  # noqa: BLE001 - a page that fails to build must never stop the sweep
-            log.debug("live report not written", exc_info=True)
-        took = time.monotonic() - started
-        self._interval = max(self.every_s, took / SHARE)
-        self._next = time.monotonic() + self._interval
+        self._next, self._started = float("inf"), now  # the next is set when this build has ended
+        _building[self.folder] = subprocess.Popen(
+            _command(storage.here(self.folder), self.every_s),
+            env=_env(),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
 
 def building(folder: str) -> bool:
     """Whether a live page of ``folder`` is being built now."""
-    build = _building.get(folder)
-    return build is not None and build.is_alive()
+    child = _building.get(folder)
+    return child is not None and child.poll() is None
 
 
 def settle(folder: str) -> None:
     """Wait for a live page of ``folder`` in flight, so that nothing writes a live page after the final one."""
-    build = _building.pop(folder, None)
-    if build is not None:
-        build.join()
+    child = _building.pop(folder, None)
+    if child is not None:
+        child.wait()
+
+
+if (
+    __name__ == "__main__"
+):  # the child: python -m tuner.launch.watching.live_report FOLDER REFRESH_S (0: final)
+    refresh = float(sys.argv[2])
+    write(sys.argv[1], refresh_s=refresh or None, running=bool(refresh))
