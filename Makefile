@@ -59,6 +59,7 @@ docs: venv
 bench: venv
 	$(BIN)/python benchmarks/bench_trainable.py
 	$(BIN)/python benchmarks/bench_overhead.py
+	$(BIN)/python benchmarks/bench_scale.py --sizes 100,400,1600 --rounds 3
 	$(BIN)/python benchmarks/bench_replay.py
 	$(BIN)/python benchmarks/bench_search.py
 

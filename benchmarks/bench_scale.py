@@ -7,8 +7,8 @@ its own local Ray (2 CPUs, 1 a trial, actors reused), the sides alternating whic
 times. Printed: each run's wall seconds of the fit (Ray's start and the imports not counted), the cost per
 trial (wall / trials) with min / median / max per side, the marginal cost per trial between sizes (the
 difference of median walls over the difference of trials: the start of a sweep cancels out), and the
-driver's resident memory, sampled from outside the process, when its experiment held 1,000 trials and at its
-end.
+driver's resident memory, sampled from outside the process every second: when its experiment held 1,000 trial
+folders, when it held all of them (the sweep before its summary), and last before it exited.
 
 ``--review EXP``: ``tuner results``, ``tuner.load(EXP).trials``, ``tuner report`` (and the page's size) and
 ``tuner replay --scheduler asha`` on an experiment, ``--rounds`` times each, min / median / max.
@@ -124,13 +124,16 @@ def one_run(side: str, trials: int, storage: str) -> dict[str, float]:
         stderr=subprocess.DEVNULL,
         text=True,
     )
-    at_thousand = last = None
+    at_thousand = at_all = last = None
     while process.poll() is None:
         rss = _rss_kb(process.pid)
         if rss is not None:
             last = rss
-            if at_thousand is None and _trial_folders(Path(storage, name)) >= MEMORY_AT:
+            folders = _trial_folders(Path(storage, name))
+            if at_thousand is None and folders >= MEMORY_AT:
                 at_thousand = rss
+            if at_all is None and folders >= trials:
+                at_all = rss
         time.sleep(1.0)
     out = process.stdout.read() if process.stdout else ""
     if process.returncode != 0:
@@ -138,6 +141,8 @@ def one_run(side: str, trials: int, storage: str) -> dict[str, float]:
     return {
         "wall": json.loads(out.strip().splitlines()[-1])["wall"],
         "rss_at_1000": (at_thousand or 0) / 1024,
+        "rss_at_all": (at_all or 0)
+        / 1024,  # when the last trial has its folder: the sweep, before its summary
         "rss_end": (last or 0) / 1024,
     }
 
@@ -147,7 +152,7 @@ def sizes(counts: list[int], rounds: int) -> None:
           f"process and a Ray of its own; {platform.machine()}, {os.cpu_count()} CPUs, Python "
           f"{platform.python_version()}")  # fmt: skip
     print(f"{'trials':>7} {'round':>5} {'raw Ray s':>10} {'tuner s':>8} {'raw ms/trial':>13} {'tuner ms/trial':>15} "
-          f"{'raw MiB (1k / end)':>19} {'tuner MiB (1k / end)':>21}")  # fmt: skip
+          f"{'raw MiB (1k / all / end)':>25} {'tuner MiB (1k / all / end)':>27}")  # fmt: skip
     walls: dict[tuple[str, int], list[float]] = {}
     memory: dict[tuple[str, int], list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory() as storage:
@@ -161,12 +166,12 @@ def sizes(counts: list[int], rounds: int) -> None:
 
                 def mib(run: dict[str, float]) -> str:
                     at = f"{run['rss_at_1000']:.0f}" if run["rss_at_1000"] else "-"
-                    return f"{at} / {run['rss_end']:.0f}"
+                    return f"{at} / {run['rss_at_all']:.0f} / {run['rss_end']:.0f}"
 
                 raw, ours = got["raw"], got["tuner"]
                 print(f"{n:>7} {round_:>5} {raw['wall']:>10.1f} {ours['wall']:>8.1f} "
-                      f"{1000 * raw['wall'] / n:>13.1f} {1000 * ours['wall'] / n:>15.1f} {mib(raw):>19} "
-                      f"{mib(ours):>21}", flush=True)  # fmt: skip
+                      f"{1000 * raw['wall'] / n:>13.1f} {1000 * ours['wall'] / n:>15.1f} {mib(raw):>25} "
+                      f"{mib(ours):>27}", flush=True)  # fmt: skip
     print("\n# cost per trial, ms (wall / trials): min / median / max")
     for n in counts:
         line = []
@@ -219,7 +224,13 @@ def review(folder: str, rounds: int) -> None:
         "tuner.load(...).trials (in Python)": [sys.executable, "-c", LOAD, folder],
         "tuner report (command)": [sys.executable, "-m", "tuner", "report", folder, "--out", str(page)],
         "tuner replay --scheduler asha (command)": [
-            sys.executable, "-m", "tuner", "replay", folder, "--scheduler", "asha",
+            sys.executable,
+            "-m",
+            "tuner",
+            "replay",
+            folder,
+            "--scheduler",
+            "asha",
         ],  # fmt: skip
     }
     for label, command in steps.items():
