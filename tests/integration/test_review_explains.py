@@ -308,7 +308,7 @@ def test_a_live_page_reloads_itself_and_the_final_one_does_not(swept, tmp_path):
 
 
 @pytest.mark.slow  # waits on real time: a page built on a timer
-def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swept, tmp_path):
+def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swept, tmp_path, monkeypatch):
     from ray.tune.experiment import Trial
 
     from tuner.launch.runner import _final_report
@@ -333,7 +333,9 @@ def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swe
     assert live_report._building[str(copy)] is child
     live_report.settle(str(copy))
     assert '<meta http-equiv="refresh"' in (copy / "report.html").read_text()
-    deadline = time.monotonic() + 30  # the next page is due after the interval, or five builds if longer
+    # the next page is due after the interval, or ten builds if longer: here one build (a child's imports, seconds)
+    monkeypatch.setattr(live_report, "SHARE", 1.0)
+    deadline = time.monotonic() + 60
     while not live_report.building(str(copy)) and time.monotonic() < deadline:
         live.on_step_end(2, [reported])  # a build in flight as the sweep ends
         time.sleep(0.05)

@@ -94,6 +94,7 @@ class LiveReport(Callback):
         self._next = time.monotonic() + every_s / 3  # a first page soon after the first results
         self._interval = every_s
         self._started = 0.0  # when the build in flight began
+        self._child: subprocess.Popen[bytes] | None = None
 
     def __getstate__(self) -> _ReportState:
         return {"folder": self.folder, "every_s": self.every_s}
@@ -103,11 +104,13 @@ class LiveReport(Callback):
 
     def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         now = time.monotonic()
-        child = _building.get(self.folder)
+        child = self._child  # its own, which ``settle`` may have waited for and let go of
         if child is not None:
             if child.poll() is None:
                 return  # one build at a time
-            _building.pop(self.folder, None)
+            self._child = None
+            if _building.get(self.folder) is child:
+                del _building[self.folder]
             if child.returncode != 0:  # a page that fails to build must never stop the sweep
                 log.debug("live report not written (exit code %s)", child.returncode)
             took = now - self._started
@@ -116,7 +119,7 @@ class LiveReport(Callback):
         if now < self._next or not any(t.has_reported_at_least_once for t in trials):
             return
         self._next, self._started = float("inf"), now  # the next is set when this build has ended
-        _building[self.folder] = subprocess.Popen(
+        self._child = _building[self.folder] = subprocess.Popen(
             _command(storage.here(self.folder), self.every_s),
             env=_env(),
             stdin=subprocess.DEVNULL,
