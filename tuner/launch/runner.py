@@ -307,7 +307,7 @@ def _final_report(folder: str) -> None:
     if page is None or not page.is_file():
         return
     try:
-        live_report.write_apart(folder)
+        live_report.write(folder)
     except Exception as exc:  # noqa: BLE001 - the sweep's outcome stands without its page
         log.warning(
             "the report could not be written (%s); 'tuner report %s' tries again",

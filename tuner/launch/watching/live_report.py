@@ -8,9 +8,9 @@ big sweep) would hold every trial that reported meanwhile; built on a thread, it
 interpreter with that loop, and the memory it takes to read thousands of trials would stay with the driver
 for the rest of the sweep. Building never takes more than a tenth of the sweep's time (a slow build stretches
 the interval). When the sweep ends, however it ends, the runner waits for a build in flight (``settle``) and
-writes the final page over a live one, without the tag, in a child too (``write_apart``; a sweep over before
-the first live page has none: ``tuner report`` writes it). Only local folders get a live page (a bucket has no
-browser-openable path).
+writes the final page over a live one, without the tag, itself: the sweep is over, and a child would import
+the page's libraries again (a sweep over before the first live page has none: ``tuner report`` writes it).
+Only local folders get a live page (a bucket has no browser-openable path).
 """
 
 from __future__ import annotations
@@ -68,15 +68,6 @@ def _env() -> dict[str, str]:
 
     root = str(Path(tuner.__file__).resolve().parent.parent)
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
-
-
-def write_apart(folder: str) -> None:
-    """The final page, written by a child process (the driver's memory stays the sweep's); its error, if it
-    fails, raised here as the last line it printed."""
-    done = subprocess.run(_command(folder, None), capture_output=True, text=True, env=_env())
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}"])[-1]
-        raise RuntimeError(last)
 
 
 class _ReportState(TypedDict):
