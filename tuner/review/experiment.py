@@ -8,21 +8,19 @@ use the same definition of the best trial: the best value of the metric within e
 
 from __future__ import annotations
 
-import csv
-import io
-import itertools
 import json
 import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING
 
 from tuner import storage
 from tuner.errors import UsageError
 from tuner.folder.names import CONFIG_FILE, PLAN_FILE, STDOUT_FILE
 from tuner.objectives import Mode, pick, sign
 from tuner.ray_compat.state_file import replaced_trial_dirs, saved_trial_states
+from tuner.review.progress_rows import Row, read_rows
 from tuner.settings import DEFAULT_STORAGE, SweepConfig, load_saved_config
 from tuner.spec import flatten
 from tuner.value_types import ConfigDraft
@@ -31,10 +29,6 @@ from tuner.values import number as _number
 if TYPE_CHECKING:
     from tuner.folder.fates import RungRecord
     from tuner.ray_compat.state_file import TrialState
-
-# One row of a trial's ``progress.csv``, one result: each column's text as the CSV holds it (read a number with
-# tuner.values.number).
-Row: TypeAlias = dict[str, str]
 
 
 @dataclass
@@ -291,32 +285,6 @@ def last_line(text: str) -> str:
     return lines[-1] if lines else ""
 
 
-def _read_rows(trial_path: str) -> list[Row]:
-    """One row per epoch. A trial stopped by a signal can have reported an epoch whose checkpoint was not
-    saved yet; resumed from the checkpoint before it, it reports that epoch again. The later report is the
-    one the trial went on from, so it stands."""
-    text = storage.read_text(trial_path, "progress.csv")
-    lines = csv.reader(io.StringIO(text)) if text else iter(())
-    header = next(lines, [])
-    rows = [
-        dict(zip(header, row, strict=True)) if len(row) == len(header) else _uneven(header, row)
-        for row in lines
-        if row
-    ]
-    latest: dict[str, int] = {}
-    for i, row in enumerate(rows):
-        latest[row.get("training_iteration") or f"row {i}"] = i
-    return [row for i, row in enumerate(rows) if latest[row.get("training_iteration") or f"row {i}"] == i]
-
-
-def _uneven(header: list[str], row: list[str]) -> Row:
-    """A row longer or shorter than the header, as ``csv.DictReader`` reads it (quicker than it on the rest)."""
-    out: dict[str | None, str | list[str] | None] = dict(itertools.zip_longest(header, row[: len(header)]))
-    if len(row) > len(header):
-        out[None] = row[len(header) :]
-    return cast(Row, out)
-
-
 def _trial_id(dir_name: str, rows: list[Row], known: dict[str, str]) -> str:
     """The trial id from Ray's state, else from the trial's own results, else from its folder name."""
     if dir_name in known:
@@ -368,7 +336,7 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
     trials = []
     for dir_name in sorted(dirs):
         trial_path = storage.join(folder, dir_name)
-        rows = _read_rows(trial_path)
+        rows = read_rows(trial_path)
         trial_id = _trial_id(dir_name, rows, known)
         state: TrialState = states.get(trial_id, {})
         try:
