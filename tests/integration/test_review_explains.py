@@ -287,7 +287,7 @@ def test_hparams_have_types_and_the_best_metric_first(swept):
 
 
 def test_a_live_page_reloads_itself_and_the_final_one_does_not(swept, tmp_path):
-    from tuner.launch.watching import live_report
+    from tuner.review.report import page_file
 
     copy = tmp_path / "asha"
     shutil.copytree(swept / "asha", copy)
@@ -300,10 +300,10 @@ def test_a_live_page_reloads_itself_and_the_final_one_does_not(swept, tmp_path):
         t.fate.startswith("unfinished") for t in experiment.load(str(copy)).trials
     ), "no process holds it: unfinished"
     assert any(t.fate.startswith("running") for t in experiment.load(str(copy), running=True).trials)
-    live = live_report.write(str(copy), refresh_s=30).read_text()
+    live = page_file.write(str(copy), refresh_s=30).read_text()
     assert "unfinished: the sweep stopped" not in live, "the sweep writing its live page is running"
     assert '<meta http-equiv="refresh" content="30">' in live and "Live: the sweep is running" in live
-    final = live_report.write(str(copy)).read_text()
+    final = page_file.write(str(copy)).read_text()
     assert "http-equiv" not in final and "Live:" not in final
 
 
@@ -313,10 +313,11 @@ def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swe
 
     from tuner.launch.runner import _final_report
     from tuner.launch.watching import live_report
+    from tuner.review.report import page_file
 
     copy = tmp_path / "asha"
     shutil.copytree(swept / "asha", copy)
-    live_report.write(
+    page_file.write(
         str(copy)
     )  # the page's imports paid here, so that a build below takes what it takes mid-sweep
     (copy / "report.html").unlink()

@@ -20,7 +20,7 @@ from tuner.review.report.params import parallel
 COLUMNS = ["loss", "timestamp", "training_iteration", "trial_id", "time_this_iter_s", "time_total_s"]
 
 
-def _experiment(tmp_path, trials: int, epochs: int = 3):
+def _experiment(tmp_path, trials: int, epochs: int = 3, widths=(8, 16, 32)):
     """``trials`` trials of a 1-D space; a loss that falls with the epochs towards (x - 0.3)^2; every third
     trial stopped early after its first epoch, as ASHA leaves it."""
     folder = tmp_path / "exp"
@@ -35,7 +35,7 @@ def _experiment(tmp_path, trials: int, epochs: int = 3):
         trial_id, x = f"t{n:05d}", draw.random()
         name = f"{trial_id}_x={x:.3g}"
         (folder / name).mkdir()
-        (folder / name / "params.json").write_text(json.dumps({"x": x, "width": draw.choice([8, 16, 32])}))
+        (folder / name / "params.json").write_text(json.dumps({"x": x, "width": draw.choice(widths)}))
         stopped = n % 3 == 0
         lines = [",".join(COLUMNS)]
         for epoch in range(1, (1 if stopped else epochs) + 1):
@@ -115,3 +115,32 @@ def test_a_sample_is_the_same_each_time_and_keeps_the_order(tmp_path):
     picked = detail.sample(experiment.trials, at_most=10)
     assert picked == detail.sample(experiment.trials, at_most=10)
     assert len(picked) == 10 and picked == sorted(picked, key=experiment.trials.index)
+
+
+def test_one_varying_parameter_holds_all_the_variance_without_a_forest(tmp_path):
+    """With one parameter varying, its share is all of it: what Optuna's fANOVA gives after fitting a forest,
+    given at once (fitting it took seconds at a few hundred trials)."""
+    import optuna
+    from optuna.distributions import FloatDistribution
+    from optuna.importance import FanovaImportanceEvaluator
+
+    from tuner.review.report.params import comparison_epoch, importance, value_at
+
+    experiment = _experiment(tmp_path, 40, widths=(16,))
+    found = importance(experiment, experiment.trials)
+    assert found is not None and found.scores == {"x": 1.0} and found.fitted == 0
+    epoch, reached = comparison_epoch(experiment, experiment.trials, experiment.config.objective)
+    assert (found.epoch, found.reached) == (epoch, len(reached))
+
+    study = optuna.create_study()
+    for t in reached:
+        study.add_trial(optuna.trial.create_trial(params={"x": t.config["x"]},
+                                                  distributions={"x": FloatDistribution(0, 1)},
+                                                  value=value_at(t, "loss", epoch)))  # fmt: skip
+    assert optuna.importance.get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=0)) == {"x": 1.0}
+    page = build(experiment)
+    assert "Only x varied, so all of the variance is its own" in page and "random forest" not in page
+
+    two = _experiment(tmp_path / "two", 40)
+    found = importance(two, two.trials)
+    assert found is not None and set(found.scores) == {"x", "width"} and found.fitted == found.reached

@@ -146,14 +146,13 @@ def report(experiment: str, out_file: str | None) -> None:
     """One self-contained HTML page that explains the sweep (open it in any browser, no server needed)."""
     from pathlib import Path
 
-    from tuner import storage
     from tuner.review import experiment as experiments
     from tuner.review.report.page import build
+    from tuner.review.report.page_file import report_path
 
     record = experiments.load(experiment)
     if out_file is None:
-        local = storage.local_path(record.path)
-        out_file = str(Path(local) / "report.html") if local else f"{Path(record.path).name}-report.html"
+        out_file = str(report_path(record.path) or f"{Path(record.path).name}-report.html")
     elif not out_file.lower().endswith((".html", ".htm")):
         raise UsageError(f"--out {out_file}: use a file name ending in .html")
     Path(out_file).write_text(build(record), encoding="utf-8")

@@ -108,6 +108,7 @@ def launch(
     )
     from tuner.launch.watching.tensorboard_log import TensorBoardLogger
     from tuner.ray_compat import StatusRecorder
+    from tuner.review.report import page_file
     from tuner.searchers.planned import PlannedSearcher
     from tuner.searchers.wrapping import wrapped
 
@@ -149,7 +150,7 @@ def launch(
         *guards.all_guards(cfg, folder, fate_log),
         StepEndStop(),
     ]
-    live_page = live_report.report_path(folder)
+    live_page = page_file.report_path(folder)
     if live_page is not None:
         callbacks.append(live_report.LiveReport(folder))
         out(
@@ -301,13 +302,14 @@ def _final_report(folder: str) -> None:
     """The report as the sweep left it, without the live page's reload, where a live page was written (a
     sweep over in seconds has none: ``tuner report`` writes it)."""
     from tuner.launch.watching import live_report
+    from tuner.review.report import page_file
 
     live_report.settle(folder)
-    page = live_report.report_path(folder)
+    page = page_file.report_path(folder)
     if page is None or not page.is_file():
         return
     try:
-        live_report.write(folder)
+        page_file.write(folder)
     except Exception as exc:  # noqa: BLE001 - the sweep's outcome stands without its page
         log.warning(
             "the report could not be written (%s); 'tuner report %s' tries again",

@@ -2,14 +2,15 @@
 
 ``LiveReport`` is a Tune callback in the driver. Every ``every_s`` seconds it rebuilds ``EXP/report.html``
 from the folder (the same page ``tuner report`` writes) with a refresh tag, so a browser left open on it
-follows the sweep. The page is built by a child process: Tune's loop calls its callbacks between results, and
-a function trainable waits at each report until that loop takes it, so a page built on the loop (seconds on a
-big sweep) would hold every trial that reported meanwhile; built on a thread, it would share the driver's
-interpreter with that loop, and the memory it takes to read thousands of trials would stay with the driver
-for the rest of the sweep. Building never takes more than a tenth of the sweep's time (a slow build stretches
-the interval). When the sweep ends, however it ends, the runner waits for a build in flight (``settle``) and
-writes the final page over a live one, without the tag, itself: the sweep is over, and a child would import
-the page's libraries again (a sweep over before the first live page has none: ``tuner report`` writes it).
+follows the sweep. The page is built by a child process (tuner/review/report/page_file.py, which imports no
+Ray): Tune's loop calls its callbacks between results, and a function trainable waits at each report until
+that loop takes it, so a page built on the loop (seconds on a big sweep) would hold every trial that reported
+meanwhile; built on a thread, it would share the driver's interpreter with that loop, and the memory it takes
+to read thousands of trials would stay with the driver for the rest of the sweep. Building never takes more
+than a tenth of the sweep's time (a slow build stretches the interval). When the sweep ends, however it ends,
+the runner waits for a build in flight (``settle``) and writes the final page over a live one, without the
+tag, itself: the sweep is over, and a child would import the page's libraries again (a sweep over before the
+first live page has none: ``tuner report`` writes it).
 Only local folders get a live page (a bucket has no browser-openable path).
 """
 
@@ -18,7 +19,6 @@ from __future__ import annotations
 import logging
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, TypedDict
 from ray.tune import Callback
 
 from tuner import storage
-from tuner.folder.names import REPORT_FILE
+from tuner.review.report import page_file
 
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
@@ -35,31 +35,6 @@ log = logging.getLogger(__name__)
 EVERY_S = 30.0
 SHARE = 0.1  # of the sweep's time at most spent building the live page
 _building: dict[str, subprocess.Popen[bytes]] = {}  # experiment folder -> its live page's build in flight
-
-
-def report_path(folder: str) -> Path | None:
-    local = storage.local_path(folder)
-    return Path(local) / REPORT_FILE if local else None
-
-
-def write(folder: str, refresh_s: float | None = None, running: bool | None = None) -> Path | None:
-    """Build the page from the folder and replace ``report.html`` in one step; None for a bucket. ``running``
-    says whether the sweep runs now (default: yes for a live page, else as the experiment's claim says)."""
-    from tuner.review import experiment
-    from tuner.review.report.page import build
-
-    path = report_path(folder)
-    if path is None:
-        return None
-    running = running if running is not None else (True if refresh_s else None)
-    page = build(experiment.load(folder, running=running), refresh_s=refresh_s)
-    storage.write_atomically(path, page)
-    return path
-
-
-def _command(folder: str, refresh_s: float | None) -> list[str]:
-    """A child that writes the page: a live one while the sweep runs, the final one once it has ended."""
-    return [sys.executable, "-m", __name__, folder, str(float(refresh_s or 0))]
 
 
 def _env() -> dict[str, str]:
@@ -111,7 +86,7 @@ class LiveReport(Callback):
             return
         self._next, self._started = float("inf"), now  # the next is set when this build has ended
         self._child = _building[self.folder] = subprocess.Popen(
-            _command(storage.here(self.folder), self.every_s),
+            page_file.command(storage.here(self.folder), self.every_s),
             env=_env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
@@ -130,10 +105,3 @@ def settle(folder: str) -> None:
     child = _building.pop(folder, None)
     if child is not None:
         child.wait()
-
-
-if (
-    __name__ == "__main__"
-):  # the child: python -m tuner.launch.watching.live_report FOLDER REFRESH_S (0: final)
-    refresh = float(sys.argv[2])
-    write(sys.argv[1], refresh_s=refresh or None, running=bool(refresh))

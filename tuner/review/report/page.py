@@ -190,14 +190,21 @@ def _importance_of(experiment: ExperimentRecord, objective: Objective) -> str:
         )
         + "."
     )
+    if fitted:
+        method = (
+            "fANOVA (Optuna's FanovaImportanceEvaluator): a random forest fitted to "
+            + ("each trial's" if fitted == reached else f"a random {fitted} of these trials' (a fixed seed)")
+            + f" config and {metric} at that epoch, the variance of its prediction split by parameter; beside "
+            "each, which way it helps where the trials show it."
+        )
+    else:
+        method = (
+            f"Only {html.escape(names[0])} varied, so all of the variance is its own (no forest to fit); "
+            "beside it, which way it helps where the trials show it."
+        )
     note = (
         f"<p class=note>{which} Epoch {epoch} is the last epoch at least half the trials reached; {metric} "
-        f"there ranged {min(values):.4g} to {max(values):.4g}. fANOVA (Optuna's FanovaImportanceEvaluator): a random "
-        f"forest fitted to "
-        + ("each trial's" if fitted == reached else f"a random {fitted} of these trials' (a fixed seed)")
-        + f" config and {metric} at that epoch, the variance of its prediction split by "
-        "parameter; beside each, which way it helps where the trials show it. With few trials, read it as a "
-        "hint.</p>"
+        f"there ranged {min(values):.4g} to {max(values):.4g}. {method} With few trials, read it as a hint.</p>"
     )
     return heading + figure_html(fig) + note
 

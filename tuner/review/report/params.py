@@ -243,7 +243,7 @@ def value_at(trial: TrialRecord, metric: str, epoch: int) -> float:
 
 class Importance(NamedTuple):
     """Each varying parameter's share of the variance, at which epoch, how many trials reached it and how
-    many of those the forest was fitted to."""
+    many of those the forest was fitted to (0: one parameter varied, and its share is all of it)."""
 
     scores: dict[str, float]
     epoch: int
@@ -257,12 +257,10 @@ def importance(
     """fANOVA importance (Optuna's evaluator) of each varying parameter for ``objective`` (default: the
     first) at the comparison epoch; None with fewer than 4 trials there or nothing varying. On a large sweep
     the forest is fitted to a seeded sample of ``IMPORTANCE_FIT_AT_MOST`` of them: its cost grows faster than
-    the trials, and a few hundred rank the parameters about as steadily as thousands."""
+    the trials, and a few hundred rank the parameters about as steadily as thousands. With one varying
+    parameter there is nothing to split: its share is all of it, and no forest is fitted (seconds on a large
+    sweep, for the answer the normalised shares give anyway)."""
     objective = objective or experiment.config.objective
-    import optuna
-    from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution
-    from optuna.importance import FanovaImportanceEvaluator
-
     epoch, reached = comparison_epoch(experiment, trials, objective)
     names = [
         n
@@ -271,6 +269,12 @@ def importance(
     ]
     if len(reached) < 4 or not names:
         return None
+    if len(names) == 1:
+        return Importance({names[0]: 1.0}, epoch, len(reached), 0)
+    import optuna
+    from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution
+    from optuna.importance import FanovaImportanceEvaluator
+
     distributions: dict[str, BaseDistribution] = {}
     for name in names:
         values = [t.config.get(name) for t in reached]

@@ -1,0 +1,46 @@
+"""The report's file in an experiment folder: where it lies, and writing it in one step.
+
+Run as a module (``python -m tuner.review.report.page_file FOLDER REFRESH_S``), it is the child process that
+writes the live page while a sweep runs (tuner/launch/watching/live_report.py): it imports the page's
+libraries and not Ray's, which a page has no use for (a second and a half of a core at every build, on the
+cores the trials run on).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tuner import storage
+from tuner.folder.names import REPORT_FILE
+
+
+def report_path(folder: str) -> Path | None:
+    """``FOLDER/report.html``; None for a bucket (it has no browser-openable path)."""
+    local = storage.local_path(folder)
+    return Path(local) / REPORT_FILE if local else None
+
+
+def write(folder: str, refresh_s: float | None = None, running: bool | None = None) -> Path | None:
+    """Build the page from the folder and replace ``report.html`` in one step; None for a bucket. ``running``
+    says whether the sweep runs now (default: yes for a live page, else as the experiment's claim says)."""
+    from tuner.review import experiment
+    from tuner.review.report.page import build
+
+    path = report_path(folder)
+    if path is None:
+        return None
+    running = running if running is not None else (True if refresh_s else None)
+    page = build(experiment.load(folder, running=running), refresh_s=refresh_s)
+    storage.write_atomically(path, page)
+    return path
+
+
+def command(folder: str, refresh_s: float | None) -> list[str]:
+    """The child that writes the page: a live one while the sweep runs (``refresh_s``), else the final one."""
+    return [sys.executable, "-m", __name__, folder, str(float(refresh_s or 0))]
+
+
+if __name__ == "__main__":
+    refresh = float(sys.argv[2])
+    write(sys.argv[1], refresh_s=refresh or None, running=bool(refresh))
