@@ -341,6 +341,8 @@ def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swe
         live.on_step_end(2, [reported])  # a build in flight as the sweep ends
         time.sleep(0.05)
     assert live_report.building(str(copy))
-    _final_report(str(copy))
+    _final_report(str(copy))  # waits for the live build, then starts the final one beside the driver
+    assert live_report.building(str(copy)) and live_report._building[str(copy)] in live_report._finals
+    live_report.settle(str(copy))  # as the command does once Ray is stopped
     assert not live_report.building(str(copy))
     assert "http-equiv" not in (copy / "report.html").read_text(), "the final page stays final"

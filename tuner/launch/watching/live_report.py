@@ -8,9 +8,10 @@ that loop takes it, so a page built on the loop (seconds on a big sweep) would h
 meanwhile; built on a thread, it would share the driver's interpreter with that loop, and the memory it takes
 to read thousands of trials would stay with the driver for the rest of the sweep. Building never takes more
 than a tenth of the sweep's time (a slow build stretches the interval). When the sweep ends, however it ends,
-the runner waits for a build in flight (``settle``) and writes the final page over a live one, without the
-tag, itself: the sweep is over, and a child would import the page's libraries again (a sweep over before the
-first live page has none: ``tuner report`` writes it).
+the runner waits for a build in flight and starts the final page over a live one, without the tag
+(``write_final``), in a child too: it is built while the driver reads the summary and stops Ray, and the
+command waits for it (``settle``) before it returns. A sweep over before the first live page has none:
+``tuner report`` writes it.
 Only local folders get a live page (a bucket has no browser-openable path).
 """
 
@@ -34,7 +35,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EVERY_S = 30.0
 SHARE = 0.1  # of the sweep's time at most spent building the live page
-_building: dict[str, subprocess.Popen[bytes]] = {}  # experiment folder -> its live page's build in flight
+_building: dict[str, subprocess.Popen[bytes]] = {}  # experiment folder -> its page's build in flight
+_finals: set[subprocess.Popen[bytes]] = set()  # those of them that build a final page
 
 
 def _env() -> dict[str, str]:
@@ -101,7 +103,29 @@ def building(folder: str) -> bool:
 
 
 def settle(folder: str) -> None:
-    """Wait for a live page of ``folder`` in flight, so that nothing writes a live page after the final one."""
+    """Wait for a page of ``folder`` in flight: a live one, so that nothing writes a live page after the final
+    one; the final one, so that the sweep's command ends with its page written."""
     child = _building.pop(folder, None)
-    if child is not None:
-        child.wait()
+    if child is None:
+        return
+    child.wait()
+    if child in _finals:
+        _finals.discard(child)
+        if child.returncode != 0:  # the sweep's outcome stands without its page
+            log.warning("the report could not be written; 'tuner report %s' tries again", folder)
+
+
+def write_final(folder: str) -> None:
+    """Start the final page, over a live one (after a live build in flight), in a child process: it is built
+    while the driver reads the summary and stops Ray, and the driver keeps none of the memory it takes to read
+    the trials; ``settle`` waits for it."""
+    settle(folder)
+    child = subprocess.Popen(
+        page_file.command(storage.here(folder), None),
+        env=_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    _building[folder] = child
+    _finals.add(child)
