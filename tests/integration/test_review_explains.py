@@ -341,8 +341,21 @@ def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swe
         live.on_step_end(2, [reported])  # a build in flight as the sweep ends
         time.sleep(0.05)
     assert live_report.building(str(copy))
-    _final_report(str(copy))  # waits for the live build, then starts the final one beside the driver
+    in_flight = live_report._building[str(copy)]
+    _final_report(str(copy))  # stops the live build, which the final page replaces, and starts that beside the driver
+    assert in_flight.returncode is not None, "the live build was stopped, not waited for"
     assert live_report.building(str(copy)) and live_report._building[str(copy)] in live_report._finals
     live_report.settle(str(copy))  # as the command does once Ray is stopped
     assert not live_report.building(str(copy))
     assert "http-equiv" not in (copy / "report.html").read_text(), "the final page stays final"
+    assert not list(copy.glob(".report.html*")), "no unfinished page left"
+
+    # a sweep that ends while its first live page is being built still gets its final page
+    (copy / "report.html").unlink()
+    first = live_report.LiveReport(str(copy), every_s=0.03)
+    time.sleep(0.02)
+    first.on_step_end(0, [reported])
+    assert live_report.building(str(copy)) and not (copy / "report.html").exists()
+    _final_report(str(copy))
+    live_report.settle(str(copy))
+    assert "http-equiv" not in (copy / "report.html").read_text()

@@ -301,15 +301,15 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
 
 
 def _final_report(folder: str) -> None:
-    """The report as the sweep left it, without the live page's reload, where a live page was written (a
-    sweep over in seconds has none: ``tuner report`` writes it); built beside the driver, which waits for it
-    once Ray is stopped (``live_report.settle``)."""
+    """The report as the sweep left it, without the live page's reload, where a live page was written or is
+    being written (a sweep over in seconds has none: ``tuner report`` writes it); built beside the driver,
+    which waits for it once Ray is stopped (``live_report.settle``)."""
     from tuner.launch.watching import live_report
     from tuner.review.report import page_file
 
-    live_report.settle(folder)
+    building = live_report.cancel(folder)  # the final page replaces a live one in flight
     page = page_file.report_path(folder)
-    if page is not None and page.is_file():
+    if page is not None and (building or page.is_file()):
         live_report.write_final(folder)
 
 

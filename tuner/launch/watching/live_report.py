@@ -8,9 +8,9 @@ that loop takes it, so a page built on the loop (seconds on a big sweep) would h
 meanwhile; built on a thread, it would share the driver's interpreter with that loop, and the memory it takes
 to read thousands of trials would stay with the driver for the rest of the sweep. Building never takes more
 than a tenth of the sweep's time (a slow build stretches the interval). When the sweep ends, however it ends,
-the runner waits for a build in flight and starts the final page over a live one, without the tag
-(``write_final``), in a child too: it is built while the driver reads the summary and stops Ray, and the
-command waits for it (``settle``) before it returns. A sweep over before the first live page has none:
+the runner stops a live build in flight (``cancel``: the final page replaces it) and starts the final page,
+without the tag (``write_final``), in a child too: it is built while the driver reads the summary and stops
+Ray, and the command waits for it (``settle``) before it returns. A sweep over before the first live page has none:
 ``tuner report`` writes it.
 Only local folders get a live page (a bucket has no browser-openable path).
 """
@@ -115,11 +115,24 @@ def settle(folder: str) -> None:
             log.warning("the report could not be written; 'tuner report %s' tries again", folder)
 
 
+def cancel(folder: str) -> bool:
+    """Stop a live build of ``folder`` in flight, which the final page is about to replace (waiting for it
+    would only put its seconds after the sweep's); whether a live build was started since the last one ended."""
+    child = _building.pop(folder, None)
+    if child is None:
+        return False
+    if child.poll() is None:
+        child.terminate()  # the child cleans up its unfinished file on SIGTERM (page_file.py)
+    child.wait()
+    _finals.discard(child)
+    return True
+
+
 def write_final(folder: str) -> None:
-    """Start the final page, over a live one (after a live build in flight), in a child process: it is built
-    while the driver reads the summary and stops Ray, and the driver keeps none of the memory it takes to read
-    the trials; ``settle`` waits for it."""
-    settle(folder)
+    """Start the final page, over a live one, in a child process: it is built while the driver reads the
+    summary and stops Ray, and the driver keeps none of the memory it takes to read the trials; ``settle``
+    waits for it."""
+    cancel(folder)
     child = subprocess.Popen(
         page_file.command(storage.here(folder), None),
         env=_env(),

@@ -42,5 +42,9 @@ def command(folder: str, refresh_s: float | None) -> list[str]:
 
 
 if __name__ == "__main__":
+    import signal
+
+    # a live page stopped because the final one replaces it: SystemExit lets the unfinished file be removed
+    signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     refresh = float(sys.argv[2])
     write(sys.argv[1], refresh_s=refresh or None, running=bool(refresh))
