@@ -103,7 +103,6 @@ def _resume_claimed(
     from tuner.launch.guards import budget as budgets
     from tuner.launch.guards import disk
     from tuner.launch.placement import cluster
-    from tuner.launch.watching import live_report
     from tuner.limits import describe_spent
     from tuner.ray_compat import reconcile_saved_search, relocate_saved_search, reopen_saved_trials
     from tuner.ray_compat.state_file import latest_state_name, saved_trial_states
@@ -183,7 +182,6 @@ def _resume_claimed(
         return fit(tuner, plan.config, folder, stop, waiting=plan.trials_waiting)
     finally:
         cluster.disconnect(started)
-        live_report.settle(folder)  # the final page, built while Ray stopped
 
 
 def from_whole_checkpoints(folder: str, trial_ids: set[str]) -> list[str]:
@@ -220,7 +218,6 @@ def _start_afresh(
 ) -> Summary:
     """A sweep stopped before its first trial has nothing to continue: run it from its saved settings."""
     from tuner.launch.placement import cluster
-    from tuner.launch.watching import live_report
 
     changes: _Restart = {}  # each keyed by its name, so that its type goes with it
     if num_samples is not None:
@@ -241,7 +238,6 @@ def _start_afresh(
         return launch(plan, out, stop)
     finally:
         cluster.disconnect(started)
-        live_report.settle(folder)  # the final page, built while Ray stopped
 
 
 def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:

@@ -53,7 +53,6 @@ def run_sweep(
     from tuner.claim import claimed
     from tuner.launch.guards.signals import OrderlyStop
     from tuner.launch.placement import cluster
-    from tuner.launch.watching import live_report
 
     plan = prepare(config, out)  # data errors surface before Ray starts
     if dry_run:
@@ -80,7 +79,6 @@ def run_sweep(
                 return launch(plan, out, stop, reuse_actors=reuse_actors)
             finally:
                 cluster.disconnect(started)
-                live_report.settle(folder)  # the final page, built while Ray stopped
     finally:
         if not launched and not existed:
             storage.remove_if_empty(folder)  # a sweep refused before its first trial leaves nothing
@@ -302,15 +300,23 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
 
 def _final_report(folder: str) -> None:
     """The report as the sweep left it, without the live page's reload, where a live page was written or is
-    being written (a sweep over in seconds has none: ``tuner report`` writes it); built beside the driver,
-    which waits for it once Ray is stopped (``live_report.settle``)."""
+    being written (a sweep over in seconds has none: ``tuner report`` writes it)."""
     from tuner.launch.watching import live_report
     from tuner.review.report import page_file
 
     building = live_report.cancel(folder)  # the final page replaces a live one in flight
     page = page_file.report_path(folder)
-    if page is not None and (building or page.is_file()):
-        live_report.write_final(folder)
+    if page is None or not (building or page.is_file()):
+        return
+    try:
+        page_file.write(folder)
+    except Exception as exc:  # noqa: BLE001 - the sweep's outcome stands without its page
+        log.warning(
+            "the report could not be written (%s); 'tuner report %s' tries again",
+            exc,
+            folder,
+            exc_info=log.isEnabledFor(10),
+        )
 
 
 def _unfinished_trials(

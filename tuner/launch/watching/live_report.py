@@ -8,10 +8,10 @@ that loop takes it, so a page built on the loop (seconds on a big sweep) would h
 meanwhile; built on a thread, it would share the driver's interpreter with that loop, and the memory it takes
 to read thousands of trials would stay with the driver for the rest of the sweep. Building never takes more
 than a tenth of the sweep's time (a slow build stretches the interval). When the sweep ends, however it ends,
-the runner stops a live build in flight (``cancel``: the final page replaces it) and starts the final page,
-without the tag (``write_final``), in a child too: it is built while the driver reads the summary and stops
-Ray, and the command waits for it (``settle``) before it returns. A sweep over before the first live page has none:
-``tuner report`` writes it.
+the runner stops a live build in flight (``cancel``: the final page replaces it, and waiting for it would
+put its seconds after the sweep's) and writes the final page, without the tag, itself: the sweep is over, and
+a child would import the page's libraries again, where the driver (a notebook's, a test's) may have them
+already. A sweep over before the first live page has none: ``tuner report`` writes it.
 Only local folders get a live page (a bucket has no browser-openable path).
 """
 
@@ -35,8 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 EVERY_S = 30.0
 SHARE = 0.1  # of the sweep's time at most spent building the live page
-_building: dict[str, subprocess.Popen[bytes]] = {}  # experiment folder -> its page's build in flight
-_finals: set[subprocess.Popen[bytes]] = set()  # those of them that build a final page
+_building: dict[str, subprocess.Popen[bytes]] = {}  # experiment folder -> its live page's build in flight
 
 
 def _env() -> dict[str, str]:
@@ -103,16 +102,10 @@ def building(folder: str) -> bool:
 
 
 def settle(folder: str) -> None:
-    """Wait for a page of ``folder`` in flight: a live one, so that nothing writes a live page after the final
-    one; the final one, so that the sweep's command ends with its page written."""
+    """Wait for a live page of ``folder`` in flight."""
     child = _building.pop(folder, None)
-    if child is None:
-        return
-    child.wait()
-    if child in _finals:
-        _finals.discard(child)
-        if child.returncode != 0:  # the sweep's outcome stands without its page
-            log.warning("the report could not be written; 'tuner report %s' tries again", folder)
+    if child is not None:
+        child.wait()
 
 
 def cancel(folder: str) -> bool:
@@ -124,21 +117,4 @@ def cancel(folder: str) -> bool:
     if child.poll() is None:
         child.terminate()  # the child cleans up its unfinished file on SIGTERM (page_file.py)
     child.wait()
-    _finals.discard(child)
     return True
-
-
-def write_final(folder: str) -> None:
-    """Start the final page, over a live one, in a child process: it is built while the driver reads the
-    summary and stops Ray, and the driver keeps none of the memory it takes to read the trials; ``settle``
-    waits for it."""
-    cancel(folder)
-    child = subprocess.Popen(
-        page_file.command(storage.here(folder), None),
-        env=_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    _building[folder] = child
-    _finals.add(child)
