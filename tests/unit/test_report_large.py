@@ -144,3 +144,25 @@ def test_one_varying_parameter_holds_all_the_variance_without_a_forest(tmp_path)
     two = _experiment(tmp_path / "two", 40)
     found = importance(two, two.trials)
     assert found is not None and set(found.scores) == {"x", "width"} and found.fitted == found.reached
+
+
+def test_the_rank_correlation_agrees_with_scipys_spearman_ties_included():
+    """The page ranks by itself (scipy.stats' import is a second of every page): the same rho and p-value
+    as ``scipy.stats.spearmanr``, with tied values, a side that does not vary, and too few trials to say."""
+    from scipy.stats import spearmanr
+
+    from tuner.review.report.params import _spearman
+
+    draw = random.Random(7)
+    for n in (3, 5, 12, 40, 300):
+        xs = [draw.choice([1, 2, 2, 3, 4.5]) for _ in range(n)]
+        ys = [x * draw.uniform(-1, 2) + draw.gauss(0, 1) for x in xs]
+        rho, p = _spearman(xs, ys)
+        expected = spearmanr(xs, ys)
+        if expected.statistic != expected.statistic:  # scipy: nan where a side does not vary
+            assert (rho, p) == (0.0, 1.0)
+            continue
+        assert abs(rho - expected.statistic) < 1e-9 and abs(p - expected.pvalue) < 1e-9, (n, rho, p, expected)
+    assert _spearman([1.0, 1.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0]) == (0.0, 1.0)
+    assert _spearman([1.0, 2.0], [3.0, 5.0]) == (0.0, 1.0)  # two trials say nothing of a direction
+    assert _spearman([1.0, 2.0, 3.0, 4.0], [8.0, 6.0, 4.0, 2.0]) == (-1.0, 0.0)
