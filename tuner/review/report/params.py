@@ -93,7 +93,6 @@ def _sort_key(text: str) -> tuple[int, float | str]:
 def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figure | None:
     """Parameters, fate and best metric as parallel axes, one line a trial coloured by its best value; with
     several objectives, each other objective's last value as an axis of its own (as the front takes it)."""
-    import plotly.colors
     import plotly.graph_objects as go
 
     metric, mode = experiment.metric, experiment.mode
@@ -140,7 +139,7 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
     _faint_lines(fig, [[a.positions[i] for a in axes] for i in faint], [share_of(i) for i in faint])
     for i in drawn:
         trial = trials[i]
-        colour = plotly.colors.sample_colorscale("Viridis", [share_of(i)])[0]
+        colour = _viridis(share_of(i))
         is_best = best is not None and trial.trial_id == best.trial_id
         fig.add_trace(
             go.Scatter(
@@ -204,10 +203,17 @@ def _lines_drawn(experiment: ExperimentRecord, trials: list[TrialRecord]) -> tup
     return one_by_one, [index[t.trial_id] for t in sampled]
 
 
+def _viridis(share: float) -> str:
+    """The colour at ``share`` (0..1) of the Viridis scale. Given by its colours, not its name: looking a
+    scale up by name lists every named scale first, a few milliseconds each line drawn."""
+    import plotly.colors
+
+    return str(plotly.colors.sample_colorscale(plotly.colors.sequential.Viridis, [share])[0])
+
+
 def _faint_lines(fig: go.Figure, lines: list[list[float]], shares: list[float], bins: int = 8) -> None:
     """Many lines in a few traces (one per band of the colour scale, lines apart by a gap), thin and without
     a hover: a thousand lines cost a thousand points an axis, not a thousand traces."""
-    import plotly.colors
     import plotly.graph_objects as go
 
     groups: dict[int, tuple[list[float | None], list[float | None]]] = {}
@@ -216,7 +222,7 @@ def _faint_lines(fig: go.Figure, lines: list[list[float]], shares: list[float], 
         xs += [*range(len(line)), None]
         ys += [*(round(y, 4) for y in line), None]
     for band, (xs, ys) in sorted(groups.items()):
-        colour = plotly.colors.sample_colorscale("Viridis", [(band + 0.5) / bins])[0]
+        colour = _viridis((band + 0.5) / bins)
         fig.add_trace(
             go.Scatter(x=xs, y=ys, mode="lines", line={"color": colour, "width": 0.8}, opacity=0.35,
                        showlegend=False, hoverinfo="skip")
