@@ -127,10 +127,18 @@ def _children(pid: int) -> list[int]:
     return [int(child) for child in open(f"/proc/{pid}/task/{pid}/children").read().split()]
 
 
-def test_ctrl_c_while_tensorboard_loads_stops_it_too(finished):
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@pytest.mark.parametrize("started_by", ["a terminal", "a script in the background"])
+def test_ctrl_c_while_tensorboard_loads_stops_it_too(finished, started_by):
+    """Also when it inherits SIGINT ignored, as a command a script starts with ``&`` does: Python then raises no
+    KeyboardInterrupt by itself."""
     port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "tuner", "tensorboard", str(finished), "--port", str(port)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_ignore_sigint if started_by != "a terminal" else None)  # fmt: skip
     children, deadline = [], time.time() + 30
     while not children and time.time() < deadline and proc.poll() is None:
         children = _children(proc.pid)

@@ -52,8 +52,10 @@ def serve(folder: Path, host: str, port: int, out: Callable[[str], None]) -> int
         raise KeyboardInterrupt
 
     # Ctrl-C or SIGTERM at any moment from here on, even while TensorBoard is still loading, stops it:
-    # a signal that came before the URL was printed would otherwise leave it serving with no parent.
-    previous = signal.signal(signal.SIGTERM, stop)
+    # a signal that came before the URL was printed would otherwise leave it serving with no parent. SIGINT is
+    # taken here too, not left to Python: a process started in the background by a script inherits SIGINT
+    # ignored, and Python then never turns Ctrl-C into KeyboardInterrupt.
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
     proc = None
     try:
         proc = subprocess.Popen(
@@ -77,7 +79,8 @@ def serve(folder: Path, host: str, port: int, out: Callable[[str], None]) -> int
         out("TensorBoard stopped")
         return 0
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 def _stop(proc: subprocess.Popen) -> None:
