@@ -64,6 +64,42 @@ def test_a_model_based_sweep_killed_with_9_resumes_its_model_to_exactly_num_samp
     assert _observations(searcher, folder) == 6, "the model kept what it learnt before the kill"
 
 
+def test_a_trial_started_after_the_last_saved_state_is_run_again_once_and_its_folder_kept(run_cli, tmp_path):
+    """A kill -9 between a trial's start and the next save of Ray's state leaves a trial folder no state lists
+    (made here from a reported trial's folder under a new id, as the kill leaves it): shown until a resume, which
+    runs a new trial in its place and leaves the old folder, kept as it was, out of the review."""
+    space = instant_space(tmp_path, sleep=0.3)
+    folder = tmp_path / "killed"
+    args = ["sweep", "--space", space, "--searcher", "optuna", "--scheduler", "fifo", "--num-samples", "4",
+            "--max-epochs", "3", "--storage-path", tmp_path, "--name", "killed"]  # fmt: skip
+    kill_9_when([str(a) for a in args], lambda: _reported(folder, 1), timeout=120)
+    listed = {state["dir"] for state in saved_trial_states(folder).values()}
+    source = next(d for d in sorted(folder.iterdir()) if d.name in listed and (d / "progress.csv").is_file())
+    trial_id = source.name.split("_", 1)[0]
+    unsaved = folder / ("feedf00d" + source.name[len(trial_id):])
+    unsaved.mkdir()
+    for name in ("params.json", "progress.csv", "result.json"):
+        if (source / name).is_file():
+            (unsaved / name).write_text((source / name).read_text().replace(trial_id, "feedf00d"))
+    copied = (unsaved / "progress.csv").read_text()
+    assert "feedf00d" in {t.trial_id for t in experiment.load(str(folder)).trials}  # a started trial, until resumed
+
+    result = run_cli("resume", folder)
+    assert result.code == 0, result.out[-2000:] + result.err[-2000:]
+    assert (
+        f"trial feedf00d: started after the last saved state, so it cannot be continued; the search runs a new "
+        f"trial in its place (its folder {unsaved.name} is kept, left out of the review)"
+    ) in result.out.splitlines(), result.out[-3000:]
+    after = experiment.load(str(folder))
+    assert len(after.trials) == 4 and {t.status for t in after.trials} == {"TERMINATED"}, after.trials
+    assert "feedf00d" not in {t.trial_id for t in after.trials}
+    assert (unsaved / "progress.csv").read_text() == copied
+    listed = run_cli("results", folder, "--format", "json")
+    assert len(json.loads(listed.out)) == 4
+    again = run_cli("resume", folder)  # nothing left to run, and the folder is not named a second time
+    assert "feedf00d" not in again.out, again.out[-2000:]
+
+
 @pytest.mark.parametrize("errored", ["resume", "restart", "skip"])
 def test_resume_decides_what_happens_to_errored_trials(run_cli, tmp_path, errored):
     space = instant_space(tmp_path, crash_at=2)

@@ -10,6 +10,8 @@ has one owner. What an experiment folder holds (``names`` has each name):
   best_config.json         the end-of-sweep summary: best trial, config, checkpoint
   pareto.json              the front, on several objectives
   report.html              the review page
+  unsaved_trials.json      trial folders a killed driver started after its last saved state, which a
+                           resume ran again as new trials: kept, left out of the review (``unsaved``)
   experiment_state-*.json  Ray's own state: statuses, error files (``tuner/ray_compat/state_file.py``, its one parser)
   tuner.pkl, search_gen_state-*.pkl   Ray's pickled tuner and search state
   TRIAL/                   one folder a trial: params.json, progress.csv, result.json, checkpoints (each

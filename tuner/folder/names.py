@@ -11,6 +11,7 @@ BEST_FILE = "best_config.json"
 PARETO_FILE = "pareto.json"
 REPORT_FILE = "report.html"
 CLAIM_FILE = ".tuner-claim"
+UNSAVED_FILE = "unsaved_trials.json"
 
 # inside a trial's folder
 STDOUT_FILE, STDERR_FILE = "stdout.log", "stderr.log"

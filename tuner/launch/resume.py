@@ -163,6 +163,8 @@ def _resume_claimed(
                     + describe_spent(budgets.load_spent(folder), None)
                 )
         reopen_saved_trials(folder, stopped)  # everything checked: now the saved state may change
+        for line in replace_unsaved_trials(folder):
+            out(line)
         reconcile_saved_search(folder, set(statuses))  # a kill while Ray copied its state
         relocate_saved_search(folder)  # a moved or copied experiment makes its new trials where it lies now
         continuing = {
@@ -182,6 +184,24 @@ def _resume_claimed(
         return fit(tuner, plan.config, folder, stop, waiting=plan.trials_waiting)
     finally:
         cluster.disconnect(started)
+
+
+def replace_unsaved_trials(folder: str) -> list[str]:
+    """Trials the killed driver started after its last saved state: the search runs a new trial in the place of
+    each (nothing Ray restores names them), and their folders, kept, leave the review; one line a trial."""
+    from tuner.folder import unsaved
+    from tuner.ray_compat.state_file import replaced_trial_dirs, saved_trial_states
+
+    listed = {state["dir"] for state in saved_trial_states(folder).values() if state["dir"]}
+    left = unsaved.unlisted(folder, listed) - replaced_trial_dirs(folder) - unsaved.recorded(folder)
+    if not left:
+        return []
+    unsaved.record(folder, left)
+    return [
+        f"trial {unsaved.trial_id_of(name)}: started after the last saved state, so it cannot be continued; "
+        f"the search runs a new trial in its place (its folder {name} is kept, left out of the review)"
+        for name in sorted(left)
+    ]
 
 
 def from_whole_checkpoints(folder: str, trial_ids: set[str]) -> list[str]:

@@ -318,7 +318,7 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
     """The experiment at ``ref``; ``running`` says whether a process runs it now (a live page built by the
     sweep itself), else its claim tells."""
     from tuner.claim import held_elsewhere
-    from tuner.folder import fates
+    from tuner.folder import fates, unsaved
 
     folder = locate(ref)
     live = held_elsewhere(folder) if running is None else running
@@ -327,12 +327,9 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
     decisions = fates.recorded(folder)
     known = {state["dir"]: trial_id for trial_id, state in states.items() if state["dir"]}
     # a folder Ray's state does not list is a trial's once it has its parameters, unless a restart replaced it
-    others = {
-        d
-        for d in storage.list_dirs(folder)
-        if d not in known and storage.exists(storage.join(folder, d), "params.json")
-    }
-    dirs = set(known) | (others - replaced_trial_dirs(folder) if others else set())
+    # or a resume ran a new trial in its place (tuner/folder/unsaved.py)
+    others = unsaved.unlisted(folder, set(known))
+    dirs = set(known) | (others - replaced_trial_dirs(folder) - unsaved.recorded(folder) if others else set())
     trials = []
     for dir_name in sorted(dirs):
         trial_path = storage.join(folder, dir_name)
