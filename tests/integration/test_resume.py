@@ -57,7 +57,7 @@ def test_kill_9_then_resume_runs_every_trial_once(run_cli, tmp_path):
     space.write_text(SPACE)
     folder = tmp_path / "killed"
     args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
-            "--max-concurrent", "2", "--dataset", "synthetic", "--synthetic-size", "1500",
+            "--max-concurrent", "2", "--dataset", "synthetic", "--synthetic-size", "600",
             "--storage-path", str(tmp_path), "--name", "killed"]  # fmt: skip
     pid = kill_9_when(args, lambda: _first_results(folder, timeout=0))
     before = experiment.load(str(folder))
@@ -83,7 +83,7 @@ def test_ctrl_c_stops_in_order_and_says_how_to_resume(tmp_path):
     space = tmp_path / "slow.py"
     space.write_text(SPACE)
     args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
-            "--dataset", "synthetic", "--synthetic-size", "1500", "--storage-path", str(tmp_path), "--name", "ctrlc"]  # fmt: skip
+            "--dataset", "synthetic", "--synthetic-size", "600", "--storage-path", str(tmp_path), "--name", "ctrlc"]  # fmt: skip
     code, out = _ctrl_c_after_first_results(args, tmp_path / "ctrlc", tmp_path)
     assert code == 130, out[-2000:]
     assert f"continue with: tuner resume {tmp_path / 'ctrlc'}" in out
@@ -94,7 +94,7 @@ def test_sigterm_during_a_cifar_sweep_then_resume_loses_nothing(run_cli, tmp_pat
     space.write_text(SPACE)
     folder = tmp_path / "term"
     args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
-            "--dataset", "synthetic", "--synthetic-size", "1500", "--storage-path", str(tmp_path), "--name", "term"]  # fmt: skip
+            "--dataset", "synthetic", "--synthetic-size", "600", "--storage-path", str(tmp_path), "--name", "term"]  # fmt: skip
     code, out = _ctrl_c_after_first_results(args, folder, tmp_path, signal.SIGTERM)
     assert code == 143, out[-2000:]
     assert f"continue with: tuner resume {folder}" in out
@@ -113,7 +113,7 @@ def test_storage_given_as_a_uri_holds_the_whole_experiment_and_resumes_by_uri(ru
     uri = f"file://{tmp_path}/store/uri"
     folder = tmp_path / "store" / "uri"
     args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
-            "--dataset", "synthetic", "--synthetic-size", "1500", "--storage-path", f"file://{tmp_path}/store",
+            "--dataset", "synthetic", "--synthetic-size", "600", "--storage-path", f"file://{tmp_path}/store",
             "--name", "uri"]  # fmt: skip
     code, out = _ctrl_c_after_first_results(args, folder, tmp_path)
     assert code == 130, out[-2000:]
@@ -142,7 +142,7 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
     space.write_text(SPACE)
     folder = tmp_path / "damaged"
     args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "4",
-            "--max-concurrent", "2", "--dataset", "synthetic", "--synthetic-size", "1500",
+            "--max-concurrent", "2", "--dataset", "synthetic", "--synthetic-size", "600",
             "--storage-path", str(tmp_path), "--name", "damaged"]  # fmt: skip
 
     def checkpoints(trial_dir):
