@@ -3,6 +3,7 @@ decides with them (pause, continue, stop, which trial or new config runs next)."
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -38,6 +39,12 @@ def _replay(scheduler="freeze-thaw", searcher="auto", *, workers=2, seed=0, budg
     out = replay(SlowStarters(), algorithms, workers=workers, metric="acc", mode="max", max_epochs=EPOCHS,
                  num_samples=cap, epoch_budget=None if cap else budget)  # fmt: skip
     return out, algorithms
+
+
+@functools.cache
+def _shared_replay(scheduler="freeze-thaw", searcher="auto", *, seed=0, cap=None, can_pause=True):
+    """``_replay`` once for the tests that only read it (a replay takes seconds; several tests ask the same)."""
+    return _replay(scheduler, searcher, seed=seed, cap=cap, can_pause=can_pause)
 
 
 # --- the model --------------------------------------------------------------------------------------------
@@ -106,8 +113,8 @@ def test_features_read_each_kind_of_parameter_on_the_scale_it_is_drawn():
 def test_freeze_thaw_rescues_the_slow_starters_that_asha_stops():
     """The best configs (x near 0.8) look among the worst after one epoch: ASHA's first rung stops them, and
     its best trials come from faster starters; freeze-thaw's best trials are the slow starters."""
-    ft = [_replay(seed=s)[0] for s in range(3)]
-    asha = [_replay("asha", "random", seed=s)[0] for s in range(3)]
+    ft = [_shared_replay(seed=s)[0] for s in range(3)]
+    asha = [_shared_replay("asha", "random", seed=s)[0] for s in range(3)]
 
     def past_two(outcomes):  # of the trials with a slow-starting config, the share that ran past epoch 2
         slow = [t for out in outcomes for t in out.trials if t.config["x"] >= 0.75]
@@ -119,7 +126,7 @@ def test_freeze_thaw_rescues_the_slow_starters_that_asha_stops():
 
 
 def test_a_paused_trial_is_continued_later_from_where_it_was():
-    out, _ = _replay(seed=1)
+    out, _ = _shared_replay(seed=1)
     thawed = [t for t in out.trials if "PAUSE" in [d for _, d in t.decisions[:-1]] and t.epochs > 1]
     assert thawed, "no paused trial was ever continued"
     for trial in thawed:
@@ -127,14 +134,14 @@ def test_a_paused_trial_is_continued_later_from_where_it_was():
 
 
 def test_without_checkpoints_a_trial_is_stopped_never_paused():
-    out, _ = _replay(seed=0, can_pause=False)
+    out, _ = _shared_replay(seed=0, can_pause=False)
     decisions = {d for t in out.trials for _, d in t.decisions}
     assert "PAUSE" not in decisions and "STOP" in decisions
     assert not out.stalled
 
 
 def test_a_sweep_with_a_trial_cap_ends_with_every_trial_done_or_stopped():
-    out, algorithms = _replay(seed=2, cap=24)
+    out, algorithms = _shared_replay(seed=2, cap=24)
     assert len(out.trials) == 24 and not out.stalled
     assert all(t.epochs >= 1 for t in out.trials)
     assert out.epochs < 24 * EPOCHS  # it stopped some rather than run every trial to the end
@@ -146,7 +153,7 @@ def test_a_replay_decides_the_same_every_time():
 
 
 def test_each_pause_and_stop_says_why_in_the_metric_s_units():
-    out, algorithms = _replay(seed=0, can_pause=False)
+    out, algorithms = _shared_replay(seed=0, can_pause=False)
     stopped = [t.fate for t in out.trials if t.fate.startswith("stopped early by freeze-thaw")]
     assert stopped
     assert all(f" at epoch {EPOCHS}, best so far " in fate and "predicted" in fate for fate in stopped)
