@@ -14,15 +14,20 @@ from collections.abc import Set
 
 from tuner import storage
 from tuner.folder.names import UNSAVED_FILE
+from tuner.ray_compat.state_file import replaced_trial_dirs
 
 
 def unlisted(folder: str, listed: Set[str]) -> set[str]:
-    """Trial folders (those holding their parameters) that are not among the ``listed`` folder names."""
-    return {
+    """Trial folders (those holding their parameters) outside the ``listed`` ones of Ray's saved state that
+    still stand for a trial: not replaced by ``tuner resume --errored restart``, nor by a resume (``record``)."""
+    found = {
         name
         for name in storage.list_dirs(folder)
         if name not in listed and storage.exists(storage.join(folder, name), "params.json")
     }
+    if not found:
+        return found  # the usual case: Ray's earlier states and this list are not read
+    return found - replaced_trial_dirs(folder) - recorded(folder)
 
 
 def recorded(folder: str) -> set[str]:

@@ -190,10 +190,10 @@ def replace_unsaved_trials(folder: str) -> list[str]:
     """Trials the killed driver started after its last saved state: the search runs a new trial in the place of
     each (nothing Ray restores names them), and their folders, kept, leave the review; one line a trial."""
     from tuner.folder import unsaved
-    from tuner.ray_compat.state_file import replaced_trial_dirs, saved_trial_states
+    from tuner.ray_compat.state_file import saved_trial_states
 
     listed = {state["dir"] for state in saved_trial_states(folder).values() if state["dir"]}
-    left = unsaved.unlisted(folder, listed) - replaced_trial_dirs(folder) - unsaved.recorded(folder)
+    left = unsaved.unlisted(folder, listed)
     if not left:
         return []
     unsaved.record(folder, left)

@@ -19,7 +19,7 @@ from tuner import storage
 from tuner.errors import UsageError
 from tuner.folder.names import CONFIG_FILE, PLAN_FILE, STDOUT_FILE
 from tuner.objectives import Mode, pick, sign
-from tuner.ray_compat.state_file import replaced_trial_dirs, saved_trial_states
+from tuner.ray_compat.state_file import saved_trial_states
 from tuner.review.progress_rows import Row, read_rows
 from tuner.settings import DEFAULT_STORAGE, SweepConfig, load_saved_config
 from tuner.spec import flatten
@@ -326,10 +326,9 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
     states = saved_trial_states(folder)
     decisions = fates.recorded(folder)
     known = {state["dir"]: trial_id for trial_id, state in states.items() if state["dir"]}
-    # a folder Ray's state does not list is a trial's once it has its parameters, unless a restart replaced it
-    # or a resume ran a new trial in its place (tuner/folder/unsaved.py)
-    others = unsaved.unlisted(folder, set(known))
-    dirs = set(known) | (others - replaced_trial_dirs(folder) - unsaved.recorded(folder) if others else set())
+    # a folder Ray's state does not list is a trial's once it has its parameters, unless a restart or a resume
+    # replaced it (tuner/folder/unsaved.py)
+    dirs = set(known) | unsaved.unlisted(folder, set(known))
     trials = []
     for dir_name in sorted(dirs):
         trial_path = storage.join(folder, dir_name)
