@@ -3,7 +3,8 @@
 Run as a module (``python -m tuner.review.report.page_file FOLDER REFRESH_S``), it is the child process that
 writes the live page while a sweep runs (tuner/launch/watching/live_report.py): it imports the page's
 libraries and not Ray's, which a page has no use for (a second and a half of a core at every build, on the
-cores the trials run on).
+cores the trials run on), and it runs at a lower CPU priority than the trials (``LIVE_NICENESS``): a page late
+by a second costs nothing, a trial held by it costs the sweep's time.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 
 from tuner import storage
 from tuner.folder.names import REPORT_FILE
+
+LIVE_NICENESS = 10  # added to a live page's niceness: on busy cores the trials and the driver go first
 
 
 def report_path(folder: str) -> Path | None:
@@ -47,4 +50,8 @@ if __name__ == "__main__":
     # a live page stopped because the final one replaces it: SystemExit lets the unfinished file be removed
     signal.signal(signal.SIGTERM, lambda signum, _frame: sys.exit(128 + signum))
     refresh = float(sys.argv[2])
+    if refresh:
+        import os
+
+        os.nice(LIVE_NICENESS)
     write(sys.argv[1], refresh_s=refresh or None, running=bool(refresh))
