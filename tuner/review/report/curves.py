@@ -132,6 +132,7 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
     detailed, rest = detail.split(experiment)
     if rest:
         _bands(fig, metric, rest)
+    lines = []  # added in one step: plotly checks each trace once, where adding one by one copies them all
     for trial in detailed:
         points = trial.curve(metric)
         if not points:
@@ -142,29 +143,31 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
         stopped = family == "stopped early"
         xs = [float(p[0]) for p in points]  # exactly the epochs: a mark between two would read as a fraction
         symbols = ["circle"] * (len(points) - 1) + ["x" if stopped else "circle"]
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=[p[1] for p in points],
-                mode="lines+markers+text" if stopped else "lines+markers",
+        lines.append(
+            {
+                "type": "scatter",
+                "x": xs,
+                "y": [p[1] for p in points],
+                "mode": "lines+markers+text" if stopped else "lines+markers",
                 # a stopped trial's id beside its ×: trials stopped at one rung share its epoch
-                text=[""] * (len(points) - 1) + [trial.trial_id] if stopped else None,
-                textposition="middle right",
-                textfont={"size": 9, "color": FATE_COLOURS[family]},
-                name=label,
-                legendgroup=label,
-                showlegend=label not in shown,
-                line={
+                "text": [""] * (len(points) - 1) + [trial.trial_id] if stopped else None,
+                "textposition": "middle right",
+                "textfont": {"size": 9, "color": FATE_COLOURS[family]},
+                "name": label,
+                "legendgroup": label,
+                "showlegend": label not in shown,
+                "line": {
                     "color": BEST_COLOUR if is_best else FATE_COLOURS[family],
                     "width": 4 if is_best else 1.5,
                 },
-                marker={"symbol": symbols, "size": [6] * (len(points) - 1) + [10 if stopped else 6]},
-                customdata=[p[0] for p in points],
-                hovertext=f"{trial.trial_id}: {trial.fate}",
-                hovertemplate="%{hovertext}<br>epoch %{customdata}: %{y:.4g}<extra></extra>",
-            )
+                "marker": {"symbol": symbols, "size": [6] * (len(points) - 1) + [10 if stopped else 6]},
+                "customdata": [p[0] for p in points],
+                "hovertext": f"{trial.trial_id}: {trial.fate}",
+                "hovertemplate": "%{hovertext}<br>epoch %{customdata}: %{y:.4g}<extra></extra>",
+            }
         )
         shown.add(label)
+    fig.add_traces(lines)
     if not fig.data:
         return None
     _mark_cutoffs(fig, detailed)

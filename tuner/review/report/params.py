@@ -137,36 +137,47 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
 
     drawn, faint = _lines_drawn(experiment, trials)
     _faint_lines(fig, [[a.positions[i] for a in axes] for i in faint], [share_of(i) for i in faint])
+    # lines, axes and labels each added in one step: plotly checks each once, where adding one by one copies
+    # all that came before every time
+    lines = []
     for i in drawn:
         trial = trials[i]
         colour = _viridis(share_of(i))
         is_best = best is not None and trial.trial_id == best.trial_id
-        fig.add_trace(
-            go.Scatter(
-                x=list(range(len(axes))),
-                y=[a.positions[i] for a in axes],
-                mode="lines",
-                line={"color": BEST_COLOUR if is_best else colour, "width": 4 if is_best else 1.5},
-                opacity=1.0 if is_best else 0.7,
-                showlegend=False,
-                hoverinfo="text",
-                hovertext=f"{trial.trial_id}: best {metric} {scores[i]:.4g}; {trial.fate}",
-            )
+        lines.append(
+            {
+                "type": "scatter",
+                "x": list(range(len(axes))),
+                "y": [a.positions[i] for a in axes],
+                "mode": "lines",
+                "line": {"color": BEST_COLOUR if is_best else colour, "width": 4 if is_best else 1.5},
+                "opacity": 1.0 if is_best else 0.7,
+                "showlegend": False,
+                "hoverinfo": "text",
+                "hovertext": f"{trial.trial_id}: best {metric} {scores[i]:.4g}; {trial.fate}",
+            }
         )
+    fig.add_traces(lines)
+    shapes, labels = [], []
     for x, axis in enumerate(axes):
-        fig.add_shape(type="line", x0=x, x1=x, y0=0, y1=1, line={"color": "#555", "width": 1}, layer="above")
-        fig.add_annotation(x=x, y=1.08, text=f"<b>{axis.label}</b>", showarrow=False)
-        for y, text in axis.ticks:
-            fig.add_annotation(
-                x=x,
-                y=y,
-                text=text,
-                showarrow=False,
-                xanchor="left",
-                xshift=4,
-                font={"size": 10},
-                bgcolor="rgba(255,255,255,0.85)",
-            )
+        shapes.append(
+            {
+                "type": "line",
+                "x0": x,
+                "x1": x,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": "#555", "width": 1},
+                "layer": "above",
+            }
+        )
+        labels.append({"x": x, "y": 1.08, "text": f"<b>{axis.label}</b>", "showarrow": False})
+        labels += [
+            {"x": x, "y": y, "text": text, "showarrow": False, "xanchor": "left", "xshift": 4, "font": {"size": 10},
+             "bgcolor": "rgba(255,255,255,0.85)"}
+            for y, text in axis.ticks
+        ]  # fmt: skip
+    fig.update_layout(shapes=shapes, annotations=labels)
     key = "Viridis_r" if mode == "min" else "Viridis"  # the best end of the scale is yellow either way
     fig.add_trace(
         go.Scatter(
