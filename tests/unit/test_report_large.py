@@ -15,7 +15,7 @@ from tuner.review.experiment import load
 from tuner.review.report import detail
 from tuner.review.report.curves import curves, history
 from tuner.review.report.page import build
-from tuner.review.report.params import parallel
+from tuner.review.report.params import axis_for, parallel
 
 COLUMNS = ["loss", "timestamp", "training_iteration", "trial_id", "time_this_iter_s", "time_total_s"]
 
@@ -95,6 +95,16 @@ def test_a_large_sweep_draws_its_best_trials_and_sums_up_the_rest(tmp_path):
     data = json.loads(re.search(r'id=other-trials>(.*?)</script>', page, re.S).group(1))
     assert len(data) == 250 and {row[2] for row in data} | best == {t.trial_id for t in experiment.trials}
     assert "List the other 250 trials" in page and "(150 stopped early, 100 completed)" in page
+
+
+def test_an_axis_is_log_only_where_the_values_lie_evenly_on_it(tmp_path):
+    experiment = _experiment(tmp_path, 300)  # x drawn uniformly from 0 to 1: it spans a factor of hundreds
+    scored = [t for t in experiment.ranked() if t.best("loss", "min") is not None]
+    labels = [a.text for a in parallel(experiment, scored).layout.annotations]
+    assert "<b>x</b>" in labels and "<b>x (log)</b>" not in labels
+    draw = random.Random(3)
+    assert axis_for("lr", [10 ** draw.uniform(-4, -1) for _ in range(8)]).label == "lr (log)"
+    assert axis_for("steps", [n + 0.5 for n in range(20)]).label == "steps"  # 0.5 to 19.5, evenly
 
 
 def test_the_best_so_far_is_drawn_by_its_steps(tmp_path):

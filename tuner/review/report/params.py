@@ -10,7 +10,7 @@ an epoch-1 value; each parameter's direction says which way it helps.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, cast
 
@@ -40,15 +40,20 @@ class Axis:
 
 def axis_for(label: str, values: Sequence[Value], choices: bool = True) -> Axis:
     """An axis in the values' own units: whole numbers with few values (batch sizes, widths) as those values;
-    other numbers on a linear axis, or a log one where they span a factor of 16 or more; text as categories.
-    ``choices=False`` (a metric) keeps numbers continuous."""
+    other numbers on a linear axis, or a log one where they span a factor of 16 or more and lie more evenly on
+    it (a log-uniform draw does; a uniform draw from 0 to 1 spans a factor of hundreds too, and would crowd
+    the top of a log axis); text as categories. ``choices=False`` (a metric) keeps numbers continuous."""
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(numbers) == len(values) and numbers:
         low, high = min(numbers), max(numbers)
         unique = sorted(set(numbers))
         if choices and len(unique) <= MAX_CATEGORIES and all(float(v).is_integer() for v in unique):
             return _categories(label, [show(v) for v in values], [show(v) for v in unique])
-        if low > 0 and high / low >= LOG_SPAN:
+        if (
+            low > 0
+            and high / low >= LOG_SPAN
+            and _unevenness(numbers, math.log10) < _unevenness(numbers, float)
+        ):
             lo, hi = math.log10(low), math.log10(high)
             place = [(math.log10(v) - lo) / (hi - lo) for v in numbers]
             decades = [e for e in range(math.ceil(lo), math.floor(hi) + 1)]
@@ -63,6 +68,15 @@ def axis_for(label: str, values: Sequence[Value], choices: bool = True) -> Axis:
         return Axis(label, place, [(i / 4, f"{low + span * i / 4:.4g}") for i in range(5)])
     distinct = sorted({show(v) for v in values}, key=_sort_key)
     return _categories(label, [show(v) for v in values], distinct)
+
+
+def _unevenness(values: Sequence[float], scale: Callable[[float], float]) -> float:
+    """How far the values, placed on an axis of ``scale``, are from lying evenly along it: the largest gap
+    between a value's place and its rank's share of the axis (0: evenly spread)."""
+    places = sorted(scale(v) for v in values)
+    low, span = places[0], (places[-1] - places[0]) or 1.0
+    n = len(places)
+    return max(abs((p - low) / span - (i / (n - 1) if n > 1 else 0.5)) for i, p in enumerate(places))
 
 
 def _apart(marks: list[tuple[float, str]]) -> list[tuple[float, str]]:
