@@ -45,8 +45,9 @@ def test_injected_oom_in_a_sweep_shows_in_the_table_and_tensorboard(sweep, tmp_p
                          f"'fault': 'oom@2:{tmp_path / 'marker'}'}}")  # fmt: skip
     result = sweep("--space", space, "--scheduler", "fifo", "--num-samples", "1", "--max-epochs", "3")
     assert result.code == 0, result.err[-3000:]
-    header = [line for line in result.out.splitlines() if line.startswith("| trial ")][-1]
-    assert " batch " in header and " oom " in header
+    headers = [line for line in result.out.splitlines() if line.startswith("| trial ")]
+    assert headers, result.out[-4000:] + result.err[-2000:]  # the live table, at least its final print
+    assert " batch " in headers[-1] and " oom " in headers[-1]
     assert "ran out of memory in epoch 2 (1 retry so far); it goes on at batch size 8" in result.out
     progress = pd.read_csv(next(result.folder.glob("*/progress.csv")))
     assert progress["batch_size_effective"].tolist() == [16, 8, 8]
