@@ -13,9 +13,10 @@ import yaml
 
 from tuner.review.experiment import load
 from tuner.review.report import detail
+from tuner.review.report.axes import axis_for
 from tuner.review.report.curves import curves, history
 from tuner.review.report.page import build
-from tuner.review.report.params import axis_for, parallel
+from tuner.review.report.params import parallel
 
 COLUMNS = ["loss", "timestamp", "training_iteration", "trial_id", "time_this_iter_s", "time_total_s"]
 

@@ -224,7 +224,7 @@ def parallel(objectives: list[Objective], found: list[pareto_front.Point], on_fr
     thick over faded dominated ones (plain lines, no WebGL, as the report's other parallel view)."""
     import plotly.graph_objects as go
 
-    from tuner.review.report.params import axis_for
+    from tuner.review.report.axes import axis_for
 
     axes = []
     for o in objectives:

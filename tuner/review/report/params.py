@@ -1,107 +1,28 @@
 """The report's parameter views: parallel coordinates in real units, and importance on like-for-like values.
 
 Parallel coordinates are drawn as ordinary lines (no WebGL, so they render in any browser, headless ones
-included): a log-scale parameter on a log axis labelled in its values, a choice as its categories (a batch
-size shows 2, 4, 8, 16 and nothing between), the fate as an axis of its own, and the metric last. Importance
-compares trials at one epoch that enough of them reached, since under early stopping a trial's best is often
+included), each parameter on an axis in its own units (tuner/review/report/axes.py: a batch size shows 2, 4, 8,
+16 and nothing between), the fate as an axis of its own, and the metric last. Importance compares trials at one
+epoch that enough of them reached, since under early stopping a trial's best is often
 an epoch-1 value; each parameter's direction says which way it helps.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 from tuner.folder.fates import kind
 from tuner.objectives import Objective, pick
 from tuner.review.experiment import ExperimentRecord, TrialRecord
+from tuner.review.report.axes import LOG_SPAN, axis_for, categories
 from tuner.review.vocabulary import BEST_COLOUR, show
-from tuner.value_types import Value
 
 if TYPE_CHECKING:
     import numpy as np
     import plotly.graph_objects as go
 
-LOG_SPAN = 16
 IMPORTANCE_FIT_AT_MOST = 500  # trials the forest is fitted to: its cost grows faster than the trials
-MAX_CATEGORIES = 8
-
-
-@dataclass
-class Axis:
-    """One vertical axis: where each trial sits on it (0..1) and the ticks that say what the places mean."""
-
-    label: str
-    positions: list[float]
-    ticks: list[tuple[float, str]]
-
-
-def axis_for(label: str, values: Sequence[Value], choices: bool = True) -> Axis:
-    """An axis in the values' own units: whole numbers with few values (batch sizes, widths) as those values;
-    other numbers on a linear axis, or a log one where they span a factor of 16 or more and lie more evenly on
-    it (a log-uniform draw does; a uniform draw from 0 to 1 spans a factor of hundreds too, and would crowd
-    the top of a log axis); text as categories. ``choices=False`` (a metric) keeps numbers continuous."""
-    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if len(numbers) == len(values) and numbers:
-        low, high = min(numbers), max(numbers)
-        unique = sorted(set(numbers))
-        if choices and len(unique) <= MAX_CATEGORIES and all(float(v).is_integer() for v in unique):
-            return _categories(label, [show(v) for v in values], [show(v) for v in unique])
-        if (
-            low > 0
-            and high / low >= LOG_SPAN
-            and _unevenness(numbers, math.log10) < _unevenness(numbers, float)
-        ):
-            lo, hi = math.log10(low), math.log10(high)
-            place = [(math.log10(v) - lo) / (hi - lo) for v in numbers]
-            decades = [e for e in range(math.ceil(lo), math.floor(hi) + 1)]
-            marks = [
-                (0.0, f"{low:.3g}"),
-                *(((e - lo) / (hi - lo), f"{10.0**e:g}") for e in decades),
-                (1.0, f"{high:.3g}"),
-            ]
-            return Axis(f"{label} (log)", place, _apart(marks))
-        span = (high - low) or 1.0
-        place = [(v - low) / span for v in numbers]
-        return Axis(label, place, [(i / 4, f"{low + span * i / 4:.4g}") for i in range(5)])
-    distinct = sorted({show(v) for v in values}, key=_sort_key)
-    return _categories(label, [show(v) for v in values], distinct)
-
-
-def _unevenness(values: Sequence[float], scale: Callable[[float], float]) -> float:
-    """How far the values, placed on an axis of ``scale``, are from lying evenly along it: the largest gap
-    between a value's place and its rank's share of the axis (0: evenly spread)."""
-    places = sorted(scale(v) for v in values)
-    low, span = places[0], (places[-1] - places[0]) or 1.0
-    n = len(places)
-    return max(abs((p - low) / span - (i / (n - 1) if n > 1 else 0.5)) for i, p in enumerate(places))
-
-
-def _apart(marks: list[tuple[float, str]]) -> list[tuple[float, str]]:
-    """Ticks far enough apart to read (a range end next to a decade gives way to the decade)."""
-    kept: list[tuple[float, str]] = []
-    for place, text in sorted(marks):
-        if kept and place - kept[-1][0] < 0.06:
-            if text != kept[-1][1] and place < 1.0:
-                kept[-1] = (place, text)
-            continue
-        kept.append((place, text))
-    return kept
-
-
-def _categories(label: str, shown: list[str], order: list[str]) -> Axis:
-    step = 1.0 / max(len(order) - 1, 1)
-    where = {name: i * step if len(order) > 1 else 0.5 for i, name in enumerate(order)}
-    return Axis(label, [where[s] for s in shown], [(where[name], name) for name in order])
-
-
-def _sort_key(text: str) -> tuple[int, float | str]:
-    try:
-        return 0, float(text)
-    except ValueError:
-        return 1, text
 
 
 def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figure | None:
@@ -122,7 +43,7 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
     if (
         len(set(fates)) > 1
     ):  # each fate a band, its trials spread inside it by their score, so lines stay apart
-        fate_axis = _categories("fate", fates, sorted(set(fates)))
+        fate_axis = categories("fate", fates, sorted(set(fates)))
         rank = {i: r for r, i in enumerate(sorted(range(len(trials)), key=lambda i: scores[i]))}
         band = 0.6 / max(len(set(fates)), 2)
 
