@@ -2,30 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def _descendants(pid: int) -> set[int]:
-    """Every process below ``pid`` now (from /proc's parent links)."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                stat = open(f"/proc/{entry}/stat").read()
-            except OSError:
-                continue
-            children.setdefault(int(stat.rsplit(")", 1)[1].split()[1]), []).append(int(entry))
+    """Every process below ``pid`` now (each thread's ``children`` in /proc: Ray starts some from threads)."""
     out, todo = set(), [pid]
     while todo:
-        for child in children.get(todo.pop(), []):
-            if child not in out:
-                out.add(child)
-                todo.append(child)
+        for listing in Path(f"/proc/{todo.pop()}/task").glob("*/children"):
+            with contextlib.suppress(OSError):
+                for child in map(int, listing.read_text().split()):
+                    if child not in out:
+                        out.add(child)
+                        todo.append(child)
     return out
 
 
