@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.tuner-installed
 DEMO_NAME ?= demo-$(shell date +%Y%m%d-%H%M%S)
 
-.PHONY: venv demo test test-fast test-ray-matrix lint docs bench bench-gpu image clean
+.PHONY: venv demo test test-fast test-ray-matrix lint docs bench bench-peers bench-gpu image clean
 
 # (Re)install only when .venv is missing or pyproject.toml changed since the last install.
 venv:
@@ -62,6 +62,14 @@ bench: venv
 	$(BIN)/python benchmarks/bench_scale.py --sizes 100,400,1600 --rounds 3
 	$(BIN)/python benchmarks/bench_replay.py
 	$(BIN)/python benchmarks/bench_search.py
+
+# Syne Tune 0.13.0 (the last release with ASHA in both forms, MOBSTER, Hyper-Tune, DyHPO and synchronous BOHB),
+# for benchmarks/bench_protocol.py's peers, in a venv of its own: it pins numpy < 1.27, which tuner's does not.
+PEERS := .venv-peers
+bench-peers:
+	@[ -x $(PEERS)/bin/python ] || $(PYTHON) -m venv $(PEERS)
+	$(PEERS)/bin/python -m pip install --quiet 'syne-tune==0.13.0' 'numpy<1.27' 'scipy<1.14' autograd onnxruntime
+	$(PEERS)/bin/python -c "import syne_tune, onnxruntime; print('peers: syne-tune', syne_tune.__version__)"
 
 # On a machine with a CUDA GPU: the gpu-marked tests and the GPU benchmarks, logs in gpu-logs/.
 bench-gpu: venv
