@@ -180,3 +180,29 @@ def test_the_old_module_of_the_live_table_still_imports(old):
     import importlib
 
     assert importlib.import_module(old).SweepReporter is SweepReporter
+
+
+def test_the_value_the_rows_are_ranked_by_is_shown_beside_the_last_one():
+    trials = [trial("a", {"x": 1}, 0.9, 0.8), trial("b", {"x": 2}, 0.3, 0.5)]  # b: best 0.3, last 0.5
+    text = build_reporter("loss", "min", ["x"], max_epochs=4).text(trials, True)
+    header = next(line for line in text.splitlines() if line.startswith("| trial "))
+    cells = [c.strip() for c in header.split("|")]
+    assert cells.index("loss (best)") + 1 == cells.index("loss (last)")
+    best = [float(r.split("|")[cells.index("loss (best)")]) for r in rows(text)]
+    last = [float(r.split("|")[cells.index("loss (last)")]) for r in rows(text)]
+    assert first_cells(text) == ["b", "a"] and best == sorted(best) == [0.3, 0.8] and last == [0.5, 0.8]
+
+
+def test_the_oom_fallbacks_columns_are_shown_only_once_a_batch_was_reduced():
+    def table(*trials):
+        text = build_reporter("loss", "min", ["batch_size"], max_epochs=4).text(list(trials), True)
+        header = next(line for line in text.splitlines() if line.startswith("| trial "))
+        return [c.strip() for c in header.split("|")]
+
+    calm = trial("a", {"batch_size": 8}, 0.5, batch_size_effective=8, oom_retries=0)
+    other = trial("b", {"batch_size": 4}, 0.6, batch_size_effective=4, oom_retries=0)
+    quiet = table(calm, other)
+    assert "batch" not in quiet and "oom" not in quiet  # they only repeat the batch size and count 0
+    halved = trial("c", {"batch_size": 16}, 0.7, batch_size_effective=8, oom_retries=1)
+    header = table(calm, other, halved)
+    assert "batch" in header and "oom" in header and "batch_size" in header

@@ -1,10 +1,12 @@
 """The live table: what the terminal shows every few seconds while trials run, through Ray's public
 ``ProgressReporter``.
 
-Rows are ranked by each trial's best value (as every review ranks them), trials without one last; the status lines
+Rows are ranked by each trial's best value (as every review ranks them), trials without one last, and that value
+has a column of its own beside the last one reported, so the order reads off the table; the status lines
 say what is true: the trials the scheduler stopped early, the scheduler's own state (each of tuner's schedulers
 says it in its ``debug_string``), the best trial so far (one that breaks a ``--constraint`` never is), and on
-several objectives the front, its trials marked in the table. Each trial's state is said in words (running,
+several objectives the front, its trials marked in the table. A diagnostic of the run (the OOM fallback's batch
+size and retries) is shown only once it says something. Each trial's state is said in words (running,
 stopped early, finished, errored) rather than Tune's status names, trials are named by their bare ids as the
 review names them, numbers have 4 significant figures, and where a trial runs is shown only on a cluster.
 Errored trials are counted here and named with their error files when the sweep ends, so nothing here reads a
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ray.tune import ProgressReporter
 
 from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, as_point, reported, sign, violations
+from tuner.spec import DIAGNOSTICS
 from tuner.values import number
 
 if TYPE_CHECKING:
@@ -221,12 +224,12 @@ class LiveTable(ProgressReporter):
             shown = [t for t in shown if t in kept]
         if not shown:
             return []
-        metrics = [m for m in self.columns if any(_lookup(_result(t), m) is not None for t in shown)]
+        metrics = self._metrics_shown(shown)
         # where a trial runs says something only when trials run on more than one machine
         located = len({_result(t).get("node_ip") for t in ranked} - {None}) > 1
         marked = len(self.objectives) > 1
         headers = ["trial", "state", *(["front"] if marked else []), *(["where"] if located else [])]
-        headers += [*self.parameters, *(self.columns[m] for m in metrics)]
+        headers += [*self.parameters, *(self._heading(m) for m in metrics)]
         rows = []
         for t in shown:
             result = _result(t)
@@ -236,7 +239,7 @@ class LiveTable(ProgressReporter):
                 + ([ON_FRONT if t.trial_id in front else ""] if marked else [])
                 + ([_location(result)] if located else [])
                 + [_cell(params.get(p)) for p in self.parameters]
-                + [_cell(_lookup(result, m)) for m in metrics]
+                + [_cell(self.best(t) if m == BEST else _lookup(result, m)) for m in metrics]
             )
         table = tabulate(rows, headers=headers, tablefmt="psql", showindex=False, floatfmt=FLOAT_FORMAT)
         lines = [table]
@@ -244,6 +247,40 @@ class LiveTable(ProgressReporter):
             more = ", ".join(f"{n} {state}" for state, n in sorted(hidden.items(), key=_in_order))
             lines.append(f"... {sum(hidden.values())} more trials not shown ({more})")
         return lines
+
+    def _metrics_shown(self, shown: list[Trial]) -> list[str]:
+        """The metric columns that say something about the trials shown, the best value the rows are ranked
+        by just before the metric's own (last) value. Left out: a column no trial has reported yet, and a
+        diagnostic of the run that says nothing new in any row: the batch size a trial runs at while it is
+        still the one it was given (an OOM fallback halves it), and a count that is zero (OOM retries)."""
+        kept: list[str] = []
+        for m in self.columns:
+            values = [_lookup(_result(t), m) for t in shown]
+            if all(v is None for v in values):
+                continue
+            if m in DIAGNOSTICS and m != self.metric and self._says_nothing(m, shown, values):
+                continue
+            kept.append(m)
+        if any(self.best(t) is not None for t in shown):
+            kept.insert(kept.index(self.metric) if self.metric in kept else 0, BEST)
+        return kept
+
+    def _says_nothing(self, name: str, shown: list[Trial], values: list[Value]) -> bool:
+        from tuner.spec import flatten
+
+        if name in ADJUSTS:
+            given = [flatten(t.config or {}).get(ADJUSTS[name]) for t in shown]
+            return all(v is None or v == g for v, g in zip(values, given, strict=True))
+        return all(v is None or v == 0 for v in values)
+
+    def _heading(self, metric: str) -> str:
+        return f"{self.metric} (best)" if metric == BEST else self.columns[metric]
+
+
+BEST = "\0best"  # the column of each trial's best value of the metric (no reported name can be this)
+# A diagnostic that repeats a parameter until the run changes it: the batch size the out-of-memory fallback
+# trains at, the searched batch_size until an OOM halves it.
+ADJUSTS = {"batch_size_effective": "batch_size"}
 
 
 class SweepReporter(LiveTable):
