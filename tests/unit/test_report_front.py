@@ -211,7 +211,7 @@ def test_a_rung_ranked_by_fronts_gives_each_trial_its_place_and_a_stopped_one_it
     )
 
 
-def test_a_stopped_trials_mark_and_cutoff_sit_exactly_on_its_epoch_and_its_id_tells_it_apart():
+def test_a_stopped_trials_mark_and_cutoff_sit_exactly_on_its_epoch_and_its_hover_tells_it_apart():
     from tuner.review.experiment import ExperimentRecord, TrialRecord
     from tuner.review.report.curves import curves
     from tuner.settings import SweepConfig
@@ -226,7 +226,10 @@ def test_a_stopped_trials_mark_and_cutoff_sit_exactly_on_its_epoch_and_its_id_te
     fig = curves(ExperimentRecord("/exp", SweepConfig(space="x", scheduler="asha", max_epochs=2), trials))
     stopped = [t for t in fig.data if t.name == "stopped early"]
     assert len(stopped) == 3 and all(list(t.x) == [1.0] for t in stopped)  # the epoch, not beside it
-    assert sorted(t.text[-1] for t in stopped) == ["s0", "s1", "s2"]
+    assert sorted(t.hovertext.split(":")[0] for t in stopped) == ["s0", "s1", "s2"]  # each named in its hover
+    assert [t.text[-1] for t in stopped if t.text is not None] == [
+        "s0"
+    ]  # one label where three would overlap
     (cutoffs,) = [t for t in fig.data if t.name == "cutoff that stopped it"]
     assert list(cutoffs.x) == [1, 1, 1] and list(cutoffs.y) == [0.6, 0.6, 0.6]
 
@@ -272,11 +275,10 @@ def test_importance_is_given_for_each_objective_and_says_which_way_a_parameter_m
     section = _importance_section(_experiment(tmp_path))
     assert "<h3>For loss (min)</h3>" in section and "<h3>For latency_ms (min)</h3>" in section
     # wider models are slower: said for the latency, where it holds, not advised as 'better' for the loss
-    assert (
-        "width: higher is worse for latency_ms (higher width, higher latency_ms: rank correlation +0.90)"
-        in section
-    )
-    assert "share of the variance of latency_ms at epoch 1 explained" in section
+    readable = section.encode().decode("unicode_escape")  # plotly writes its labels JSON-escaped
+    assert r"higher width \u2192 higher latency_ms (\u03c1 +0.90)" in section, readable
+    assert "better" not in section and "worse" not in section  # they would read as the metric's direction
+    assert "share of the variance of latency_ms" in section and "at epoch" not in section
 
 
 def test_with_two_objectives_each_rung_is_drawn_on_both_and_a_stopped_trial_is_linked_to_who_dominated_it():

@@ -5,6 +5,7 @@ Experiments written on disk by hand (no Ray), as a finished FIFO or ASHA sweep l
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 import re
@@ -87,13 +88,15 @@ def test_a_large_sweep_draws_its_best_trials_and_sums_up_the_rest(tmp_path):
     hovered = [t for t in lines.data if t.hoverinfo == "text"]
     assert len(hovered) == detail.IN_DETAIL
     faint = [t for t in lines.data if t.hoverinfo == "skip" and t.mode == "lines"]
-    assert sum(list(t.x).count(None) for t in faint) == 250  # every other trial, one line each (none sampled out)
+    assert (
+        sum(list(t.x).count(None) for t in faint) == 250
+    )  # every other trial, one line each (none sampled out)
 
     page = build(experiment)
     assert f"The best {detail.IN_DETAIL} trials have a curve each; the other 250 as bands" in page
     table = re.search(r"<table class=fates>.*?</table>", page, re.S).group(0)
     assert table.count("<tr class=") == detail.IN_DETAIL
-    data = json.loads(re.search(r'id=other-trials>(.*?)</script>', page, re.S).group(1))
+    data = json.loads(re.search(r"id=other-trials>(.*?)</script>", page, re.S).group(1))
     assert len(data) == 250 and {row[2] for row in data} | best == {t.trial_id for t in experiment.trials}
     assert "List the other 250 trials" in page and "(150 stopped early, 100 completed)" in page
 
@@ -135,26 +138,54 @@ def test_one_varying_parameter_holds_all_the_variance_without_a_forest(tmp_path)
     from optuna.distributions import FloatDistribution
     from optuna.importance import FanovaImportanceEvaluator
 
-    from tuner.review.report.params import comparison_epoch, importance, value_at
+    from tuner.review.report.importance import importance, value_of
 
     experiment = _experiment(tmp_path, 40, widths=(16,))
-    found = importance(experiment, experiment.trials)
+    objective = experiment.config.objective
+    found = importance(experiment.trials, objective)
     assert found is not None and found.scores == {"x": 1.0} and found.fitted == 0
-    epoch, reached = comparison_epoch(experiment, experiment.trials, experiment.config.objective)
-    assert (found.epoch, found.reached) == (epoch, len(reached))
+    assert found.compared == 40  # every trial, each at its best: those stopped after epoch 1 too
 
     study = optuna.create_study()
-    for t in reached:
+    for t in experiment.trials:
         study.add_trial(optuna.trial.create_trial(params={"x": t.config["x"]},
                                                   distributions={"x": FloatDistribution(0, 1)},
-                                                  value=value_at(t, "loss", epoch)))  # fmt: skip
-    assert optuna.importance.get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=0)) == {"x": 1.0}
+                                                  value=value_of(t, objective)))  # fmt: skip
+    assert optuna.importance.get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=0)) == {
+        "x": 1.0
+    }
     page = build(experiment)
     assert "Only x varied, so all of the variance is its own" in page and "random forest" not in page
 
     two = _experiment(tmp_path / "two", 40)
-    found = importance(two, two.trials)
-    assert found is not None and set(found.scores) == {"x", "width"} and found.fitted == found.reached
+    found = importance(two.trials, two.config.objective)
+    assert found is not None and set(found.scores) == {"x", "width"} and found.fitted == found.compared
+
+
+def test_importance_compares_each_trial_at_its_best_where_the_trials_differ(tmp_path):
+    """Most trials stopped at epoch 1 near one loss, the rest went on and parted: the trials are compared at
+    their bests, where lr tells them apart, and the page says which way lr moves the loss in those words."""
+    from tuner.review.experiment import ExperimentRecord, TrialRecord
+    from tuner.review.report.importance import direction, importance
+    from tuner.settings import SweepConfig
+
+    def rows(*losses):
+        return [{"training_iteration": str(i), "loss": str(v)} for i, v in enumerate(losses, 1)]
+
+    draw = random.Random(5)
+    lrs = sorted(10 ** draw.uniform(-4, -1) for _ in range(12))
+    trials = []
+    for n, lr in enumerate(lrs):
+        went_on = n >= 8  # the scheduler kept the four with the highest lr
+        # at epoch 1 all sit at about 2.30 whatever their lr; those that went on fall the more the higher it is
+        curve = [2.30 + 0.001 * draw.random()] + ([1.0 - 5 * lr, 0.5 - 5 * lr] if went_on else [])
+        config = {"lr": lr, "width": draw.choice([16, 32, 64])}
+        fate = "ran to max epochs (3)" if went_on else "stopped early by ASHA at epoch 1"
+        trials.append(TrialRecord(f"t{n:02d}", "", "TERMINATED", config, rows(*curve), fate=fate))
+    record = ExperimentRecord("/exp", SweepConfig(space="x", scheduler="asha", max_epochs=3), trials)
+    found = importance(trials, record.config.objective)
+    assert found is not None and found.compared == 12 and max(found.scores, key=found.scores.get) == "lr"
+    assert direction(trials, "lr", record.config.objective).startswith("higher lr → lower loss (ρ -")
 
 
 def test_the_rank_correlation_agrees_with_scipys_spearman_ties_included():
@@ -162,7 +193,7 @@ def test_the_rank_correlation_agrees_with_scipys_spearman_ties_included():
     as ``scipy.stats.spearmanr``, with tied values, a side that does not vary, and too few trials to say."""
     from scipy.stats import spearmanr
 
-    from tuner.review.report.params import _spearman
+    from tuner.review.report.importance import _spearman
 
     draw = random.Random(7)
     for n in (3, 5, 12, 40, 300):
@@ -177,3 +208,26 @@ def test_the_rank_correlation_agrees_with_scipys_spearman_ties_included():
     assert _spearman([1.0, 1.0, 1.0, 1.0], [1.0, 2.0, 3.0, 4.0]) == (0.0, 1.0)
     assert _spearman([1.0, 2.0], [3.0, 5.0]) == (0.0, 1.0)  # two trials say nothing of a direction
     assert _spearman([1.0, 2.0, 3.0, 4.0], [8.0, 6.0, 4.0, 2.0]) == (-1.0, 0.0)
+
+
+def test_trials_stopped_at_one_rung_near_one_value_are_not_a_smear_of_labels():
+    from tuner.review.experiment import ExperimentRecord, TrialRecord
+    from tuner.review.report.curves import LABEL_GAP, LABELS_PER_EPOCH, curves
+    from tuner.settings import SweepConfig
+
+    def rows(*losses):
+        return [{"training_iteration": str(i), "loss": str(v)} for i, v in enumerate(losses, 1)]
+
+    stopped = "stopped early by ASHA at epoch 1: below the cutoff"
+    trials = [TrialRecord("best", "", "TERMINATED", {}, rows(1.2, 0.3), fate="ran to max epochs (2)")]
+    trials += [
+        TrialRecord(f"near{i}", "", "TERMINATED", {}, rows(2.30 + i / 1000), fate=stopped) for i in range(9)
+    ]
+    trials += [TrialRecord("apart", "", "TERMINATED", {}, rows(1.0), fate=stopped)]
+    fig = curves(ExperimentRecord("/exp", SweepConfig(space="x", scheduler="asha", max_epochs=2), trials))
+    labels = {t.text[-1]: t.y[-1] for t in fig.data if t.text is not None and t.text[-1]}
+    assert "apart" in labels and len(labels) <= LABELS_PER_EPOCH  # the best stopped there is named
+    assert len([name for name in labels if name.startswith("near")]) == 1  # one of the nine about 2.30
+    ys = sorted(labels.values())
+    assert all(b - a >= LABEL_GAP * (2.308 - 0.3) for a, b in itertools.pairwise(ys))  # no two labels overlap
+    assert len([t for t in fig.data if t.name == "stopped early"]) == 10  # each still drawn, named on hover

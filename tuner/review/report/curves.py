@@ -1,8 +1,9 @@
 """The report's time figures: the best value so far (against trials, against wall time) and every learning curve.
 
 Learning curves are coloured by fate with one legend entry per fate; a trial stopped early ends in an × at
-the epoch it stopped, labelled with its id (the many trials stopped at one rung share an x: their labels and
-hover tell them apart), beside the cutoff that stopped it.
+the epoch it stopped, beside the cutoff that stopped it. The many trials stopped at one rung share an x and
+often nearly a value: only the best of them are labelled with their ids, each where it does not overlap
+another (``labelled``); the hover names every one.
 """
 
 from __future__ import annotations
@@ -19,13 +20,18 @@ from tuner.values import number
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
+LABELS_PER_EPOCH = 3  # ids written beside the ×s at one epoch: the best stopped there
+LABEL_GAP = 0.05  # of the y axis's span between two labels at one epoch: a 9-pixel line, with room
+
 
 def figure_html(fig: go.Figure | None) -> str:
     """A figure as the page embeds it (plotly's script is inlined once, at the top of the page)."""
     if fig is None:
         return "<p class=note>Not enough results yet.</p>"
     return fig.to_html(
-        include_plotlyjs=False, full_html=False, config={"displaylogo": False, "displayModeBar": False}
+        include_plotlyjs=False,
+        full_html=False,
+        config={"displaylogo": False, "displayModeBar": False, "responsive": True},
     )
 
 
@@ -132,6 +138,7 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
     detailed, rest = detail.split(experiment)
     if rest:
         _bands(fig, metric, rest)
+    named = labelled(detailed, metric, experiment.mode)
     lines = []  # added in one step: plotly checks each trace once, where adding one by one copies them all
     for trial in detailed:
         points = trial.curve(metric)
@@ -143,14 +150,15 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
         stopped = family == "stopped early"
         xs = [float(p[0]) for p in points]  # exactly the epochs: a mark between two would read as a fraction
         symbols = ["circle"] * (len(points) - 1) + ["x" if stopped else "circle"]
+        label_it = trial.trial_id in named
         lines.append(
             {
                 "type": "scatter",
                 "x": xs,
                 "y": [p[1] for p in points],
-                "mode": "lines+markers+text" if stopped else "lines+markers",
-                # a stopped trial's id beside its ×: trials stopped at one rung share its epoch
-                "text": [""] * (len(points) - 1) + [trial.trial_id] if stopped else None,
+                "mode": "lines+markers+text" if label_it else "lines+markers",
+                # a stopped trial's id beside its ×, where it fits (``labelled``)
+                "text": [""] * (len(points) - 1) + [trial.trial_id] if label_it else None,
                 "textposition": "middle right",
                 "textfont": {"size": 9, "color": FATE_COLOURS[family]},
                 "name": label,
@@ -176,6 +184,30 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
     if max_epoch <= 30:
         fig.update_xaxes(dtick=1)
     return fig
+
+
+def labelled(trials: list[TrialRecord], metric: str, mode: str) -> set[str]:
+    """The stopped trials whose ids are written beside their ×: at each epoch the best ones, each at least
+    ``LABEL_GAP`` of the axis from another label there, at most ``LABELS_PER_EPOCH`` (a rung where a dozen
+    trials stopped at about one value would otherwise be a smear of ids)."""
+    values = [v for t in trials for _, v in t.curve(metric)]
+    if not values:
+        return set()
+    gap = LABEL_GAP * ((max(values) - min(values)) or 1.0)
+    ends: dict[int, list[tuple[float, str]]] = {}
+    for trial in trials:
+        points = trial.curve(metric)
+        if points and kind(trial.fate) == "stopped early":
+            epoch, value = points[-1]
+            ends.setdefault(epoch, []).append((value, trial.trial_id))
+    named: set[str] = set()
+    for at in ends.values():
+        placed: list[float] = []
+        for value, trial_id in sorted(at, reverse=mode == "max"):
+            if len(placed) < LABELS_PER_EPOCH and all(abs(value - y) >= gap for y in placed):
+                placed.append(value)
+                named.add(trial_id)
+    return named
 
 
 def _bands(fig: go.Figure, metric: str, trials: list[TrialRecord]) -> None:

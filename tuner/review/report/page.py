@@ -5,7 +5,7 @@ objectives, the Pareto front first (tuner/review/report/front_panel.py); the bes
 scheduler panel (tuner/review/report/scheduler_panel.py: its settings, each rung's decisions with their reasons,
 what it saved); the best value so far against trials and wall time and every learning curve
 (tuner/review/report/curves.py); parallel coordinates and importance in real units
-(tuner/review/report/params.py); every trial's fate; and the replays ``tuner replay`` saved. While a sweep runs
+(tuner/review/report/params.py) and importance (tuner/review/report/importance.py); every trial's fate; and the replays ``tuner replay`` saved. While a sweep runs
 the page is rewritten every few seconds and reloads itself until the sweep ends (tuner/launch/watching/live_report.py).
 """
 
@@ -15,7 +15,6 @@ import html
 from collections import Counter
 
 from tuner.folder.fates import kind
-from tuner.objectives import Objective
 from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.report.curves import curves, figure_html, history
 from tuner.review.report.params import parallel
@@ -45,7 +44,7 @@ def build(experiment: ExperimentRecord, refresh_s: float | None = None) -> str:
         (
             "curves",
             f"Learning curves ({metric} per epoch, coloured by fate)",
-            figure_html(curves(experiment)) + _drawn_note(experiment, "curve"),
+            figure_html(curves(experiment)) + _drawn_note(experiment, "curve") + _labels_note(experiment),
         ),
         (
             "parallel",
@@ -110,6 +109,21 @@ def _drawn_note(experiment: ExperimentRecord, what: str) -> str:
     return f"<p class=note>The best {len(detailed):,} trials have a {what} each; {others}.</p>"
 
 
+def _labels_note(experiment: ExperimentRecord) -> str:
+    """Says where the ids not written beside their × are: a rung where many trials stopped names only a few."""
+    from tuner.review.report import detail
+    from tuner.review.report.curves import LABELS_PER_EPOCH, labelled
+
+    detailed, _ = detail.split(experiment)
+    stopped = [t for t in detailed if kind(t.fate) == "stopped early" and t.curve(experiment.metric)]
+    if len(labelled(detailed, experiment.metric, experiment.mode)) == len(stopped):
+        return ""
+    return (
+        f"<p class=note>Each trial stopped early ends in an ×; at each epoch the best {LABELS_PER_EPOCH} of "
+        "them are named where a name fits, the others in their hover.</p>"
+    )
+
+
 def _scheduler_section(experiment: ExperimentRecord) -> str:
     from tuner.review.report.scheduler_panel import section
 
@@ -147,72 +161,16 @@ def _best_section(experiment: ExperimentRecord) -> str:
 
 
 def _importance_section(experiment: ExperimentRecord) -> str:
-    """One importance chart per objective: what drives the loss may not drive the latency, and a parameter
-    that helps one may cost the other."""
-    parts = [_importance_of(experiment, objective) for objective in experiment.config.objective_list]
-    return "\n".join(parts)
+    from tuner.review.report.importance import section
 
-
-def _importance_of(experiment: ExperimentRecord, objective: Objective) -> str:
-    import plotly.graph_objects as go
-
-    from tuner.review.report.params import comparison_epoch, direction, importance, value_at
-
-    several = experiment.config.several_objectives
-    heading = f"<h3>For {html.escape(str(objective))}</h3>" if several else ""
-    trials = _scored(experiment)
-    found = importance(experiment, trials, objective)
-    if not found:
-        return heading + (
-            "<p class=note>Needs at least 4 trials that reached the same epoch and a parameter that varies."
-            "</p>"
-        )
-    scores, epoch, reached, fitted = found
-    _, compared = comparison_epoch(experiment, trials, objective)
-    names = list(scores)[::-1]
-    labels = [f"{n}: {direction(experiment, compared, n, epoch, objective)}" for n in names]
-    fig = go.Figure(go.Bar(x=[scores[n] for n in names], y=labels, orientation="h"))
-    fig.update_layout(
-        height=120 + 30 * len(names),
-        margin={"t": 20, "l": 20},
-        xaxis_title=f"share of the variance of {objective.name} at epoch {epoch} explained",
-    )
-    fig.update_yaxes(automargin=True)
-    metric = html.escape(objective.name)
-    values = [value_at(t, objective.name, epoch) for t in compared]
-    left_out = len(trials) - reached
-    which = (
-        f"The {reached} trials that reached epoch {epoch} are compared there"
-        + (
-            f"; {left_out} stopped earlier are left out (their early values are no rival to later ones)"
-            if left_out
-            else ""
-        )
-        + "."
-    )
-    if fitted:
-        method = (
-            "fANOVA (Optuna's FanovaImportanceEvaluator): a random forest fitted to "
-            + ("each trial's" if fitted == reached else f"a random {fitted} of these trials' (a fixed seed)")
-            + f" config and {metric} at that epoch, the variance of its prediction split by parameter; beside "
-            "each, which way it helps where the trials show it."
-        )
-    else:
-        method = (
-            f"Only {html.escape(names[0])} varied, so all of the variance is its own (no forest to fit); "
-            "beside it, which way it helps where the trials show it."
-        )
-    note = (
-        f"<p class=note>{which} Epoch {epoch} is the last epoch at least half the trials reached; {metric} "
-        f"there ranged {min(values):.4g} to {max(values):.4g}. {method} With few trials, read it as a hint.</p>"
-    )
-    return heading + figure_html(fig) + note
+    return section(experiment, _scored(experiment))
 
 
 def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
-    """One row a trial, best first: its rank, the order it was made in (as the best-so-far chart counts
-    trials), with several objectives whether it is on the front, its config, best value and the epoch it came
-    at, epochs run, the other metrics it reported at that epoch, and its fate."""
+    """One row a trial, best first: its rank, with several objectives whether it is on the front, its fate
+    (next to the id, so that the explanation is in view on a narrow screen), best value and the epoch it came
+    at, epochs run, its config, the order it was made in (as the best-so-far chart counts trials), and the
+    other metrics it reported at its best epoch."""
     from tuner.review.plots import reported_metrics
 
     metric, mode = experiment.metric, experiment.mode
@@ -226,16 +184,16 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
         row: dict[str, Value] = {
             "#": rank,
             "trial": trial.trial_id,
-            "made": made[trial.trial_id],
             **({"on front": "●" if trial.trial_id in front else ""} if front is not None else {}),
-            **{p: trial.config.get(p) for p in params},
+            "fate": trial.fate,
             f"best {metric}": trial.best(metric, mode),
             "at epoch": int(float(best_row["training_iteration"])) if best_row else None,
             "epochs": trial.epochs,
+            **{p: trial.config.get(p) for p in params},
+            "made": made[trial.trial_id],
         }
         for name in others:
             row[f"{name} at best epoch"] = cell(best_row.get(name))
-        row["fate"] = trial.fate
         rows.append(row)
     return rows
 
@@ -270,7 +228,9 @@ def _fates_table(experiment: ExperimentRecord) -> str:
         + "</tr>"
         for row in shown
     )
-    table = f"<table class=fates><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    # the table scrolls sideways in a box of its own when its columns do not fit, never the page; the fate
+    # is next to the trial's id, in view on a phone too
+    table = f"<div class=wide><table class=fates><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
     if not later:
         return table
     counts = Counter(kind(str(row.get("fate", ""))) for row in later)
@@ -346,15 +306,23 @@ def _replays_section(experiment: ExperimentRecord) -> str:
 
 PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">{refresh}<title>{title}</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
-body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }}
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; padding: 0 1em; max-width: 1200px; color: #222; }}
 h1 {{ font-size: 1.5em; }} h2 {{ font-size: 1.15em; margin-top: 2em; border-bottom: 1px solid #ddd; }}
+p, summary {{ overflow-wrap: anywhere; }}
 .note {{ color: #666; font-size: 0.9em; }}
+.wide {{ overflow-x: auto; max-width: 100%; }}
 table {{ border-collapse: collapse; font-size: 0.85em; }}
 td, th {{ border: 1px solid #ddd; padding: 3px 8px; text-align: left; }}
 table.config th {{ background: #f5f5f5; }}
-table.fates td.fate, table.fates th.fate {{ min-width: 22em; }}
+table.fates td.fate, table.fates th.fate {{ min-width: 16em; max-width: 30em; }}
 table.fates td.cell {{ white-space: nowrap; }}
+table.fates th {{ vertical-align: bottom; }}
+@media (max-width: 600px) {{
+  body {{ margin: 1em auto; }}
+  table.fates td.fate, table.fates th.fate {{ min-width: 11em; }}
+}}
 tr.stopped-early td {{ color: #777; }} tr.paused td {{ color: #a65d00; }} tr.errored td {{ color: #b00; }}
 .live {{ background: #eef6ee; border: 1px solid #9c9; padding: 6px 10px; }}
 </style>

@@ -1,25 +1,20 @@
-"""The report's parameter views: parallel coordinates in real units, and importance on like-for-like values.
+"""The report's parallel coordinates of the parameters, the fate and the metric, in real units.
 
-Parallel coordinates are drawn as ordinary lines (no WebGL, so they render in any browser, headless ones
-included), each parameter on an axis in its own units (tuner/review/report/axes.py: a batch size shows 2, 4, 8,
-16 and nothing between), the fate as an axis of its own, and the metric last. Importance compares trials at one
-epoch that enough of them reached, since under early stopping a trial's best is often
-an epoch-1 value; each parameter's direction says which way it helps.
+Drawn as ordinary lines (no WebGL, so they render in any browser, headless ones included), each parameter on
+an axis in its own units (tuner/review/report/axes.py: a batch size shows 2, 4, 8, 16 and nothing between), the
+fate as an axis of its own, and the metric last. Importance is tuner/review/report/importance.py.
 """
 
 from __future__ import annotations
 
-import math
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING
 
 from tuner.folder.fates import kind
-from tuner.objectives import Objective, pick
 from tuner.review.experiment import ExperimentRecord, TrialRecord
-from tuner.review.report.axes import LOG_SPAN, axis_for, categories
+from tuner.review.report.axes import axis_for, categories
 from tuner.review.vocabulary import BEST_COLOUR, show
 
 if TYPE_CHECKING:
-    import numpy as np
     import plotly.graph_objects as go
 
 IMPORTANCE_FIT_AT_MOST = 500  # trials the forest is fitted to: its cost grows faster than the trials
@@ -173,150 +168,3 @@ def _faint_lines(fig: go.Figure, lines: list[list[float]], shares: list[float], 
             go.Scatter(x=xs, y=ys, mode="lines", line={"color": colour, "width": 0.8}, opacity=0.35,
                        showlegend=False, hoverinfo="skip")
         )  # fmt: skip
-
-
-def comparison_epoch(
-    experiment: ExperimentRecord, trials: list[TrialRecord], objective: Objective | None = None
-) -> tuple[int, list[TrialRecord]]:
-    """The last epoch that at least half the trials (and at least 4) reported ``objective`` at (default: the
-    first), and those trials: importance compares every trial at the same point of training."""
-    metric = (objective or experiment.config.objective).name
-    need = max(4, math.ceil(len(trials) / 2))
-    epochs = sorted({e for t in trials for e, _ in t.curve(metric)}, reverse=True)
-    for epoch in epochs:
-        reached = [t for t in trials if any(e == epoch for e, _ in t.curve(metric))]
-        if len(reached) >= need:
-            return epoch, reached
-    return 0, []
-
-
-def value_at(trial: TrialRecord, metric: str, epoch: int) -> float:
-    return next(v for e, v in trial.curve(metric) if e == epoch)
-
-
-class Importance(NamedTuple):
-    """Each varying parameter's share of the variance, at which epoch, how many trials reached it and how
-    many of those the forest was fitted to (0: one parameter varied, and its share is all of it)."""
-
-    scores: dict[str, float]
-    epoch: int
-    reached: int
-    fitted: int
-
-
-def importance(
-    experiment: ExperimentRecord, trials: list[TrialRecord], objective: Objective | None = None
-) -> Importance | None:
-    """fANOVA importance (Optuna's evaluator) of each varying parameter for ``objective`` (default: the
-    first) at the comparison epoch; None with fewer than 4 trials there or nothing varying. On a large sweep
-    the forest is fitted to a seeded sample of ``IMPORTANCE_FIT_AT_MOST`` of them: its cost grows faster than
-    the trials, and a few hundred rank the parameters about as steadily as thousands. With one varying
-    parameter there is nothing to split: its share is all of it, and no forest is fitted (seconds on a large
-    sweep, for the answer the normalised shares give anyway)."""
-    objective = objective or experiment.config.objective
-    epoch, reached = comparison_epoch(experiment, trials, objective)
-    names = [
-        n
-        for n in sorted({k for t in reached for k in t.config})
-        if len({show(t.config.get(n)) for t in reached}) > 1
-    ]
-    if len(reached) < 4 or not names:
-        return None
-    if len(names) == 1:
-        return Importance({names[0]: 1.0}, epoch, len(reached), 0)
-    import optuna
-    from optuna.distributions import BaseDistribution, CategoricalDistribution, FloatDistribution
-    from optuna.importance import FanovaImportanceEvaluator
-
-    distributions: dict[str, BaseDistribution] = {}
-    for name in names:
-        values = [t.config.get(name) for t in reached]
-        numbers = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
-        if len(numbers) == len(values):
-            low, high = min(numbers), max(numbers)
-            distributions[name] = FloatDistribution(low, high, log=low > 0 and high / low >= LOG_SPAN)
-        else:
-            distributions[name] = CategoricalDistribution(sorted({show(v) for v in values}))
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    study = optuna.create_study(direction="minimize" if objective.mode == "min" else "maximize")
-    fitted = reached
-    if len(reached) > IMPORTANCE_FIT_AT_MOST:
-        import random
-
-        fitted = random.Random(0).sample(reached, IMPORTANCE_FIT_AT_MOST)
-    for t in fitted:
-        params = {
-            # a parameter under a FloatDistribution is a number in every trial (above)
-            n: (
-                float(cast(float, t.config[n]))
-                if isinstance(distributions[n], FloatDistribution)
-                else show(t.config[n])
-            )
-            for n in names
-        }
-        study.add_trial(
-            optuna.trial.create_trial(
-                params=params, distributions=distributions, value=value_at(t, objective.name, epoch)
-            )
-        )
-    scores = optuna.importance.get_param_importances(study, evaluator=FanovaImportanceEvaluator(seed=0))
-    return Importance(scores, epoch, len(reached), len(fitted))
-
-
-def direction(
-    experiment: ExperimentRecord,
-    trials: list[TrialRecord],
-    name: str,
-    epoch: int,
-    objective: Objective | None = None,
-) -> str:
-    """Which way a parameter helps ``objective`` (default: the first) at the comparison epoch, where the
-    trials show it: for a number, the sign of its rank correlation with the objective when that is unlikely
-    to be chance (p < 0.1), said both ways so that the sign reads right; for a choice, the option with the
-    best mean."""
-    objective = objective or experiment.config.objective
-    metric, mode = objective.name, objective.mode
-    pairs = [(t.config.get(name), value_at(t, metric, epoch)) for t in trials]
-    numbers = [(v, m) for v, m in pairs if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if len(numbers) == len(pairs) and len({v for v, _ in numbers}) > 1:
-        rho, p = _spearman([v for v, _ in numbers], [m for _, m in numbers])
-        if p >= 0.1:
-            return f"direction unclear ({len(numbers)} trials)"
-        better = (rho < 0) == (mode == "min")
-        moves = "lower" if rho < 0 else "higher"
-        return (
-            f"higher is {'better' if better else 'worse'} for {metric} (higher {name}, {moves} {metric}: "
-            f"rank correlation {rho:+.2f})"
-        )
-    means: dict[str, list[float]] = {}
-    for v, m in pairs:
-        means.setdefault(show(v), []).append(m)
-    top = pick(mode)(means, key=lambda k: sum(means[k]) / len(means[k]))
-    return f"best for {metric} with {top}"
-
-
-def _spearman(xs: list[float], ys: list[float]) -> tuple[float, float]:
-    """Spearman's rank correlation and its two-sided p-value by the t approximation (0 and 1 when one side
-    does not vary). Ranked here rather than by ``scipy.stats``: its import alone is a second of every page,
-    the live page's child included, where ``scipy.special`` is a fraction of that."""
-    import numpy as np
-    from scipy.special import stdtr
-
-    x_ranks, y_ranks = _ranks(np.asarray(xs, dtype=float)), _ranks(np.asarray(ys, dtype=float))
-    if len(xs) < 3 or np.ptp(x_ranks) == 0 or np.ptp(y_ranks) == 0:
-        return 0.0, 1.0
-    rho = float(np.clip(np.corrcoef(x_ranks, y_ranks)[0, 1], -1.0, 1.0))
-    if abs(rho) == 1.0:
-        return rho, 0.0
-    freedom = len(xs) - 2
-    t = abs(rho) * math.sqrt(freedom / ((1.0 + rho) * (1.0 - rho)))
-    return rho, float(2.0 * stdtr(freedom, -t))
-
-
-def _ranks(values: np.ndarray) -> np.ndarray:
-    """1-based ranks, tied values sharing the mean of the ranks they span."""
-    import numpy as np
-
-    _, where, counts = np.unique(values, return_inverse=True, return_counts=True)
-    ends = np.cumsum(counts)
-    return ((ends - counts + 1 + ends) / 2.0)[where]

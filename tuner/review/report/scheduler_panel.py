@@ -96,7 +96,9 @@ def settings_lines(experiment: ExperimentRecord) -> list[str]:
         ]
     reported = [t for t in experiment.trials if t.rows]
     at_once = experiment.at_once() or (trials_at_once(reported) if reported else 0)
-    return [*lines, f"{len(experiment.trials)} trials, at most {at_once} running at once"]
+    planned = experiment.planned_at_once()
+    allowed = f" (the plan allowed {planned})" if planned and planned > at_once else ""
+    return [*lines, f"{len(experiment.trials)} trials, at most {at_once} running at once{allowed}"]
 
 
 def savings_line(experiment: ExperimentRecord) -> str:
@@ -108,17 +110,19 @@ def savings_line(experiment: ExperimentRecord) -> str:
     if not trials:
         return "No trial has reported yet."
     ran = sum(t.epochs for t in trials)
-    full = len(trials) * max_epochs
+    saved = sum(experiment.epochs_cut(t) for t in trials)  # only what a scheduler cut counts
+    full = ran + saved
     seconds = [
         float(r["time_this_iter_s"]) for t in trials for r in t.rows if _number(r.get("time_this_iter_s"))
     ]
     per_epoch = sum(seconds) / len(seconds) if seconds else 0.0
-    saved = max(full - ran, 0)
     if experiment.config.scheduler == "fifo":
-        return f"No early stopping: FIFO runs every trial to max epochs ({ran} epochs in all)."
+        return f"No early stopping: FIFO runs every trial to its end ({ran} epochs in all)."
+    horizon = experiment.horizon
+    end = "max epochs" if horizon >= max_epochs else f"epoch {horizon}, where the trainable's own loop ends"
     line = (
-        f"Trials ran {ran} epochs; every trial to max epochs would have been {full}: early stopping saved {saved} "
-        f"epochs ({saved / full:.0%})"
+        f"Trials ran {ran} epochs, and would have run {full} had the scheduler stopped none (each to {end}): "
+        f"early stopping saved {saved} epochs ({saved / full if full else 0:.0%})"
     )
     if per_epoch:
         line += f", about {format_seconds(saved * per_epoch)} of trial time at {format_seconds(per_epoch)} an epoch"
