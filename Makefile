@@ -21,11 +21,11 @@ venv:
 		echo "$$want" > $(STAMP); \
 	fi
 
+# tuner's own defaults (scheduler and searcher chosen by auto), on a set small enough for about a minute on 2 cores;
+# the sweep writes its report.html at the end.
 demo: venv
-	$(BIN)/tuner sweep --space cifar_small --dataset synthetic --synthetic-size 3000 \
-		--num-samples 12 --max-epochs 4 --scheduler asha \
-		--storage-path ./results --name $(DEMO_NAME)
-	$(BIN)/tuner report ./results/$(DEMO_NAME)
+	$(BIN)/tuner sweep --space cifar_small --dataset synthetic --synthetic-size 1500 \
+		--num-samples 8 --max-epochs 3 --storage-path ./results --name $(DEMO_NAME)
 
 # Two tiers: the fast one (unit tests and instant trials on a real Ray) first, then the slow one (CIFAR
 # sweeps, a real Ray head, kill -9 and resume, and tests that wait on real time: timeouts, budgets, signals).
@@ -68,7 +68,7 @@ bench: venv
 PEERS := .venv-peers
 bench-peers:
 	@[ -x $(PEERS)/bin/python ] || $(PYTHON) -m venv $(PEERS)
-	$(PEERS)/bin/python -m pip install --quiet 'syne-tune==0.13.0' 'numpy<1.27' 'scipy<1.14' autograd onnxruntime
+	$(PEERS)/bin/python -m pip install --quiet 'syne-tune==0.13.0' 'numpy<1.27' 'scipy<1.14' 'scikit-learn<1.6' statsmodels autograd onnxruntime
 	$(PEERS)/bin/python -c "import syne_tune, onnxruntime; print('peers: syne-tune', syne_tune.__version__)"
 
 # On a machine with a CUDA GPU: the gpu-marked tests and the GPU benchmarks, logs in gpu-logs/.
