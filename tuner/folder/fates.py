@@ -7,7 +7,9 @@ trial whose process died of a signal (tuner/launch/guards/crashes.py), the trial
 (tuner/launch/guards/disk.py). During a sweep the decisions go to a file beside the experiment (Ray syncs its own
 copy of the experiment folder over files written there directly); when the sweep ends they are written to
 ``fates.json`` in the experiment. The rest of a fate follows from the trial itself: it ran all its epochs,
-it errored (with its error), it is still running.
+its own loop ended it sooner (a trainable that loops ``range(5)`` under ``--max-epochs 10``), it errored (with
+its error), it is still running. ``fate`` decides it, and every view (the live table through
+tuner/launch/guards/loop_end.py, the summary, ``tuner results``, the report, ``tuner.load``) reads its answer.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from tuner.folder.names import FATES_FILE
 from tuner.folder.names import FATES_SIDECAR as LOG_NAME
 from tuner.ray_compat.messages import through_storage_layer
 from tuner.ray_compat.state_file import OPEN_STATUSES
+from tuner.storage_outage import gave_up_in
 from tuner.value_types import Value
 
 STOPPED, PERTURBED = "stopped", "perturbed"
@@ -43,7 +46,11 @@ _BUCKET_REFUSALS: _Refusals = (
 
 
 def refusal(text: str) -> str | None:
-    """What an error says about the storage refusing a write, in words; None when it says nothing of it."""
+    """What an error says about the storage refusing a write, in words; None when it says nothing of it. A
+    storage that could not be reached for longer than the storage timeout is one (tuner/storage_outage.py)."""
+    unreachable = gave_up_in(text)
+    if unreachable:
+        return unreachable
     for marks, meaning in _DISK_REFUSALS:
         if any(mark in text for mark in marks):
             return meaning
@@ -55,6 +62,9 @@ def refusal(text: str) -> str | None:
 
 
 UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
+LOOP_ENDED = (
+    "ended by its own loop"  # finished below --max-epochs with nothing stopping it: the trainable's loop
+)
 NOT_STARTED = "not started yet: the sweep stopped first; tuner resume starts it"
 NEVER_STARTED = "never started: the budget was spent first"
 ENDED_PAUSED = "; the sweep ended before it was continued"
@@ -274,7 +284,23 @@ def fate(
         return f"{decision['budget']} at epoch {epochs} of {max_epochs}" + note
     if epochs >= max_epochs:
         return f"ran to max epochs ({max_epochs})" + note
-    return f"ended at epoch {epochs} of {max_epochs}" + note
+    if not epochs:
+        return f"{LOOP_ENDED} before its first report" + note
+    return f"{LOOP_ENDED} at epoch {epochs}" + note
+
+
+def loop_end(status: str, epochs: int, max_epochs: int, decision: Decision | None) -> int | None:
+    """The epoch at which the trial's own loop ended it (its fate says so), None when something else did or it
+    ran to ``max_epochs``: what the sweep learns a trial's length from (``ExperimentRecord.horizon``)."""
+    if not 0 < epochs < max_epochs:
+        return None
+    return epochs if fate(status, epochs, max_epochs, "", decision).startswith(LOOP_ENDED) else None
+
+
+def cut_by_scheduler(text: str) -> bool:
+    """Whether a fate is a scheduler's cut: stopped early, or paused and never continued. Only these count as
+    epochs early stopping saved; a trial ended by its own loop, the budget or an error saved nothing."""
+    return text.startswith("stopped early by") or ENDED_PAUSED in text
 
 
 def family(text: str) -> str:

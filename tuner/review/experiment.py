@@ -12,11 +12,13 @@ import json
 import math
 import os
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tuner import storage
 from tuner.errors import UsageError
+from tuner.folder.fates import cut_by_scheduler, family
 from tuner.folder.names import CONFIG_FILE, PLAN_FILE, STDOUT_FILE
 from tuner.objectives import Mode, pick, sign
 from tuner.ray_compat.state_file import saved_trial_states
@@ -43,6 +45,7 @@ class TrialRecord:
     error: str = ""  # the last line of its error
     error_file: str | None = None  # the whole error, inside the experiment folder
     fate: str = ""  # why it ended where it did (tuner/folder/fates.py)
+    loop_end: int | None = None  # the epoch its own loop ended it, below --max-epochs (fates.loop_end)
     rungs: list[RungRecord] = field(default_factory=list)  # each comparison at a rung, as decided
     # each metric's finite values, read once: a large sweep's views rank thousands of trials several times
     _values: dict[str, list[float]] = field(default_factory=dict, repr=False, compare=False)
@@ -165,6 +168,25 @@ class ExperimentRecord:
             ),
         )
 
+    @cached_property  # a record is read once and not changed
+    def horizon(self) -> int:
+        """The epochs a trial runs unless something stops it: ``--max-epochs``, or where the trainable's own
+        loop ends trials when that comes sooner (the latest such end, if loops differ by config)."""
+        ends = [t.loop_end for t in self.trials if t.loop_end is not None]
+        return max(ends) if ends else self.config.max_epochs
+
+    def fate_counts(self) -> dict[str, int]:
+        """How many trials met each fate, by its family ("stopped early by ASHA", "ended by its own loop"),
+        most common first: what the summary, ``tuner results`` and ``tuner.load`` count."""
+        from collections import Counter
+
+        return dict(Counter(family(t.fate) for t in self.trials).most_common())
+
+    def epochs_cut(self, trial: TrialRecord) -> int:
+        """Epochs a scheduler cut from a trial: from where it stopped (or was paused for good) to the horizon;
+        none for a trial that ran to its end or that its own loop, the budget or an error ended."""
+        return max(self.horizon - trial.epochs, 0) if cut_by_scheduler(trial.fate) else 0
+
     def breaks(self, trial: TrialRecord) -> list[str]:
         """The constraints (``--constraint``) the trial's last result breaks, in words; none without constraints."""
         constraints = self.config.constraint_list
@@ -217,6 +239,16 @@ class ExperimentRecord:
         from tuner.folder import spent
 
         return spent.read(self.path).at_once or None
+
+    def planned_at_once(self) -> int | None:
+        """How many trials the plan let run at once (its resources line), None where no plan was kept."""
+        import re
+
+        for line in self.plan_lines():
+            found = re.match(r"resources: .*; (\d+) trial\(s\) at once", line)
+            if found:
+                return int(found.group(1))
+        return None
 
     def plan_lines(self) -> list[str]:
         """The plan the sweep printed before its first trial (empty for a sweep made before it was kept)."""
@@ -360,6 +392,7 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
             record.nonfinite(config.metric or "loss"),
             live,
         )
+        record.loop_end = fates.loop_end(status, record.epochs, config.max_epochs, decision)
         trials.append(record)
     made = {trial_id: state.get("made") for trial_id, state in states.items()}
     # the order Tune made them
