@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -172,3 +173,96 @@ def test_the_gate_holds_new_trials_back_while_a_paused_one_promises_more():
     scheduler._pool_means = np.full_like(scheduler._pool_means, 2.0)  # every new config beats everything
     scheduler._version += 1
     assert scheduler.wants_new_trial()
+
+
+# --- a trainable whose own loop ends before max_epochs -----------------------------------------------------
+
+LOOP = 6  # the trainable's own loop: half of EPOCHS
+
+
+class ShortLoop(SlowStarters):
+    """The slow starters from a trainable that loops ``range(LOOP)`` whatever max_epochs says."""
+
+    def curve(self, config):
+        whole = super().curve(config)
+        return Curve(whole.config, whole.rows[:LOOP], whole.seconds[:LOOP])
+
+
+@functools.cache
+def _short_loop_replay(seed=0):
+    algorithms = build(SPACE, "freeze-thaw", "auto", metric="acc", mode="max", max_epochs=EPOCHS, num_samples=16,
+                       seed=seed, workers=2, trials_cap=16)  # fmt: skip
+    log, written = algorithms.fate_log, []
+    keep = log.record
+
+    def record(trial_id, kind, text, data=None):  # the log as written, in order, besides what it keeps
+        written.append((trial_id, kind, dict(data or {})))
+        keep(trial_id, kind, text, data)
+
+    log.record, log.written = record, written
+    out = replay(ShortLoop(), algorithms, workers=2, metric="acc", mode="max", max_epochs=EPOCHS, num_samples=16)
+    return out, algorithms
+
+
+def test_the_model_predicts_where_the_trainables_own_loop_ends_once_a_trial_ended_there():
+    out, algorithms = _short_loop_replay()
+    scheduler = algorithms.scheduler
+    assert scheduler.horizon == LOOP and scheduler.max_t == EPOCHS
+    assert any(t.epochs == LOOP for t in out.trials), "some trial ran its whole loop"
+    records = sorted((r for rungs in algorithms.fate_log.rungs.values() for r in rungs), key=lambda r: r["arrived"])
+    said = [r["reason"] for r in records if "predicted" in r["reason"]]
+    first = next(i for i, reason in enumerate(said) if f" at epoch {LOOP}, best so far" in reason)
+    assert all(f" at epoch {EPOCHS}," not in reason for reason in said[first:]), "predictions past the loop's end"
+    stops = [text for text in algorithms.fate_log.texts.values() if text.startswith("stopped early")]
+    assert stops and all(f"at epoch {LOOP}, best so far" in text for text in stops)
+    assert f"predicting epoch {LOOP} (the trainable's own loop ends there)" in scheduler.debug_string()
+
+
+def test_a_reason_never_weighs_a_trial_against_one_stopped_at_the_same_check_and_its_numbers_differ():
+    compared = 0
+    for seed in range(3):
+        _, algorithms = _short_loop_replay(seed)
+        rungs = algorithms.fate_log.rungs
+        stopped_at = {(tid, r["arrived"]) for tid, rs in rungs.items() for r in rs if r["verdict"] == "stopped"}
+        for tid, records in rungs.items():
+            for r in records:
+                reason = r["reason"]
+                if "promises more:" not in reason and " against trial " not in reason:
+                    continue
+                compared += 1
+                named = re.search(r"\btrial (\w+)", reason)  # or "a new config"
+                if named:
+                    rival = named.group(1)
+                    assert rival != tid and (rival, r["arrived"]) not in stopped_at, reason
+                mine, theirs = _gains(reason)
+                assert mine != theirs, reason
+    assert compared, "no reason weighed one trial against another"
+
+
+def test_hopeless_paused_trials_are_stopped_before_the_trial_at_hand_is_weighed_against_them():
+    """A check stops the paused trials the model gives no chance first, then decides the trial that reported:
+    its reason can only name a rival still in the running."""
+    same_check = 0
+    for seed in range(3):
+        _, algorithms = _short_loop_replay(seed)
+        checks = {}
+        for trial_id, kind, data in algorithms.fate_log.written:
+            if kind == "rung":
+                checks.setdefault(data["arrived"], []).append((trial_id, data["verdict"]))
+        for records in checks.values():
+            decided = next((i for i, (_, verdict) in enumerate(records) if verdict != "stopped"), None)
+            if decided is None:
+                continue
+            same_check += decided > 0
+            assert all(tid == records[decided][0] for tid, _ in records[decided:]), records
+    assert same_check, "no check stopped a paused trial before deciding the one that reported"
+
+
+def _gains(reason):
+    """(this trial's expected gain, the rival's) as a reason gives them."""
+    if "promises more:" in reason:
+        theirs, mine = reason.split("an expected gain of ")[1].split(" against this trial's ")
+    else:
+        mine, theirs = reason.split("its expected gain ")[1].split(" against ")
+        theirs = theirs.split("'s ")[1]
+    return mine.strip(), theirs.strip()

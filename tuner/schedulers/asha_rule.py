@@ -84,6 +84,16 @@ class AshaRule(Rule):
         self.stopped += 1
         return TrialScheduler.STOP
 
+    def follow_loop(self, epochs: int) -> str | None:
+        """The trainable's own loop ends trials at ``epochs``: the rungs from there on are never reached, and
+        a comparison at the loop's last epoch would cut nothing; they are dropped."""
+        dropped = sorted(m for m in self.rungs if m >= epochs)
+        if not 0 < epochs < self.max_t or not dropped:
+            return None
+        for milestone in dropped:
+            del self.rungs[milestone]
+        return f"ASHA's rung{'s' if len(dropped) > 1 else ''} at epoch {', '.join(map(str, dropped))} dropped"
+
     def _signed_at(self, milestone: int, at: dict[str, Standing]) -> SignedValues:
         """The values at a rung signed, kept as trials arrive there; made again from the rung when it holds
         more than they do (rungs restored from the fate log, or a rule unpickled from before they were kept)."""

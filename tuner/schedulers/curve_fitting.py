@@ -35,6 +35,7 @@ NEIGHBOURS = 32  # around each of the ``NEAR_BEST`` best trials
 NEAR_BEST = 4
 TRUST = 10.0  # a trial's own last value moves its prediction by epochs / (epochs + TRUST) of its gap
 NOISE = 0.01  # spread of a curve's end not seen in the members' disagreement, on the 0-1 scale
+NEGLIGIBLE = 1e-6  # an expected gain below this, on the 0-1 scale, reads "about 0" beside a larger one
 
 
 def expected_improvement(
@@ -100,6 +101,12 @@ class CurveFitting:
     _cache: tuple[int, PredictionTable] | None
     _pool_cache: tuple[tuple[int, int], NDArray[np.float64]] | None
 
+    @property
+    def horizon(self) -> int:
+        """The epoch whose value the model predicts: ``max_t``, or where the trainable's own loop ends trials
+        when that is sooner (``FreezeThawScheduler.follow_loop``; a scheduler saved before it has none)."""
+        return int(self.__dict__.get("loop_end") or self.max_t)
+
     # --- the model's scale ----------------------------------------------------------------------------
     def _axis(self, raw: float) -> float:
         """A value (higher is better) on the model's axis: a loss that has always been positive on a log scale
@@ -134,16 +141,29 @@ class CurveFitting:
 
     def _said(self, p: Prediction) -> str:
         return (
-            f"{self._shown(p.mean):.4g} ± {self._spread_shown(p.spread, p.mean):.2g} at epoch {self.max_t}, "
+            f"{self._shown(p.mean):.4g} ± {self._spread_shown(p.spread, p.mean):.2g} at epoch {self.horizon}, "
             f"best so far {self._shown(self._best_scaled()):.4g}"
         )
 
-    def _gain_said(self, gain: float) -> str:
-        """An expected improvement in the metric's units (about 0 below a thousandth of its range)."""
-        best = self._best_scaled()
-        if gain < 1e-3:
-            return "about 0"
-        return f"{abs(self._shown(best + gain) - self._shown(best)):.2g}"
+    def _gain_in_units(self, gain: float) -> float:
+        """An expected improvement over the best so far, in the metric's units (unrounded)."""
+        low, high = self.scale
+        best = low + self._best_scaled() * (high - low)
+        return abs(self._metric_of(best + gain * (high - low)) - self._metric_of(best))
+
+    def _gains_said(self, *gains: float) -> list[str]:
+        """Expected improvements in the metric's units, with as many figures as it takes to tell unequal ones
+        apart (two at least, six at most), so that a reason's comparison can be read off its numbers; one
+        under a millionth of the values' range is "about 0" beside one that is not."""
+        values = [self._gain_in_units(g) for g in gains]
+        said: list[str] = []
+        for figures in range(2, 7):
+            said = [f"{v:.{figures}g}" for v in values]
+            if len(set(said)) == len(set(values)):
+                break
+        if any(g >= NEGLIGIBLE for g in gains):
+            said = ["about 0" if g < NEGLIGIBLE else text for g, text in zip(gains, said, strict=True)]
+        return said
 
     # --- fitting --------------------------------------------------------------------------------------
     def _observations(self) -> tuple[Observations, tuple[float, float, bool]] | None:
@@ -229,7 +249,7 @@ class CurveFitting:
             pool += self.features.near(self.configs[tid], NEIGHBOURS, rng)
         self._pool = pool
         self._pool_rows = self.features.rows(pool)
-        self._pool_means = self.model.curves(self._pool_rows, np.array([self.max_t]))[:, :, 0]
+        self._pool_means = self.model.curves(self._pool_rows, np.array([self.horizon]))[:, :, 0]
 
     # --- predictions --------------------------------------------------------------------------------------
     def predict(self, trial_id: str) -> Prediction:
@@ -251,18 +271,21 @@ class CurveFitting:
         ids = list(self.rows)
         missing = [tid for tid in ids if tid not in self._predicted]
         if missing:
-            made = self.model.curves(np.vstack([self.rows[t] for t in missing]), np.arange(1, self.max_t + 1))
+            made = self.model.curves(
+                np.vstack([self.rows[t] for t in missing]), np.arange(1, self.horizon + 1)
+            )
             for k, tid in enumerate(missing):
                 self._predicted[tid] = made[:, k, :]
         members = np.stack([self._predicted[t] for t in ids])  # trials x members x epochs
         epochs = np.array([len(self.curves.get(t) or []) for t in ids])
         seen = np.array([self._scaled(self.curves[t][-1]) if epochs[k] else 0.0 for k, t in enumerate(ids)])
         ends = members[:, :, -1]
-        at = members[np.arange(len(ids)), :, np.maximum(epochs, 1) - 1]
+        # a trial past the horizon (loops that differ by config) is conditioned at the horizon
+        at = members[np.arange(len(ids)), :, np.clip(epochs, 1, self.horizon) - 1]
         trust = (epochs / (epochs + TRUST))[:, None]
         conditioned = np.maximum(ends + trust * (seen[:, None] - at), seen[:, None])
         ends = np.where(epochs[:, None] > 0, conditioned, ends)
-        left = np.maximum(self.max_t - epochs, 0) / self.max_t
+        left = np.maximum(self.horizon - epochs, 0) / self.horizon
         mean = ends.mean(1)
         spread = np.sqrt(ends.var(1) + (NOISE * left) ** 2) + 1e-9
         gain, chance = expected_improvement(mean, spread, self._best_scaled())

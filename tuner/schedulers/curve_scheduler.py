@@ -31,7 +31,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 from tuner.folder.fates import PAUSED, RUNG, STOPPED, THAWED, DecisionLog
 from tuner.schedulers.comparing import epoch_of
 from tuner.schedulers.config_features import ConfigFeatures
-from tuner.schedulers.curve_fitting import CurveFitting, Fit, Prediction, PredictionTable
+from tuner.schedulers.curve_fitting import MIN_TRIALS, CurveFitting, Fit, Prediction, PredictionTable
 from tuner.schedulers.curve_model import PowerLawEnsemble
 from tuner.values import number
 
@@ -71,6 +71,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         self.rows: dict[str, NDArray[np.float64]] = {}  # trial id -> its config's features
         self.configs: dict[str, Config] = {}
         self.next_check: dict[str, int] = {}
+        self.loop_end: int | None = None  # where the trainable's own loop ends trials, when before max_t
         self.ended: set[str] = set()
         self.frozen: set[str] = set()  # trials it paused that have not run since
         self._last: dict[str, float] = {}  # each trial's last reported value, as reported
@@ -139,13 +140,32 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
 
         if value is not None:
             self._last[trial.trial_id] = value
-        action = self._decide(tune_controller, trial, int(epoch), value)
+        # hopeless paused trials first: a trial is never weighed against one stopped at the same check
         self._stop_hopeless(tune_controller, trial)
+        action = self._decide(tune_controller, trial, int(epoch), value)
         self._maybe_fit()
         return action
 
     def on_trial_complete(self, tune_controller: TuneController, trial: Trial, result: Result) -> None:
+        if trial.trial_id not in self.ended:  # not stopped here: its own loop ended it
+            epochs = len(self.curves.get(trial.trial_id) or [])
+            if 0 < epochs < self.max_t:
+                self.follow_loop(epochs)
         self._end(trial.trial_id)
+
+    def follow_loop(self, epochs: int) -> str | None:
+        """The trainable's own loop ends trials at ``epochs``, before ``max_t``: the model predicts each
+        trial's value there from now on (loops that differ by config: the latest end seen). What it predicts,
+        in words, when the horizon is ``epochs``; else None."""
+        if 0 < epochs < self.max_t and epochs > (self.loop_end or 0):
+            self.loop_end = epochs
+            self._predicted = {}  # every prediction was made to the old horizon
+            self._version += 1
+            if self.model is not None and self._pool:
+                self._pool_means = self.model.curves(self._pool_rows, np.array([self.horizon]))[:, :, 0]
+        if self.loop_end != epochs:
+            return None
+        return f"freeze-thaw predicts each trial's {self._metric or 'metric'} at epoch {epochs}"
 
     def on_trial_remove(self, tune_controller: TuneController, trial: Trial) -> None:
         self._end(trial.trial_id)
@@ -178,6 +198,8 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
 
     def debug_string(self) -> str:
         fitted = f"model fitted on {self.fitted_points} epochs" if self.model is not None else "random start"
+        if self.horizon < self.max_t:
+            fitted += f", predicting epoch {self.horizon} (the trainable's own loop ends there)"
         return (
             f"freeze-thaw: {self.paused} pause(s), {self.stopped} trial(s) stopped early so far; {fitted}; "
             f"best {self._metric} so far {f'{self._shown(self._best_scaled()):.4g}' if self._any() else '-'}"
@@ -216,7 +238,12 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         if self.model is None:
             # the random start: each of its trials waits here for the first model, if there is room for more
             if self.can_pause and self.searching:
-                return self._pause(trial_id, epoch, value, None, "waits for the first model of the curves")
+                seen = sum(1 for c in self.curves.values() if any(math.isfinite(v) for v in c))
+                why = (
+                    f"waits for the first model of the curves (fitted once {MIN_TRIALS} trials have results; "
+                    f"{seen} {'has' if seen == 1 else 'have'})"
+                )
+                return self._pause(trial_id, epoch, value, None, why)
             return TrialScheduler.CONTINUE
         mine = self.predict(trial_id)
         if self._hopeless(mine, epoch):
@@ -235,16 +262,16 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         new_waiting = any(not self.curves.get(tid) for tid in waiting)  # the searcher makes one at a time
         if self.searching and not new_waiting and self._new_gain() > rival_gain:
             rival_gain, rival = self._new_gain(), "a new config"
-        against = (
-            f"expected gain {self._gain_said(mine.gain)} against {rival}'s {self._gain_said(rival_gain)}"
-        )
+        own, theirs = self._gains_said(mine.gain, rival_gain)
         if mine.gain >= rival_gain:
-            self._record(trial_id, epoch, value, mine, "goes on", against if rival else "")
+            kept = f"its expected gain {own} against {rival}'s {theirs}" if rival else ""
+            self._record(trial_id, epoch, value, mine, "goes on", kept)
             return TrialScheduler.CONTINUE
+        lost = f"{rival} promises more: an expected gain of {theirs} against this trial's {own}"
         if not self.can_pause:
-            return self._stop(trial_id, epoch, value, mine, f"{rival} promises more ({against}), and a trial "
-                              "without checkpoints cannot be continued later")  # fmt: skip
-        return self._pause(trial_id, epoch, value, mine, f"{rival} promises more ({against})")
+            return self._stop(trial_id, epoch, value, mine, f"{lost}, and a trial without checkpoints cannot "
+                              "be continued later")  # fmt: skip
+        return self._pause(trial_id, epoch, value, mine, lost)
 
     def _hopeless(self, mine: Prediction, epoch: int) -> bool:
         """Under a ``HOPELESS`` chance to beat the best: once it has run ``HOPELESS_AFTER`` epochs, or from its
@@ -266,7 +293,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         self.stopped += 1
         self.ended.add(trial_id)
         self.frozen.discard(trial_id)
-        why = why or f"under a {HOPELESS:.1%} chance to beat the best"
+        why = why or f"{_chance(mine.chance)} chance to beat the best (stopped under {HOPELESS:.1%})"
         self._record(trial_id, epoch, value, mine, "stopped", why)
         if self.fate_log:
             self.fate_log.record(
@@ -351,3 +378,10 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
                 self.ended.add(record.trial_id)
             elif record.status == "PAUSED":
                 self.frozen.add(record.trial_id)
+        if experiment.horizon < self.max_t:  # the loop's end, as the sweep had learnt it
+            self.follow_loop(experiment.horizon)
+
+
+def _chance(chance: float) -> str:
+    """A chance in a reason's words: "a 0.042%", "under a 0.01%"."""
+    return f"a {chance:.2%}" if chance >= 1e-4 else "under a 0.01%"
