@@ -4,8 +4,8 @@
 same way: arguments > TUNER_* environment > ``config`` file > the space's defaults), runs the sweep, and
 returns an ``Experiment``. ``load`` opens a finished or running one. Errors are the CLI's ``UsageError``s.
 An ``Experiment`` reads its folder each time it is asked (a running sweep shows its progress):
-``trials`` (a DataFrame, one row a trial, best first), ``history`` (one row an epoch), ``best``, and
-``report()`` for the HTML page.
+``trials`` (a DataFrame, one row a trial, best first), ``history`` (one row an epoch), ``best``, ``fates``
+(how many trials met each fate), and ``report()`` for the HTML page.
 """
 
 from __future__ import annotations
@@ -75,6 +75,12 @@ class Experiment:
     @property
     def mode(self) -> str:
         return self._record.mode
+
+    @property
+    def fates(self) -> dict[str, int]:
+        """How many trials met each fate ("stopped early by ASHA", "ended by its own loop", ...), most common
+        first: the counts the end-of-sweep summary, ``tuner results`` and the report give."""
+        return self._read().fate_counts()
 
     @property
     def settings(self) -> dict[str, Setting]:

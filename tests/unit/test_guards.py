@@ -145,3 +145,36 @@ def test_the_fate_follower_reads_only_what_was_appended_and_waits_for_a_whole_li
     path.write_text("")  # the log started over (persisted and removed, then a new run)
     log.record("c", STOPPED, "stopped early by the median rule at epoch 3")
     assert set(follower.decisions()) == {"c"}
+
+
+def test_the_first_trial_its_own_loop_ends_teaches_the_sweep_a_trials_length_once(tmp_path):
+    from tuner import schedulers
+    from tuner.folder.fates import STOPPED
+    from tuner.launch.guards.loop_end import LoopWatch, TableLength, followers
+    from tuner.launch.watching.reporting import build_reporter
+    from tuner.schedulers.base import SchedulerContext
+
+    folder = str(tmp_path / "exp")
+    log = FateLog(folder)
+    ctx = SchedulerContext(max_epochs=10, metric="loss", mode="min", params={}, num_samples=8, fate_log=log)
+    asha = schedulers.entry("asha").build(ctx)
+    table = build_reporter("loss", "min", [], 10)
+    said: list[str] = []
+    watch = LoopWatch(folder, 10, followers(asha, TableLength(table)), said.append, trials_cap=8)
+    cut = trial("cut", epoch=2)
+    log.record("cut", STOPPED, "stopped early by ASHA at epoch 2: loss 3 above the rung cutoff 2")
+    watch.on_trial_complete(0, [cut], cut)
+    paused = trial("paused", status="PAUSED", epoch=3)  # a waiting trial taken out: stopped, not its loop's end
+    watch.on_trial_complete(0, [paused], paused)
+    assert not said and sorted(asha.rungs) == [1, 2, 4, 8] and table.max_epochs == 10
+    looped = trial("looped", epoch=5)
+    watch.on_trial_complete(0, [looped], looped)
+    assert said == [
+        "trial looped ended by its own loop at epoch 5, before --max-epochs 10: the sweep now takes a trial to "
+        "end at epoch 5 (ASHA's rung at epoch 8 dropped; at most 40 epochs in all for 8 trials); --max-epochs 5, "
+        "or a loop to the max_epochs the trainable is given, says so from the start"
+    ]
+    assert sorted(asha.rungs) == [1, 2, 4] and table.max_epochs == 5
+    again = trial("again", epoch=5)
+    watch.on_trial_complete(0, [again], again)
+    assert len(said) == 1, "said once"

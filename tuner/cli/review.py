@@ -21,13 +21,15 @@ from tuner.errors import UsageError
 def results(experiment: str, top: int | None, fmt: str) -> None:
     """Every trial of EXPERIMENT (a path, or a name under the storage path), best first."""
     from tuner.review import experiment as experiments
-    from tuner.review.results import render, trial_rows
+    from tuner.review.results import fates_line, render, trial_rows
 
     record = experiments.load(experiment)
     if fmt == "table":
         order = "lowest" if record.mode == "min" else "highest"
+        fates = f"; {fates_line(record.fate_counts())}" if record.trials else ""
         click.echo(
-            f"{record.path}  ({len(record.trials)} trials, ranked by each trial's best {record.metric}, {order} first)"
+            f"{record.path}  ({len(record.trials)} trials, ranked by each trial's best {record.metric}, {order} "
+            f"first{fates})"
         )
     click.echo(render(trial_rows(record, top), fmt))
 

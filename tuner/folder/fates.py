@@ -23,7 +23,6 @@ from tuner.folder.names import FATES_FILE
 from tuner.folder.names import FATES_SIDECAR as LOG_NAME
 from tuner.ray_compat.messages import through_storage_layer
 from tuner.ray_compat.state_file import OPEN_STATUSES
-from tuner.storage_outage import gave_up_in
 from tuner.value_types import Value
 
 STOPPED, PERTURBED = "stopped", "perturbed"
@@ -46,11 +45,7 @@ _BUCKET_REFUSALS: _Refusals = (
 
 
 def refusal(text: str) -> str | None:
-    """What an error says about the storage refusing a write, in words; None when it says nothing of it. A
-    storage that could not be reached for longer than the storage timeout is one (tuner/storage_outage.py)."""
-    unreachable = gave_up_in(text)
-    if unreachable:
-        return unreachable
+    """What an error says about the storage refusing a write, in words; None when it says nothing of it."""
     for marks, meaning in _DISK_REFUSALS:
         if any(mark in text for mark in marks):
             return meaning
@@ -62,9 +57,8 @@ def refusal(text: str) -> str | None:
 
 
 UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
-LOOP_ENDED = (
-    "ended by its own loop"  # finished below --max-epochs with nothing stopping it: the trainable's loop
-)
+# finished below --max-epochs with nothing stopping it: the trainable's own loop ended it
+LOOP_ENDED = "ended by its own loop"
 NOT_STARTED = "not started yet: the sweep stopped first; tuner resume starts it"
 NEVER_STARTED = "never started: the budget was spent first"
 ENDED_PAUSED = "; the sweep ended before it was continued"

@@ -102,6 +102,8 @@ class Summary:
     stalled: str | None = None
     signal: int | None = None
     storage: str | None = None  # why the storage refused a write
+    report: str | None = None  # the HTML report written as the sweep ended; None: not written (a bucket's)
+    report_problem: str | None = None  # why it could not be written
 
     def to_json(self) -> BestConfigRecord:
         """``best_config.json``: the same keys and order as every earlier release wrote."""

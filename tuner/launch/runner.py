@@ -94,6 +94,7 @@ def launch(
 
     from tuner.folder.fates import FateLog
     from tuner.launch.guards.budget import BudgetWatch, forget_spent
+    from tuner.launch.guards.loop_end import LoopWatch, TableLength, followers
     from tuner.launch.guards.signals import StepEndStop
     from tuner.launch.guards.stall import StallAwareSearcher, StallWatch
     from tuner.launch.placement import packing as packings
@@ -162,6 +163,26 @@ def launch(
     if plan.packing is not None and plan.packing.trials_per_gpu > 1:
         packing_key = packings.start(folder, plan.packing.trials_per_gpu)
         callbacks.append(packings.OomWatcher(packing_key, out))
+    reporter = build_reporter(
+        cfg.objective.name,
+        cfg.objective.mode,
+        list(plan.space.flat_params),
+        cfg.max_epochs,
+        also=watched_metrics(cfg)[1:],
+        objectives=plan.context.objectives,
+        constraints=plan.context.constraints,
+        stopped_label=plan.scheduler.stopped_label(plan.context),
+    )
+    # the trainable's own loop, once a trial ends by it: the scheduler and the live table follow its length
+    callbacks.append(
+        LoopWatch(
+            folder,
+            cfg.max_epochs,
+            followers(scheduler, TableLength(reporter)),
+            out,
+            trials_cap=cfg.trials_cap,
+        )
+    )
     tuner = tune.Tuner(
         wrapped_trainable(plan, packing_key),
         param_space=dict(plan.space.params) if generator else {},
@@ -188,16 +209,7 @@ def launch(
                 ),
                 *logger_callbacks(cfg, out),
             ],
-            progress_reporter=build_reporter(
-                cfg.objective.name,
-                cfg.objective.mode,
-                list(plan.space.flat_params),
-                cfg.max_epochs,
-                also=watched_metrics(cfg)[1:],
-                objectives=plan.context.objectives,
-                constraints=plan.context.constraints,
-                stopped_label=plan.scheduler.stopped_label(plan.context),
-            ),
+            progress_reporter=reporter,
             checkpoint_config=checkpoint_config(plan),
             sync_config=sync_config(cfg),
             failure_config=tune.FailureConfig(max_failures=cfg.max_failures),
@@ -285,10 +297,11 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
         statuses.update({trial_id: "PAUSED" for trial_id in reopened})
     fates.persist(folder)
     spent = budget.persist_spent(folder)
-    _final_report(folder)
+    report, problem = _final_report(folder)
     record = experiment.load(folder)
     summary = summarize(record)
     summary.spent, summary.budget = spent, cfg.budget
+    summary.report, summary.report_problem = report, problem
     never_ran = {t.trial_id for t in record.trials if not t.rows}
     unfinished, waiting, to_come = (
         (0, 0, 0) if spent.ended_by_budget else _unfinished_trials(cfg, folder, statuses, never_ran)
@@ -298,25 +311,21 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     return summary
 
 
-def _final_report(folder: str) -> None:
-    """The report as the sweep left it, without the live page's reload, where a live page was written or is
-    being written (a sweep over in seconds has none: ``tuner report`` writes it)."""
+def _final_report(folder: str) -> tuple[str | None, str | None]:
+    """The report as the sweep left it, without the live page's reload, written at every sweep's end (one over
+    in seconds had no live page); (its path, None), or (None, why it was not written)."""
     from tuner.launch.watching import live_report
     from tuner.review.report import page_file
 
-    building = live_report.cancel(folder)  # the final page replaces a live one in flight
-    page = page_file.report_path(folder)
-    if page is None or not (building or page.is_file()):
-        return
+    live_report.cancel(folder)  # the final page replaces a live one in flight
+    if page_file.report_path(folder) is None:
+        return None, "a bucket has no page to open; it is written where the command runs"
     try:
-        page_file.write(folder)
+        page = page_file.write(folder)
     except Exception as exc:  # noqa: BLE001 - the sweep's outcome stands without its page
-        log.warning(
-            "the report could not be written (%s); 'tuner report %s' tries again",
-            exc,
-            folder,
-            exc_info=log.isEnabledFor(10),
-        )
+        log.debug("the report could not be written", exc_info=True)
+        return None, f"{type(exc).__name__}: {exc}"
+    return (str(page) if page is not None else None), None
 
 
 def _unfinished_trials(

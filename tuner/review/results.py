@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from tuner.folder.fates import explained, family
+from tuner.folder.fates import explained
 from tuner.folder.names import BEST_FILE
 from tuner.folder.summary import BestTrial, Failure, Summary
 from tuner.objectives import Mode
@@ -56,7 +55,7 @@ def summarize(experiment: ExperimentRecord) -> Summary:
         str(experiment.path),
         failed=[Failure(t.trial_id, t.error, t.error_file, explained(t.error)) for t in experiment.failed()],
         nonfinite=[f"{t.trial_id}: {t.nonfinite(metric)}" for t in experiment.trials if t.nonfinite(metric)],
-        fates=dict(Counter(family(t.fate) for t in experiment.trials).most_common()),
+        fates=experiment.fate_counts(),
     )
     best = experiment.best_trial()
     if best is not None:
@@ -117,10 +116,11 @@ def format_summary(summary: Summary) -> list[str]:
     for text in summary.nonfinite:
         lines.append(f"non-finite: trial {text} (such values are never ranked)")
     if summary.fates:
-        lines.append("fates: " + ", ".join(f"{n} {fate}" for fate, n in summary.fates.items()))
+        lines.append(fates_line(summary.fates))
     lines.append(
         f"{summary.trials} trial(s), {len(summary.failed)} failed; saved {summary.experiment}/{BEST_FILE}"
     )
+    lines.append(report_line(summary))
     if summary.spent is not None:
         from tuner.limits import describe_spent
 
@@ -150,6 +150,22 @@ def format_summary(summary: Summary) -> list[str]:
             how = f"stopped by {signal.Signals(summary.signal).name}"
         lines.append(f"{how}: {count}; continue with: tuner resume {summary.experiment}")
     return lines
+
+
+def fates_line(counts: Mapping[str, int]) -> str:
+    """How many trials met each fate (``ExperimentRecord.fate_counts``), as the summary and ``tuner results``
+    say it."""
+    return "fates: " + ", ".join(f"{n} {fate}" for fate, n in counts.items())
+
+
+def report_line(summary: Summary) -> str:
+    """Where the sweep's HTML report is, and the command that writes it again (after ``tuner replay``, say)."""
+    again = f"tuner report {summary.experiment}"
+    if summary.report:
+        return f"report: {summary.report} (written again by: {again})"
+    if summary.report_problem:
+        return f"report: not written ({summary.report_problem}); {again} writes it"
+    return f"report: not written; {again} writes it"
 
 
 # Frames of the machinery a trial runs in (Ray, Python, tuner's own wrappers); a user wants their own code's.
