@@ -2,7 +2,8 @@
 
 Its loss falls with the epochs towards a floor set by the config, so schedulers and searchers see a real
 signal; it checkpoints every epoch and continues from a checkpoint, so resume and PBT work on it. Test
-options: ``sleep`` seconds per epoch (something to kill mid-sweep), a crash at an epoch of the first
+options: ``sleep`` seconds per epoch (something to kill mid-sweep), ``loop``: a loop of its own that ends at
+that epoch whatever ``max_epochs`` says (as ``for epoch in range(5)`` does), a crash at an epoch of the first
 trial to get there (once, a marker file records it), a hang at an epoch (the first trial to get there
 blocks for ever, once), a fatal signal at an epoch (once), a NaN loss at an epoch.
 """
@@ -26,6 +27,7 @@ from ray import tune
 from tuner import SearchSpace
 
 SLEEP = {sleep!r}
+LOOP = {loop!r}
 CRASH_AT, CRASH_MARKER = {crash_at!r}, {crash_marker!r}
 NAN_AT = {nan_at!r}
 HANG_AT, HANG_MARKER = {hang_at!r}, {hang_marker!r}
@@ -48,7 +50,7 @@ def train(config, *, max_epochs=3):
         with checkpoint.as_directory() as folder:
             with open(os.path.join(folder, "state.json")) as f:
                 start = json.load(f)["epoch"]
-    for epoch in range(start + 1, max_epochs + 1):
+    for epoch in range(start + 1, (LOOP or max_epochs) + 1):
         time.sleep(SLEEP)
         if epoch == CRASH_AT and CRASH_MARKER and not os.path.exists(CRASH_MARKER):
             open(CRASH_MARKER, "w").close()
@@ -83,6 +85,7 @@ def instant_space(
     folder: Path,
     *,
     sleep: float = 0.0,
+    loop: int | None = None,
     crash_at: int | None = None,
     nan_at: int | None = None,
     hang_at: int | None = None,
@@ -94,7 +97,7 @@ def instant_space(
     path = Path(folder) / name
     marker = str(Path(folder) / f"{name}.crashed") if crash_at else None
     path.write_text(SPACE_SOURCE.format(
-        sleep=sleep, crash_at=crash_at, crash_marker=marker, nan_at=nan_at,
+        sleep=sleep, loop=loop, crash_at=crash_at, crash_marker=marker, nan_at=nan_at,
         hang_at=hang_at, hang_marker=str(Path(folder) / f"{name}.hung"),
         signal_at=signal_at, signal=signal, signal_marker=str(Path(folder) / f"{name}.signalled"),
     ))  # fmt: skip

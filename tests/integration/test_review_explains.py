@@ -233,12 +233,58 @@ def test_asha_writes_down_every_rung_comparison_and_the_panel_explains_them(swep
             assert event["value"] > event["cutoff"] and text.startswith("stopped: ")
             assert trial.fate.startswith(f"stopped early by ASHA at epoch {event['epoch']}")
     ran = sum(t.epochs for t in asha.trials)
-    assert savings_line(asha).startswith(f"Trials ran {ran} epochs; every trial to max epochs would have been 48: "
-                                         f"early stopping saved {48 - ran} epochs")  # fmt: skip
+    cut = sum(6 - t.epochs for t in asha.trials if t.fate.startswith("stopped early by ASHA"))
+    assert savings_line(asha).startswith(f"Trials ran {ran} epochs, and would have run {ran + cut} had the scheduler "
+                                         f"stopped none (each to max epochs): early stopping saved {cut} epochs")  # fmt: skip
     assert settings_lines(asha)[0].startswith("ASHA: rungs at epoch 1, 2, 4 (max 6)")
     hyperband = experiment.load(str(swept / "hyperband"))
     rounds = [e for t in hyperband.trials for e in t.rungs]
     assert rounds and all({"bracket", "keep", "of"} <= set(e) for e in rounds)
+
+
+@pytest.mark.slow  # a sweep of its own
+def test_a_loop_shorter_than_max_epochs_is_counted_alike_in_every_view(run_cli, tmp_path):
+    """A trainable whose own loop ends at epoch 3 under --max-epochs 6, with the defaults (freeze-thaw): its
+    trials are no early stops, the sweep plans by 3 epochs once it learns so, and every view counts alike."""
+    import tuner
+    from tuner.folder.fates import kind
+    from tuner.review.report.scheduler_panel import savings_line, settings_lines
+    from tuner.review.results import fates_line
+
+    space = instant_space(tmp_path, loop=3)
+    result = run_cli("sweep", "--space", space, "--num-samples", "8", "--max-epochs", "6",
+                     "--storage-path", tmp_path, "--name", "short")  # fmt: skip
+    assert result.code == 0, result.err[-2000:]
+    folder = tmp_path / "short"
+    record = experiment.load(str(folder))
+    looped = [t for t in record.trials if t.fate == "ended by its own loop at epoch 3"]
+    cut = [t for t in record.trials if t.fate.startswith("stopped early by freeze-thaw")]
+    assert looped and len(looped) + len(cut) == 8, [t.fate for t in record.trials]
+    assert record.horizon == 3
+    notice = "ended by its own loop at epoch 3, before --max-epochs 6: the sweep now takes a trial to end at epoch 3"
+    assert result.out.count(notice) == 1
+    assert "freeze-thaw predicts each trial's loss at epoch 3" in result.out
+    counts = {"ended by its own loop": len(looped), "stopped early by freeze-thaw": len(cut)}
+    counts = {fate: n for fate, n in counts.items() if n}
+    assert record.fate_counts() == counts
+    # the live table's last count, the summary, tuner results, tuner.load and the report's fates agree
+    live = [line for line in result.out.splitlines() if line.startswith("Number of trials: ")][-1]
+    states = {state: n for n, state in re.findall(r"(\d+) (stopped early|finished|errored|running)", live)}
+    assert states == {"finished": str(len(looped)), **({"stopped early": str(len(cut))} if cut else {})}, live
+    line = fates_line(record.fate_counts())  # most common first
+    assert line in result.out and line in run_cli("results", folder).out.splitlines()[0]
+    assert tuner.load(str(folder)).fates == counts
+    assert sorted(kind(t.fate) for t in record.trials) == sorted(["completed"] * len(looped) + ["stopped early"] * len(cut))
+    # the saving counts only what freeze-thaw cut, to the loop's end; the report is written and named
+    saved = sum(3 - t.epochs for t in cut)
+    assert f"(each to epoch 3, where the trainable's own loop ends): early stopping saved {saved} epochs" in (
+        savings_line(record)
+    )
+    at_once = settings_lines(record)[-1]
+    assert at_once.endswith(("at most 2 running at once", "at most 1 running at once (the plan allowed 2)")), at_once
+    page = folder / "report.html"
+    assert page.is_file() and f"report: {page} (written again by: tuner report {folder})" in result.out
+    assert "ended by its own loop at epoch 3" in page.read_text()
 
 
 def test_the_reports_figures_speak_in_real_units(swept):
