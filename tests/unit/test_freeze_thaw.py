@@ -218,6 +218,21 @@ def test_the_model_predicts_where_the_trainables_own_loop_ends_once_a_trial_ende
     assert f"predicting epoch {LOOP} (the trainable's own loop ends there)" in scheduler.debug_string()
 
 
+def test_a_trial_at_its_loops_end_is_neither_paused_nor_stopped():
+    """Once the loop's end is known, a trial there (one continued after a resume, or due a check there) is left
+    to end by itself: a pause or a stop would cut nothing and read as an early stop."""
+    from types import SimpleNamespace
+
+    from ray.tune.schedulers import TrialScheduler
+
+    _, algorithms = _short_loop_replay()
+    scheduler = algorithms.scheduler
+    trial_id = min(scheduler.rows, key=lambda t: scheduler.predict(t).gain)  # the least promising
+    scheduler.next_check[trial_id] = LOOP  # due to be weighed at its loop's last epoch
+    decided = scheduler._decide(None, SimpleNamespace(trial_id=trial_id), LOOP, 0.0)
+    assert decided == TrialScheduler.CONTINUE
+
+
 def test_a_reason_never_weighs_a_trial_against_one_stopped_at_the_same_check_and_its_numbers_differ():
     compared = 0
     for seed in range(3):

@@ -232,6 +232,8 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         if epoch >= self.max_t:
             self.ended.add(trial_id)
             return TrialScheduler.STOP  # its last epoch (a trainable with a loop of its own would go on)
+        if epoch >= self.horizon:  # where its own loop ends it: a pause or a stop would cut nothing
+            return TrialScheduler.CONTINUE
         if epoch < self.next_check.get(trial_id, self.grace):
             return TrialScheduler.CONTINUE
         self.next_check[trial_id] = max(epoch + 1, math.ceil(epoch * self.growth))
@@ -312,7 +314,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             if trial is current or trial.status != Trial.PAUSED or getattr(trial, "is_saving", False):
                 continue
             mine, epochs = self.predict(trial.trial_id), len(self.curves.get(trial.trial_id) or [])
-            if self._hopeless(mine, epochs):
+            if epochs < self.horizon and self._hopeless(mine, epochs):  # at its loop's end it cuts nothing
                 self._stop(trial.trial_id, epochs, self._last.get(trial.trial_id), mine)
                 tune_controller.stop_trial(trial)
 
