@@ -206,3 +206,17 @@ def test_the_oom_fallbacks_columns_are_shown_only_once_a_batch_was_reduced():
     halved = trial("c", {"batch_size": 16}, 0.7, batch_size_effective=8, oom_retries=1)
     header = table(calm, other, halved)
     assert "batch" in header and "oom" in header and "batch_size" in header
+
+
+def test_the_readmes_sample_table_has_the_columns_the_table_prints():
+    """The README shows the table of its first sweep: its header is what the table prints for the CIFAR space
+    (loss and accuracy reported, no OOM: no batch or oom column)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    shown = next(line for line in readme.splitlines() if line.startswith("| trial "))
+    t = trial("a", {"l1": 64, "l2": 128, "lr": 0.004, "batch_size": 4}, 0.3, 0.2, accuracy=0.9,
+              batch_size_effective=4, oom_retries=0)  # fmt: skip
+    text = build_reporter("loss", "min", ["l1", "l2", "lr", "batch_size"], max_epochs=3).text([t], True)
+    printed = next(line for line in text.splitlines() if line.startswith("| trial "))
+    assert shown.split() == printed.split()

@@ -118,7 +118,7 @@ def cli() -> None:
     """Hyperparameter sweeps for PyTorch training loops on Ray Tune.
 
     \b
-    tuner sweep --space cifar_small --scheduler asha --searcher optuna
+    tuner sweep --space cifar_small --dataset synthetic --num-samples 8 --max-epochs 3
     tuner results EXPERIMENT --top 5
     tuner report EXPERIMENT
     tuner resume EXPERIMENT
