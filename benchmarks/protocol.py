@@ -332,4 +332,10 @@ def report(runs: list[dict], label: str, against: str | None = None) -> str:
         p = "–" if m == versus else f"{p_half[m]:.2g} / {p_final[m]:.2g}"
         lines.append(f"| {m} | {ranks[0][i]:.2f} | {ranks[1][i]:.2f} | {ranks[2][i]:.2f} | "
                      f"{np.median(finals[:, i]):.4f} | {p} | {'–' if share is None else f'{share:.2f}'} |")  # fmt: skip
+    rival = next((methods[i] for i in order if methods[i] != versus), None)
+    if rival:
+        share = share_to_reach(runs, versus, rival, form)
+        lines.append(f"\n{versus} reaches the final regret of {rival} (the best other method at the end) with "
+                     f"{'–' if share is None else f'{share:.2f}'} of the budget (median over seeds, then tasks; "
+                     "2.00: not within the budget)")  # fmt: skip
     return "\n".join(lines) + "\n"
