@@ -40,3 +40,15 @@ def test_a_trial_at_max_epochs_ran_to_them_and_one_that_never_reported_teaches_n
     assert loop_end("TERMINATED", 10, 10, {}) is None
     assert fate("TERMINATED", 0, 10, "", {}) == "ended by its own loop before its first report"
     assert loop_end("TERMINATED", 0, 10, {}) is None
+
+
+def test_a_pause_the_trial_trained_past_no_longer_stands():
+    """A trial paused at epoch 2 and continued without its thaw recorded (a resumed sweep's) that its loop
+    ended at 3 was not paused when the sweep ended."""
+    paused = {
+        "paused": "paused at epoch 2: waits for the first model of the curves (fitted once 6 trials have results)",
+        "rungs": [{"rung": 2, "epoch": 2, "verdict": "paused"}],
+    }
+    assert fate("TERMINATED", 2, 6, "", paused).endswith("; the sweep ended before it was continued")
+    assert fate("TERMINATED", 3, 6, "", paused) == "ended by its own loop at epoch 3"
+    assert loop_end("TERMINATED", 3, 6, paused) == 3

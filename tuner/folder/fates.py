@@ -270,7 +270,7 @@ def fate(
         return (NOT_STARTED if status == "PENDING" and not epochs else UNFINISHED) + note
     if decision.get("stopped"):
         return decision["stopped"] + note
-    if decision.get("paused") and epochs < max_epochs:  # still frozen when the sweep ended
+    if still_paused(decision, epochs) and epochs < max_epochs:  # still frozen when the sweep ended
         return decision["paused"] + ENDED_PAUSED + note
     if decision.get("budget") and epochs < max_epochs:
         if not epochs:  # created as the budget ran out: proposed, never trained
@@ -281,6 +281,15 @@ def fate(
     if not epochs:
         return f"{LOOP_ENDED} before its first report" + note
     return f"{LOOP_ENDED} at epoch {epochs}" + note
+
+
+def still_paused(decision: Decision, epochs: int) -> bool:
+    """Whether the trial's last pause stands: it has trained no epoch since (a trial continued without its
+    thaw recorded, as after a resume, trained on past the epoch it was paused at)."""
+    if not decision.get("paused"):
+        return False
+    at = [r.get("epoch") for r in decision.get("rungs", []) if r.get("verdict") == "paused"]
+    return not at or at[-1] is None or at[-1] >= epochs
 
 
 def loop_end(status: str, epochs: int, max_epochs: int, decision: Decision | None) -> int | None:

@@ -187,10 +187,10 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             return None
         if self.model is None:
             pending = [t for t in waiting if t.status == Trial.PENDING]
-            return (pending or waiting)[0]
-        best = max(waiting, key=lambda t: self.predict(t.trial_id).gain)
-
-        if best.trial_id in self.frozen:
+            best = (pending or waiting)[0]
+        else:
+            best = max(waiting, key=lambda t: self.predict(t.trial_id).gain)
+        if best.trial_id in self.frozen:  # continued: its pause no longer stands (a resumed sweep's too)
             self.frozen.discard(best.trial_id)
             if self.fate_log:
                 self.fate_log.record(best.trial_id, THAWED, "")
