@@ -57,7 +57,10 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
     for when, value in events:
         best = value if best is None else better(best, value)
         by_time.append(((when - start) / scale, best))
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("against trials", "against wall time"))
+    # one above the other: side by side, the two views' titles run into each other on a narrow screen
+    fig = make_subplots(
+        rows=2, cols=1, subplot_titles=("against trials", "against wall time"), vertical_spacing=0.2
+    )
     xs = list(range(1, len(trials) + 1))
     steps = _steps(list(zip(xs, so_far, strict=True)))
     by_time = _steps(by_time)
@@ -101,18 +104,18 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
             line={"color": BEST_COLOUR},
             marker={"size": 4},
         ),
-        row=1,
-        col=2,
+        row=2,
+        col=1,
     )
     fig.update_xaxes(title_text="trials, in the order they were made", row=1, col=1)
-    fig.update_xaxes(title_text=f"{unit} since the first result", row=1, col=2)
+    fig.update_xaxes(title_text=f"{unit} since the first result", row=2, col=1)
     fig.update_yaxes(title_text=f"best {metric} so far (trials' bests)", row=1, col=1)
-    fig.update_yaxes(title_text=f"best {metric} reported so far", row=1, col=2)
+    fig.update_yaxes(title_text=f"best {metric} reported so far", row=2, col=1)
     if events[-1][0] - start < 2:  # Ray stamps results to the second: within one, only the order is sure
         fig.update_xaxes(
-            title_text="seconds since the first result (all within about a second)", row=1, col=2
+            title_text="seconds since the first result (all within about a second)", row=2, col=1
         )
-    fig.update_layout(height=380, margin={"t": 40})
+    fig.update_layout(height=640, margin={"t": 40})
     return fig
 
 
@@ -181,8 +184,10 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
     _mark_cutoffs(fig, detailed)
     max_epoch = max(t.epochs for t in experiment.trials)
     fig.update_layout(height=420, xaxis_title="epoch", yaxis_title=metric, margin={"t": 20})
-    if max_epoch <= 30:
+    if max_epoch <= 12:  # a tick each epoch while they fit a phone's width
         fig.update_xaxes(dtick=1)
+    else:
+        fig.update_xaxes(tickformat="d")
     return fig
 
 

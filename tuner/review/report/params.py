@@ -101,7 +101,10 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
                 "layer": "above",
             }
         )
-        labels.append({"x": x, "y": 1.08, "text": f"<b>{axis.label}</b>", "showarrow": False})
+        # the titles on three lines in turn: on a narrow screen neighbouring titles would run into each other
+        labels.append(
+            {"x": x, "y": 1.06 + 0.06 * (x % 3), "text": f"<b>{axis.label}</b>", "showarrow": False}
+        )
         labels += [
             {"x": x, "y": y, "text": text, "showarrow": False, "xanchor": "left", "xshift": 4, "font": {"size": 10},
              "bgcolor": "rgba(255,255,255,0.85)"}
@@ -122,12 +125,19 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
                 "cmax": high,
                 "color": [low],
                 "showscale": True,
-                "colorbar": {"title": f"best {metric}", "thickness": 12},
+                # below the axes' titles, which reach over it on a narrow screen
+                "colorbar": {
+                    "title": {"text": f"best {metric}", "side": "right"},
+                    "thickness": 12,
+                    "len": 0.78,
+                    "y": 0,
+                    "yanchor": "bottom",
+                },
             },
         )
     )
     fig.update_xaxes(visible=False, range=[-0.3, len(axes) - 0.5])
-    fig.update_yaxes(visible=False, range=[-0.05, 1.15])
+    fig.update_yaxes(visible=False, range=[-0.05, 1.24])
     fig.update_layout(height=440, margin={"t": 30, "l": 20, "r": 20}, plot_bgcolor="white")
     return fig
 

@@ -219,7 +219,12 @@ def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Fig
                 col=col,
             )
         fig.update_xaxes(
-            title_text="arrival order at this rung", row=1, col=col, dtick=1 if len(at) <= 20 else None
+            # a tick for each arrival while they fit a phone's width; beyond, plotly's own whole-number spacing
+            title_text="arrival order at this rung",
+            row=1,
+            col=col,
+            dtick=1 if len(at) <= 10 else None,
+            tickformat="d",
         )
     fig.update_yaxes(title_text=f"{experiment.metric} at the rung", row=1, col=1)
     fig.update_layout(height=380, margin={"t": 50})
