@@ -285,6 +285,11 @@ def test_a_loop_shorter_than_max_epochs_is_counted_alike_in_every_view(run_cli, 
     page = folder / "report.html"
     assert page.is_file() and f"report: {page} (written again by: tuner report {folder})" in result.out
     assert "ended by its own loop at epoch 3" in page.read_text()
+    # a replay takes a curve that ends where the loop does as whole, not as one the sweep cut
+    replayed = run_cli("replay", folder, "--scheduler", "asha")
+    assert replayed.code == 0, replayed.err[-2000:]
+    gone_on = " ".join(line for line in replayed.out.splitlines() if "would have gone on past" in line)
+    assert not any(t.trial_id in gone_on for t in looped), gone_on
 
 
 def test_the_reports_figures_speak_in_real_units(swept):

@@ -256,7 +256,7 @@ def _run(
         metric=experiment.metric,
         mode=experiment.mode,
         num_samples=len(curves),
-        max_epochs=config.max_epochs,
+        max_epochs=experiment.horizon,  # a curve that ends where the trainable's own loop does is whole
     )
 
 
