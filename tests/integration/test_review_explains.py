@@ -280,6 +280,8 @@ def test_a_loop_shorter_than_max_epochs_is_counted_alike_in_every_view(run_cli, 
     assert f"(each to epoch 3, where the trainable's own loop ends): early stopping saved {saved} epochs" in (
         savings_line(record)
     )
+    assert any(line.startswith("the trainable's own loop ended trials at epoch 3, before max epochs 6")
+               for line in settings_lines(record))  # fmt: skip
     at_once = settings_lines(record)[-1]
     assert at_once.endswith(("at most 2 running at once", "at most 1 running at once (the plan allowed 2)")), at_once
     page = folder / "report.html"

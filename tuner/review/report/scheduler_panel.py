@@ -94,6 +94,12 @@ def settings_lines(experiment: ExperimentRecord) -> list[str]:
             f"{c.scheduler}: up to {c.max_epochs} epochs a trial, reduction factor {c.reduction_factor}, grace "
             f"period {c.grace_period}"
         ]
+    horizon, max_epochs = experiment.horizon, experiment.config.max_epochs
+    if horizon < max_epochs:  # what the sweep learnt after its plan (tuner/launch/guards/loop_end.py)
+        lines.append(
+            f"the trainable's own loop ended trials at epoch {horizon}, before max epochs {max_epochs}: from the "
+            f"first that ended there, the sweep took a trial to end at epoch {horizon}"
+        )
     reported = [t for t in experiment.trials if t.rows]
     at_once = experiment.at_once() or (trials_at_once(reported) if reported else 0)
     planned = experiment.planned_at_once()
