@@ -203,14 +203,7 @@ class LeaseClaim:
             self._thread.join(timeout=5)
         with contextlib.suppress(Exception):
             if (self._read() or {}).get("token") == self.holder["token"]:
-                _delete(self.folder, CLAIM_FILE)
-
-
-def _delete(folder: str, name: str) -> None:
-    import pyarrow.fs
-
-    fs, path = pyarrow.fs.FileSystem.from_uri(storage.join(folder, name))
-    fs.delete_file(path)
+                storage.remove(self.folder, CLAIM_FILE)
 
 
 def held_elsewhere(folder: str) -> bool:

@@ -1,7 +1,8 @@
 """Errors the CLI knows how to print (one line, no traceback), and every exit code, in one table.
 
 0 the sweep is done (every trial ran, or its budget was spent); 1 it failed; 2 bad input; 3 it stalled;
-4 the storage refused writes (full, or over quota) and the sweep stopped resumably; 128 + the signal's number
+4 the storage refused writes (full, or over quota) or could not be reached for longer than the storage timeout,
+and the sweep stopped resumably (or a review could not read it); 128 + the signal's number
 when a signal stopped it (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).
 """
 
@@ -30,6 +31,13 @@ class UsageError(TunerError):
 class StorageRefused(TunerError):
     """The storage refused a write (full, over quota) where no orderly stop could say so: the experiment keeps
     its last good state, and ``tuner resume`` continues it once there is room."""
+
+    exit_code = EXIT_STORAGE
+
+
+class StorageUnreachable(TunerError, OSError):
+    """The storage could not be reached for longer than the storage timeout (tuner/storage_outage.py). An
+    OSError too, as the store's own error was, so what meets a failed read or write meets this one."""
 
     exit_code = EXIT_STORAGE
 

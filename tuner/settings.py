@@ -22,6 +22,7 @@ from tuner.limits import Budget, TrialTimeout
 from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, parse_objectives
 from tuner.objectives import decode as decode_objectives
 from tuner.objectives import encode as encode_objectives
+from tuner.storage_outage import DEFAULT_TIMEOUT_S as DEFAULT_STORAGE_TIMEOUT_S
 
 ENV_PREFIX = "TUNER_"
 DEFAULT_STORAGE = "~/tuner_results"
@@ -69,6 +70,9 @@ class SweepConfig:
     wandb_group: str | None = None
     trial_output: bool = False  # also show trials' own output on the terminal (it is always kept per trial)
     stall_timeout: float = 60.0  # seconds with nothing running or pending before a sweep is ended
+    storage_timeout: float = (
+        DEFAULT_STORAGE_TIMEOUT_S  # seconds a storage that cannot be reached is waited for
+    )
     budget: str | None = None  # wall time, epochs or GPU-hours (tuner/limits.py); None: num_samples decides
     trial_timeout: str | None = None  # seconds a trial may stay silent; None: from the epoch times seen
     warm_start: list[str] | None = None  # earlier experiments whose trials seed the searcher
@@ -107,6 +111,8 @@ class SweepConfig:
             _check_at_least("max-concurrent", self.max_concurrent, 1)
         if self.stall_timeout <= 0:
             raise UsageError(f"--stall-timeout must be more than 0 seconds, got {self.stall_timeout:g}")
+        if self.storage_timeout <= 0:
+            raise UsageError(f"--storage-timeout must be more than 0 seconds, got {self.storage_timeout:g}")
         if self.cpus_per_trial <= 0:
             raise UsageError(f"--cpus-per-trial must be more than 0, got {self.cpus_per_trial:g}")
         if isinstance(self.gpus_per_trial, str):

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
-from tuner.errors import UsageError
+from tuner.errors import StorageUnreachable, UsageError
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem
@@ -33,13 +33,28 @@ def local_path(location: str) -> str | None:
     return None
 
 
-def _filesystem(uri: str) -> tuple[FileSystem, str]:
+def storage_name(uri: str) -> str:
+    """The storage a URI lies in, as messages name it: ``s3://bucket``."""
+    scheme, _, rest = str(uri).partition("://")
+    return f"{scheme}://{rest.lstrip('/').split('/', 1)[0].split('?', 1)[0]}"
+
+
+def filesystem(uri: str) -> tuple[FileSystem, str]:
+    """The filesystem of a storage URI and the path in it; every call it makes waits out an outage of the
+    storage for up to the storage timeout (tuner/storage_outage.py)."""
     import pyarrow.fs
 
+    from tuner.patient_filesystem import patient
+    from tuner.storage_outage import patiently
+
     try:
-        return pyarrow.fs.FileSystem.from_uri(uri)
+        # made without the store's answer (most often): its success says nothing of an outage
+        fs, path = patiently(storage_name(uri), lambda: pyarrow.fs.FileSystem.from_uri(uri), answers=False)
+    except StorageUnreachable:
+        raise
     except (pyarrow.ArrowInvalid, pyarrow.ArrowNotImplementedError, OSError) as exc:
         raise UsageError(f"cannot open storage {uri}: {exc}") from None
+    return patient(fs, str(uri).partition("://")[0]), path
 
 
 def check_usable(storage_path: str) -> None:
@@ -60,10 +75,12 @@ def check_usable(storage_path: str) -> None:
         return
     import pyarrow.fs
 
-    fs, inside = _filesystem(storage_path)
+    fs, inside = filesystem(storage_path)
     bucket = inside.split("/", 1)[0]
     try:
         info = fs.get_file_info(bucket)
+    except StorageUnreachable:
+        raise
     except OSError as exc:
         raise UsageError(f"--storage-path {storage_path}: {' '.join(str(exc).split())[:200]}") from None
     if info.type == pyarrow.fs.FileType.NotFound:
@@ -83,7 +100,7 @@ def prepare(location: str) -> None:
     if not is_uri(location):
         Path(location).mkdir(parents=True, exist_ok=True)
         return
-    fs, path = _filesystem(location)
+    fs, path = filesystem(location)
     fs.create_dir(path, recursive=True)
 
 
@@ -103,10 +120,20 @@ def write_text(location: str | Path, name: str, text: str) -> str:
         # a write cut short (a full disk) never replaces the file it was to replace
         write_atomically(target, text)
         return str(target)
-    fs, path = _filesystem(str(location))
+    fs, path = filesystem(str(location))
     with fs.open_output_stream(posixpath.join(path, name)) as stream:
         stream.write(text.encode("utf-8"))
     return str(location).rstrip("/") + "/" + name
+
+
+def remove(location: str | Path, name: str) -> None:
+    """Delete ``name`` from the experiment folder (nothing when it is not there)."""
+    if not is_uri(location):
+        Path(location, name).unlink(missing_ok=True)
+        return
+    fs, path = filesystem(str(location))
+    with contextlib.suppress(FileNotFoundError):
+        fs.delete_file(posixpath.join(path, name))
 
 
 def exists(location: str | Path, name: str) -> bool:
@@ -114,7 +141,7 @@ def exists(location: str | Path, name: str) -> bool:
         return (Path(location) / name).is_file()
     import pyarrow.fs
 
-    fs, path = _filesystem(str(location))
+    fs, path = filesystem(str(location))
     return fs.get_file_info(posixpath.join(path, name)).type == pyarrow.fs.FileType.File
 
 
@@ -128,7 +155,7 @@ def read_text(location: str | Path, name: str) -> str | None:
             return None
     if not exists(location, name):
         return None
-    fs, path = _filesystem(str(location))
+    fs, path = filesystem(str(location))
     with fs.open_input_stream(posixpath.join(path, name)) as stream:
         return stream.read().decode("utf-8")
 
@@ -153,7 +180,7 @@ def is_dir(location: str | Path) -> bool:
         return Path(location).is_dir()
     import pyarrow.fs
 
-    fs, path = _filesystem(str(location))
+    fs, path = filesystem(str(location))
     return fs.get_file_info(path).type == pyarrow.fs.FileType.Directory
 
 
@@ -167,7 +194,7 @@ def list_dirs(location: str | Path) -> list[str]:
             return []
     import pyarrow.fs
 
-    fs, path = _filesystem(str(location))
+    fs, path = filesystem(str(location))
     infos = fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))
     return sorted(posixpath.basename(i.path) for i in infos if i.type == pyarrow.fs.FileType.Directory)
 
@@ -179,7 +206,7 @@ def list_names(location: str | Path, pattern_prefix: str) -> list[str]:
         return sorted(p.name for p in folder.glob(f"{pattern_prefix}*")) if folder.is_dir() else []
     import pyarrow.fs
 
-    fs, path = _filesystem(str(location))
+    fs, path = filesystem(str(location))
     infos = fs.get_file_info(pyarrow.fs.FileSelector(path, allow_not_found=True))
     return sorted(
         posixpath.basename(i.path)

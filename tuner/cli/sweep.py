@@ -182,6 +182,13 @@ def sweep_options(func: CommandFunction) -> CommandFunction:
             help=f"End a sweep in which nothing has run or waited to run for this many seconds. [default: {d.stall_timeout:g}]",
         ),
         click.option(
+            "--storage-timeout",
+            type=float,
+            help="Wait this many seconds for a storage that cannot be reached (a bucket's store restarting, "
+            "a network blip) before the sweep stops resumably (exit code 4). "
+            f"[default: {d.storage_timeout:g}]",
+        ),
+        click.option(
             "--trial-timeout",
             help="Stop a trial silent for this long as hung (90s, 10m, 2h). "
             "[default: 5x the slowest epoch seen, at least 2 min; 10 min before a trial's first report]",
@@ -247,13 +254,15 @@ def print_outcome(summary: Summary) -> None:
 )
 def sweep(dry_run: bool, config_file: str | None, **flags: Flag) -> None:
     """Run a sweep; print the best config and checkpoint."""
+    from tuner import storage_outage
     from tuner.launch.resolve import resolve
     from tuner.launch.runner import run_sweep
 
     config = resolve(given_flags(flags), config_file)
-    summary = run_sweep(config, out=click.echo, dry_run=dry_run)
-    if summary is not None:
-        print_outcome(summary)
+    with storage_outage.bounded(config.storage_timeout):  # the claim and the first writes wait as long
+        summary = run_sweep(config, out=click.echo, dry_run=dry_run)
+        if summary is not None:
+            print_outcome(summary)
 
 
 @click.command()
@@ -294,18 +303,20 @@ def resume(
     """Continue a sweep stopped by Ctrl-C, a signal, a crash, a kill or a stall, with its saved settings and
     what is left of its budget; or grow a finished one with --num-samples or --budget. Every other setting
     stays as saved."""
+    from tuner import storage_outage
     from tuner.launch.resume import resume_sweep
 
-    print_outcome(
-        resume_sweep(
-            experiment,
-            errored,
-            out=click.echo,
-            num_samples=num_samples,
-            budget=budget,
-            trial_timeout=trial_timeout,
+    with storage_outage.bounded(None):  # the saved bound, once read, holds for this command only
+        print_outcome(
+            resume_sweep(
+                experiment,
+                errored,
+                out=click.echo,
+                num_samples=num_samples,
+                budget=budget,
+                trial_timeout=trial_timeout,
+            )
         )
-    )
 
 
 COMMANDS = (sweep, resume, spaces)

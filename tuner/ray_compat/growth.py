@@ -131,9 +131,7 @@ def _edit_saved_search(folder: str, edit: Callable[[SearchState], bool]) -> bool
     if local is not None:
         raw = Path(local, name).read_bytes()
     else:
-        import pyarrow.fs
-
-        fs, path = pyarrow.fs.FileSystem.from_uri(storage.join(folder, name))
+        fs, path = storage.filesystem(storage.join(folder, name))
         with fs.open_input_stream(path) as stream:
             raw = stream.read()
     state = cloudpickle.load(io.BytesIO(raw))
@@ -143,9 +141,7 @@ def _edit_saved_search(folder: str, edit: Callable[[SearchState], bool]) -> bool
     if local is not None:
         storage.write_atomically(Path(local, name), data)
     else:
-        import pyarrow.fs
-
-        fs, path = pyarrow.fs.FileSystem.from_uri(storage.join(folder, name))
+        fs, path = storage.filesystem(storage.join(folder, name))
         with fs.open_output_stream(path) as stream:
             stream.write(data)
     return True

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 
 from ray.tune.logger import TBXLoggerCallback
 
-from tuner.folder.fates import FateFollower, fate, kind
+from tuner.folder.fates import Decision, FateFollower, fate, kind
 from tuner.objectives import Mode, better
 from tuner.ray_compat.state_file import bookkeeping
 from tuner.spec import flatten
@@ -103,10 +103,19 @@ class TensorBoardLogger(TBXLoggerCallback):
         epochs = int((trial.last_result or {}).get("training_iteration") or 0)
         status = "ERROR" if failed else "TERMINATED"
         error = _last_error_line(trial) if failed else ""
-        text = fate(status, epochs, self.max_epochs, error, self.fates.decisions().get(trial.trial_id))
+        text = fate(status, epochs, self.max_epochs, error, self._decision(trial))
         self._write_hparams(writer, trial, last, best, text)
         writer.add_text("fate", text, global_step=epochs)
         writer.close()
+
+    def _decision(self, trial: Trial) -> Decision | None:
+        """The trial's recorded decision; None when it cannot be read now (the storage holding the experiment's
+        earlier fates is away past its timeout): a logger never fails the sweep, and the review reads it later."""
+        try:
+            return self.fates.decisions().get(trial.trial_id)
+        except OSError as exc:
+            log.warning("trial %s's fate in TensorBoard lacks its scheduler's word: %s", trial.trial_id, exc)
+            return None
 
     def _write_hparams(
         self, writer: SummaryWriter, trial: Trial, last: dict[str, float], best: float | None, text: str
