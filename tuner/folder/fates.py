@@ -23,6 +23,7 @@ from tuner.folder.names import FATES_FILE
 from tuner.folder.names import FATES_SIDECAR as LOG_NAME
 from tuner.ray_compat.messages import through_storage_layer
 from tuner.ray_compat.state_file import OPEN_STATUSES
+from tuner.storage_outage import gave_up_in
 from tuner.value_types import Value
 
 STOPPED, PERTURBED = "stopped", "perturbed"
@@ -45,7 +46,11 @@ _BUCKET_REFUSALS: _Refusals = (
 
 
 def refusal(text: str) -> str | None:
-    """What an error says about the storage refusing a write, in words; None when it says nothing of it."""
+    """What an error says about the storage refusing a write, in words; None when it says nothing of it. A
+    storage that could not be reached for longer than the storage timeout is one (tuner/storage_outage.py)."""
+    unreachable = gave_up_in(text)
+    if unreachable:
+        return unreachable
     for marks, meaning in _DISK_REFUSALS:
         if any(mark in text for mark in marks):
             return meaning

@@ -104,9 +104,15 @@ def _resume_claimed(
     from tuner.launch.guards import disk
     from tuner.launch.placement import cluster
     from tuner.limits import describe_spent
-    from tuner.ray_compat import reconcile_saved_search, relocate_saved_search, reopen_saved_trials
+    from tuner.ray_compat import (
+        reconcile_saved_search,
+        relocate_saved_search,
+        reopen_saved_trials,
+        wait_out_storage_outages,
+    )
     from tuner.ray_compat.state_file import latest_state_name, saved_trial_states
     from tuner.review import experiment
+    from tuner.storage_outage import for_resume
 
     config = experiment.load_saved_config(folder)
     stopped = disk.stopped_trials(folder)  # trials a full disk stopped: they go on, they did not fail
@@ -174,6 +180,7 @@ def _resume_claimed(
         }
         for line in from_whole_checkpoints(folder, continuing):
             out(line)
+        wait_out_storage_outages(for_resume(plan.config.storage_timeout))  # Ray's own writes to a bucket too
         tuner = tune.Tuner.restore(
             folder,
             trainable=wrapped_trainable(plan),

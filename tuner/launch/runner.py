@@ -108,7 +108,7 @@ def launch(
         watched_metrics,
     )
     from tuner.launch.watching.tensorboard_log import TensorBoardLogger
-    from tuner.ray_compat import StatusRecorder
+    from tuner.ray_compat import StatusRecorder, wait_out_storage_outages
     from tuner.review.report import page_file
     from tuner.searchers.planned import PlannedSearcher
     from tuner.searchers.wrapping import wrapped
@@ -159,6 +159,7 @@ def launch(
             f"{live_report.EVERY_S:.0f} s while it runs)"
         )
     budget = next(c for c in callbacks if isinstance(c, BudgetWatch))
+    wait_out_storage_outages(cfg.storage_timeout)  # Ray's own writes to a bucket too
     packing_key = None
     if plan.packing is not None and plan.packing.trials_per_gpu > 1:
         packing_key = packings.start(folder, plan.packing.trials_per_gpu)
@@ -236,6 +237,7 @@ def fit(
     from tuner import ray_compat
     from tuner.launch.guards import disk
     from tuner.launch.guards.stall import forget_stall, stall_reason
+    from tuner.storage_outage import how_to_continue
 
     ray_compat.quiet_benign_sync_races()
     ray_compat.atomic_local_copies()  # a copy cut short by a full disk never replaces the last good state
@@ -267,7 +269,7 @@ def fit(
         if refused is None:
             raise
         raise StorageRefused(
-            f"{refused}: the sweep stopped with its last saved state; free space, then continue "
+            f"{refused}: the sweep stopped with its last saved state; {how_to_continue(refused)} continue "
             f"with: tuner resume {folder}"
         ) from exc
     summary.stalled = stall_reason(folder) or None

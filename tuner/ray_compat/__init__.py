@@ -43,6 +43,8 @@ tier, with every part's canary, on each); where a version behaves otherwise, its
                    SIGTERM and SIGHUP to it
 26. live           an experiment saved when the live table was a CLIReporter subclass holds CLIReporter's
                    private attributes: read them for the live table that resumes it
+27. patient_storage  Ray makes a bucket's filesystem itself and tries each call once: hand it one that
+                   waits out an outage for the storage timeout (tuner/patient_filesystem.py)
     logfilters     parts 3 and 4 install their filters on Ray's loggers through it, once per process
 Retired: 8 (CLIReporter's error table read the folder of a trial not yet named) and 14 (its status lines
 rewritten): the live table is a public ``ProgressReporter`` of tuner's (tuner/launch/watching/live_table.py)
@@ -97,6 +99,7 @@ from tuner.ray_compat.waiting import trials_waiting
 from tuner.ray_compat.worker_logs import plain_formatting
 
 if TYPE_CHECKING:
+    from tuner.ray_compat.patient_storage import wait_out_storage_outages
     from tuner.ray_compat.statuses import (
         FINISHED,
         UNFINISHED,
@@ -127,6 +130,10 @@ def __getattr__(name: str) -> Any:
         from tuner.ray_compat import statuses
 
         return getattr(statuses, name)
+    if name == "wait_out_storage_outages":  # part 27 imports pyarrow, which a review of a folder never needs
+        from tuner.ray_compat import patient_storage
+
+        return patient_storage.wait_out_storage_outages
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -164,4 +171,5 @@ __all__ = [
     "status_file",
     "trials_waiting",
     "tutorial_api",
+    "wait_out_storage_outages",
 ]

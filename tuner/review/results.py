@@ -18,6 +18,7 @@ from tuner.objectives import Mode
 from tuner.review.vocabulary import show
 from tuner.spec import unflatten
 from tuner.storage import write_text
+from tuner.storage_outage import how_to_continue
 from tuner.value_types import ConfigDraft, Value
 from tuner.values import jsonable
 
@@ -139,7 +140,7 @@ def format_summary(summary: Summary) -> list[str]:
     count = ", ".join(parts[:-1]) + " and " + parts[-1] if len(parts) > 1 else parts[0]
     if summary.storage:  # a full (or refusing) storage stopped it: what to do comes first
         lines.append(
-            f"stopped: {summary.storage}; {count}; free space, then continue with: tuner resume "
+            f"stopped: {summary.storage}; {count}; {how_to_continue(summary.storage)} continue with: tuner resume "
             f"{summary.experiment}"
         )
     elif summary.unfinished:

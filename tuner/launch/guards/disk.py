@@ -5,7 +5,8 @@ four times the largest checkpoint the sweep has saved, whichever is more) the sw
 last state, checkpoints and results still fit. When it happens anyway (another process filled the disk, or
 one checkpoint outgrew the reserve), a trial whose write was refused for lack of space is not a failure: it
 is recorded as stopped by the storage, the sweep stops the same way, and ``tuner resume`` runs it again from
-its last checkpoint once space is freed. A bucket that refuses writes (a quota, revoked access) is met alike.
+its last checkpoint once space is freed. A bucket that refuses writes (a quota, revoked access) is met alike,
+and so is a storage that could not be reached for longer than the storage timeout (tuner/storage_outage.py).
 Ray's own state is written whole or not at all (tuner/ray_compat/atomic_sync.py).
 """
 
@@ -107,6 +108,13 @@ class StorageWatch(Callback):
         free = free_bytes(here(self.folder))
         if free is not None and free < self.reserve and not self.stopped:
             self._stop(nearly_full(free, here(self.experiment), self.reserve))
+
+    def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
+        from tuner.storage_outage import gave_up
+
+        unreachable = gave_up()  # the driver waited the storage timeout out for the storage in vain
+        if unreachable and not self.stopped:
+            self._stop(unreachable)
 
     def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
         from tuner.launch.guards.crashes import last_failure
