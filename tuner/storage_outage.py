@@ -27,7 +27,7 @@ T = TypeVar("T")
 DEFAULT_TIMEOUT_S = 300.0
 ENV = "TUNER_STORAGE_TIMEOUT"
 FIRST_PAUSE_S, LONGEST_PAUSE_S = 0.5, 8.0
-NOTICE_AFTER_S = 5.0  # an outage shorter than this passes unsaid
+NOTICE_AFTER_S = 5.0  # a wait shorter than this passes unsaid
 # What an error from the store's client says when the store could not be reached (curl's and the AWS and
 # Google SDKs' words), rather than that it answered no.
 _UNREACHABLE = (
@@ -122,7 +122,7 @@ def patiently(storage: str, call: Callable[[], T], bound: float | None = None, a
     """``call()``, tried again while ``storage`` cannot be reached, for up to ``bound`` seconds (the storage
     timeout); then StorageUnreachable. A storage this process has given up on is tried once, not waited for
     again, until it answers (``answers``: a call that succeeds only when the storage answered it). An outage
-    is told once a process, and only once it has lasted NOTICE_AFTER_S: a blip passes unsaid."""
+    is told once a process, once it has kept a call waiting NOTICE_AFTER_S: a blip passes unsaid."""
     bound = timeout_s() if bound is None else bound
     start = time.monotonic()
     pause = FIRST_PAUSE_S
@@ -135,8 +135,8 @@ def patiently(storage: str, call: Callable[[], T], bound: float | None = None, a
             waited = time.monotonic() - start
             with _lock:
                 given_up = storage in _given_up
-                began = _outages.setdefault(storage, time.monotonic())
-                if time.monotonic() - began >= NOTICE_AFTER_S and storage not in _told:
+                _outages.setdefault(storage, time.monotonic())
+                if waited >= NOTICE_AFTER_S and storage not in _told:
                     _told.add(storage)
                     log.warning(
                         "the storage %s cannot be reached (%s); waiting for it up to %s",

@@ -1,0 +1,145 @@
+"""A bucket that cannot be reached for a while: tuner's reads and writes wait for it up to the storage timeout,
+then end in one error naming it; against a real S3 API (moto's server) behind a proxy the test takes down."""
+
+from __future__ import annotations
+
+import pickle
+import threading
+import time
+
+import pytest
+
+from tests.bucket import bucket_behind_proxy
+from tuner import storage, storage_outage
+from tuner.errors import EXIT_STORAGE, StorageUnreachable, UsageError
+
+BUCKET = "s3://sweeps/exp"
+
+
+@pytest.fixture(scope="module")
+def bucket():
+    with bucket_behind_proxy() as proxy:
+        yield proxy
+
+
+@pytest.fixture(autouse=True)
+def _fresh(bucket):
+    """Each test starts with the store up and nothing given up on."""
+    bucket.delay = 0.0
+    if bucket._listener is None:
+        bucket.up()
+    storage_outage._given_up.clear()
+    storage_outage._outages.clear()
+    storage_outage._told.clear()
+    yield
+
+
+def test_a_short_outage_is_waited_out_and_the_file_is_written_whole(bucket):
+    storage.write_text(BUCKET, "before.txt", "x")
+    with storage_outage.bounded(10), bucket.outage(1.5):
+        started = time.monotonic()
+        storage.write_text(BUCKET, "during.txt", "written while the store was away\n" * 1000)
+        assert time.monotonic() - started >= 1.0  # it did wait
+    assert storage.read_text(BUCKET, "during.txt") == "written while the store was away\n" * 1000
+    assert storage_outage.gave_up() is None
+
+
+@pytest.mark.slow  # waits out the bound
+def test_past_the_bound_one_error_names_the_storage_and_what_it_said(bucket, caplog):
+    storage.write_text(BUCKET, "kept.txt", "whole")
+    bucket.down()
+    started = time.monotonic()
+    with storage_outage.bounded(2), pytest.raises(StorageUnreachable) as raised:
+        storage.read_text(BUCKET, "kept.txt")
+    took = time.monotonic() - started
+    error = raised.value
+    assert 2 <= took < 15, took
+    assert error.exit_code == EXIT_STORAGE and isinstance(error, OSError)
+    assert str(error).startswith("the storage s3://sweeps could not be reached for "), error
+    assert "NETWORK_CONNECTION" in str(error) and "\n" not in str(error), error
+    assert storage_outage.gave_up() == str(error)
+    assert storage_outage.gave_up_in(f"Traceback ...\ntuner.errors.StorageUnreachable: {error}\n") == str(error)
+    # given up: the next call tries once, it does not wait the bound again
+    started = time.monotonic()
+    with storage_outage.bounded(60), pytest.raises(StorageUnreachable):
+        storage.exists(BUCKET, "kept.txt")
+    assert time.monotonic() - started < 15
+    bucket.up()
+    assert storage.read_text(BUCKET, "kept.txt") == "whole"  # nothing written half, and it answers again
+    assert storage_outage.gave_up() is None
+
+
+def test_an_answer_that_is_no_is_never_waited_for(bucket):
+    started = time.monotonic()
+    assert storage.read_text(BUCKET, "no-such-file.txt") is None
+    with pytest.raises(UsageError, match="the bucket 'no-such-bucket' does not exist"):
+        storage.check_usable("s3://no-such-bucket/sweeps")
+    assert time.monotonic() - started < 5
+    assert not storage_outage.is_unreachable(FileNotFoundError("NETWORK_CONNECTION"))
+    assert not storage_outage.is_unreachable(OSError("AWS Error ACCESS_DENIED during PutObject operation"))
+
+
+def test_the_waiting_filesystem_travels_to_a_trial_with_its_bound(bucket):
+    import pyarrow.fs
+
+    fs, path = storage.filesystem(BUCKET)
+    copy = pickle.loads(pickle.dumps(fs))
+    assert copy.handler.bound == fs.handler.bound and copy.handler.scheme == "s3"
+    with copy.open_output_stream(f"{path}/pickled.txt") as stream:
+        stream.write(b"sent from a copy")
+    assert copy.get_file_info(f"{path}/pickled.txt").type == pyarrow.fs.FileType.File
+
+
+def test_arrow_copies_many_files_through_it_while_other_threads_write(bucket, tmp_path):
+    """Arrow closes each copied file on its IO threads, which here send it: sent in the background, each
+    would wait for an IO thread of its own, and the copy hung with every IO thread so waiting."""
+    import pyarrow.fs
+
+    for i in range(40):
+        (tmp_path / f"part{i}").write_text("x" * 100)
+    fs, path = storage.filesystem(BUCKET)
+    writer = threading.Thread(target=lambda: [storage.write_text(BUCKET, f"w{i}", "1") for i in range(10)])
+    done = threading.Event()
+
+    def copy() -> None:
+        pyarrow.fs.copy_files(str(tmp_path), f"{path}/copied", destination_filesystem=fs)
+        fs.delete_dir(f"{path}/copied")
+        pyarrow.fs.copy_files(str(tmp_path), f"{path}/copied", destination_filesystem=fs)
+        done.set()
+
+    copier = threading.Thread(target=copy, daemon=True)
+    writer.start()
+    copier.start()
+    assert done.wait(60), "the copy hung"
+    writer.join()
+    assert len(fs.get_file_info(pyarrow.fs.FileSelector(f"{path}/copied"))) == 40
+
+
+def test_the_sweeps_stop_line_says_what_to_do_for_an_outage_and_for_a_full_disk():
+    from tuner.folder.fates import refusal
+
+    gone = "the storage s3://sweeps could not be reached for 10 s (AWS Error NETWORK_CONNECTION during HeadObject)"
+    traceback = f"Traceback (most recent call last):\n  ...\ntuner.errors.StorageUnreachable: {gone}\n"
+    assert refusal(traceback) == gone  # a trial failed by it is stopped by the storage, run again on resume
+    assert storage_outage.how_to_continue(gone) == "once it can be reached again,"
+    assert storage_outage.how_to_continue("the storage is full (no space left on device)") == "free space, then"
+
+
+def test_the_bound_is_a_setting_resolved_like_the_others(monkeypatch, tmp_path):
+    from tests.instant import instant_space
+    from tuner.launch.resolve import resolve
+
+    space = str(instant_space(tmp_path))
+    assert resolve({"space": space}, environ={}).storage_timeout == storage_outage.DEFAULT_TIMEOUT_S
+    assert resolve({"space": space}, environ={"TUNER_STORAGE_TIMEOUT": "45"}).storage_timeout == 45
+    given = {"space": space, "storage_timeout": 20}
+    assert resolve(given, environ={"TUNER_STORAGE_TIMEOUT": "45"}).storage_timeout == 20
+    with pytest.raises(UsageError, match="--storage-timeout must be more than 0 seconds"):
+        resolve({"space": space, "storage_timeout": 0}, environ={})
+    monkeypatch.setenv("TUNER_STORAGE_TIMEOUT", "90")
+    assert storage_outage.timeout_s() == 90 and storage_outage.for_resume(30) == 90
+    monkeypatch.delenv("TUNER_STORAGE_TIMEOUT")
+    assert storage_outage.for_resume(30) == 30
+    with storage_outage.bounded(7):
+        assert storage_outage.timeout_s() == 7
+    assert storage_outage.timeout_s() == storage_outage.DEFAULT_TIMEOUT_S
