@@ -405,3 +405,36 @@ def test_part_24_rays_message_for_a_vanished_worker_is_the_one_tuner_matches():
 
     gcs_server = Path(ray.__file__).parent / "core" / "src" / "ray" / "gcs" / "gcs_server"
     assert PROCESS_DIED.encode() in gcs_server.read_bytes()
+
+
+# --- part 27: tuner/ray_compat/patient_storage.py ---------------------------------------------------------
+
+
+def test_part_27_ray_makes_a_buckets_filesystem_through_the_function_tuner_replaces(monkeypatch):
+    """If this fails, re-check tuner/ray_compat/patient_storage.py: Ray's storage context (its trials,
+    checkpoints and experiment state) gets its filesystem from ``get_fs_and_path``, looked up where tuner
+    replaces it, and the filesystem goes to the trials pickled inside it."""
+    import pickle
+
+    import pyarrow.fs
+    from ray.train._internal import storage as ray_storage
+
+    from tuner.ray_compat.patient_storage import (
+        FUNCTION,
+        MODULES,
+        RayPatientHandler,
+        wait_out_storage_outages,
+    )
+
+    assert f"{FUNCTION}(" in inspect.getsource(ray_storage.StorageContext.__init__)
+    assert "storage_filesystem=self.storage_filesystem" in inspect.getsource(ray_storage.StorageContext)
+    for name in MODULES:
+        assert hasattr(importlib.import_module(name), FUNCTION), name
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")  # nothing is asked of it here
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    wait_out_storage_outages()
+    fs, path = importlib.import_module("ray.tune.impl.tuner_internal").get_fs_and_path("s3://bucket/sweeps")
+    assert isinstance(fs.handler, RayPatientHandler) and path == "bucket/sweeps"
+    assert isinstance(pickle.loads(pickle.dumps(fs)).handler, RayPatientHandler)  # as a trial gets it
+    local, _ = ray_storage.get_fs_and_path("/tmp/sweeps")
+    assert isinstance(local, pyarrow.fs.LocalFileSystem)  # a folder is left to Ray
