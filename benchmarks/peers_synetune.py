@@ -20,9 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from protocol import BOX, BUDGET, METRIC, TaskCurves  # noqa: E402
-
-EPOCHS = 52
+from protocol import BOX, BUDGET, EPOCHS, METRIC, TaskCurves  # noqa: E402
 
 
 def config_space() -> dict:

@@ -35,6 +35,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 METRIC = "val_balanced_accuracy"
 BUDGET = 1000  # epochs in all
+EPOCHS = 52  # LCBench's, per trial
 FRACTIONS = (0.25, 0.5, 1.0)
 DEV_SEEDS = tuple(range(10))
 HELDOUT_SEEDS = tuple(range(10, 30))
@@ -70,6 +71,17 @@ def task_set(name: str) -> list[str]:
 
 def seed_set(name: str) -> tuple[int, ...]:
     return {"dev": DEV_SEEDS, "heldout": HELDOUT_SEEDS}[name]
+
+
+def cell(task: str, seed: int) -> str:
+    """Which half of the protocol a run belongs to: "development" (a development task, seeds 0-9), "held-out" (a
+    held-out task, seeds 10-29), or "off-protocol" (any other pairing, which no figure may pool with either)."""
+    dev, held = split()
+    if task in dev and seed in DEV_SEEDS:
+        return "development"
+    if task in held and seed in HELDOUT_SEEDS:
+        return "held-out"
+    return "off-protocol"
 
 
 # --- the box, scaled --------------------------------------------------------------------------------------

@@ -18,6 +18,9 @@ def test_the_split_is_frozen_half_and_half_and_disjoint():
     assert dev[:4] == ["7593", "34539", "126026", "146212"]
     assert held[:4] == ["3945", "126025", "126029", "167104"]
     assert protocol.seed_set("dev") == tuple(range(10)) and protocol.seed_set("heldout") == tuple(range(10, 30))
+    # a run is counted in a half only with that half's seeds; any other pairing is printed apart
+    assert protocol.cell("7593", 3) == "development" and protocol.cell("3945", 12) == "held-out"
+    assert protocol.cell("3945", 3) == protocol.cell("7593", 12) == "off-protocol"
 
 
 def test_the_box_round_trips_through_the_unit_cube_in_its_own_scales():
