@@ -88,7 +88,7 @@ def _with_debug(cmd: click.Command) -> None:
 COMMAND_MODULES = {
     **dict.fromkeys(("sweep", "resume", "spaces"), "tuner.cli.sweep"),
     **dict.fromkeys(
-        ("results", "export", "plot", "report", "compare", "tensorboard", "replay", "logs"),
+        ("results", "export", "plot", "report", "compare", "tensorboard", "dashboard", "replay", "logs"),
         "tuner.cli.review",
     ),
     **dict.fromkeys(("submit", "jobs"), "tuner.cli.jobs"),

@@ -1,5 +1,5 @@
-"""Review commands: ``results``, ``export``, ``plot``, ``report``, ``compare``, ``tensorboard``, ``replay``, ``logs``
-(no Ray, no torch imported).
+"""Review commands: ``results``, ``export``, ``plot``, ``report``, ``compare``, ``tensorboard``, ``dashboard``,
+``replay``, ``logs`` (no Ray, no torch imported).
 
 EXPERIMENT is an experiment folder, a storage URI (s3://, gs://, file://), or a name under the storage
 path (``TUNER_STORAGE_PATH``, default ~/tuner_results).
@@ -134,6 +134,24 @@ def tensorboard(experiment: str, port: int, host: str) -> None:
         )
     record = experiments.load(experiment)
     serve(experiments.local_folder(record, "TensorBoard"), host, port, click.echo)
+
+
+@click.command()
+@click.argument("storages", nargs=-1, metavar="[STORAGE]...")
+@click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to bind; any other than 127.0.0.1 asks a token of every request (printed in the URL).",
+)
+def dashboard(storages: tuple[str, ...], port: int, host: str) -> None:
+    """Serve every experiment under the STORAGE folders or bucket URIs in one page, live, until Ctrl-C:
+    their state, fates and best values, each sweep's report, and sweeps compared. [default: the storage path]"""
+    from tuner.review.board.server import serve
+    from tuner.review.experiment import default_storage
+
+    serve(list(storages) or [str(default_storage())], host, port, click.echo)
 
 
 @click.command()
@@ -293,4 +311,4 @@ def logs(experiment: str, trial: str | None, lines: int | None, stream: str) -> 
             click.echo(text, nl=not text.endswith("\n"))
 
 
-COMMANDS = (results, export, plot, report, compare, tensorboard, replay, logs)
+COMMANDS = (results, export, plot, report, compare, tensorboard, dashboard, replay, logs)

@@ -1,0 +1,60 @@
+"""Each sweep's report as the dashboard serves it, drawn again only when the experiment changed.
+
+A report takes a second or more on a large sweep; a live page asks every few seconds, and several readers
+may have it open. One drawing per change of the experiment's signature (tuner/review/board/catalog.py) serves
+them all, and a running sweep is drawn again at most every ``LIVE_EVERY_S``.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+from tuner.review.board.catalog import LIVE_EVERY_S, Row, Sweep, signature, summarize
+
+KEPT_AT_MOST = 16  # reports kept drawn at once
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A sweep's report as drawn from one state of its folder, and that state's row."""
+
+    mark: Hashable
+    version: str
+    at: float
+    report: str
+    row: Row
+
+
+class Reports:
+    """The latest report of each sweep asked for."""
+
+    def __init__(self) -> None:
+        self._drawn: dict[str, Drawn] = {}
+        self._lock = threading.Lock()
+
+    def current(self, sweep: Sweep) -> Drawn:
+        """The sweep's report as its folder is now (drawn again if it changed)."""
+        from tuner.claim import held_elsewhere
+        from tuner.review import experiment
+        from tuner.review.report.page import build
+
+        with self._lock:
+            running = held_elsewhere(sweep.folder)
+            mark = signature(sweep.folder, running)
+            drawn = self._drawn.get(sweep.folder)
+            now = time.monotonic()
+            if drawn is not None and (
+                drawn.mark == mark and mark is not None or running and now - drawn.at < LIVE_EVERY_S
+            ):
+                return drawn
+            record = experiment.load(sweep.folder, running=running)
+            version = f"{abs(hash((mark, now if mark is None else 0))):x}"
+            drawn = Drawn(mark, version, now, build(record), summarize(sweep, record, running))
+            self._drawn[sweep.folder] = drawn
+            if len(self._drawn) > KEPT_AT_MOST:  # each holds plotly's script: a few MB
+                oldest = min(self._drawn, key=lambda folder: self._drawn[folder].at)
+                del self._drawn[oldest]
+            return drawn
