@@ -201,7 +201,10 @@ def check_storages(storages: list[str]) -> list[str]:
 
 
 def serve(storages: list[str], host: str, port: int, out: Callable[[str], None]) -> None:
-    """Serve the dashboard until Ctrl-C; bad input is one line before anything starts."""
+    """Serve the dashboard until Ctrl-C (or SIGTERM); bad input is one line before anything starts, and the
+    address is printed once the server answers there."""
+    import signal
+
     from tuner.review.dashboard import port_free
 
     checked = check_storages(storages)
@@ -209,10 +212,34 @@ def serve(storages: list[str], host: str, port: int, out: Callable[[str], None])
     token = access.new_token() if access.needs_token(host) else None
     app = make_app(checked, token)
     found = len(app[CATALOG].rows())
-    address = access.url(host, port, token)
     out(f"tuner dashboard: {found} experiment(s) under {', '.join(checked)}")
-    out(f"open {address} (Ctrl-C stops it)")
-    if token is not None:
-        out("every request needs the token in that address; keep it to whoever should see these sweeps")
-    web.run_app(app, host=host, port=port, print=None, access_log=None, handle_signals=True)
+
+    def announce() -> None:
+        out(f"open {access.url(host, port, token)} (Ctrl-C stops it)")
+        if token is not None:
+            out("every request needs the token in that address; give it only to whoever may see these sweeps")
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    # taken here, not left to Python: a process started in the background inherits SIGINT ignored
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        asyncio.run(_serve(app, host, port, announce))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     out("dashboard stopped")
+
+
+async def _serve(app: web.Application, host: str, port: int, announce: Callable[[], None]) -> None:
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        announce()
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,231 @@
+"""``tuner dashboard`` as a user meets it: the real server on 127.0.0.1 over experiments a real sweep made.
+
+One finished sweep of instant trials, a copy of it under a hostile folder name, and a second sweep that runs
+while the dashboard watches it and is then killed with SIGKILL (interrupted). Checked with HTTP requests and
+once in Debian's headless Chromium.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.instant import instant_space
+from tests.integration.killing import kill_9_when
+from tuner.review import experiment
+
+pytestmark = pytest.mark.slow
+
+HOSTILE = "<script>document.title='pwned'"  # a folder name can hold markup (no slash)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class Served:
+    """A dashboard running in its own process, as ``tuner dashboard`` starts it."""
+
+    proc: subprocess.Popen
+    url: str
+    announced: list[str]
+
+    def get(self, path: str, headers: dict | None = None) -> tuple[int, str, dict]:
+        request = urllib.request.Request(self.url.rstrip("/") + path, headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return response.status, response.read().decode(), dict(response.headers)
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode(), dict(error.headers)
+
+    def rows(self) -> dict[str, dict]:
+        return {row["name"]: row for row in json.loads(self.get("/api/experiments")[1])}
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def serve(*args: str) -> Served:
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "tuner", "dashboard", *args, "--port", str(port)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    announced = [proc.stdout.readline(), proc.stdout.readline()]
+    opened = next((line.split()[1] for line in announced if line.startswith("open ")), None)
+    assert opened, (announced, proc.stderr.read() if proc.poll() is not None else "")
+    return Served(proc, opened, announced)
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    """One real sweep, a copy of it under a hostile name, and the dashboard over their storage."""
+    from tuner.cli import main
+
+    root = tmp_path_factory.mktemp("board")
+    store = root / "store"
+    store.mkdir()
+    space = instant_space(root)
+    try:
+        main(["sweep", "--space", str(space), "--scheduler", "asha", "--searcher", "random", "--num-samples", "4",
+              "--max-epochs", "3", "--storage-path", str(store), "--name", "done"])  # fmt: skip
+    except SystemExit as exc:
+        assert exc.code == 0
+    shutil.copytree(store / "done", store / HOSTILE)
+    served = serve(str(store))
+    yield served, store, root
+    served.stop()
+
+
+def test_the_index_lists_each_sweep_with_its_state_fates_and_best(board):
+    served, store, _ = board
+    assert served.announced[0].startswith(f"tuner dashboard: 2 experiment(s) under {store}")
+    assert served.url.startswith("http://127.0.0.1:") and "token" not in served.url
+    rows = served.rows()
+    done, record = rows["done"], experiment.load(str(store / "done"))
+    assert done["state"] == "finished" and done["trials"] == 4 == len(record.trials)
+    assert done["fates"] == record.fate_counts() and sum(done["fates"].values()) == 4
+    assert done["best"] == pytest.approx(record.best_trial().best("loss", "min"))
+    assert done["scheduler"] == "asha" and done["searcher"] == "random" and done["space"] == str(space_of(store))
+    assert done["epochs"] == sum(t.epochs for t in record.trials) and done["started"] and done["wall_s"] > 0
+    status, page, headers = served.get("/")
+    assert status == 200 and headers["X-Frame-Options"] == "DENY"
+    assert '<a href="/sweep/0/done">done</a>' in page and "<span class='state finished'>finished</span>" in page
+    for fate, n in record.fate_counts().items():
+        assert f"{n} {fate}" in page
+
+
+def space_of(store: Path) -> Path:
+    return store.parent / "instant_space.py"
+
+
+def test_a_name_from_an_experiment_is_shown_as_text_never_run(board):
+    served, _, _ = board
+    escaped = "&lt;script&gt;document.title=&#x27;pwned&#x27;"
+    key = "/sweep/0/" + urllib.parse.quote(HOSTILE, safe="")
+    for path in ("/", "/rows", key, "/compare?sweep=0/done&sweep=" + urllib.parse.quote("0/" + HOSTILE, safe="")):
+        status, page, _ = served.get(path)
+        assert status == 200, path
+        assert "<script>document.title" not in page, path
+        assert escaped in page, path
+    assert served.rows()[HOSTILE]["state"] == "finished"
+
+
+def test_a_path_outside_the_storages_is_refused(board):
+    served, _, root = board
+    (root / "secret.txt").write_text("not for the dashboard")
+    host, port = urllib.parse.urlparse(served.url).netloc.split(":")
+    for path in ("/sweep/0/../../secret.txt", "/sweep/0/..%2F..%2Fsecret.txt", "/sweep/..%2F../store",
+                 "/sweep/0/%2E%2E/secret.txt", "/sweep/7/done", "/sweep/0/nothing-here"):  # fmt: skip
+        connection = http.client.HTTPConnection(host, int(port), timeout=30)
+        connection.request("GET", path)  # sent as written: no client tidies the dots away
+        response = connection.getresponse()
+        body = response.read().decode()
+        connection.close()
+        assert response.status in (403, 404), (path, response.status)
+        assert "not for the dashboard" not in body
+
+
+def test_only_this_machine_is_answered_on_loopback(board):
+    served, _, _ = board
+    status, body, _ = served.get("/", headers={"Host": "rebound.example.com"})
+    assert status == 403 and "127.0.0.1" in body
+
+
+def test_another_address_needs_the_token_it_printed(board):
+    _, store, _ = board
+    other = serve(str(store), "--host", "127.0.0.2")
+    try:
+        url = urllib.parse.urlparse(other.url)
+        token = urllib.parse.parse_qs(url.query)["token"][0]
+        assert url.netloc.startswith("127.0.0.2:") and len(token) >= 32
+        assert other.announced[0].startswith("tuner dashboard: ") and "experiment(s) under" in other.announced[0]
+        base = f"http://{url.netloc}"
+        bare = Served(other.proc, base + "/", [])
+        for path in ("/", "/api/experiments", "/sweep/0/done", "/static/plotly.js"):
+            assert bare.get(path)[0] == 403, path
+            assert bare.get(path + ("&" if "?" in path else "?") + "token=wrong")[0] == 403, path
+        status, page, headers = bare.get(f"/?token={token}")
+        assert status == 200 and "/sweep/0/done" in page
+        cookie = headers["Set-Cookie"].split(";")[0]
+        assert "HttpOnly" in headers["Set-Cookie"] and cookie.endswith(token)
+        assert bare.get("/api/experiments", headers={"Cookie": cookie})[0] == 200
+        assert bare.get("/sweep/0/done", headers={"Authorization": f"token {token}"})[0] == 200
+    finally:
+        other.stop()
+
+
+def test_a_sweep_appears_while_it_runs_its_page_follows_it_and_a_killed_one_reads_interrupted(board):
+    served, store, root = board
+    slow = instant_space(root, sleep=0.4, name="slow_space.py")
+    seen: dict[str, object] = {}
+
+    def followed() -> bool:
+        """The new sweep is listed as running, and its page's content changed since it was first drawn."""
+        row = served.rows().get("live")
+        if not row or row["state"] != "running" or row["epochs"] < 2:
+            return False
+        if "version" not in seen:
+            status, page, _ = served.get("/sweep/0/live")
+            assert status == 200 and "<span class='state running'>running</span>" in page
+            seen["version"] = json.loads(page.split("id=board-settings>")[1].split("</script>")[0])["version"]
+            seen["row"] = row
+            return False
+        status, text, _ = served.get(f"/sweep/0/live/update?version={seen['version']}")
+        if status == 204:
+            return False
+        seen["update"] = json.loads(text)
+        return True
+
+    kill_9_when(["sweep", "--space", str(slow), "--scheduler", "fifo", "--searcher", "random", "--num-samples", "2",
+                 "--max-epochs", "60", "--storage-path", str(store), "--name", "live"], followed)  # fmt: skip
+    update = seen["update"]
+    assert update["running"] is True and update["version"] != seen["version"]
+    assert "id=\"fates\"" in update["html"] and "<body>" not in update["html"]  # the report's content alone
+    row = served.rows()["live"]
+    assert row["state"] == "interrupted", row
+    assert row["epochs"] >= seen["row"]["epochs"]
+    status, page, _ = served.get("/sweep/0/live")
+    assert f"tuner resume {store / 'live'}</code>" in page and f"tuner tensorboard {store / 'live'}" in page
+    assert '"running": false' in page
+
+
+def _chromium(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+def test_in_a_browser_the_index_sorts_and_a_sweep_shows_its_report(board, tmp_path):
+    served, _, _ = board
+    shots = Path(os.environ.get("TUNER_SCREENSHOTS", tmp_path))
+    shots.mkdir(parents=True, exist_ok=True)
+    dom = _chromium("--virtual-time-budget=3000", "--dump-dom", served.url).stdout
+    assert "of 2 experiments" in dom or "of 3 experiments" in dom  # the page's own script counted the rows
+    assert "<script>document.title" not in dom and "pwned" not in dom.split("<title>")[1].split("</title>")[0]
+    report = _chromium("--virtual-time-budget=5000", "--dump-dom", served.url + "sweep/0/done").stdout
+    assert "done: 4 trials, loss (lowest is best)" in report and 'class="plotly-graph-div' in report
+    assert 'class="main-svg"' in report  # plotly drew the figures in the browser
+    for name, url in (("index", served.url), ("sweep", served.url + "sweep/0/done")):
+        _chromium("--window-size=1400,1000", "--virtual-time-budget=5000", f"--screenshot={shots / name}.png", url)
+        png = (shots / f"{name}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000

@@ -1,0 +1,67 @@
+"""``tuner dashboard`` before it serves: bad input in one line, the token rule, and a start-up that stays light."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+
+from tuner.review.board import access
+
+
+def test_a_storage_that_does_not_exist_is_one_line_and_exit_2(run_cli, tmp_path):
+    result = run_cli("dashboard", tmp_path / "nowhere")
+    assert result.code == 2
+    assert result.err.strip() == f"tuner: error: storage {tmp_path / 'nowhere'} does not exist; pass a folder or bucket URI that holds experiments"
+    (tmp_path / "a-file").write_text("x")
+    result = run_cli("dashboard", tmp_path / "a-file")
+    assert result.code == 2 and "is a file, not a folder" in result.err and len(result.err.strip().splitlines()) == 1
+
+
+def test_a_port_in_use_is_one_line_and_exit_2(run_cli, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = run_cli("dashboard", tmp_path, "--port", port)
+    assert result.code == 2
+    assert result.err.startswith(f"tuner: error: port {port} on 127.0.0.1 is in use") and result.err.count("\n") == 1
+
+
+def test_only_127_0_0_1_goes_without_a_token():
+    assert not access.needs_token("127.0.0.1")
+    assert all(access.needs_token(host) for host in ("0.0.0.0", "127.0.0.2", "localhost", "::", "10.1.2.3"))
+    token = access.new_token()
+    assert len(token) >= 32 and token != access.new_token()
+    assert access.url("0.0.0.0", 8080, token) == f"http://0.0.0.0:8080/?token={token}"
+    assert access.url("::", 8080, None) == "http://[::]:8080/"
+
+
+def test_a_request_is_let_in_by_the_right_token_wherever_it_carries_it():
+    token = access.new_token()
+    assert access.allowed(None, None)
+    assert not access.allowed(token, None) and not access.allowed(token, token[:-1] + "x")
+    assert access.allowed(token, access.given_token(token, None, None))
+    assert access.allowed(token, access.given_token(None, token, None))
+    assert access.allowed(token, access.given_token(None, None, f"token {token}"))
+    assert not access.allowed(token, access.given_token("wrong", token, None))  # a wrong one in the URL wins
+
+
+def test_on_loopback_a_request_must_name_this_machine():
+    assert access.local_host_header("127.0.0.1:8080") and access.local_host_header("localhost:8080")
+    assert access.local_host_header("localhost")
+    assert not access.local_host_header("evil.example:8080") and not access.local_host_header(None)
+
+
+def test_help_and_the_command_list_import_no_server_library():
+    code = (
+        "import sys; from tuner.cli import main\n"
+        "for args in (['--help'], ['dashboard', '--help']):\n"
+        "    try: main(args)\n"
+        "    except SystemExit as exc: assert exc.code == 0, exc.code\n"
+        "heavy = [m for m in ('aiohttp', 'ray', 'torch', 'plotly') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "dashboard" in proc.stdout and "[STORAGE]..." in proc.stdout
