@@ -112,6 +112,12 @@ def gave_up() -> str | None:
         return next(iter(_given_up.values()), None)
 
 
+def waiting() -> bool:
+    """Whether this process is waiting for a storage now (an outage began and it has not answered since)."""
+    with _lock:
+        return bool(_outages)
+
+
 def gave_up_in(text: str) -> str | None:
     """StorageUnreachable's words where ``text`` (a trial's error, a log line) holds them; None otherwise."""
     found = _GAVE_UP.search(text)

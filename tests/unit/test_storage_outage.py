@@ -143,3 +143,39 @@ def test_the_bound_is_a_setting_resolved_like_the_others(monkeypatch, tmp_path):
     with storage_outage.bounded(7):
         assert storage_outage.timeout_s() == 7
     assert storage_outage.timeout_s() == storage_outage.DEFAULT_TIMEOUT_S
+
+
+def test_a_trial_waiting_for_the_storage_is_not_stopped_as_hung(bucket, tmp_path):
+    """The trials wait at their checkpoint while the store is away: the hung-trial watch counts no silence then
+    (an outage longer than the trial timeout would otherwise end every running trial as hung)."""
+    from types import SimpleNamespace
+
+    from tuner.folder.fates import FateLog, recorded
+    from tuner.launch.guards.watchdog import HungTrialWatch
+    from tuner.limits import TrialTimeout
+
+    now = [0.0]
+    folder = str(tmp_path / "exp")
+    watch = HungTrialWatch(TrialTimeout(fixed=10.0), FateLog(folder), clock=lambda: now[0])
+    running = SimpleNamespace(trial_id="t", status="RUNNING", last_result={"training_iteration": 1},
+                              has_reported_at_least_once=True, temporary_state=SimpleNamespace(ray_actor=None))  # fmt: skip
+    watch.on_trial_start(0, [running], running)
+    bucket.down()
+    waiter = threading.Thread(target=lambda: storage.exists(BUCKET, "x"))
+    with storage_outage.bounded(30):
+        waiter.start()
+        deadline = time.monotonic() + 20
+        while not storage_outage.waiting() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        now[0] = 100.0  # silent far past its limit, all of it while the store was away
+        watch.on_step_end(0, [running])
+        assert recorded(folder) == {}
+        bucket.up()
+        waiter.join()
+    assert not storage_outage.waiting()
+    now[0] = 109.0
+    watch.on_step_end(0, [running])
+    assert recorded(folder) == {}, "its silence counts from the outage's end"
+    now[0] = 111.0
+    watch.on_step_end(0, [running])
+    assert recorded(folder)["t"]["failures"][0].startswith("hung: no report for 11 s")

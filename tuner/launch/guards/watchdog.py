@@ -7,7 +7,9 @@ between reports. Past the limit (tuner/limits.py: fixed by ``--trial-timeout``, 
 the sweep has seen) it records the trial's fate, ``hung: no report for N s after epoch k``, and ends the
 trial's process: a blocked process cannot be asked to stop. Tune then sees a failed trial, so the
 scheduler and the searcher learn of it as of any failure, and ``--max-failures`` retries it from its last
-checkpoint. The watch runs on the driver, so it works the same on a cluster.
+checkpoint. The watch runs on the driver, so it works the same on a cluster. While the experiment's storage
+cannot be reached (tuner/storage_outage.py) the trials wait for it at their next checkpoint: no silence is
+counted then.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
+from tuner import storage_outage
 from tuner.folder.fates import DecisionLog
 from tuner.launch.guards.run_start import RunStartCallback
 from tuner.limits import TrialTimeout, format_seconds
@@ -114,8 +117,13 @@ class HungTrialWatch(RunStartCallback):
         for trial_id in set(self._since) - running:
             del self._since[trial_id]
         self._ended &= running
+        outage = storage_outage.waiting()  # the trials wait for the storage too: that silence is not theirs
         for trial in running_trials:
             if trial.trial_id in self._ended:
+                continue
+            if outage and trial.trial_id in self._since:
+                _, epoch, first = self._since[trial.trial_id]
+                self._since[trial.trial_id] = (self.clock(), epoch, first)
                 continue
             if trial.trial_id not in self._since:
                 self._start(trial)  # resumed from a pause without a start event
