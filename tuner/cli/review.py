@@ -136,7 +136,7 @@ def tensorboard(experiment: str, port: int, host: str) -> None:
     serve(experiments.local_folder(record, "TensorBoard"), host, port, click.echo)
 
 
-@click.command()
+@click.command(short_help="Every sweep of some storages in one live page, until Ctrl-C.")
 @click.argument("storages", nargs=-1, metavar="[STORAGE]...")
 @click.option("--port", type=click.IntRange(1, 65535), default=8080, show_default=True)
 @click.option(
