@@ -152,11 +152,32 @@ for (const th of table.querySelectorAll('th')) {
     sortDown = sortColumn === column ? !sortDown : false; sortColumn = column;
     for (const other of table.querySelectorAll('th')) other.classList.remove('sorted-up', 'sorted-down');
     th.classList.add(sortDown ? 'sorted-down' : 'sorted-up');
-    arrange();
+    arrange(); remember();
   });
 }
-document.getElementById('name-filter').addEventListener('input', arrange);
-document.getElementById('state-filter').addEventListener('change', arrange);
+const nameFilter = document.getElementById('name-filter'), stateFilter = document.getElementById('state-filter');
+function remember() {
+  // the address keeps the view (a link to it shows the same), never the token: the cookie holds that
+  const kept = new URLSearchParams();
+  if (nameFilter.value) kept.set('q', nameFilter.value);
+  if (stateFilter.value) kept.set('state', stateFilter.value);
+  if (sortColumn) { kept.set('sort', sortColumn); if (sortDown) kept.set('order', 'desc'); }
+  const query = kept.toString();
+  history.replaceState(null, '', location.pathname + (query ? '?' + query : ''));
+}
+nameFilter.addEventListener('input', () => { arrange(); remember(); });
+stateFilter.addEventListener('change', () => { arrange(); remember(); });
+{
+  const asked = new URLSearchParams(location.search);
+  nameFilter.value = asked.get('q') || '';
+  stateFilter.value = asked.get('state') || '';
+  const th = table.querySelector('th[data-column="' + CSS.escape(asked.get('sort') || '') + '"]');
+  if (th && th.dataset.column !== 'compare') {
+    sortColumn = th.dataset.column; sortDown = asked.get('order') === 'desc';
+    th.classList.add(sortDown ? 'sorted-down' : 'sorted-up');
+  }
+  remember();
+}
 function ticked() { return Array.from(body.querySelectorAll('input[name=sweep]:checked')).map(i => i.value); }
 document.getElementById('compare').addEventListener('click', () => {
   const keys = ticked();

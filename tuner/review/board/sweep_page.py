@@ -68,7 +68,7 @@ def page(report: str, row: Row, version: str) -> str:
         f"{head}\n<style>{STYLE}</style>"
         f"<nav class=board><a href='/'>&larr; every experiment</a> · <b>{html.escape(row.sweep.name)}</b>"
         f"<div id=board-bar>{bar(row)}</div></nav>\n"
-        f"<div id=report>{content}</div>\n"
+        f'<div id=report data-version="{html.escape(version)}" data-swaps="0">{content}</div>\n'
         f"<script type='application/json' id=board-settings>{settings}</script>"
         f"<script>{script}</script>\n</body></html>\n"
     )
@@ -116,6 +116,8 @@ async function poll() {
       window.scrollTo(x, y);
       setTimeout(() => { box.style.minHeight = ''; }, 2000);
       board = {version: data.version, running: data.running};
+      box.dataset.version = data.version;
+      box.dataset.swaps = String(Number(box.dataset.swaps) + 1);  // swapped in place: a reload starts at 0
     }
     const stamp = document.getElementById('updated');
     if (stamp) stamp.textContent = 'checked ' + new Date().toLocaleTimeString();
