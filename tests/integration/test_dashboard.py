@@ -16,7 +16,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass

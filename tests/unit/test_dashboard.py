@@ -65,3 +65,32 @@ def test_help_and_the_command_list_import_no_server_library():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "dashboard" in proc.stdout and "[STORAGE]..." in proc.stdout
+
+
+def _record(tmp_path, *trials, summary: bool = True):
+    """An experiment as the reader gives it: trials with their status, fate and results."""
+    from tuner.folder.names import BEST_FILE
+    from tuner.review.experiment import ExperimentRecord, TrialRecord
+    from tuner.settings import SweepConfig
+
+    tmp_path.mkdir()
+    if summary:
+        (tmp_path / BEST_FILE).write_text("{}")
+    made = [
+        TrialRecord(f"t{i}", str(tmp_path / f"t{i}"), status, {}, rows, fate=fate)
+        for i, (status, fate, rows) in enumerate(trials)
+    ]
+    return ExperimentRecord(str(tmp_path), SweepConfig(space="instant", metric="loss", mode="min"), made)
+
+
+def test_the_state_of_a_sweep_is_read_off_its_trials_its_summary_and_its_claim(tmp_path):
+    from tuner.review.board.catalog import state_of
+
+    ran = ("TERMINATED", "ran to max epochs (3)", [{"training_iteration": "3", "loss": "0.5"}])
+    crashed = ("ERROR", "errored: RuntimeError: boom", [])
+    open_trial = ("RUNNING", "unfinished", [{"training_iteration": "1", "loss": "0.9"}])
+    assert state_of(_record(tmp_path / "a", ran, crashed), running=True) == "running"
+    assert state_of(_record(tmp_path / "b", ran, crashed), running=False) == "finished"
+    assert state_of(_record(tmp_path / "c", ran, open_trial), running=False) == "interrupted"
+    assert state_of(_record(tmp_path / "d", ran, summary=False), running=False) == "interrupted"
+    assert state_of(_record(tmp_path / "e", crashed, crashed), running=False) == "failed"
