@@ -7,6 +7,9 @@ them all, and a running sweep is drawn again at most every ``LIVE_EVERY_S``.
 
 from __future__ import annotations
 
+import html
+import logging
+import shlex
 import threading
 import time
 from collections.abc import Hashable
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 
 from tuner.review.board.catalog import LIVE_EVERY_S, Row, Sweep, signature, summarize
 
+log = logging.getLogger(__name__)
 KEPT_AT_MOST = 16  # reports kept drawn at once
 
 
@@ -52,9 +56,26 @@ class Reports:
                 return drawn
             record = experiment.load(sweep.folder, running=running)
             version = f"{abs(hash((mark, now if mark is None else 0))):x}"
-            drawn = Drawn(mark, version, now, build(record), summarize(sweep, record, running))
+            try:
+                report = build(record)
+            except Exception as exc:  # noqa: BLE001 - the sweep's row and commands are still worth showing
+                log.warning("the report of %s could not be drawn: %s", sweep.folder, exc)
+                log.debug("where", exc_info=True)
+                report = unreadable(sweep, exc)
+            drawn = Drawn(mark, version, now, report, summarize(sweep, record, running))
             self._drawn[sweep.folder] = drawn
             if len(self._drawn) > KEPT_AT_MOST:  # each holds plotly's script: a few MB
                 oldest = min(self._drawn, key=lambda folder: self._drawn[folder].at)
                 del self._drawn[oldest]
             return drawn
+
+
+def unreadable(sweep: Sweep, problem: Exception) -> str:
+    """A page in the report's place that says why the report could not be drawn."""
+    why = html.escape(f"{type(problem).__name__}: {problem}".rstrip("."))
+    again = html.escape(f"tuner report {shlex.quote(sweep.folder)} --debug")
+    return (
+        f"<!DOCTYPE html><html lang=en><head><meta charset=utf-8><title>{html.escape(sweep.name)}</title></head>"
+        f"<body><p>The report of this sweep could not be drawn: {why}. <code>{again}</code> shows where.</p>"
+        "</body></html>"
+    )
