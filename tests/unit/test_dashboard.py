@@ -94,3 +94,16 @@ def test_the_state_of_a_sweep_is_read_off_its_trials_its_summary_and_its_claim(t
     assert state_of(_record(tmp_path / "c", ran, open_trial), running=False) == "interrupted"
     assert state_of(_record(tmp_path / "d", ran, summary=False), running=False) == "interrupted"
     assert state_of(_record(tmp_path / "e", crashed, crashed), running=False) == "failed"
+
+
+def test_an_experiment_that_cannot_be_read_is_listed_with_why_beside_the_others(tmp_path):
+    from tuner.folder.names import CONFIG_FILE
+    from tuner.review.board.catalog import Catalog
+    from tuner.review.board.index_page import rows_html
+
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / CONFIG_FILE).write_text("space: [unclosed\n")
+    (tmp_path / "not-an-experiment").mkdir()
+    rows = Catalog([str(tmp_path)]).rows()
+    assert [(r.sweep.key, r.sweep.name, r.state) for r in rows] == [("0/broken", "broken", "unreadable")]
+    assert rows[0].problem and "unreadable" in rows_html(rows)
