@@ -61,6 +61,10 @@ class OpenTrials:
         self._open, self._open_statuses = still_open, open_statuses
         return still_open
 
+    def open_now(self) -> list[Trial]:
+        """The trials open at the last update (pending, running or paused), in the list's order."""
+        return list(self._open)
+
     def counts(self) -> Counter[str]:
         """How many trials are in each status at the last update (kept as they finish: the cost is the open ones')."""
         return self._finished + Counter(self._open_statuses)

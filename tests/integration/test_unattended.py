@@ -147,6 +147,8 @@ def test_sigterm_stops_resumably_and_a_second_writer_is_refused(run_cli, tmp_pat
     assert "stopped by SIGTERM: " in out and f"continue with: tuner resume {folder}" in out
     assert "SIGTERM received: stopping the sweep" in err
     assert "*** SIGTERM" not in err and "Tuner.restore" not in err, err[-2000:]
+    fates = [t.fate for t in experiment.load(str(folder)).trials]
+    assert any(f.startswith("unfinished") for f in fates) and not any("own loop" in f for f in fates), fates
 
     first = _tuner("resume", folder)
     try:

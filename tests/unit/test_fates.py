@@ -52,3 +52,15 @@ def test_a_pause_the_trial_trained_past_no_longer_stands():
     assert fate("TERMINATED", 2, 6, "", paused).endswith("; the sweep ended before it was continued")
     assert fate("TERMINATED", 3, 6, "", paused) == "ended by its own loop at epoch 3"
     assert loop_end("TERMINATED", 3, 6, paused) == 3
+
+
+def test_a_trial_open_when_the_sweep_stalled_was_ended_by_the_stall_not_its_loop():
+    """Ray stops every open trial when the stall guard ends the sweep; the guard's decision names why."""
+    stall = {"stall": "ended by the stall"}
+    text = fate("TERMINATED", 3, 10, "", stall)
+    assert text == "ended by the stall at epoch 3 of 10" and family(text) == "ended by the stall"
+    assert loop_end("TERMINATED", 3, 10, stall) is None
+    assert kind(text) == "stopped early" and not cut_by_scheduler(text)
+    assert fate("TERMINATED", 10, 10, "", stall) == "ran to max epochs (10)", "one at its last epoch ran them all"
+    # stopped by a signal: open in the saved state, unfinished, never the loop's end
+    assert fate("RUNNING", 3, 10, "", {}, live=False).startswith("unfinished")

@@ -178,3 +178,21 @@ def test_the_first_trial_its_own_loop_ends_teaches_the_sweep_a_trials_length_onc
     again = trial("again", epoch=5)
     watch.on_trial_complete(0, [again], again)
     assert len(said) == 1, "said once"
+
+
+def test_the_stall_records_why_it_ended_each_open_trial(tmp_path):
+    """Ray stops every open trial when the stall ends the sweep, with no word of its own: the watch says why."""
+    from tuner.folder.fates import fate, loop_end
+
+    folder = str(tmp_path / "exp")
+    clock = Clock()
+    watch = StallWatch(timeout=10, folder=folder, clock=clock, fate_log=FateLog(folder))
+    trials = [trial("waits", status="PAUSED", epoch=3), trial("done", status="TERMINATED", epoch=10)]
+    watch.on_step_end(0, trials)
+    clock.now = 10
+    watch.on_step_end(0, trials)
+    assert StallStopper(watch).stop_all()
+    decisions = recorded(folder)
+    assert list(decisions) == ["waits"]
+    assert fate("TERMINATED", 3, 10, "", decisions["waits"]) == "ended by the stall at epoch 3 of 10"
+    assert loop_end("TERMINATED", 3, 10, decisions["waits"]) is None

@@ -1,15 +1,16 @@
 """Each trial's fate: why it ended where it did, in words, recorded as the scheduler decides.
 
-Schedulers built by tuner (tuner/schedulers/) write each decision the moment they take it:
-the rung and cutoff that stopped a trial under ASHA, the median it fell behind, the bracket it lost in,
-the trial PBT copied. The sweep's own guards add theirs: a trial stopped as hung (tuner/launch/guards/watchdog.py), a
-trial whose process died of a signal (tuner/launch/guards/crashes.py), the trials the budget ended (tuner/launch/guards/budget.py), the trials a full storage stopped
-(tuner/launch/guards/disk.py). During a sweep the decisions go to a file beside the experiment (Ray syncs its own
+Schedulers built by tuner (tuner/schedulers/) write each decision the moment they take it: the rung and cutoff that
+stopped a trial under ASHA, the median it fell behind, the bracket it lost in, the trial PBT copied. The sweep's
+own guards add theirs: a trial stopped as hung (tuner/launch/guards/watchdog.py), a trial whose process died of a
+signal (tuner/launch/guards/crashes.py), the trials the budget ended (tuner/launch/guards/budget.py), the trials a
+full storage stopped (tuner/launch/guards/disk.py), the trials still open when the sweep stalled
+(tuner/launch/guards/stall.py). During a sweep the decisions go to a file beside the experiment (Ray syncs its own
 copy of the experiment folder over files written there directly); when the sweep ends they are written to
-``fates.json`` in the experiment. The rest of a fate follows from the trial itself: it ran all its epochs,
-its own loop ended it sooner (a trainable that loops ``range(5)`` under ``--max-epochs 10``), it errored (with
-its error), it is still running. ``fate`` decides it, and every view (the live table through
-tuner/launch/guards/loop_end.py, the summary, ``tuner results``, the report, ``tuner.load``) reads its answer.
+``fates.json`` in the experiment. The rest of a fate follows from the trial itself: it ran all its epochs, its own
+loop ended it sooner (a trainable that loops ``range(5)`` under ``--max-epochs 10``), it errored (with its error),
+it is still running. ``fate`` decides it, and every view (the live table through tuner/launch/guards/loop_end.py,
+the summary, ``tuner results``, the report, ``tuner.load``) reads its answer.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the c
 HUNG, DIED, BUDGET = "hung", "died", "budget"
 PAUSED, THAWED = "paused", "thawed"  # frozen by a scheduler that may continue it later, and continued
 STORAGE = "storage"  # a write the storage refused (full, over quota): the trial is run again on resume
+STALL = "stall"  # open when the stall guard ended the sweep (tuner/launch/guards/stall.py)
 # How a write the storage refused reads in an error, by what it means. A full disk or quota is met alike
 # wherever the write was; a bucket's refusal only in Ray's storage layer (a trainable's own download that gets
 # a 403 is its own failure).
@@ -101,6 +103,7 @@ class Decision(TypedDict, total=False):
     failures: list[str]
     paused: str
     budget: str
+    stall: str
     storage: str
     stopped: str
 
@@ -214,6 +217,8 @@ def _merge(decision: Decision, entry: LogEntry) -> None:
         decision.pop("paused", None)
     elif entry["kind"] == BUDGET:
         decision["budget"] = entry["text"]
+    elif entry["kind"] == STALL:
+        decision["stall"] = entry["text"]
     elif entry["kind"] == STORAGE:
         decision["storage"] = entry["text"]
     else:
@@ -281,6 +286,9 @@ def fate(
         if not epochs:  # created as the budget ran out: proposed, never trained
             return NEVER_STARTED + note
         return f"{decision['budget']} at epoch {epochs} of {max_epochs}" + note
+    if decision.get("stall") and epochs < max_epochs:  # stopped by the sweep's end, not by its own loop
+        at = f"at epoch {epochs} of {max_epochs}" if epochs else "before its first report"
+        return f"{decision['stall']} {at}" + note
     if epochs >= max_epochs:
         return f"ran to max epochs ({max_epochs})" + note
     if not epochs:
@@ -320,7 +328,8 @@ def kind(text: str) -> str:
     """A fate's family, for colouring and counting: completed, stopped early, errored, running."""
     if text.startswith(("errored", "hung", "died")):
         return "errored"
-    if text.startswith(("stopped early", "ended by the budget", "never started")) or ENDED_PAUSED in text:
+    ended_early = ("stopped early", "ended by the budget", "ended by the stall", "never started")
+    if text.startswith(ended_early) or ENDED_PAUSED in text:
         return "stopped early"
     if text.startswith(("running", "pending", "paused", "unfinished", "not started yet")):
         return "running"

@@ -137,7 +137,7 @@ def launch(
     guard = MetricGuard(
         *(o.name for o in cfg.objective_list), constrained=tuple(c.metric for c in cfg.constraint_list)
     )
-    watch = StallWatch(cfg.stall_timeout, folder)
+    watch = StallWatch(cfg.stall_timeout, folder, fate_log=fate_log)
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
     if isinstance(search_alg, Searcher):
         search_alg = StallAwareSearcher(search_alg, watch)

@@ -3,7 +3,9 @@
 A sweep can stall when a scheduler holds trials for results that only more trials would give and the
 searcher proposes none (each waits for the other), or when a searcher waits for results that never come.
 ``StallWatch`` sees every trial's status at each controller step; once no trial has been RUNNING or
-PENDING for ``timeout`` seconds while the sweep is not done, it records why. Two ways end the sweep then,
+PENDING for ``timeout`` seconds while the sweep is not done, it records why, and the fate of every trial still
+open (``ended by the stall``: Ray stops them with no word of its own, and a trial stopped below
+``--max-epochs`` with no decision would read as one its own loop ended). Two ways end the sweep then,
 because Tune runs no controller step while it waits on the searcher (it asks it again every second):
 ``StallStopper`` ends it between steps, and ``StallAwareSearcher`` tells Tune the search is over. Either
 way trials checkpoint, the best so far is reported, and the CLI exits with code 3.
@@ -20,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ray.tune.search import Searcher
 
+from tuner.folder.fates import STALL, DecisionLog
 from tuner.folder.names import STALL_SIDECAR as STALL_FILE
 from tuner.launch.guards.ending import WatchStopper
 from tuner.launch.guards.run_start import RunStartCallback
@@ -39,11 +42,16 @@ class StallWatch(RunStartCallback):
     resumed sweep runs the copy Ray restores, which the driver does not hold)."""
 
     def __init__(
-        self, timeout: float, folder: str | None = None, clock: Callable[[], float] = time.monotonic
+        self,
+        timeout: float,
+        folder: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        fate_log: DecisionLog | None = None,
     ) -> None:
         self.timeout = timeout
         self.clock = clock
         self.folder = folder
+        self.fate_log = fate_log
         self.reason: str | None = None
         self._quiet_since: float | None = None
         self._statuses: Counter[str] | None = None
@@ -102,6 +110,16 @@ class StallWatch(RunStartCallback):
             if self.path:
                 Path(self.path).parent.mkdir(parents=True, exist_ok=True)
                 Path(self.path).write_text(json.dumps({"reason": self.reason}), encoding="utf-8")
+            self._record_open()
+
+    def _record_open(self) -> None:
+        """The fate of each trial still open at the last step: the sweep's end stops it (a watch unpickled
+        from a sweep saved before it kept a fate log records none)."""
+        fate_log = self.__dict__.get("fate_log")
+        if fate_log is None:
+            return
+        for trial in view_of(self).open_now():
+            fate_log.record(trial.trial_id, STALL, "ended by the stall")
 
 
 class StallStopper(WatchStopper):
