@@ -3,6 +3,10 @@ sweep learns the trainable's own loop from it."""
 
 from __future__ import annotations
 
+import json
+
+import yaml
+
 from tuner.folder.fates import cut_by_scheduler, family, fate, kind, loop_end
 
 STOPPED = {"stopped": "stopped early by freeze-thaw at epoch 2: predicted 0.5 ± 0.1 at epoch 5, best so far 0.2"}
@@ -64,3 +68,55 @@ def test_a_trial_open_when_the_sweep_stalled_was_ended_by_the_stall_not_its_loop
     assert fate("TERMINATED", 10, 10, "", stall) == "ran to max epochs (10)", "one at its last epoch ran them all"
     # stopped by a signal: open in the saved state, unfinished, never the loop's end
     assert fate("RUNNING", 3, 10, "", {}, live=False).startswith("unfinished")
+
+
+COLUMNS = "loss,training_iteration,trial_id,time_this_iter_s"
+
+
+def written_experiment(tmp_path, trials, max_epochs=10, scheduler="freeze-thaw", name="exp"):
+    """An experiment on disk as a finished sweep leaves it (no Ray): ``trials`` maps each trial id to its epochs
+    and the decision recorded for it (None: none, as for a trial that ran to its end)."""
+    folder = tmp_path / name
+    folder.mkdir(parents=True)
+    settings = {"space": "x.py", "scheduler": scheduler, "searcher": "random", "num_samples": len(trials),
+                "max_epochs": max_epochs, "metric": "loss", "mode": "min", "name": name,
+                "storage_path": str(tmp_path)}  # fmt: skip
+    (folder / "tuner_config.yaml").write_text(yaml.safe_dump(settings))
+    state, decisions = [], {}
+    for n, (trial_id, (epochs, decision)) in enumerate(trials.items()):
+        (folder / trial_id).mkdir()
+        (folder / trial_id / "params.json").write_text(json.dumps({"x": n}))
+        rows = [f"{n + 1 / e},{e},{trial_id},0.5" for e in range(1, epochs + 1)]
+        (folder / trial_id / "progress.csv").write_text("\n".join([COLUMNS, *rows]) + "\n")
+        trial = {"trial_id": trial_id, "status": "TERMINATED", "relative_logdir": trial_id,
+                 "experiment_tag": f"{n + 1}_x={n}", "config": {"x": n}}  # fmt: skip
+        state.append([json.dumps(trial), json.dumps({"error_filename": None})])
+        if decision:
+            decisions[trial_id] = decision
+    (folder / "experiment_state-2026-01-01_00-00-00.json").write_text(json.dumps({"trial_data": state}))
+    (folder / "fates.json").write_text(json.dumps(decisions))
+    return str(folder)
+
+
+def test_no_horizon_comes_below_a_trial_that_ran_further(tmp_path):
+    """A loop whose length differs by config: one trial its loop ended at 5, nine that ran to max epochs. Every
+    trial is taken to run 10 epochs unless stopped, and a cut is counted to there."""
+    from tuner.review.experiment import load
+    from tuner.review.report.scheduler_panel import loop_ends_line, savings_line, settings_lines
+
+    trials = {"short": (5, None), **{f"long{i}": (10, None) for i in range(8)}, "cut": (2, STOPPED)}
+    record = load(written_experiment(tmp_path, trials), running=False)
+    assert [t.loop_end for t in record.trials][0] == 5 and record.trial("short").fate == "ended by its own loop at epoch 5"
+    assert record.horizon == 10
+    assert record.epochs_cut(record.trial("cut")) == 8, "cut from epoch 2 to the 10 the others ran"
+    assert "(each to max epochs)" in savings_line(record)
+    said = loop_ends_line(record)
+    assert said == "trials ended by their own loop before max epochs 10: 1 at epoch 5" and said in settings_lines(record)
+    assert not any("took a trial to end" in line for line in settings_lines(record))
+    # loops of 3 and 5 with none further: trials end by epoch 5; one stopped at 7 says loops go further
+    ends = {"a": (3, None), "b": (5, None), "c": (5, None), "cut": (2, STOPPED)}
+    assert load(written_experiment(tmp_path, ends, name="ends"), running=False).horizon == 5
+    past = {**ends, "later": (7, {"stopped": "stopped early by ASHA at epoch 7: loss 3 > rung cutoff 2"})}
+    record = load(written_experiment(tmp_path, past, name="past"), running=False)
+    assert record.horizon == 10 and loop_ends_line(record).endswith(": 1 at epoch 3, 2 at epoch 5")
+

@@ -233,6 +233,27 @@ def test_a_trial_at_its_loops_end_is_neither_paused_nor_stopped():
     assert decided == TrialScheduler.CONTINUE
 
 
+def test_a_trial_that_runs_past_the_loops_end_raises_the_horizon_and_is_weighed_there():
+    """Loops that differ by config: the horizon is where freeze-thaw predicts to, never a line past which it
+    judges no trial. One that reports past it raises the horizon to max epochs and is weighed as any other."""
+    import copy
+    from types import SimpleNamespace
+
+    _, algorithms = _short_loop_replay()
+    scheduler = copy.deepcopy(algorithms.scheduler)  # the replay is shared with other tests
+    assert scheduler.horizon == LOOP and scheduler.model is not None
+    decided = []
+    scheduler.fate_log = SimpleNamespace(record=lambda tid, kind, text, data=None: decided.append((tid, kind, data)))
+    trial_id = next(t for t, curve in scheduler.curves.items() if len(curve) == LOOP)  # it ran its whole loop
+    scheduler.next_check[trial_id] = LOOP + 1
+    controller = SimpleNamespace(get_trials=lambda: [])
+    result = {"training_iteration": LOOP + 1, "acc": 0.5}
+    scheduler.on_trial_result(controller, SimpleNamespace(trial_id=trial_id), result)
+    assert scheduler.horizon == EPOCHS
+    weighed = [data for tid, kind, data in decided if tid == trial_id and kind == "rung"]
+    assert weighed and weighed[0]["epoch"] == LOOP + 1 and f" at epoch {EPOCHS}, best so far" in weighed[0]["reason"]
+
+
 def test_a_reason_never_weighs_a_trial_against_one_stopped_at_the_same_check_and_its_numbers_differ():
     compared = 0
     for seed in range(3):

@@ -147,37 +147,109 @@ def test_the_fate_follower_reads_only_what_was_appended_and_waits_for_a_whole_li
     assert set(follower.decisions()) == {"c"}
 
 
-def test_the_first_trial_its_own_loop_ends_teaches_the_sweep_a_trials_length_once(tmp_path):
+def _loop_watch(folder: str):
+    """A LoopWatch over ASHA (max 10 epochs, rungs at 1, 2, 4, 8) and the live table, and what it says."""
     from tuner import schedulers
-    from tuner.folder.fates import STOPPED
     from tuner.launch.guards.loop_end import LoopWatch, TableLength, followers
     from tuner.launch.watching.reporting import build_reporter
     from tuner.schedulers.base import SchedulerContext
 
-    folder = str(tmp_path / "exp")
     log = FateLog(folder)
     ctx = SchedulerContext(max_epochs=10, metric="loss", mode="min", params={}, num_samples=8, fate_log=log)
     asha = schedulers.entry("asha").build(ctx)
     table = build_reporter("loss", "min", [], 10)
     said: list[str] = []
     watch = LoopWatch(folder, 10, followers(asha, TableLength(table)), said.append, trials_cap=8)
+    return watch, asha, table, said, log
+
+
+def _reports(watch, asha, trial_id: str, *epochs: int):
+    """A trial's results as Tune hands them: to the scheduler first, then to the callbacks."""
+    t = trial(trial_id)
+    for epoch in epochs:
+        result = {"training_iteration": epoch, "loss": 1.0}
+        t.last_result = result
+        asha.on_trial_result(None, t, result)
+        watch.on_trial_result(0, [t], t, result)
+    return t
+
+
+def test_the_first_trial_its_own_loop_ends_teaches_the_sweep_a_trials_length_once(tmp_path):
+    from tuner.folder.fates import STOPPED
+
+    watch, asha, table, said, log = _loop_watch(str(tmp_path / "exp"))
     cut = trial("cut", epoch=2)
     log.record("cut", STOPPED, "stopped early by ASHA at epoch 2: loss 3 above the rung cutoff 2")
     watch.on_trial_complete(0, [cut], cut)
     paused = trial("paused", status="PAUSED", epoch=3)  # a waiting trial taken out: stopped, not its loop's end
     watch.on_trial_complete(0, [paused], paused)
-    assert not said and sorted(asha.rungs) == [1, 2, 4, 8] and table.max_epochs == 10
-    looped = trial("looped", epoch=5)
+    assert not said and sorted(asha.live_rungs()) == [1, 2, 4, 8] and table.max_epochs == 10
+    looped = _reports(watch, asha, "looped", 1, 2, 3, 4, 5)
     watch.on_trial_complete(0, [looped], looped)
     assert said == [
-        "trial looped ended by its own loop at epoch 5, before --max-epochs 10: the sweep now takes a trial to "
-        "end at epoch 5 (ASHA's rung at epoch 8 dropped; at most 40 epochs in all for 8 trials); --max-epochs 5, "
-        "or a loop to the max_epochs the trainable is given, says so from the start"
+        "trial looped ended by its own loop at epoch 5, before --max-epochs 10, and no trial has gone further: the "
+        "sweep now takes a trial to end at epoch 5 (ASHA's rung at epoch 8 set aside; at most 40 epochs in all for "
+        "8 trials); --max-epochs 5, or a loop to the max_epochs the trainable is given, says so from the start"
     ]
-    assert sorted(asha.rungs) == [1, 2, 4] and table.max_epochs == 5
-    again = trial("again", epoch=5)
+    assert sorted(asha.live_rungs()) == [1, 2, 4] and table.max_epochs == 5
+    again = _reports(watch, asha, "again", 1, 2, 3, 4, 5)
     watch.on_trial_complete(0, [again], again)
     assert len(said) == 1, "said once"
+
+
+def test_a_trial_that_runs_past_the_loops_end_brings_max_epochs_and_the_rungs_back(tmp_path):
+    """Loops that differ by config: the first end is at 5, then a trial reports epoch 6 and goes on to 8."""
+    watch, asha, table, said, log = _loop_watch(str(tmp_path / "exp"))
+    short = _reports(watch, asha, "short", 1, 2, 3, 4, 5)
+    watch.on_trial_complete(0, [short], short)
+    assert table.max_epochs == 5 and sorted(asha.live_rungs()) == [1, 2, 4]
+    longer = _reports(watch, asha, "longer", 1, 2, 3, 4, 5, 6)
+    assert said[-1] == (
+        "trial longer reported epoch 6, past epoch 5 where the trainable's own loop ended trials so far: its length "
+        "differs by config, and the sweep plans by --max-epochs 10 again"
+    )
+    assert table.max_epochs == 10 and sorted(asha.live_rungs()) == [1, 2, 4, 8] and sorted(asha.rungs) == [1, 2, 4, 8]
+    _reports(watch, asha, "longer", 7, 8)
+    assert [r["rung"] for r in recorded(str(tmp_path / "exp"))["longer"]["rungs"]] == [1, 2, 4, 8], "judged at 8"
+    longer.last_result = {"training_iteration": 8}
+    watch.on_trial_complete(0, [longer], longer)
+    assert said[-1] == (
+        "trial longer ended by its own loop at epoch 8, and no trial has gone further: the sweep now takes a trial "
+        "to end at epoch 8"
+    )
+    assert table.max_epochs == 8 and sorted(asha.live_rungs()) == [1, 2, 4]
+
+
+def test_a_loop_end_below_what_a_trial_already_reported_teaches_nothing(tmp_path):
+    watch, asha, table, said, _ = _loop_watch(str(tmp_path / "exp"))
+    _reports(watch, asha, "long", 1, 2, 3, 4, 5, 6, 7)  # still running
+    short = _reports(watch, asha, "short", 1, 2, 3, 4, 5)
+    watch.on_trial_complete(0, [short], short)
+    assert not said and watch.learnt is None
+    assert table.max_epochs == 10 and sorted(asha.live_rungs()) == [1, 2, 4, 8]
+
+
+def test_a_resumed_sweep_learns_the_loops_end_again_from_one_place(tmp_path):
+    """Its followers are unpickled as they were made: LoopWatch tells them what the record says, and
+    freeze-thaw's own restore of the curves leaves the horizon to it."""
+    from tests.unit.test_fates import written_experiment
+    from tuner import schedulers
+    from tuner.launch.guards.loop_end import LoopWatch, followers
+    from tuner.schedulers.base import SchedulerContext
+
+    def resumed(folder):
+        ctx = SchedulerContext(max_epochs=10, metric="loss", mode="min", params={}, num_samples=4,
+                               fate_log=FateLog(folder))  # fmt: skip
+        scheduler = schedulers.entry("freeze-thaw").build(ctx)
+        scheduler._restore()
+        restored = scheduler.horizon
+        LoopWatch(folder, 10, followers(scheduler)).at_run_start()
+        return restored, scheduler.horizon
+
+    looped = written_experiment(tmp_path, {"a": (5, None), "b": (5, None), "c": (3, None)}, name="looped")
+    assert resumed(looped) == (10, 5)
+    mixed = written_experiment(tmp_path, {"a": (5, None), "b": (10, None)}, name="mixed")
+    assert resumed(mixed) == (10, 10), "a trial ran to max epochs: no shorter horizon"
 
 
 def test_the_stall_records_why_it_ended_each_open_trial(tmp_path):

@@ -43,6 +43,17 @@ def test_a_curve_shorter_than_the_scheduler_grants_is_marked_cut_short():
     assert [t.epochs for t in out.trials] == [2, 4]
 
 
+def test_a_curve_its_own_loop_ended_is_whole_whatever_the_others_ran():
+    """A loop that differs by config: a trial its loop ended at epoch 2 beside one that ran to max epochs 4.
+    Nothing was cut from it; a curve the sweep's scheduler cut stays cut short."""
+    looped = Curve({"i": 0}, [{"loss": 1.0}] * 2, [1.0] * 2, whole=True)
+    ran = Curve({"i": 1}, [{"loss": 2.0}] * 4, [1.0] * 4)
+    cut = Curve({"i": 2}, [{"loss": 3.0}] * 2, [1.0] * 2)
+    out = _run([looped, ran, cut], workers=1, max_epochs=4)
+    assert [t.cut_short for t in out.trials] == [False, False, True]
+    assert [t.epochs for t in out.trials] == [2, 4, 2]
+
+
 def test_asha_stops_the_worse_trial_at_its_first_rung_with_its_reason():
     curves = [Curve({"i": 0}, [{"loss": 1.0}] * 4, [1.0] * 4), Curve({"i": 1}, [{"loss": 5.0}] * 4, [1.0] * 4)]
     out = _run(curves, scheduler="asha", workers=1, max_epochs=4)

@@ -11,7 +11,8 @@ cluster, no process; a thousand trials take seconds.
 
 A curve can be shorter than the epochs the scheduler would grant (a finished sweep's trial that its own
 scheduler stopped): the replay then ends that trial where its curve ends and marks it ``cut_short``, so
-an answer can say how many trials it rests on.
+an answer can say how many trials it rests on. A curve marked ``whole`` (its trial's own loop ended it
+there) ends there as the trainable would, cut short by nothing.
 """
 
 from __future__ import annotations
@@ -223,7 +224,10 @@ class Controller:
         ):  # nothing more to train: it ends as a trial that returned at once
             self._set(trial, self._Trial.RUNNING)
             record.cut_short = (
-                not record.missing and self.max_epochs is not None and record.epochs < self.max_epochs
+                not record.missing
+                and not self._curves[trial.trial_id].whole
+                and self.max_epochs is not None
+                and record.epochs < self.max_epochs
             )
             self.stop_trial(trial)
             return
@@ -267,7 +271,7 @@ class Controller:
             self.pause_trial(trial)
         elif epoch >= len(curve.rows):
             # The function returned after its last report: Tune completes the trial.
-            record.cut_short = self.max_epochs is not None and epoch < self.max_epochs
+            record.cut_short = not curve.whole and self.max_epochs is not None and epoch < self.max_epochs
             self.stop_trial(trial)
         else:
             self._next_epoch(trial)

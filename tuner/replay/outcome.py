@@ -22,6 +22,7 @@ class Curve:
     config: Config
     rows: list[Result]
     seconds: list[float]
+    whole: bool = False  # the trainable's own loop ended it here: there is no later epoch to look up
 
     def __post_init__(self) -> None:
         if len(self.seconds) < len(self.rows):

@@ -54,7 +54,10 @@ def _curve(trial: TrialRecord) -> Curve:
             seconds.append(max(float(row.get("time_this_iter_s") or 0.0), 0.0))
         except ValueError:
             seconds.append(0.0)
-    return Curve(dict(trial.config), [metrics_only(r) for r in ordered], seconds)
+    # a trial its own loop ended has its whole curve, whatever the loops of the others
+    return Curve(
+        dict(trial.config), [metrics_only(r) for r in ordered], seconds, whole=trial.loop_end is not None
+    )
 
 
 def check_replayable(experiment: ExperimentRecord, scheduler: str) -> list[TrialRecord]:
@@ -256,7 +259,7 @@ def _run(
         metric=experiment.metric,
         mode=experiment.mode,
         num_samples=len(curves),
-        max_epochs=experiment.horizon,  # a curve that ends where the trainable's own loop does is whole
+        max_epochs=config.max_epochs,  # a curve that ends where the trainable's own loop does is whole
     )
 
 

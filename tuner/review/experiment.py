@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from tuner import storage
 from tuner.errors import UsageError
+from tuner.folder import horizon as trial_length
 from tuner.folder.fates import cut_by_scheduler, family
 from tuner.folder.names import CONFIG_FILE, PLAN_FILE, STDOUT_FILE
 from tuner.objectives import Mode, pick, sign
@@ -171,9 +172,10 @@ class ExperimentRecord:
     @cached_property  # a record is read once and not changed
     def horizon(self) -> int:
         """The epochs a trial runs unless something stops it: ``--max-epochs``, or where the trainable's own
-        loop ends trials when that comes sooner (the latest such end, if loops differ by config)."""
+        loop ends trials when that comes sooner and no trial ran further (tuner/folder/horizon.py)."""
         ends = [t.loop_end for t in self.trials if t.loop_end is not None]
-        return max(ends) if ends else self.config.max_epochs
+        furthest = max((t.epochs for t in self.trials), default=0)
+        return trial_length.horizon(self.config.max_epochs, max(ends, default=0), furthest)
 
     def fate_counts(self) -> dict[str, int]:
         """How many trials met each fate, by its family ("stopped early by ASHA", "ended by its own loop"),

@@ -16,6 +16,7 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import RUNG, STOPPED, DecisionLog
+from tuner.folder.horizon import LoopEnds
 from tuner.schedulers.comparing import Comparison, SignedValues, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
 
@@ -44,6 +45,7 @@ class AshaRule(Rule):
         # milestone -> trial id -> its standing there, highest milestone first as ASHA looks for a rung
         self.rungs: dict[int, dict[str, Standing]] = {m: {} for m in sorted(milestones, reverse=True)}
         self.stopped = 0
+        self.loop = LoopEnds(max_t)  # where the trainable's own loop ends trials, as the sweep learnt it
         self._restored = False
 
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
@@ -58,7 +60,10 @@ class AshaRule(Rule):
             return TrialScheduler.CONTINUE
         if epoch >= self.max_t:
             return TrialScheduler.STOP
-        milestone = next((m for m, at in self.rungs.items() if epoch >= m and trial.trial_id not in at), None)
+        self.loop_ends.reported(epoch)  # a trial past where loops ended so far brings the later rungs back
+        milestone = next(
+            (m for m, at in self.live_rungs().items() if epoch >= m and trial.trial_id not in at), None
+        )
         if milestone is None:
             return TrialScheduler.CONTINUE
         at = self.rungs[milestone]
@@ -85,14 +90,28 @@ class AshaRule(Rule):
         return TrialScheduler.STOP
 
     def follow_loop(self, epochs: int) -> str | None:
-        """The trainable's own loop ends trials at ``epochs``: the rungs from there on are never reached, and
-        a comparison at the loop's last epoch would cut nothing; they are dropped."""
-        dropped = sorted(m for m in self.rungs if m >= epochs)
-        if not 0 < epochs < self.max_t or not dropped:
+        """The trainable's own loop ends trials at ``epochs`` (tuner/launch/guards/loop_end.py): the rungs from
+        there on are never reached, and a comparison at the loop's last epoch would cut nothing; they are set
+        aside while no trial reports past ``epochs`` (one that does brings them back: loops differ by config)."""
+        if 0 < epochs < self.max_t:
+            self.loop_ends.ended(epochs)
+        aside = sorted(m for m in self.rungs if m not in self.live_rungs())
+        if self.loop_ends.horizon != epochs or not aside:
             return None
-        for milestone in dropped:
-            del self.rungs[milestone]
-        return f"ASHA's rung{'s' if len(dropped) > 1 else ''} at epoch {', '.join(map(str, dropped))} dropped"
+        return f"ASHA's rung{'s' if len(aside) > 1 else ''} at epoch {', '.join(map(str, aside))} set aside"
+
+    @property
+    def loop_ends(self) -> LoopEnds:
+        """Where trials end by their own loop, as learnt (a rule saved before it was kept learns anew)."""
+        loop = self.__dict__.get("loop")
+        if not isinstance(loop, LoopEnds):
+            loop = self.__dict__["loop"] = LoopEnds(self.max_t)
+        return loop
+
+    def live_rungs(self) -> dict[int, dict[str, Standing]]:
+        """The rungs a trial can still be compared at: those before where trials end by their own loop."""
+        horizon = self.loop_ends.horizon
+        return {m: at for m, at in self.rungs.items() if m < horizon}
 
     def _signed_at(self, milestone: int, at: dict[str, Standing]) -> SignedValues:
         """The values at a rung signed, kept as trials arrive there; made again from the rung when it holds
@@ -131,13 +150,13 @@ class AshaRule(Rule):
     def debug_string(self) -> str:
         """The live table's status line."""
         if self.comparison.by_fronts:
-            shown = ", ".join(f"epoch {m}: {len(at)}" for m, at in sorted(self.rungs.items()))
+            shown = ", ".join(f"epoch {m}: {len(at)}" for m, at in sorted(self.live_rungs().items()))
             return (
                 f"ASHA by fronts: {self.stopped} trial(s) stopped early so far; results compared at {shown}"
             )
         first = self.comparison.first
         cutoffs = []
-        for milestone, at in sorted(self.rungs.items()):
+        for milestone, at in sorted(self.live_rungs().items()):
             cutoff = self.comparison.cutoff(list(at.values()), self.eta)
             cutoffs.append(f"epoch {milestone}: {'-' if cutoff is None else f'{cutoff:.4g}'}")
         relation = "at most" if first.mode == "min" else "at least"

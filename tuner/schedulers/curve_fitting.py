@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 import numpy as np
 
+from tuner.folder.horizon import LoopEnds
 from tuner.schedulers.curve_model import Observations, PowerLawEnsemble
 
 if TYPE_CHECKING:
@@ -104,8 +105,16 @@ class CurveFitting:
     @property
     def horizon(self) -> int:
         """The epoch whose value the model predicts: ``max_t``, or where the trainable's own loop ends trials
-        when that is sooner (``FreezeThawScheduler.follow_loop``; a scheduler saved before it has none)."""
-        return int(self.__dict__.get("loop_end") or self.max_t)
+        when that is sooner and no trial has reported past it (``FreezeThawScheduler.loop_ends``)."""
+        return self.loop_ends.horizon
+
+    @property
+    def loop_ends(self) -> LoopEnds:
+        """Where trials end by their own loop, as learnt (a scheduler saved before it was kept learns anew)."""
+        loop = self.__dict__.get("loop")
+        if not isinstance(loop, LoopEnds):
+            loop = self.__dict__["loop"] = LoopEnds(self.max_t)
+        return loop
 
     # --- the model's scale ----------------------------------------------------------------------------
     def _axis(self, raw: float) -> float:
@@ -280,7 +289,7 @@ class CurveFitting:
         epochs = np.array([len(self.curves.get(t) or []) for t in ids])
         seen = np.array([self._scaled(self.curves[t][-1]) if epochs[k] else 0.0 for k, t in enumerate(ids)])
         ends = members[:, :, -1]
-        # a trial past the horizon (loops that differ by config) is conditioned at the horizon
+        # no trial is past the horizon (one that reports past it raises it); the clip only keeps the index
         at = members[np.arange(len(ids)), :, np.clip(epochs, 1, self.horizon) - 1]
         trust = (epochs / (epochs + TRUST))[:, None]
         conditioned = np.maximum(ends + trust * (seen[:, None] - at), seen[:, None])

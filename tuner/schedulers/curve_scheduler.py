@@ -29,6 +29,7 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from tuner.folder.fates import PAUSED, RUNG, STOPPED, THAWED, DecisionLog
+from tuner.folder.horizon import LoopEnds
 from tuner.schedulers.comparing import epoch_of
 from tuner.schedulers.config_features import ConfigFeatures
 from tuner.schedulers.curve_fitting import MIN_TRIALS, CurveFitting, Fit, Prediction, PredictionTable
@@ -71,7 +72,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         self.rows: dict[str, NDArray[np.float64]] = {}  # trial id -> its config's features
         self.configs: dict[str, Config] = {}
         self.next_check: dict[str, int] = {}
-        self.loop_end: int | None = None  # where the trainable's own loop ends trials, when before max_t
+        self.loop = LoopEnds(max_t)  # where the trainable's own loop ends trials, when before max_t
         self.ended: set[str] = set()
         self.frozen: set[str] = set()  # trials it paused that have not run since
         self._last: dict[str, float] = {}  # each trial's last reported value, as reported
@@ -149,23 +150,27 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
     def on_trial_complete(self, tune_controller: TuneController, trial: Trial, result: Result) -> None:
         if trial.trial_id not in self.ended:  # not stopped here: its own loop ended it
             epochs = len(self.curves.get(trial.trial_id) or [])
-            if 0 < epochs < self.max_t:
-                self.follow_loop(epochs)
+            if 0 < epochs and self.loop_ends.ended(epochs):
+                self._horizon_moved()
         self._end(trial.trial_id)
 
     def follow_loop(self, epochs: int) -> str | None:
-        """The trainable's own loop ends trials at ``epochs``, before ``max_t``: the model predicts each
-        trial's value there from now on (loops that differ by config: the latest end seen). What it predicts,
-        in words, when the horizon is ``epochs``; else None."""
-        if 0 < epochs < self.max_t and epochs > (self.loop_end or 0):
-            self.loop_end = epochs
-            self._predicted = {}  # every prediction was made to the old horizon
-            self._version += 1
-            if self.model is not None and self._pool:
-                self._pool_means = self.model.curves(self._pool_rows, np.array([self.horizon]))[:, :, 0]
-        if self.loop_end != epochs:
+        """The sweep learnt that the trainable's own loop ends trials at ``epochs``, before ``max_t``, with no
+        trial past it (tuner/launch/guards/loop_end.py): the model predicts each trial's value there. A trial
+        that reports past it raises the horizon again (``_take``) and is weighed as any other. What it
+        predicts, in words, when the horizon is ``epochs``; else None."""
+        if 0 < epochs < self.max_t and self.loop_ends.ended(epochs):
+            self._horizon_moved()
+        if self.horizon != epochs or epochs >= self.max_t:
             return None
         return f"freeze-thaw predicts each trial's {self._metric or 'metric'} at epoch {epochs}"
+
+    def _horizon_moved(self) -> None:
+        """Every prediction was made to the old horizon: made again to the new one."""
+        self._predicted = {}
+        self._version += 1
+        if self.model is not None and self._pool:
+            self._pool_means = self.model.curves(self._pool_rows, np.array([self.horizon]))[:, :, 0]
 
     def on_trial_remove(self, tune_controller: TuneController, trial: Trial) -> None:
         self._end(trial.trial_id)
@@ -232,8 +237,8 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         if epoch >= self.max_t:
             self.ended.add(trial_id)
             return TrialScheduler.STOP  # its last epoch (a trainable with a loop of its own would go on)
-        if epoch >= self.horizon:  # where its own loop ends it: a pause or a stop would cut nothing
-            return TrialScheduler.CONTINUE
+        if epoch == self.horizon:  # its loop's last epoch: a pause or a stop would cut nothing (a trial
+            return TrialScheduler.CONTINUE  # that reported past it raised the horizon in ``_take``)
         if epoch < self.next_check.get(trial_id, self.grace):
             return TrialScheduler.CONTINUE
         self.next_check[trial_id] = max(epoch + 1, math.ceil(epoch * self.growth))
@@ -354,6 +359,8 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             curve.append(max(seen, curve[-1]) if curve else seen)
             self._best = max(self._best, curve[-1])
         self._version += 1
+        if self.loop_ends.reported(epoch):  # past where loops ended so far: their lengths differ by config
+            self._horizon_moved()
 
     # --- resume ---------------------------------------------------------------------------------------
     def _restore(self) -> None:
@@ -380,8 +387,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
                 self.ended.add(record.trial_id)
             elif record.status == "PAUSED":
                 self.frozen.add(record.trial_id)
-        if experiment.horizon < self.max_t:  # the loop's end, as the sweep had learnt it
-            self.follow_loop(experiment.horizon)
+        # the loop's end, as the sweep had learnt it, comes from LoopWatch.at_run_start (tuner/launch/guards/)
 
 
 def _chance(chance: float) -> str:

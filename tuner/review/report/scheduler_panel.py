@@ -94,17 +94,26 @@ def settings_lines(experiment: ExperimentRecord) -> list[str]:
             f"{c.scheduler}: up to {c.max_epochs} epochs a trial, reduction factor {c.reduction_factor}, grace "
             f"period {c.grace_period}"
         ]
-    horizon, max_epochs = experiment.horizon, experiment.config.max_epochs
-    if horizon < max_epochs:  # what the sweep learnt after its plan (tuner/launch/guards/loop_end.py)
-        lines.append(
-            f"the trainable's own loop ended trials at epoch {horizon}, before max epochs {max_epochs}: from the "
-            f"first that ended there, the sweep took a trial to end at epoch {horizon}"
-        )
+    loop_line = loop_ends_line(experiment)
+    if loop_line:
+        lines.append(loop_line)
     reported = [t for t in experiment.trials if t.rows]
     at_once = experiment.at_once() or (trials_at_once(reported) if reported else 0)
     planned = experiment.planned_at_once()
     allowed = f" (the plan allowed {planned})" if planned and planned > at_once else ""
     return [*lines, f"{len(experiment.trials)} trials, at most {at_once} running at once{allowed}"]
+
+
+def loop_ends_line(experiment: ExperimentRecord) -> str:
+    """Where the trainable's own loop ended trials before max epochs, as the record shows it ("" where it ended
+    none): what the plan, printed before the first trial, could not say."""
+    from collections import Counter
+
+    ends = Counter(t.loop_end for t in experiment.trials if t.loop_end is not None)
+    if not ends:
+        return ""
+    at = ", ".join(f"{n} at epoch {epoch}" for epoch, n in sorted(ends.items()))
+    return f"trials ended by their own loop before max epochs {experiment.config.max_epochs}: {at}"
 
 
 def savings_line(experiment: ExperimentRecord) -> str:
