@@ -286,6 +286,7 @@ def test_a_loop_shorter_than_max_epochs_is_counted_alike_in_every_view(run_cli, 
     assert f"trials ended by their own loop before max epochs 6: {len(looped)} at epoch 3" in settings_lines(record)
     at_once = settings_lines(record)[-1]
     assert at_once.endswith(("at most 2 running at once", "at most 1 running at once (the plan allowed 2)")), at_once
+    assert json.loads((folder / "plan.json").read_text()) == {"trials_at_once": 2}, "kept as data, not words"
     page = folder / "report.html"
     assert page.is_file() and f"report: {page} (written again by: tuner report {folder})" in result.out
     assert "ended by its own loop at epoch 3" in page.read_text()

@@ -120,3 +120,17 @@ def test_no_horizon_comes_below_a_trial_that_ran_further(tmp_path):
     record = load(written_experiment(tmp_path, past, name="past"), running=False)
     assert record.horizon == 10 and loop_ends_line(record).endswith(": 1 at epoch 3, 2 at epoch 5")
 
+
+def test_the_plan_keeps_its_trials_at_once_as_data_and_an_older_one_is_read_from_its_words(tmp_path):
+    from tuner.folder import plan
+    from tuner.review.experiment import load
+
+    folder = written_experiment(tmp_path, {"a": (3, None)})
+    assert load(folder, running=False).planned_at_once() is None, "a sweep made before plans were kept"
+    (tmp_path / "exp" / "plan.txt").write_text("resources: 1 CPU and 0 GPU per trial; 4 trial(s) at once\n")
+    assert load(folder, running=False).planned_at_once() == 4, "made before the number was kept as data"
+    plan.write(folder, ["resources: 1 CPU and 0 GPU per trial (the words may change)"], 3)
+    record = load(folder, running=False)
+    assert record.planned_at_once() == 3 and record.plan_lines() == [
+        "resources: 1 CPU and 0 GPU per trial (the words may change)"
+    ]

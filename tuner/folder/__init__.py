@@ -5,6 +5,7 @@ has one owner. What an experiment folder holds (``names`` has each name):
 
   tuner_config.yaml        the sweep's settings (tuner/settings.py)
   plan.txt                 the plan as printed before the first trial
+  plan.json                the numbers of that plan a view reads (trials at once) (``plan``)
   spent.json               what the sweep spent: wall time, epochs, GPU-hours, most trials at once (``spent``)
   fates.json               why each trial ended where it did, as decided (``fates``)
   best_config.json         the end-of-sweep summary: best trial, config, checkpoint

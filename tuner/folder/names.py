@@ -5,6 +5,7 @@ from __future__ import annotations
 # inside the experiment
 CONFIG_FILE = "tuner_config.yaml"
 PLAN_FILE = "plan.txt"
+PLAN_DATA_FILE = "plan.json"
 SPENT_FILE = "spent.json"
 FATES_FILE = "fates.json"
 BEST_FILE = "best_config.json"

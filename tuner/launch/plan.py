@@ -79,6 +79,11 @@ class SweepPlan:
         )
 
     @property
+    def trials_at_once(self) -> int:
+        """Trials the plan lets run at once: the slots the cluster has, fewer where tuner limits it."""
+        return min(self.slots, self.max_concurrent or self.slots)
+
+    @property
     def trials_waiting(self) -> int | None:
         """Trials that may wait for a slot at once, where tuner sets it (tuner/algorithms.py says when)."""
         return algorithms.trials_waiting(

@@ -43,10 +43,9 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
             lines.append(note)
     if plan.packing is not None:
         lines += plan.packing.describe()
-    at_once = min(plan.slots, plan.max_concurrent or plan.slots)
     lines.append(
         f"resources: {cfg.cpus_per_trial:g} CPU and {cfg.gpus_per_trial:g} GPU per trial; "
-        f"{at_once} trial(s) at once"
+        f"{plan.trials_at_once} trial(s) at once"
     )
     if 0 < float(cfg.gpus_per_trial or 0) < 1 and cfg.address is None and plan.packing is None:
         from tuner.launch.placement.packing import mps_running

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from tuner import algorithms, storage
 from tuner.errors import StorageRefused, TunerError, UsageError
-from tuner.folder.names import PLAN_FILE
+from tuner.folder import plan as plan_record
 from tuner.folder.summary import Summary
 from tuner.launch import guards
 from tuner.launch.per_trial import checkpoint_config, sync_config, trial_folder_name, wrapped_trainable
@@ -117,7 +117,7 @@ def launch(
     folder = cfg.experiment_path
     storage.prepare(folder)
     save_config(cfg, folder)
-    storage.write_text(folder, PLAN_FILE, "\n".join(describe(plan)) + "\n")  # the review shows it as it was
+    plan_record.write(folder, describe(plan), plan.trials_at_once)  # the review shows it as it was
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
     max_concurrent = plan.max_concurrent

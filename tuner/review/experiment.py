@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 from tuner import storage
 from tuner.errors import UsageError
 from tuner.folder import horizon as trial_length
+from tuner.folder import plan
 from tuner.folder.fates import cut_by_scheduler, family
-from tuner.folder.names import CONFIG_FILE, PLAN_FILE, STDOUT_FILE
+from tuner.folder.names import CONFIG_FILE, STDOUT_FILE
 from tuner.objectives import Mode, pick, sign
 from tuner.ray_compat.state_file import saved_trial_states
 from tuner.review.progress_rows import Row, read_rows
@@ -243,18 +244,12 @@ class ExperimentRecord:
         return spent.read(self.path).at_once or None
 
     def planned_at_once(self) -> int | None:
-        """How many trials the plan let run at once (its resources line), None where no plan was kept."""
-        import re
-
-        for line in self.plan_lines():
-            found = re.match(r"resources: .*; (\d+) trial\(s\) at once", line)
-            if found:
-                return int(found.group(1))
-        return None
+        """How many trials the plan let run at once, None where no plan was kept (tuner/folder/plan.py)."""
+        return plan.trials_at_once(self.path)
 
     def plan_lines(self) -> list[str]:
         """The plan the sweep printed before its first trial (empty for a sweep made before it was kept)."""
-        return (storage.read_text(self.path, PLAN_FILE) or "").splitlines()
+        return plan.lines(self.path)
 
     def failed(self) -> list[TrialRecord]:
         return [t for t in self.trials if t.status == "ERROR"]
