@@ -184,11 +184,15 @@ def build_pair(
     return built, search
 
 
+# Where the figures in default_scheduler's reasons come from: the protocol's held-out half, 2 trials at once
+HELD_OUT = "on 17 LCBench tasks held out from its tuning (2 at once, 1,000 epochs)"
+
+
 def default_scheduler(
     objectives: int = 1, can_pause: bool = True, constraints: int = 0, grids: Sequence[str] = ()
 ) -> tuple[str, str]:
-    """The scheduler a sweep runs with no --scheduler (``auto``), and why: the one the benchmarks put ahead for
-    this kind of sweep (BENCHMARKS.md, "Freeze-thaw")."""
+    """The scheduler a sweep runs with no --scheduler (``auto``), and why: the one the frozen protocol's held-out
+    tasks put ahead for this kind of sweep, with the figure (BENCHMARKS.md, "Search quality on held-out tasks")."""
     if objectives > 1 or constraints:
         return "asha", "ASHA ranks each rung by fronts; freeze-thaw models one value"
     if grids:
@@ -199,11 +203,11 @@ def default_scheduler(
         )
     if not can_pause:
         return "freeze-thaw", (
-            "its model of the learning curves reached better configs than ASHA on LCBench's 34 tasks; the "
+            f"{HELD_OUT}, it ended ahead of every form of ASHA (mean rank 6.0 of 14 methods; ASHA's 7.5 to 9.0); the "
             "trainable keeps no checkpoints, so it stops trials rather than pausing them"
         )
     return "freeze-thaw", (
-        "its model of the learning curves reached better configs than ASHA + random on LCBench's 34 tasks, "
+        f"{HELD_OUT}, it ended first of 14 methods (mean rank 3.7; next, Syne Tune's synchronous BOHB, 5.5), "
         "pausing trials and continuing those that promise most"
     )
 
