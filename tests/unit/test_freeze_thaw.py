@@ -254,6 +254,14 @@ def test_a_trial_that_runs_past_the_loops_end_raises_the_horizon_and_is_weighed_
     assert weighed and weighed[0]["epoch"] == LOOP + 1 and f" at epoch {EPOCHS}, best so far" in weighed[0]["reason"]
 
 
+def test_a_chance_reads_as_the_reasons_say():
+    from tuner.schedulers.curve_scheduler import _chance
+
+    shown = [_chance(0.042), _chance(0.00042), _chance(0.00001)]
+    assert shown == ["a 4.20%", "a 0.04%", "under a 0.01%"]
+    assert re.findall(r'"([^"]+)"', _chance.__doc__) == shown, "the docstring's examples are what it writes"
+
+
 def test_a_reason_never_weighs_a_trial_against_one_stopped_at_the_same_check_and_its_numbers_differ():
     compared = 0
     for seed in range(3):

@@ -391,5 +391,5 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
 
 
 def _chance(chance: float) -> str:
-    """A chance in a reason's words: "a 0.042%", "under a 0.01%"."""
+    """A chance in a reason's words: "a 4.20%", "a 0.04%", "under a 0.01%"."""
     return f"a {chance:.2%}" if chance >= 1e-4 else "under a 0.01%"
