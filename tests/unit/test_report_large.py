@@ -188,6 +188,19 @@ def test_importance_compares_each_trial_at_its_best_where_the_trials_differ(tmp_
     assert direction(trials, "lr", record.config.objective).startswith("higher lr → lower loss (ρ -")
 
 
+def test_an_objective_every_trial_reached_alike_has_no_importance_and_no_error():
+    """A second objective such as the epoch count, the same for every trial: fANOVA refuses zero variance, so
+    the page says nothing of it rather than failing (tuner report of --metric loss,epoch failed so)."""
+    from tuner.objectives import Objective
+    from tuner.review.experiment import TrialRecord
+    from tuner.review.report.importance import importance
+
+    rows = [{"training_iteration": "1", "loss": "1.0", "epoch": "2"}, {"training_iteration": "2", "loss": "0.5", "epoch": "2"}]
+    trials = [TrialRecord(f"t{n}", "", "TERMINATED", {"lr": 10.0**-n, "width": 8 * n}, rows) for n in range(1, 7)]
+    assert importance(trials, Objective("epoch", "min")) is None
+    assert importance(trials, Objective("loss", "min")) is None  # the loss does not vary either
+
+
 def test_the_rank_correlation_agrees_with_scipys_spearman_ties_included():
     """The page ranks by itself (scipy.stats' import is a second of every page): the same rho and p-value
     as ``scipy.stats.spearmanr``, with tied values, a side that does not vary, and too few trials to say."""

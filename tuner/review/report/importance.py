@@ -55,15 +55,15 @@ def varying(trials: list[TrialRecord]) -> list[str]:
 
 def importance(trials: list[TrialRecord], objective: Objective) -> Importance | None:
     """fANOVA importance (Optuna's evaluator) of each varying parameter for ``objective``, each trial at its
-    best value; None with fewer than ``AT_LEAST`` trials or nothing varying. On a large sweep the forest is
+    best value; None with fewer than ``AT_LEAST`` trials, nothing varying, or an objective without variance. On a large sweep the forest is
     fitted to a seeded sample of ``IMPORTANCE_FIT_AT_MOST``: its cost grows faster than the trials, and a few
     hundred rank the parameters about as steadily as thousands. With one varying parameter there is nothing to
     split: its share is all of it, and no forest is fitted (seconds on a large sweep, for the answer the
     normalised shares give anyway)."""
     reached = compared(trials, objective)
     names = varying(reached)
-    if len(reached) < AT_LEAST or not names:
-        return None
+    if len(reached) < AT_LEAST or not names or len({value_of(t, objective) for t in reached}) < 2:
+        return None  # an objective every trial reached alike (an epoch count, say) has no variance to share
     if len(names) == 1:
         return Importance({names[0]: 1.0}, len(reached), 0)
     import optuna
