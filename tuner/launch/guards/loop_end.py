@@ -38,7 +38,8 @@ class FollowsLoop(Protocol):
 
 
 class TableLength:
-    """The live table's length of a trial: a finished trial below it counts as stopped early."""
+    """The live table's length of a trial: a finished trial below it counts as stopped early, unless its own
+    loop ended it (a loop that differs by config ends some trials before the length the table plans by)."""
 
     def __init__(self, table: LiveTable) -> None:
         self.table = table
@@ -46,6 +47,9 @@ class TableLength:
     def follow_loop(self, epochs: int) -> str | None:
         self.table.max_epochs = epochs
         return None
+
+    def ended_by_loop(self, trial_id: str) -> None:
+        self.table.loop_ended.add(trial_id)
 
 
 def followers(*candidates: object) -> list[FollowsLoop]:
@@ -115,6 +119,10 @@ class LoopWatch(RunStartCallback):
         epochs = int(number((trial.last_result or {}).get("training_iteration")) or 0)
         decision = self.decisions.decisions().get(trial.trial_id)
         ended = fates.loop_end("TERMINATED", epochs, self.max_epochs, decision)
+        if ended is not None:
+            for follower in self.followers:
+                if isinstance(follower, TableLength):
+                    follower.ended_by_loop(trial.trial_id)
         if ended is None or not self.loop.ended(ended) or self.learnt is None:
             return
         changes = [said for follower in self.followers if (said := follower.follow_loop(self.learnt))]

@@ -16,7 +16,7 @@ trial's folder.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ray.tune import ProgressReporter
@@ -106,7 +106,8 @@ class LiveTable(ProgressReporter):
         lines = ["== Status ==", self._clock()]
         if self.stopped_label:
             lines.append(
-                f"{self.stopped_label}: {stopped_early(trials, self.max_epochs)} trial(s) stopped early so far"
+                f"{self.stopped_label}: {stopped_early(trials, self.max_epochs, self.loop_ended)} trial(s) stopped "
+                "early so far"
             )
         lines += [line for info in sys_info for line in str(info).splitlines() if line.strip()]
         front = self._front(ranked)
@@ -148,10 +149,20 @@ class LiveTable(ProgressReporter):
         stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
         return f"Current time: {stamp} (running for {int(hours):02d}:{int(minutes):02d}:{seconds:05.2f})"
 
+    @property
+    def loop_ended(self) -> set[str]:
+        """Trials the trainable's own loop ended (tuner/launch/guards/loop_end.py): finished, whatever their
+        epochs (a table unpickled from a sweep saved before it kept them starts with none)."""
+        ended: set[str] = vars(self).setdefault("_loop_ended", set())
+        return ended
+
     def state(self, trial: Trial) -> str:
-        """A trial's state in words: a TERMINATED trial is stopped early below ``max_epochs``, else finished."""
+        """A trial's state in words: a TERMINATED trial is stopped early below ``max_epochs`` unless its own loop
+        ended it, else finished."""
         if trial.status != "TERMINATED":
             return WORDS.get(trial.status, trial.status.lower())
+        if trial.trial_id in self.loop_ended:
+            return FINISHED
         epoch = number(_result(trial).get("training_iteration", self.max_epochs))
         return STOPPED_EARLY if epoch is not None and epoch < self.max_epochs else FINISHED
 
@@ -325,12 +336,14 @@ def _fair_share(trials: list[Trial], limit: int) -> set[Trial]:
     return kept
 
 
-def stopped_early(trials: list[Trial], max_epochs: int) -> int:
-    """Trials that finished before their last epoch without an error: what a scheduler stopped."""
+def stopped_early(trials: list[Trial], max_epochs: int, loop_ended: Collection[str] = ()) -> int:
+    """Trials that finished before their last epoch without an error, and not by their own loop
+    (``loop_ended``): what a scheduler stopped."""
     return sum(
         1
         for t in trials
         if t.status == "TERMINATED"
+        and t.trial_id not in loop_ended
         and (epoch := number(_result(t).get("training_iteration", max_epochs))) is not None
         and epoch < max_epochs
     )
