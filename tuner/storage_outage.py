@@ -142,19 +142,22 @@ def patiently(storage: str, call: Callable[[], T], bound: float | None = None, a
             with _lock:
                 given_up = storage in _given_up
                 _outages.setdefault(storage, time.monotonic())
-                if waited >= NOTICE_AFTER_S and storage not in _told:
-                    _told.add(storage)
-                    log.warning(
-                        "the storage %s cannot be reached (%s); waiting for it up to %s",
-                        storage,
-                        cause(exc),
-                        _seconds(bound),
-                    )
             if given_up or waited >= bound:
                 error = unreachable_error(storage, waited if not given_up else bound, exc)
                 with _lock:
                     _given_up.setdefault(storage, str(error))
                 raise error from exc
+            with _lock:
+                tell = waited >= NOTICE_AFTER_S and storage not in _told
+                if tell:
+                    _told.add(storage)
+            if tell:
+                log.warning(
+                    "the storage %s cannot be reached (%s); waiting for it up to %s",
+                    storage,
+                    cause(exc),
+                    _seconds(bound),
+                )
             time.sleep(min(pause, bound - waited))
             pause = min(pause * 2, LONGEST_PAUSE_S)
             continue

@@ -258,7 +258,10 @@ def sweep(dry_run: bool, config_file: str | None, **flags: Flag) -> None:
     from tuner.launch.resolve import resolve
     from tuner.launch.runner import run_sweep
 
-    config = resolve(given_flags(flags), config_file)
+    given = given_flags(flags)
+    bound = given.get("storage_timeout")
+    with storage_outage.bounded(float(bound) if isinstance(bound, (int, float)) else None):
+        config = resolve(given, config_file)  # it reads the storage too: is the name free there?
     with storage_outage.bounded(config.storage_timeout):  # the claim and the first writes wait as long
         summary = run_sweep(config, out=click.echo, dry_run=dry_run)
         if summary is not None:
