@@ -273,3 +273,17 @@ def test_the_stall_records_why_it_ended_each_open_trial(tmp_path):
     assert list(decisions) == ["waits"]
     assert fate("TERMINATED", 3, 10, "", decisions["waits"]) == "ended by the stall at epoch 3 of 10"
     assert loop_end("TERMINATED", 3, 10, decisions["waits"]) is None
+
+
+def test_fates_that_cannot_be_read_teach_nothing_and_raise_nothing_into_tune(tmp_path):
+    """The storage holding earlier fates is away past its timeout: the loop's end is not learnt from this trial,
+    and no OSError leaves Tune's callback (the storage guard is what stops the sweep then)."""
+    watch, asha, table, said, _ = _loop_watch(str(tmp_path / "exp"))
+
+    def away():
+        raise OSError("the storage could not be reached for 300 s")
+
+    watch.decisions.decisions = away
+    looped = _reports(watch, asha, "looped", 1, 2, 3, 4, 5)
+    watch.on_trial_complete(0, [looped], looped)
+    assert not said and watch.learnt is None and table.max_epochs == 10

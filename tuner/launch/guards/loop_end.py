@@ -117,7 +117,10 @@ class LoopWatch(RunStartCallback):
         if trial.status != "RUNNING":  # a paused or waiting trial taken out: a scheduler stopped it
             return
         epochs = int(number((trial.last_result or {}).get("training_iteration")) or 0)
-        decision = self.decisions.decisions().get(trial.trial_id)
+        try:
+            decision = self.decisions.decisions().get(trial.trial_id)
+        except OSError:  # the storage holding earlier fates is away past its timeout: learn nothing from this
+            return  # trial rather than fail the sweep from Tune's callback; the storage guard says why it stops
         ended = fates.loop_end("TERMINATED", epochs, self.max_epochs, decision)
         if ended is not None:
             for follower in self.followers:
