@@ -438,3 +438,20 @@ def test_part_27_ray_makes_a_buckets_filesystem_through_the_function_tuner_repla
     assert isinstance(pickle.loads(pickle.dumps(fs)).handler, RayPatientHandler)  # as a trial gets it
     local, _ = ray_storage.get_fs_and_path("/tmp/sweeps")
     assert isinstance(local, pyarrow.fs.LocalFileSystem)  # a folder is left to Ray
+
+
+def test_part_18_rays_sync_to_a_bucket_leaves_out_files_through_the_filesystem_tuner_reads(tmp_path):
+    """If this fails, re-check ``_state_last`` in tuner/ray_compat/atomic_sync.py: a sync of the driver's
+    staging folder to a bucket hands Ray's copy an excluding local filesystem whose root and patterns tuner
+    reads, to send the experiment's state after the rest."""
+    from ray.train._internal import storage as ray_storage
+
+    excluding = ray_storage._ExcludingLocalFilesystem(root_path=tmp_path, exclude=["*/checkpoint_*"])
+    assert excluding._root_path == tmp_path and excluding._exclude == ["*/checkpoint_*"]
+    upload = inspect.getsource(ray_storage._upload_to_uri_with_exclude_fsspec)
+    assert "pyarrow.fs.FSSpecHandler(local_fs)" in upload and "_pyarrow_fs_copy_files(" in upload
+    (tmp_path / "experiment_state-1.json").write_text("{}")
+    (tmp_path / "trial").mkdir()
+    (tmp_path / "trial" / "result.json").write_text("{}")
+    state_left_out = ray_storage._ExcludingLocalFilesystem(root_path=tmp_path, exclude=["experiment_state-*"])
+    assert [Path(p).name for p in state_left_out.find(str(tmp_path))] == ["result.json"]

@@ -14,7 +14,9 @@ a state that does not parse is never copied over a good one. The same copy carri
 after the state was copied and before a trial's rows were left a state whose checkpoint was newer than the
 rows (the resumed trial went on from it, its last epoch's row lost). The state is copied last, so a state
 never runs ahead of the rows it counts (rows ahead of the state are read as the epochs reported again that
-they are). Buckets are left to Ray: an object store replaces an object only once it is whole.
+they are). A copy to a bucket is left to Ray but for its order, the state last too: an object store
+replaces an object only once it is whole, and an outage that cut a copy short (tuner/storage_outage.py) left
+a state newer than the rows it counts.
 
 Ray copies the whole staging folder at every sync, every trial's rows included, and it syncs as often as the
 last copy lets it. Written in Python, that grew with the trials: 400 trials in, the copy held the driver's
@@ -31,6 +33,7 @@ import os
 import posixpath
 import shutil
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tuner.ray_compat.state_file import STATE_PREFIX
@@ -63,7 +66,9 @@ def atomic_local_copies() -> None:
         **kwargs: Any,  # pyarrow's copy_files options, passed on untouched
     ) -> None:
         target_fs, target = _resolve(destination, destination_filesystem)
-        if target_fs is None or not _is_local(target_fs):
+        if target_fs is not None and not _is_local(target_fs):
+            return _state_last(original, source, target, source_filesystem, target_fs, **kwargs)
+        if target_fs is None:
             return original(
                 source,
                 destination,
@@ -85,6 +90,49 @@ def atomic_local_copies() -> None:
 
     vars(copy_files)["_tuner_atomic"] = True  # a mark on the function: installed once
     setattr(module, _FUNCTION, copy_files)
+
+
+def _state_last(
+    original: Callable[..., None],
+    source: str,
+    destination: str,
+    source_filesystem: FileSystem | None,
+    target_fs: FileSystem,
+    **kwargs: Any,
+) -> None:
+    """A copy of the driver's staging folder to a bucket: everything but Ray's state, then the state. Ray copies
+    the folder's files in any order, and an outage that cut a copy short left a state in the bucket newer than
+    the trials' rows it counts, which the resumed trials went on from: their earlier epochs were lost."""
+    import pyarrow.fs
+    from ray.train._internal.storage import _ExcludingLocalFilesystem
+
+    handler = getattr(source_filesystem, "handler", None)
+    excluding = getattr(handler, "fs", None)
+    if isinstance(excluding, _ExcludingLocalFilesystem):  # Ray's sync leaves out the checkpoints so
+        root, exclude = str(excluding._root_path), list(excluding._exclude)
+    elif source_filesystem is None or _is_local(source_filesystem):
+        root, exclude = str(source), []
+    else:
+        root = ""
+    if not root or not os.path.isdir(root):
+        return original(
+            source,
+            destination,
+            source_filesystem=source_filesystem,
+            destination_filesystem=target_fs,
+            **kwargs,
+        )
+    states = sorted(name for name in os.listdir(root) if name.startswith(STATE_PREFIX))
+    rest = _ExcludingLocalFilesystem(root_path=Path(root), exclude=[*exclude, f"{STATE_PREFIX}*"])
+    rest_fs = pyarrow.fs.PyFileSystem(pyarrow.fs.FSSpecHandler(rest))
+    original(source, destination, source_filesystem=rest_fs, destination_filesystem=target_fs, **kwargs)
+    for name in states:
+        original(
+            os.path.join(root, name),
+            posixpath.join(destination, name),
+            destination_filesystem=target_fs,
+            **kwargs,
+        )
 
 
 def _resolve(path: str, filesystem: FileSystem | None) -> tuple[FileSystem | None, str]:
