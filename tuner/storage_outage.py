@@ -74,9 +74,24 @@ def timeout_s() -> float:
     text = os.environ.get(ENV)
     if not text:
         return DEFAULT_TIMEOUT_S
+    return parse_timeout(text, f"environment {ENV}: storage_timeout")  # as the sweep's settings say it
+
+
+def parse_timeout(value: str | float, where: str) -> float:
+    """The storage timeout in seconds from ``90``, ``90s`` or ``5m``, wherever it is given (a flag, the
+    environment, a sweep file, ``tuner.sweep``): one reading for the sweep and for a review or resume."""
     from tuner.limits import parse_duration
 
-    return parse_duration(text, f"environment {ENV}")
+    return parse_duration(value, where)
+
+
+def start_afresh() -> None:
+    """Forget what this process met of storages before (a sweep starts): an earlier sweep's outage, given up
+    on in the same process (a notebook), neither stops this one nor spares its storage the wait."""
+    with _lock:
+        _given_up.clear()
+        _outages.clear()
+        _told.clear()
 
 
 def is_unreachable(exc: BaseException) -> bool:
@@ -106,10 +121,11 @@ def unreachable_error(storage: str, waited: float, exc: BaseException) -> Storag
     )
 
 
-def gave_up() -> str | None:
-    """Why this process gave up waiting for a storage (StorageUnreachable's words), while it still does."""
+def gave_up(storage: str) -> str | None:
+    """Why this process gave up waiting for ``storage`` (``s3://bucket``: StorageUnreachable's words), while it
+    still does; None for a storage it has not given up on."""
     with _lock:
-        return next(iter(_given_up.values()), None)
+        return _given_up.get(storage)
 
 
 def waiting() -> bool:

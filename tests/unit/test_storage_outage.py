@@ -28,9 +28,7 @@ def _fresh(bucket):
     bucket.delay = 0.0
     if bucket._listener is None:
         bucket.up()
-    storage_outage._given_up.clear()
-    storage_outage._outages.clear()
-    storage_outage._told.clear()
+    storage_outage.start_afresh()
     yield
 
 
@@ -41,7 +39,7 @@ def test_a_short_outage_is_waited_out_and_the_file_is_written_whole(bucket):
         storage.write_text(BUCKET, "during.txt", "written while the store was away\n" * 1000)
         assert time.monotonic() - started >= 1.0  # it did wait
     assert storage.read_text(BUCKET, "during.txt") == "written while the store was away\n" * 1000
-    assert storage_outage.gave_up() is None
+    assert storage_outage.gave_up("s3://sweeps") is None
 
 
 @pytest.mark.slow  # waits out the bound
@@ -57,7 +55,7 @@ def test_past_the_bound_one_error_names_the_storage_and_what_it_said(bucket, cap
     assert error.exit_code == EXIT_STORAGE and isinstance(error, OSError)
     assert str(error).startswith("the storage s3://sweeps could not be reached for "), error
     assert "NETWORK_CONNECTION" in str(error) and "\n" not in str(error), error
-    assert storage_outage.gave_up() == str(error)
+    assert storage_outage.gave_up("s3://sweeps") == str(error)
     assert storage_outage.gave_up_in(f"Traceback ...\ntuner.errors.StorageUnreachable: {error}\n") == str(error)
     # given up: the next call tries once, it does not wait the bound again
     started = time.monotonic()
@@ -66,7 +64,7 @@ def test_past_the_bound_one_error_names_the_storage_and_what_it_said(bucket, cap
     assert time.monotonic() - started < 15
     bucket.up()
     assert storage.read_text(BUCKET, "kept.txt") == "whole"  # nothing written half, and it answers again
-    assert storage_outage.gave_up() is None
+    assert storage_outage.gave_up("s3://sweeps") is None
 
 
 def test_an_answer_that_is_no_is_never_waited_for(bucket):
@@ -179,3 +177,32 @@ def test_a_trial_waiting_for_the_storage_is_not_stopped_as_hung(bucket, tmp_path
     now[0] = 111.0
     watch.on_step_end(0, [running])
     assert recorded(folder)["t"]["failures"][0].startswith("hung: no report for 11 s")
+
+
+def test_a_sweep_stops_for_its_own_storage_only_and_a_new_sweep_forgets_an_earlier_outage(bucket, tmp_path):
+    """In one process (a notebook): a bucket given up on stops the sweep writing there, not a sweep writing to
+    another storage, and a sweep started after it begins with nothing given up on."""
+    from tests.instant import instant_space
+    from tuner.launch.guards import disk
+    from tuner.launch.resolve import resolve
+
+    class Watch(disk.StorageWatch):
+        asked: str | None = None
+
+        def _stop(self, reason: str) -> None:  # what it would ask of the running sweep
+            self.asked = reason
+
+    def stops(where: str) -> str | None:
+        watch = Watch(storage.local_path(where), where)
+        watch.on_step_end(0, [])
+        return watch.asked
+
+    bucket.down()
+    with storage_outage.bounded(0.2), pytest.raises(StorageUnreachable) as raised:
+        storage.read_text(BUCKET, "kept.txt")
+    bucket.up()
+    local = str(tmp_path / "local")
+    assert [stops(BUCKET), stops("s3://elsewhere/exp"), stops(local)] == [str(raised.value), None, None]
+    resolve({"space": str(instant_space(tmp_path))}, environ={})  # the next sweep in this process
+    assert storage_outage.gave_up("s3://sweeps") is None and stops(BUCKET) is None
+

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, cast
 
-from tuner import algorithms, schedulers, searchers, storage
+from tuner import algorithms, schedulers, searchers, storage, storage_outage
 from tuner.errors import UsageError
 from tuner.launch.layers import env_settings, merge_layers, read_yaml_settings
 from tuner.settings import NO_SPACE, USER_SETTINGS, SweepConfig, build_config, coerce
@@ -41,9 +41,13 @@ def resolve(
 
     flags (``given``: only what the user typed) > TUNER_* environment > the ``--config`` YAML > the space's
     ``defaults`` > what the trainable asked through ``tune.with_resources`` > built-in defaults; then what the space and the names decide (metric, mode, the searcher a
-    scheduler brings, the experiment name, absolute paths). The space is imported once per process.
+    scheduler brings, the experiment name, absolute paths). The space is imported once per process. A new
+    sweep starts here: an outage an earlier sweep in this process gave up on is forgotten before the storage
+    is read (is the name free there?).
     """
     from tuner.launch.registry import load_space
+
+    storage_outage.start_afresh()
 
     env = env_settings(os.environ if environ is None else environ)
     from_file = read_yaml_settings(config_file) if config_file else {}

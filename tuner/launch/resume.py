@@ -11,7 +11,7 @@ import dataclasses
 import sys
 from typing import TYPE_CHECKING, TypedDict
 
-from tuner import storage
+from tuner import storage, storage_outage
 from tuner.errors import StorageRefused, UsageError
 from tuner.folder.summary import Summary
 from tuner.launch.per_trial import wrapped_trainable
@@ -55,6 +55,7 @@ def resume_sweep(
     from tuner.launch.guards.signals import OrderlyStop
     from tuner.review import experiment
 
+    storage_outage.start_afresh()  # an earlier sweep's outage in this process is not this one's
     if errored not in ERRORED_CHOICES:
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
     folder = experiment.locate(ref)

@@ -13,7 +13,7 @@ from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuner import algorithms, storage
+from tuner import algorithms, storage, storage_outage
 from tuner.errors import StorageRefused, TunerError, UsageError
 from tuner.folder import plan as plan_record
 from tuner.folder.summary import Summary
@@ -54,6 +54,7 @@ def run_sweep(
     from tuner.launch.guards.signals import OrderlyStop
     from tuner.launch.placement import cluster
 
+    storage_outage.start_afresh()  # an earlier sweep's outage in this process is not this one's
     plan = prepare(config, out)  # data errors surface before Ray starts
     if dry_run:
         started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)

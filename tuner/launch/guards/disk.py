@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ray.tune import Callback
 
 from tuner.folder.fates import STORAGE, DecisionLog, refusal
-from tuner.storage import here
+from tuner.storage import here, storage_name
 
 if TYPE_CHECKING:
     from ray.tune import Checkpoint
@@ -112,7 +112,11 @@ class StorageWatch(Callback):
     def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         from tuner.storage_outage import gave_up
 
-        unreachable = gave_up()  # the driver waited the storage timeout out for the storage in vain
+        if self.folder is not None:
+            return  # a local folder is never waited for
+        # the driver waited the storage timeout out in vain for this experiment's storage (another's, an
+        # earlier sweep's in this process, is none of this sweep's business)
+        unreachable = gave_up(storage_name(self.experiment))
         if unreachable and not self.stopped:
             self._stop(unreachable)
 
