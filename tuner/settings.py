@@ -23,6 +23,7 @@ from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, parse_
 from tuner.objectives import decode as decode_objectives
 from tuner.objectives import encode as encode_objectives
 from tuner.storage_outage import DEFAULT_TIMEOUT_S as DEFAULT_STORAGE_TIMEOUT_S
+from tuner.storage_outage import parse_timeout
 
 ENV_PREFIX = "TUNER_"
 DEFAULT_STORAGE = "~/tuner_results"
@@ -244,6 +245,8 @@ def coerce(name: str, value: Any, where: str) -> Setting:
         if optional:
             return None
         raise UsageError(f"{where}: {name} needs a value")
+    if name == "storage_timeout":  # a duration, read as review and resume read TUNER_STORAGE_TIMEOUT
+        return parse_timeout(value, f"{where}: {name}")
     try:
         if base == "bool":
             if isinstance(value, bool):
@@ -292,7 +295,7 @@ def build_config(settings: Mapping[str, Any], check_names: bool = True) -> Sweep
 def settled(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Settings in the one form a ``SweepConfig`` holds them, each parsed once: earlier experiments as a list
     (``warm_start="results/first"`` is one), bounds as a list (``constraints="mb<=4000"`` is one), and
-    ``--metric loss,latency_ms --mode min,min`` as the first objective in ``metric`` and ``mode`` (what a
+    the storage timeout in seconds (``5m`` is 300), and ``--metric loss,latency_ms --mode min,min`` as the first objective in ``metric`` and ``mode`` (what a
     one-objective view ranks by) and every objective in ``objectives`` (one metric leaves it unset)."""
     out = dict(settings)
     warm = out.get("warm_start")
@@ -302,6 +305,8 @@ def settled(settings: Mapping[str, Any]) -> dict[str, Any]:
         out["warm_start"] = [str(ref) for ref in warm] or None
     if isinstance(out.get("constraints"), str):
         out["constraints"] = [out["constraints"]]
+    if isinstance(out.get("storage_timeout"), str):  # "5m" as the flag or tuner.sweep gives it
+        out["storage_timeout"] = parse_timeout(out["storage_timeout"], "--storage-timeout")
     metric, mode = out.get("metric"), out.get("mode")
     if metric is not None and mode is not None and ("," in metric or "," in mode):
         parsed = parse_objectives(metric, mode)

@@ -215,3 +215,34 @@ def test_one_warm_start_experiment_given_as_a_string_or_path_is_one_experiment()
     assert build_config({"space": "x", "warm_start": "results/first"}).warm_start == ["results/first"]
     assert build_config({"space": "x", "warm_start": (Path("a"), "b")}).warm_start == ["a", "b"]
     assert build_config({"space": "x", "warm_start": []}).warm_start is None
+
+
+def test_the_storage_timeout_is_one_duration_read_one_way_everywhere(tmp_path, monkeypatch, run_cli):
+    """90 or 5m wherever it is given; the sweep's settings and a review's or resume's wait read
+    TUNER_STORAGE_TIMEOUT alike, and bad input is one line (exit 2)."""
+    from tests.instant import instant_space
+    from tuner import storage_outage
+
+    space = str(instant_space(tmp_path))
+    assert resolve({"space": space}, environ={"TUNER_STORAGE_TIMEOUT": "5m"}).storage_timeout == 300
+    assert resolve({"space": space}, environ={"TUNER_STORAGE_TIMEOUT": "90"}).storage_timeout == 90
+    assert resolve({"space": space, "storage_timeout": "2h"}, environ={}).storage_timeout == 7200  # tuner.sweep
+    sweep_file = tmp_path / "sweep.yaml"
+    sweep_file.write_text("storage_timeout: 90s\n")
+    assert resolve({"space": space}, str(sweep_file), environ={}).storage_timeout == 90
+    monkeypatch.setenv("TUNER_STORAGE_TIMEOUT", "5m")
+    assert storage_outage.timeout_s() == 300  # what a review or a resume waits by
+    refused = "environment TUNER_STORAGE_TIMEOUT: storage_timeout 'soon' is not a duration"
+    with pytest.raises(UsageError, match=refused):
+        resolve({"space": space}, environ={"TUNER_STORAGE_TIMEOUT": "soon"})
+    monkeypatch.setenv("TUNER_STORAGE_TIMEOUT", "soon")
+    with pytest.raises(UsageError, match=refused):
+        storage_outage.timeout_s()
+    monkeypatch.delenv("TUNER_STORAGE_TIMEOUT")
+    bad = run_cli("sweep", "--space", space, "--storage-timeout", "soon")
+    assert (bad.code, bad.err) == (
+        2,
+        "tuner: error: --storage-timeout 'soon' is not a duration; use seconds or a unit, e.g. 90s, 10m, 2h\n",
+    )
+    taken = run_cli("sweep", "--space", space, "--storage-timeout", "5m", "--name", "a/b")
+    assert taken.code == 2 and "plain folder name" in taken.err, taken.err  # 5m went through; the name did not

@@ -183,9 +183,8 @@ def sweep_options(func: CommandFunction) -> CommandFunction:
         ),
         click.option(
             "--storage-timeout",
-            type=float,
-            help="Wait this many seconds for a storage that cannot be reached (a bucket's store restarting, "
-            "a network blip) before the sweep stops resumably (exit code 4). "
+            help="Wait this long (90s, 5m; a number is seconds) for a storage that cannot be reached (a "
+            "bucket's store restarting, a network blip) before the sweep stops resumably (exit code 4). "
             f"[default: {d.storage_timeout:g}]",
         ),
         click.option(
@@ -260,7 +259,9 @@ def sweep(dry_run: bool, config_file: str | None, **flags: Flag) -> None:
 
     given = given_flags(flags)
     bound = given.get("storage_timeout")
-    with storage_outage.bounded(float(bound) if isinstance(bound, (int, float)) else None):
+    if isinstance(bound, str):  # parsed once: resolving waits by it too
+        bound = given["storage_timeout"] = storage_outage.parse_timeout(bound, "--storage-timeout")
+    with storage_outage.bounded(bound if isinstance(bound, (int, float)) else None):
         config = resolve(given, config_file)  # it reads the storage too: is the name free there?
     with storage_outage.bounded(config.storage_timeout):  # the claim and the first writes wait as long
         summary = run_sweep(config, out=click.echo, dry_run=dry_run)
