@@ -167,9 +167,15 @@ class LeaseClaim:
         return _parse(storage.read_text(self.folder, CLAIM_FILE))
 
     def _write(self) -> None:
-        self.holder["renewed"] = time.time()
-        self.holder["lease_s"] = self.lease_s
-        storage.write_text(self.folder, CLAIM_FILE, json.dumps(self.holder))
+        """Write the claim stamped with the time of the try that lands: a write that waited out an outage longer
+        than the lease stamped before it would land expired, for another process to take from a live sweep."""
+
+        def stamped() -> str:
+            self.holder["renewed"] = time.time()
+            self.holder["lease_s"] = self.lease_s
+            return json.dumps(self.holder)
+
+        storage.write_made(self.folder, CLAIM_FILE, stamped)
 
     def acquire(self) -> None:
         storage.prepare(self.folder)

@@ -43,6 +43,17 @@ def patient(
     return pyarrow.fs.PyFileSystem(kind(_slow_store_allowed(fs), scheme, bound or timeout_s()))
 
 
+def write_made(fs: pyarrow.fs.FileSystem, path: str, make: Callable[[], bytes]) -> None:
+    """Write ``path`` with what ``make()`` gives at each try: through a waiting filesystem, made again for
+    each try while the storage is waited for; through another, made once."""
+    handler = fs.handler if isinstance(fs, pyarrow.fs.PyFileSystem) else None
+    if isinstance(handler, PatientHandler):
+        handler.upload_made(path, make)
+        return
+    with fs.open_output_stream(path) as stream:
+        stream.write(make())
+
+
 def _slow_store_allowed(fs: pyarrow.fs.FileSystem) -> pyarrow.fs.FileSystem:
     """An S3 filesystem whose requests wait for a slow store longer than the SDK's 3 seconds (which would turn
     each slow answer into an outage), and that sends a file in the thread that closes it. Arrow closes the
@@ -157,6 +168,15 @@ class PatientHandler(pyarrow.fs.FileSystemHandler):
             with self.inner.open_output_stream(path, metadata=metadata) as stream:
                 while chunk := spool.read(CHUNK):
                     stream.write(chunk)
+
+        self._try(path, attempt)
+
+    def upload_made(self, path: str, make: Callable[[], bytes]) -> None:
+        """Send ``make()``'s bytes to ``path``, made anew for each try (module function ``write_made``)."""
+
+        def attempt() -> None:
+            with self.inner.open_output_stream(path) as stream:
+                stream.write(make())
 
         self._try(path, attempt)
 

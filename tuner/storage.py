@@ -10,7 +10,7 @@ import contextlib
 import functools
 import os
 import posixpath
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -123,6 +123,19 @@ def write_text(location: str | Path, name: str, text: str) -> str:
     fs, path = filesystem(str(location))
     with fs.open_output_stream(posixpath.join(path, name)) as stream:
         stream.write(text.encode("utf-8"))
+    return str(location).rstrip("/") + "/" + name
+
+
+def write_made(location: str | Path, name: str, make: Callable[[], str]) -> str:
+    """Write ``name`` with the text ``make()`` gives when the write is tried, and again at each try while the
+    storage is waited for (tuner/storage_outage.py): a time stamp in it (a claim's lease) is that of the write
+    that landed, not of the first try before an outage. Returns where it went."""
+    if not is_uri(location):
+        return write_text(location, name, make())
+    from tuner.patient_filesystem import write_made as write_made_patiently
+
+    fs, path = filesystem(str(location))
+    write_made_patiently(fs, posixpath.join(path, name), lambda: make().encode("utf-8"))
     return str(location).rstrip("/") + "/" + name
 
 

@@ -206,3 +206,20 @@ def test_a_sweep_stops_for_its_own_storage_only_and_a_new_sweep_forgets_an_earli
     resolve({"space": str(instant_space(tmp_path))}, environ={})  # the next sweep in this process
     assert storage_outage.gave_up("s3://sweeps") is None and stops(BUCKET) is None
 
+
+def test_a_claim_written_after_an_outage_is_fresh(bucket, monkeypatch):
+    """The claim is stamped by the try that lands: one written after an outage longer than its lease is not
+    taken from the live sweep by a waiting resume."""
+    import json
+
+    from tuner import claim
+
+    monkeypatch.setattr(claim, "SETTLE_S", 0.05)
+    held = claim.LeaseClaim(BUCKET, "tuner sweep", lease_s=1.0)
+    with storage_outage.bounded(30), bucket.outage(1.5):
+        held._write()  # a renewal in the outage: it waits
+    stamped = json.loads(storage.read_text(BUCKET, claim.CLAIM_FILE) or "{}")
+    assert time.time() - stamped["renewed"] < held.lease_s
+    with pytest.raises(UsageError, match="is being run by pid"):
+        claim.LeaseClaim(BUCKET, "tuner resume", lease_s=1.0).acquire()
+    storage.remove(BUCKET, claim.CLAIM_FILE)
