@@ -36,3 +36,44 @@ def test_the_writer_imports_without_torch_and_torch_imports_after_it(tmp_path):
     events = EventAccumulator(str(tmp_path))
     events.Reload()
     assert [(e.step, e.value) for e in events.Scalars("loss")] == [(1, 0.5), (2, 0.25)]
+
+
+def _fate_written(folder, trial_id, unreadable=False):
+    """One trial's run through the sweep's TensorBoard logger (stopped by a scheduler at epoch 3 of 10); the fate
+    text its event file keeps."""
+    from ray import tune
+    from ray.tune.experiment import Trial
+    from tensorboardX import SummaryWriter
+
+    from tuner.folder.fates import FateLog
+    from tuner.launch.watching.tensorboard_log import TensorBoardLogger
+
+    FateLog(folder).record(trial_id, "stopped", "stopped early by ASHA at epoch 3 (rung 3)")
+    logger = TensorBoardLogger(folder, {"lr": tune.uniform(0.01, 0.1)}, "loss", "min", max_epochs=10)
+    if unreadable:  # the storage holding the fates is away past its timeout
+
+        def away():
+            raise OSError("the storage s3://sweeps could not be reached for 5 min (NETWORK_CONNECTION)")
+
+        logger.fates.decisions = away
+    trial = Trial("train", config={"lr": 0.05}, trial_id=trial_id, stub=True)
+    events = f"{folder}/{trial_id}"
+    logger._writers[trial], logger._last[trial] = SummaryWriter(events), {}
+    for epoch in (1, 2, 3):
+        result = {"training_iteration": epoch, "loss": 1.0 / epoch}
+        trial.update_last_result(result)  # as Tune does before its loggers see the result
+        logger.log_trial_result(epoch, trial, result)
+    logger.log_trial_end(trial)
+    accumulator = EventAccumulator(events, size_guidance={"tensors": 0})
+    accumulator.Reload()
+    [text] = accumulator.Tensors("fate/text_summary")
+    return text.tensor_proto.string_val[0].decode()
+
+
+def test_a_fate_that_cannot_be_read_is_written_as_not_known_never_guessed(tmp_path):
+    """What the logger writes stays in the event file: without the scheduler's word, a trial it stopped at epoch 3
+    must not read as ended by its own loop there."""
+    folder = str(tmp_path / "exp")
+    assert _fate_written(folder, "read").startswith("stopped early by ASHA at epoch 3")
+    unknown = _fate_written(folder, "unread", unreadable=True)
+    assert unknown == "fate unknown: the storage could not be read; tuner results reads it later"

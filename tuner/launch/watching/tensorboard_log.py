@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 
 from ray.tune.logger import TBXLoggerCallback
 
-from tuner.folder.fates import Decision, FateFollower, fate, kind
+from tuner.folder.fates import FateFollower, fate, kind
 from tuner.objectives import Mode, better
 from tuner.ray_compat.state_file import bookkeeping
 from tuner.spec import flatten
@@ -101,21 +101,23 @@ class TensorBoardLogger(TBXLoggerCallback):
         last = self._last.pop(trial, {})
         best = self._best.pop(trial, None)
         epochs = int((trial.last_result or {}).get("training_iteration") or 0)
-        status = "ERROR" if failed else "TERMINATED"
-        error = _last_error_line(trial) if failed else ""
-        text = fate(status, epochs, self.max_epochs, error, self._decision(trial))
+        text = self._fate(trial, epochs, failed)
         self._write_hparams(writer, trial, last, best, text)
         writer.add_text("fate", text, global_step=epochs)
         writer.close()
 
-    def _decision(self, trial: Trial) -> Decision | None:
-        """The trial's recorded decision; None when it cannot be read now (the storage holding the experiment's
-        earlier fates is away past its timeout): a logger never fails the sweep, and the review reads it later."""
+    def _fate(self, trial: Trial, epochs: int, failed: bool) -> str:
+        """Why the trial ended, from its recorded decision. A logger never fails the sweep, and what it writes
+        stays in the event file for good: when the decisions cannot be read now (the storage holding them is
+        away past its timeout), the fate is not known (a trial a scheduler stopped would read as ended by its
+        own loop, one the outage failed as errored), and it says so; the review reads the fate later."""
         try:
-            return self.fates.decisions().get(trial.trial_id)
+            decision = self.fates.decisions().get(trial.trial_id)
         except OSError as exc:
-            log.warning("trial %s's fate in TensorBoard lacks its scheduler's word: %s", trial.trial_id, exc)
-            return None
+            log.warning("trial %s's fate in TensorBoard is not known: %s", trial.trial_id, exc)
+            return FATE_UNKNOWN
+        error = _last_error_line(trial) if failed else ""
+        return fate("ERROR" if failed else "TERMINATED", epochs, self.max_epochs, error, decision)
 
     def _write_hparams(
         self, writer: SummaryWriter, trial: Trial, last: dict[str, float], best: float | None, text: str
@@ -123,7 +125,7 @@ class TensorBoardLogger(TBXLoggerCallback):
         config = flatten(trial.config)  # a nested config's leaves by their full names
         values = {name: _hparam(config.get(name)) for name in self.params}
         values = {k: v for k, v in values.items() if v is not None}
-        fate_kind = values["fate"] = kind(text)
+        fate_kind = values["fate"] = UNKNOWN if text == FATE_UNKNOWN else kind(text)
         metrics = list(last)
         if best is not None:
             metrics.insert(0, f"best_{self.metric}")
@@ -137,7 +139,9 @@ class TensorBoardLogger(TBXLoggerCallback):
             log.warning("could not write HParams for trial %s: %s", trial.trial_id, exc)
 
 
-FATE_KINDS = ["completed", "stopped early", "errored", "running"]
+UNKNOWN = "unknown"
+FATE_KINDS = ["completed", "stopped early", "errored", "running", UNKNOWN]
+FATE_UNKNOWN = "fate unknown: the storage could not be read; tuner results reads it later"
 
 
 def hparams_summaries(
