@@ -16,7 +16,7 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import RUNG, STOPPED, DecisionLog
-from tuner.folder.horizon import LoopEnds
+from tuner.folder.horizon import LoopEnds, kept_in
 from tuner.schedulers.comparing import Comparison, SignedValues, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
 
@@ -103,10 +103,7 @@ class AshaRule(Rule):
     @property
     def loop_ends(self) -> LoopEnds:
         """Where trials end by their own loop, as learnt (a rule saved before it was kept learns anew)."""
-        loop = self.__dict__.get("loop")
-        if not isinstance(loop, LoopEnds):
-            loop = self.__dict__["loop"] = LoopEnds(self.max_t)
-        return loop
+        return kept_in(self.__dict__, self.max_t)
 
     def live_rungs(self) -> dict[int, dict[str, Standing]]:
         """The rungs a trial can still be compared at: those before where trials end by their own loop."""

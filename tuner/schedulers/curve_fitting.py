@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 import numpy as np
 
-from tuner.folder.horizon import LoopEnds
+from tuner.folder.horizon import LoopEnds, kept_in
 from tuner.schedulers.curve_model import Observations, PowerLawEnsemble
 
 if TYPE_CHECKING:
@@ -111,10 +111,7 @@ class CurveFitting:
     @property
     def loop_ends(self) -> LoopEnds:
         """Where trials end by their own loop, as learnt (a scheduler saved before it was kept learns anew)."""
-        loop = self.__dict__.get("loop")
-        if not isinstance(loop, LoopEnds):
-            loop = self.__dict__["loop"] = LoopEnds(self.max_t)
-        return loop
+        return kept_in(self.__dict__, self.max_t)
 
     # --- the model's scale ----------------------------------------------------------------------------
     def _axis(self, raw: float) -> float:
