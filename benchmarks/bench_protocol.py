@@ -14,7 +14,7 @@ Methods, each with its published defaults (none tuned here):
 
     python benchmarks/bench_protocol.py --split                       # the frozen split
     python benchmarks/bench_protocol.py --tasks heldout --seeds heldout --workers 2 --methods default fifo+random ...
-    python benchmarks/bench_protocol.py --print benchmarks/results/protocol-*.json --against default
+    python benchmarks/bench_protocol.py --print benchmarks/baselines/protocol-heldout-*.jsonl.gz --against default
 """
 
 from __future__ import annotations
@@ -204,9 +204,16 @@ def _seeds(text: str) -> tuple[int, ...]:
     return tuple(range(int(lo), int(hi or lo) + 1))
 
 
+def _text(path: Path) -> str:
+    """A results file, as written or gzipped (the committed ones under benchmarks/baselines/)."""
+    import gzip
+
+    return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+
+
 def show(paths: list[str], against: str | None, methods: list[str] | None) -> None:
     """The tables of every protocol cell (form, trials at once, task and seed set) in the given results."""
-    runs = [json.loads(line) for p in paths for line in Path(p).read_text().splitlines() if line.strip()]
+    runs = [json.loads(line) for p in paths for line in _text(Path(p)).splitlines() if line.strip()]
     if methods:
         runs = [r for r in runs if r["method"] in methods]
     cells: dict = {}
