@@ -215,4 +215,5 @@ def how_to_continue(reason: str) -> str:
 
 def for_resume(saved: float) -> float:
     """The bound a resumed sweep waits by: TUNER_STORAGE_TIMEOUT when set, else the one it was run with."""
-    return timeout_s() if os.environ.get(ENV) else saved
+    text = os.environ.get(ENV)
+    return parse_timeout(text, f"environment {ENV}: storage_timeout") if text else saved

@@ -56,7 +56,9 @@ def test_past_the_bound_one_error_names_the_storage_and_what_it_said(bucket, cap
     assert str(error).startswith("the storage s3://sweeps could not be reached for "), error
     assert "NETWORK_CONNECTION" in str(error) and "\n" not in str(error), error
     assert storage_outage.gave_up("s3://sweeps") == str(error)
-    assert storage_outage.gave_up_in(f"Traceback ...\ntuner.errors.StorageUnreachable: {error}\n") == str(error)
+    assert storage_outage.gave_up_in(f"Traceback ...\ntuner.errors.StorageUnreachable: {error}\n") == str(
+        error
+    )
     # given up: the next call tries once, it does not wait the bound again
     started = time.monotonic()
     with storage_outage.bounded(60), pytest.raises(StorageUnreachable):
@@ -120,7 +122,9 @@ def test_the_sweeps_stop_line_says_what_to_do_for_an_outage_and_for_a_full_disk(
     traceback = f"Traceback (most recent call last):\n  ...\ntuner.errors.StorageUnreachable: {gone}\n"
     assert refusal(traceback) == gone  # a trial failed by it is stopped by the storage, run again on resume
     assert storage_outage.how_to_continue(gone) == "once it can be reached again,"
-    assert storage_outage.how_to_continue("the storage is full (no space left on device)") == "free space, then"
+    assert (
+        storage_outage.how_to_continue("the storage is full (no space left on device)") == "free space, then"
+    )
 
 
 def test_the_bound_is_a_setting_resolved_like_the_others(monkeypatch, tmp_path):
@@ -223,3 +227,22 @@ def test_a_claim_written_after_an_outage_is_fresh(bucket, monkeypatch):
     with pytest.raises(UsageError, match="is being run by pid"):
         claim.LeaseClaim(BUCKET, "tuner resume", lease_s=1.0).acquire()
     storage.remove(BUCKET, claim.CLAIM_FILE)
+
+
+def test_each_command_waits_by_its_own_bound_not_one_an_earlier_command_left(bucket, run_cli, monkeypatch):
+    """A notebook or a test process runs commands one after another: a sweep's 5 minutes, set for it, must not
+    hold a later review to 5 minutes when TUNER_STORAGE_TIMEOUT says 2 s (nor print a waiting notice first)."""
+    storage.write_text(BUCKET, "experiment_state-x.json", "{}")
+    storage_outage.set_timeout(300)  # what an earlier sweep in this process set
+    monkeypatch.setenv(storage_outage.ENV, "2")
+    assert storage_outage.for_resume(300) == 2
+    bucket.down()
+    started = time.monotonic()
+    said = run_cli("results", BUCKET)
+    assert time.monotonic() - started < 30
+    assert said.code == EXIT_STORAGE, said
+    lines = said.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "tuner: error: the storage s3://sweeps could not be reached for "
+    ), said.err
+    assert "5 min" not in lines[0], lines[0]

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 
 import click
 
+from tuner import storage_outage
 from tuner.errors import EXIT_STORAGE, EXIT_USAGE, TunerError, signal_exit
 
 log = logging.getLogger("tuner")
@@ -135,6 +136,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     started = time.time()
     args = list(sys.argv[1:] if argv is None else argv)
     _setup_logging(False)
+    storage_outage.set_timeout(None)  # a command waits by its own bound, never by one an earlier command set
+    storage_outage.start_afresh()
     try:
         # what the command returned (ours return None), or the code a click.exceptions.Exit carried
         code: int | None = cli.main(args=args, prog_name="tuner", standalone_mode=False)
