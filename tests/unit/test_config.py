@@ -246,3 +246,12 @@ def test_the_storage_timeout_is_one_duration_read_one_way_everywhere(tmp_path, m
     )
     taken = run_cli("sweep", "--space", space, "--storage-timeout", "5m", "--name", "a/b")
     assert taken.code == 2 and "plain folder name" in taken.err, taken.err  # 5m went through; the name did not
+
+
+def test_a_corrupted_saved_config_is_one_line_naming_where(tmp_path):
+    (tmp_path / "tuner_config.yaml").write_text("space: [cifar_small\nscheduler: {asha\n")
+    with pytest.raises(UsageError) as raised:
+        load_saved_config(tmp_path)
+    message = str(raised.value)
+    assert "\n" not in message, message
+    assert message.startswith(f"{tmp_path}/tuner_config.yaml is corrupted at line 2: "), message
