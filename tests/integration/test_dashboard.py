@@ -2,7 +2,9 @@
 
 One finished sweep of instant trials, a copy of it under a hostile folder name, and a second sweep that runs
 while the dashboard watches it and is then killed with SIGKILL (interrupted). Checked with HTTP requests and
-once in Debian's headless Chromium.
+in Debian's headless Chromium driven by Playwright, as a user clicks through it: filtered and sorted, a running
+sweep's page seen to update in place (the reader's scroll kept), two sweeps ticked and compared, screenshots
+kept under TUNER_SCREENSHOTS when set.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -96,6 +97,28 @@ def board(tmp_path_factory):
     served.stop()
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Debian's Chromium, headless, driven by Playwright; None where either is missing (the browser checks then
+    skip, the HTTP ones still run)."""
+    if shutil.which("chromium") is None:
+        yield None
+        return
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+def _shot(page, name: str, fallback: Path) -> None:
+    """A full-page screenshot, kept under TUNER_SCREENSHOTS when set, and seen to hold a drawn page."""
+    shots = Path(os.environ.get("TUNER_SCREENSHOTS", fallback))
+    shots.mkdir(parents=True, exist_ok=True)
+    png = page.screenshot(path=str(shots / f"{name}.png"), full_page=True)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000, name
+
+
 def test_the_index_lists_each_sweep_with_its_state_fates_and_best(board):
     served, store, _ = board
     assert served.announced[0].startswith(f"tuner dashboard: 2 experiment(s) under {store}")
@@ -174,14 +197,17 @@ def test_another_address_needs_the_token_it_printed(board):
         other.stop()
 
 
-def test_a_sweep_appears_while_it_runs_its_page_follows_it_and_a_killed_one_reads_interrupted(board):
+def test_a_sweep_appears_while_it_runs_its_page_follows_it_and_a_killed_one_reads_interrupted(
+    board, browser, tmp_path
+):
     served, store, root = board
     slow = instant_space(root, sleep=0.4, name="slow_space.py")
     seen: dict[str, object] = {}
+    tab = browser.new_page(viewport={"width": 1400, "height": 700}) if browser else None
 
     def followed() -> bool:
         """The new sweep is listed as running, its page's content changed since it was first drawn, and a
-        browser left on the page swapped the new content in without reloading it."""
+        browser left on the page, scrolled down, swapped the new content in without reloading or moving."""
         row = served.rows().get("live")
         if not row or row["state"] != "running" or row["epochs"] < 2:
             return False
@@ -190,55 +216,82 @@ def test_a_sweep_appears_while_it_runs_its_page_follows_it_and_a_killed_one_read
             assert status == 200 and "<span class='state running'>running</span>" in page
             seen["version"] = json.loads(page.split("id=board-settings>")[1].split("</script>")[0])["version"]
             seen["row"] = row
+            if tab is not None:
+                tab.goto(served.url + "sweep/0/live")
+                tab.wait_for_selector("#report .main-svg")  # plotly drew the report's figures
+                tab.evaluate("window.scrollTo(0, 600)")
+                seen["scrolled"] = tab.evaluate("window.scrollY")
             return False
         if "update" not in seen:
             status, text, _ = served.get(f"/sweep/0/live/update?version={seen['version']}")
             if status == 204:
                 return False
             seen["update"] = json.loads(text)
-        if shutil.which("chromium") is None:
+        if tab is None:
             return True
-        dom = _chromium("--virtual-time-budget=15000", "--dump-dom", served.url + "sweep/0/live").stdout
-        swaps = re.search(r'data-swaps="(\d+)"', dom)
-        seen["swaps"] = int(swaps[1]) if swaps else 0
-        seen["tries"] = int(seen.get("tries", 0)) + 1  # a browser's few tries, then the sweep is killed
-        return seen["swaps"] > 0 or seen["tries"] >= 5
+        # the page asks every few seconds; the sweep is killed once it swapped, or after half a minute
+        tab.wait_for_function("Number(document.getElementById('report').dataset.swaps) > 0", timeout=30_000)
+        seen["swaps"] = tab.evaluate("Number(document.getElementById('report').dataset.swaps)")
+        seen["after"] = tab.evaluate("window.scrollY")
+        return True
 
     kill_9_when(["sweep", "--space", str(slow), "--scheduler", "fifo", "--searcher", "random", "--num-samples", "2",
                  "--max-epochs", "100", "--storage-path", str(store), "--name", "live"], followed)  # fmt: skip
     update = seen["update"]
     assert update["running"] is True and update["version"] != seen["version"]
     assert 'id="fates"' in update["html"] and "<body>" not in update["html"]  # the report's content alone
-    if shutil.which("chromium"):
-        assert seen["swaps"] > 0, "the browser's page never put a new report in place"
     row = served.rows()["live"]
     assert row["state"] == "interrupted", row
     assert row["epochs"] >= seen["row"]["epochs"]
     status, page, _ = served.get("/sweep/0/live")
     assert f"tuner resume {store / 'live'}</code>" in page and f"tuner tensorboard {store / 'live'}" in page
     assert '"running": false' in page
+    if tab is None:
+        return
+    assert seen["swaps"] > 0 and seen["scrolled"] > 0 and seen["after"] == seen["scrolled"], seen
+    _shot(tab, "sweep-live", tmp_path)
+
+    # two sweeps ticked on the index and compared: one chart, and what differs between them marked
+    tab.goto(served.url)
+    tab.once("dialog", lambda dialog: (seen.setdefault("alert", dialog.message), dialog.dismiss()))
+    tab.check('tr[data-name="done"] input[name=sweep]')
+    tab.click("#compare")  # one ticked: the page says what it needs
+    assert "two or more" in str(seen.get("alert")), seen
+    tab.check('tr[data-name="live"] input[name=sweep]')
+    tab.click("#compare")
+    tab.wait_for_url("**/compare?**")
+    tab.wait_for_selector("#chart .main-svg")
+    assert tab.title() == "Comparing live, done"  # in the index's order: the newest first
+    differing = tab.locator("tr.differs td:first-child").all_inner_texts()
+    assert "scheduler" in differing and "num_samples" in differing, differing
+    assert tab.locator("#chart .legendtext").all_text_contents()[:2] == ["live (fifo, random)", "done (asha, random)"]
+    _shot(tab, "compare", tmp_path)
+    tab.close()
 
 
-def _chromium(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
-
-
-@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
-def test_in_a_browser_the_index_sorts_and_a_sweep_shows_its_report(board, tmp_path):
+def test_in_a_browser_the_index_filters_sorts_and_a_sweep_shows_its_report(board, browser, tmp_path):
+    if browser is None:
+        pytest.skip("needs Debian's chromium")
     served, _, _ = board
-    shots = Path(os.environ.get("TUNER_SCREENSHOTS", tmp_path))
-    shots.mkdir(parents=True, exist_ok=True)
-    dom = _chromium("--virtual-time-budget=3000", "--dump-dom", served.url + "?q=don&state=finished&sort=epochs").stdout
-    shown, listed = map(int, re.search(r"(\d+) of (\d+) experiments", dom).groups())
-    assert shown == 1 and listed >= 2  # the page's own script filtered the rows by name and state
-    assert re.search(r'<tr data-state="finished" data-name="done">', dom)
-    assert re.search(r'<tr data-state="finished" data-name="&lt;script&gt;[^"]*" hidden="">', dom)
-    assert 'class="sorted-up"' in dom and "pwned" not in dom.split("<title>")[1].split("</title>")[0]
-    report = _chromium("--virtual-time-budget=5000", "--dump-dom", served.url + "sweep/0/done").stdout
-    assert "done: 4 trials, loss (lowest is best)" in report and 'class="plotly-graph-div' in report
-    assert 'class="main-svg"' in report  # plotly drew the figures in the browser
-    for name, url in (("index", served.url), ("sweep", served.url + "sweep/0/done")):
-        _chromium("--window-size=1400,1000", "--virtual-time-budget=5000", f"--screenshot={shots / name}.png", url)
-        png = (shots / f"{name}.png").read_bytes()
-        assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 20_000
+    tab = browser.new_page(viewport={"width": 1400, "height": 900})
+    tab.goto(served.url)
+    assert "pwned" not in tab.title()  # the hostile name is text on the page, never a script
+    listed = tab.locator("#sweeps tbody tr").count()
+    tab.fill("#name-filter", "don")
+    tab.select_option("#state-filter", "finished")
+    assert tab.inner_text("#count") == f"1 of {listed} experiments"
+    assert tab.locator("#sweeps tbody tr:visible").evaluate_all("rows => rows.map(r => r.dataset.name)") == ["done"]
+    tab.click('th[data-column="epochs"]')
+    tab.click('th[data-column="epochs"]')  # again: the other way
+    assert tab.get_attribute('th[data-column="epochs"]', "class") == "sorted-down"
+    assert "q=don&state=finished&sort=epochs&order=desc" in tab.url  # a link to this view shows the same
+    tab.fill("#name-filter", "")
+    tab.select_option("#state-filter", "")
+    epochs = [int(t) for t in tab.locator("#sweeps tbody td.epochs").all_inner_texts()]
+    assert epochs == sorted(epochs, reverse=True) and len(epochs) == listed
+    _shot(tab, "index", tmp_path)
+    tab.click('a[href="/sweep/0/done"]')
+    tab.wait_for_selector("#report .main-svg")  # plotly drew the figures in the browser
+    assert "done: 4 trials, loss (lowest is best)" in tab.inner_text("#report")
+    _shot(tab, "sweep", tmp_path)
+    tab.close()
