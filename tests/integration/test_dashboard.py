@@ -79,7 +79,8 @@ def serve(*args: str) -> Served:
 
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
-    """One real sweep, a copy of it under a hostile name, and the dashboard over their storage."""
+    """One real sweep, a copy of it under a hostile name, a sweep whose only trial crashed, and the dashboard
+    over their storage."""
     from tuner.cli import main
 
     root = tmp_path_factory.mktemp("board")
@@ -92,6 +93,10 @@ def board(tmp_path_factory):
     except SystemExit as exc:
         assert exc.code == 0
     shutil.copytree(store / "done", store / HOSTILE)
+    crashing = instant_space(root, crash_at=1, name="crashing_space.py")
+    with pytest.raises(SystemExit):  # its one trial fails before it reports: the sweep ends failed
+        main(["sweep", "--space", str(crashing), "--scheduler", "fifo", "--searcher", "random", "--num-samples", "1",
+              "--max-epochs", "2", "--storage-path", str(store), "--name", "broken"])  # fmt: skip
     served = serve(str(store))
     yield served, store, root
     served.stop()
@@ -121,7 +126,7 @@ def _shot(page, name: str, fallback: Path) -> None:
 
 def test_the_index_lists_each_sweep_with_its_state_fates_and_best(board):
     served, store, _ = board
-    assert served.announced[0].startswith(f"tuner dashboard: 2 experiment(s) under {store}")
+    assert served.announced[0].startswith(f"tuner dashboard: 3 experiment(s) under {store}")
     assert served.url.startswith("http://127.0.0.1:") and "token" not in served.url
     rows = served.rows()
     done, record = rows["done"], experiment.load(str(store / "done"))
@@ -135,6 +140,10 @@ def test_the_index_lists_each_sweep_with_its_state_fates_and_best(board):
     assert '<a href="/sweep/0/done">done</a>' in page and "<span class='state finished'>finished</span>" in page
     for fate, n in record.fate_counts().items():
         assert f"{n} {fate}" in page
+    broken = rows["broken"]
+    assert broken["state"] == "failed" and broken["trials"] == 1 and broken["best"] is None, broken
+    status, page, _ = served.get("/sweep/0/broken")  # its report still drawn, saying what failed
+    assert status == 200 and "<span class='state failed'>failed</span>" in page and "crash at epoch 1" in page
 
 
 def space_of(store: Path) -> Path:
@@ -295,3 +304,28 @@ def test_in_a_browser_the_index_filters_sorts_and_a_sweep_shows_its_report(board
     assert "done: 4 trials, loss (lowest is best)" in tab.inner_text("#report")
     _shot(tab, "sweep", tmp_path)
     tab.close()
+
+
+def test_a_bucket_is_listed_and_served_as_a_folder_is(board):
+    """Experiments under a bucket URI (moto's S3 API on 127.0.0.1), read as the local ones are."""
+    import pyarrow.fs
+
+    from tests.bucket import bucket_behind_proxy
+    from tuner import storage
+
+    _, store, _ = board
+    with bucket_behind_proxy():
+        fs, path = storage.filesystem("s3://sweeps/team")
+        pyarrow.fs.copy_files(str(store / "done"), f"{path}/done", destination_filesystem=fs)
+        remote = serve("s3://sweeps/team")
+        try:
+            assert remote.announced[0].startswith("tuner dashboard: 1 experiment(s) under s3://sweeps/team")
+            row = remote.rows()["done"]
+            local = experiment.load(str(store / "done"))
+            assert row["state"] == "finished" and row["trials"] == 4 and row["fates"] == local.fate_counts()
+            status, page, _ = remote.get("/sweep/0/done")
+            assert status == 200 and "done: 4 trials, loss (lowest is best)" in page
+            assert "tuner results s3://sweeps/team/done</code>" in page
+            assert "tuner tensorboard" not in page  # TensorBoard reads a local folder only
+        finally:
+            remote.stop()
