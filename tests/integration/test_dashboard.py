@@ -329,3 +329,24 @@ def test_a_bucket_is_listed_and_served_as_a_folder_is(board):
             assert "tuner tensorboard" not in page  # TensorBoard reads a local folder only
         finally:
             remote.stop()
+
+
+def test_a_sweeps_page_draws_from_the_reading_the_index_made_while_nothing_changed(board, monkeypatch):
+    """A large sweep takes seconds to read: its page, asked after the index, does not read it again; once it
+    changed, it does."""
+    from tuner.review.board.catalog import Catalog
+    from tuner.review.board.reports import Reports
+
+    _, store, _ = board
+    catalog = Catalog([str(store)])
+    sweep = next(row.sweep for row in catalog.rows() if row.sweep.name == "done")
+    reads = []
+    real_load = experiment.load
+    monkeypatch.setattr(experiment, "load", lambda *a, **k: reads.append(a[0]) or real_load(*a, **k))
+    drawn = Reports(catalog).current(sweep)
+    assert reads == [] and "done: 4 trials" in drawn.report
+    result = next((store / "done").glob("*/result.json"))
+    result.write_text(result.read_text())  # the same lines, written again: a new time, a new signature
+    os.utime(result, ns=(result.stat().st_atime_ns, result.stat().st_mtime_ns + 10**9))
+    Reports(catalog).current(sweep)
+    assert reads == [sweep.folder]

@@ -160,14 +160,20 @@ class ExperimentRecord:
     def ranked(self) -> list[TrialRecord]:
         """Trials by the best value of the metric within each, best first; trials with no result last, and
         under constraints, those that break one after those that do not."""
+        return list(self._ranked)
+
+    @cached_property  # a record is read once and not changed; a report ranks its trials a dozen times
+    def _ranked(self) -> tuple[TrialRecord, ...]:
         towards = sign(self.mode)
-        return sorted(
-            self.trials,
-            key=lambda t: (
-                t.best(self.metric, self.mode) is None,
-                bool(self.breaks(t)),
-                towards * (t.best(self.metric, self.mode) or 0.0),
-            ),
+        return tuple(
+            sorted(
+                self.trials,
+                key=lambda t: (
+                    t.best(self.metric, self.mode) is None,
+                    bool(self.breaks(t)),
+                    towards * (t.best(self.metric, self.mode) or 0.0),
+                ),
+            )
         )
 
     @cached_property  # a record is read once and not changed

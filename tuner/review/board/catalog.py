@@ -29,6 +29,9 @@ RUNNING, INTERRUPTED, FINISHED, FAILED, UNREADABLE = (
 STATES = (RUNNING, INTERRUPTED, FINISHED, FAILED, UNREADABLE)
 # a running sweep is read again at most this often, however often the page asks
 LIVE_EVERY_S = 3.0
+RECORDS_KEPT = (
+    16  # experiments whose last reading is kept whole, for their pages (a large one holds tens of MB)
+)
 _TRIAL_FILES = ("progress.csv", "result.json")  # what a trial appends to at each result
 
 
@@ -170,6 +173,7 @@ class Catalog:
     def __init__(self, storages: list[str]) -> None:
         self.storages = storages
         self._rows: dict[str, tuple[Hashable, float, Row]] = {}  # folder -> (signature, when read, row)
+        self._records: dict[str, tuple[Hashable, ExperimentRecord]] = {}  # the last few read, newest last
         self._sweeps: dict[str, Sweep] = {}
         self._lock = threading.Lock()
 
@@ -192,6 +196,13 @@ class Catalog:
                 self._sweeps = {s.key: s for s in find(self.storages)}
             return self._sweeps.get(key)
 
+    def record(self, folder: str, mark: Hashable) -> ExperimentRecord | None:
+        """The experiment as this catalog last read it, if that reading has signature ``mark``: a sweep's page
+        drawn right after the index is not read a second time (a 10,000-trial sweep takes seconds to read)."""
+        with self._lock:
+            kept = self._records.get(folder)
+        return kept[1] if kept is not None and mark is not None and kept[0] == mark else None
+
     def _row(self, sweep: Sweep) -> Row:
         from tuner.claim import held_elsewhere
         from tuner.review import experiment
@@ -203,8 +214,14 @@ class Catalog:
         if cached is not None and cached[0] == mark and (not running or now - cached[1] < LIVE_EVERY_S):
             return cached[2]
         try:
-            row = summarize(sweep, experiment.load(sweep.folder, running=running), running)
+            record = experiment.load(sweep.folder, running=running)
+            row = summarize(sweep, record, running)
         except Exception as exc:  # noqa: BLE001 - one damaged experiment never hides the others
             row = Row(sweep, UNREADABLE, problem=f"{type(exc).__name__}: {exc}")
+        else:
+            self._records.pop(sweep.folder, None)
+            self._records[sweep.folder] = (mark, record)
+            while len(self._records) > RECORDS_KEPT:
+                del self._records[next(iter(self._records))]
         self._rows[sweep.folder] = (mark, now, row)
         return row

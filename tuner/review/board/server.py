@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
 from aiohttp import web
 
 from tuner.errors import UsageError
-from tuner.review.board import access, comparison, index_page, sweep_page
+from tuner.review.board import access, comparison, index_page, reports, sweep_page
 from tuner.review.board.catalog import Catalog, Sweep
 from tuner.review.board.reports import Reports
 
@@ -143,7 +144,8 @@ async def compare(request: web.Request) -> web.Response:
             check_comparable(records)
         except UsageError as exc:
             return comparison.refusal(str(exc))
-        return comparison.page(records, [s.name for s in sweeps])
+        with reports.DRAWING:
+            return comparison.page(records, [s.name for s in sweeps])
 
     return web.Response(text=await _in_thread(draw), content_type="text/html")
 
@@ -164,7 +166,7 @@ def make_app(storages: list[str], token: str | None) -> web.Application:
     """The dashboard over ``storages``; ``token`` asked of every request where given."""
     app = web.Application(middlewares=[guard])
     app[CATALOG] = Catalog(storages)
-    app[REPORTS] = Reports()
+    app[REPORTS] = Reports(app[CATALOG])
     app[TOKEN] = token or ""
     app.router.add_get("/", index)
     app.router.add_get("/rows", rows)
@@ -215,6 +217,7 @@ def serve(storages: list[str], host: str, port: int, out: Callable[[str], None])
     out(f"tuner dashboard: {found} experiment(s) under {', '.join(checked)}")
 
     def announce() -> None:
+        threading.Thread(target=reports.warm_up, name="tuner-dashboard-warm-up", daemon=True).start()
         out(f"open {access.url(host, port, token)} (Ctrl-C stops it)")
         if token is not None:
             out("every request needs the token in that address; give it only to whoever may see these sweeps")
