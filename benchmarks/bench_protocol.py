@@ -20,12 +20,14 @@ Methods, each with its published defaults (none tuned here):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import heapq
 import json
 import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,17 +57,24 @@ class _Curves:
 
 
 def tuner_run(job: dict) -> dict:
-    """One of tuner's schedulers and searchers, replayed on the budget."""
+    """One of tuner's schedulers and searchers, replayed on the budget; ``METHOD@MODULE.NAME=VALUE,...`` runs it
+    with those module constants changed for this run alone (settings tried on development tasks only)."""
     import numpy as np
-    from bench_search import resolve_pair
     from lcbench import space
+
+    np.random.seed(job["seed"])  # hpbandster's BOHB draws from numpy's global generator
+    params = space()
+    method, _, settings = job["method"].partition("@")
+    with _settings(settings):
+        return _tuner_replay(job, method, params)
+
+
+def _tuner_replay(job: dict, method: str, params: dict) -> dict:
+    from bench_search import resolve_pair
 
     from tuner.replay.engine import replay
     from tuner.replay.setup import build
 
-    np.random.seed(job["seed"])  # hpbandster's BOHB draws from numpy's global generator
-    params = space()
-    method = job["method"]
     if method.startswith("default"):
         scheduler, searcher, options = resolve_pair("default", params)
         options = {"can_pause": 0} if method == "default/p0" else {}
@@ -78,6 +87,28 @@ def tuner_run(job: dict) -> dict:
                      mode="max", max_epochs=EPOCHS, epoch_budget=protocol.BUDGET)  # fmt: skip
     return {"best_so_far": [(spent, value) for spent, _, value in outcome.best_so_far()],
             "trials": len(outcome.trials), "epochs": outcome.epochs}  # fmt: skip
+
+
+@contextlib.contextmanager
+def _settings(text: str) -> Iterator[None]:
+    """``tuner.schedulers.curve_fitting.MIN_TRIALS=3,...`` set for the block, as they were after it (a pool's
+    process runs other methods next). Name the module that reads the constant."""
+    import importlib
+
+    changed = []
+    try:
+        for item in filter(None, text.split(",")):
+            where, _, value = item.partition("=")
+            module_name, _, name = where.rpartition(".")
+            module = importlib.import_module(module_name)
+            if not hasattr(module, name):
+                raise ValueError(f"{module_name} has no {name}")
+            changed.append((module, name, getattr(module, name)))
+            setattr(module, name, type(getattr(module, name))(value))
+        yield
+    finally:
+        for module, name, before in reversed(changed):
+            setattr(module, name, before)
 
 
 def optuna_run(job: dict) -> dict:
@@ -170,6 +201,10 @@ def sweep(args: argparse.Namespace) -> Path:
 
     tasks = protocol.task_set(args.tasks) if args.tasks in ("dev", "heldout", "all") else args.tasks.split(",")
     seeds = protocol.seed_set(args.seeds) if args.seeds in ("dev", "heldout") else _seeds(args.seeds)
+    tried = [m for m in args.methods if "@" in m]
+    if tried and any(protocol.cell(t, s) != "development" for t in tasks for s in seeds):
+        _refuse(f"{tried[0]} changes settings: settings are tried on development tasks and seeds only "
+                "(--tasks dev --seeds dev or a part of them), never on held-out ones")  # fmt: skip
     off = sorted({(t, s) for t in tasks for s in seeds if protocol.cell(t, s) == "off-protocol"})
     if off and not args.off_protocol:
         _refuse(f"the protocol pairs development tasks with seeds 0-9 and held-out tasks with "
