@@ -33,9 +33,10 @@ demo: venv
 # sweep's time is waiting (worker starts, timers, signals), which a second process fills; a module's tests
 # stay in one process, so a module's shared sweeps run once.
 TEST_WORKERS ?= 2
+# Each tier ends with its 20 slowest tests: where a slow suite's time goes is printed, not guessed.
 test: venv
-	$(BIN)/python -m pytest tests -m "not slow" -n $(TEST_WORKERS) --dist loadscope
-	$(BIN)/python -m pytest tests -m slow -n $(TEST_WORKERS) --dist loadscope
+	$(BIN)/python -m pytest tests -m "not slow" -n $(TEST_WORKERS) --dist loadscope --durations 20
+	$(BIN)/python -m pytest tests -m slow -n $(TEST_WORKERS) --dist loadscope --durations 20
 
 test-fast: venv
 	$(BIN)/python -m pytest tests -m "not slow" -n $(TEST_WORKERS) --dist loadscope
