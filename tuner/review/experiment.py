@@ -149,11 +149,11 @@ class ExperimentRecord:
     config: SweepConfig
     trials: list[TrialRecord]
 
-    @property
+    @cached_property  # a record is read once and not changed; a report asks these tens of thousands of times
     def metric(self) -> str:
         return self.config.metric or "loss"
 
-    @property
+    @cached_property
     def mode(self) -> Mode:
         return self.config.objective.mode
 

@@ -34,13 +34,18 @@ def reported_metrics(experiment: ExperimentRecord, diagnostics: bool = False) ->
     from tuner.spec import DIAGNOSTICS
 
     names: dict[str, None] = {experiment.metric: None}
+    decided: set[str] = set()  # each key weighed once, not at each of a large sweep's rows
     for trial in experiment.trials:
         for row in trial.rows:
             for key, value in row.items():
-                if not key or key == "epoch" or bookkeeping(key) or _number(value) is None:
+                if key in decided:
                     continue
-                if diagnostics or key not in DIAGNOSTICS:
-                    names.setdefault(key, None)
+                if not key or key == "epoch" or bookkeeping(key):
+                    decided.add(key)
+                elif _number(value) is not None:  # else a later row may hold a number under it
+                    decided.add(key)
+                    if diagnostics or key not in DIAGNOSTICS:
+                        names.setdefault(key, None)
     return list(names)
 
 
