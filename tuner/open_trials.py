@@ -34,6 +34,8 @@ class OpenTrials:
         self._open_statuses: list[str] = []
         self._finished: Counter[str] = Counter()
         self.statuses: dict[str, str] = {}  # every trial's status at the last update, by id
+        self.added: list[Trial] = []  # the trials the last update saw first, in the list's order
+        self.finished_now: list[Trial] = []  # the trials the last update found finished (once each)
 
     def __getstate__(self) -> dict[str, object]:
         return {}  # a pickled copy (a resumed run's) starts from the list it is handed then
@@ -49,12 +51,14 @@ class OpenTrials:
         added = [t for t in trials[start:] if t.trial_id not in self.statuses]
         looked_at = self._open + added
         self._taken = len(trials)
+        self.added, self.finished_now = added, []
         still_open, open_statuses = [], []
         for trial in looked_at:
             status = trial.status
             self.statuses[trial.trial_id] = status
             if status in FINISHED:
                 self._finished[status] += 1
+                self.finished_now.append(trial)
             else:
                 still_open.append(trial)
                 open_statuses.append(status)

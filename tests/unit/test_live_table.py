@@ -146,6 +146,45 @@ def test_a_large_sweeps_last_table_is_bounded_too_and_counts_what_it_leaves_out(
     assert "Number of trials: 2000 (2000 finished)" in text
 
 
+def test_a_table_reads_the_trials_still_open_and_the_rows_it_shows_not_every_finished_trial_again():
+    from ray.tune.experiment import Trial
+
+    reads = {"results": 0}
+
+    class Counted(Trial):  # Ray's own Trial, its last result read through a count
+        @property
+        def last_result(self):
+            reads["results"] += 1
+            return Trial.last_result.fget(self)
+
+    def counted(trial_id, loss, status="TERMINATED"):
+        t = Counted("train", config={"x": loss}, trial_id=trial_id, stub=True)
+        t.update_last_result({"loss": loss, "training_iteration": 1, "node_ip": "10.0.0.1", "pid": 7})
+        t.set_status(status)
+        return t
+
+    trials = [counted(f"t{i:04d}", (i * 7919 % 2_000) / 2_000) for i in range(2_000)]
+    trials.append(counted("r1", 0.9, "RUNNING"))
+    table = build_reporter("loss", "min", ["x"], max_epochs=2, stopped_label="ASHA")
+    table.text(trials)  # the first table takes the finished trials in
+    trials[-1].set_status("TERMINATED")  # one finishes, two come
+    trials += [counted("r2", -1.0, "RUNNING"), counted("p1", 0.5, "PENDING")]
+    reads["results"] = 0
+    text = table.text(trials)
+    assert (
+        reads["results"] < 400
+    )  # the rows shown and the three trials that changed; 2,003 trials read again before
+    assert (
+        text.split("\n", 2)[2]
+        == build_reporter("loss", "min", ["x"], 2, stopped_label="ASHA").text(trials).split("\n", 2)[2]
+    )  # as a table made afresh from the same trials says it (the clock aside)
+    assert (
+        first_cells(text)[0] == "r2"
+        and "Number of trials: 2003 (1 running, 1 pending, 2001 stopped early)" in text
+    )
+    assert "ASHA: 2001 trial(s) stopped early so far" in text
+
+
 def test_a_nested_config_and_long_text_are_shown_by_full_name_and_cut():
     t = trial("a", {"model": {"width": 32}, "note": "x" * 50}, 0.5)
     text = build_reporter("loss", "min", ["model/width", "note"], 1).text([t])

@@ -15,12 +15,15 @@ trial's folder.
 
 from __future__ import annotations
 
+import heapq
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ray.tune import ProgressReporter
 
+from tuner.launch.watching.table_rows import Ranked, RankKey, TableRows
 from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, as_point, reported, sign, violations
 from tuner.spec import DIAGNOSTICS
 from tuner.values import number
@@ -101,24 +104,33 @@ class LiveTable(ProgressReporter):
         (self.out or print)(self.text(trials, done, *sys_info))
 
     def text(self, trials: list[Trial], done: bool = False, *sys_info: str) -> str:
-        """The whole status: header lines, the table, the error count."""
-        ranked = self.ranked(trials)
+        """The whole status: header lines, the table, the error count. What it costs follows the trials still
+        open and the rows shown: the finished trials are ranked and counted once (tuner/launch/watching/table_rows.py)."""
+        rows: TableRows = vars(self).setdefault("_rows", TableRows())  # one unpickled from before it has none
+        open_ranked = rows.update(
+            trials, (self.metric, self.mode), self._key, self.state, _place, self._point
+        )
+        rows.recount(self.max_epochs, self.loop_ended, self.state)
+        states = rows.states + Counter(self.state(t) for _, _, t in open_ranked)
+        groups: dict[str, list[Ranked]] = {}
+        for entry in open_ranked:
+            groups.setdefault(entry[2].status, []).append(entry)
+        groups.update(rows.finished_groups())
+        groups = dict(sorted(((s, g) for s, g in groups.items() if g), key=lambda item: item[1][0]))
         lines = ["== Status ==", self._clock()]
         if self.stopped_label:
-            lines.append(
-                f"{self.stopped_label}: {stopped_early(trials, self.max_epochs, self.loop_ended)} trial(s) stopped "
-                "early so far"
-            )
+            lines.append(f"{self.stopped_label}: {states[STOPPED_EARLY]} trial(s) stopped early so far")
         lines += [line for info in sys_info for line in str(info).splitlines() if line.strip()]
-        front = self._front(ranked)
-        lines += self._best_line(ranked, front)
-        lines.append(self._counts(trials))
+        front = self._front(rows.front, open_ranked)
+        first = next(iter(groups.values()))[0] if groups else None
+        lines += self._best_line(first, front)
+        lines.append(self._counts(len(trials), states))
         # the last table shows every trial of a sweep a terminal can hold; a larger one's, as while it ran
         final = None if len(trials) <= MAX_FINAL_ROWS else self.max_rows
-        lines += self._table(ranked, front, limit=final if done else self.max_rows)
-        errored = sum(t.status == "ERROR" for t in trials)
-        if errored:
-            lines.append(f"Errored trials: {errored} (summarised at the end)")
+        places = rows.places | {_place(t) for _, _, t in open_ranked}
+        lines += self._table(groups, states, front, places, limit=final if done else self.max_rows)
+        if states[WORDS["ERROR"]]:
+            lines.append(f"Errored trials: {states[WORDS['ERROR']]} (summarised at the end)")
         return "\n".join(lines) + "\n"
 
     # --- ranking ---------------------------------------------------------------------------------------------
@@ -133,11 +145,11 @@ class LiveTable(ProgressReporter):
 
     def ranked(self, trials: list[Trial]) -> list[Trial]:
         """Best first: trials with a value before those without, those that meet the constraints first."""
-        towards = sign(self.mode)
-        return sorted(
-            trials,
-            key=lambda t: (self.best(t) is None, self.breaks(t), towards * (self.best(t) or 0.0)),
-        )
+        return sorted(trials, key=self._key)
+
+    def _key(self, trial: Trial) -> RankKey:
+        best = self.best(trial)
+        return (best is None, self.breaks(trial), sign(self.mode) * (best or 0.0))
 
     # --- lines -----------------------------------------------------------------------------------------------
 
@@ -166,20 +178,19 @@ class LiveTable(ProgressReporter):
         epoch = number(_result(trial).get("training_iteration", self.max_epochs))
         return STOPPED_EARLY if epoch is not None and epoch < self.max_epochs else FINISHED
 
-    def _best_line(self, ranked: list[Trial], front: set[str]) -> list[str]:
-        with_value = [t for t in ranked if self.best(t) is not None]
-        if not with_value:
+    def _best_line(self, first: Ranked | None, front: list[Trial]) -> list[str]:
+        """``first``: the first trial in rank order (one with a value that meets the constraints, if any has)."""
+        if first is None or first[0][0]:
             return []
-        fit = [t for t in with_value if not self.breaks(t)]
-        if not fit:
+        if first[0][1]:
             return [f"Best so far: none yet that meets {', '.join(map(str, self.constraints))}"]
-        best = fit[0]
+        best = first[2]
         order = "lowest" if self.mode == "min" else "highest"
         value = self.best(best)
         if len(self.objectives) > 1:
             return [
                 f"Pareto front so far: {len(front)} trial(s) on {', '.join(map(str, self.objectives))}, "
-                f"marked {ON_FRONT} in the table: {', '.join(t.trial_id for t in ranked if t.trial_id in front)}",
+                f"marked {ON_FRONT} in the table: {', '.join(t.trial_id for t in front)}",
                 f"Rows ranked by each trial's best {self.metric}, {order} first; best {self.metric}: trial "
                 f"{best.trial_id}, {value:.4g}",
             ]
@@ -189,30 +200,34 @@ class LiveTable(ProgressReporter):
             f"{self.metric}, {order} first); parameters={params}"
         ]
 
-    def _front(self, trials: list[Trial]) -> set[str]:
-        """The ids of the trials on the front of the results so far (each at its last result); none with one
-        objective."""
+    def _point(self, trial: Trial) -> list[float] | None:
+        """A trial's point on the objectives at its last result (none with one objective, none that breaks a
+        constraint or lacks an objective)."""
         if len(self.objectives) < 2:
-            return set()
+            return None
+        values = reported(self.objectives, {o.name: _lookup(_result(trial), o.name) for o in self.objectives})
+        if values is None or self.breaks(trial):
+            return None
+        return list(as_point(self.objectives, values))
+
+    def _front(
+        self, finished_front: list[tuple[Ranked, list[float]]], open_ranked: list[Ranked]
+    ) -> list[Trial]:
+        """The trials on the front of the results so far (each at its last result), in rank order: the front of
+        the finished trials' front and the open trials (none with one objective)."""
+        if len(self.objectives) < 2:
+            return []
         from tuner import pareto
 
-        ids, points = [], []
-        for trial in trials:
-            values = reported(
-                self.objectives, {o.name: _lookup(_result(trial), o.name) for o in self.objectives}
-            )
-            if values is not None and not self.breaks(trial):
-                ids.append(trial.trial_id)
-                points.append(as_point(self.objectives, values))
-        return {ids[i] for i in pareto.front(points)}
+        candidates = list(finished_front)
+        candidates += [(entry, p) for entry in open_ranked if (p := self._point(entry[2])) is not None]
+        on_front = [candidates[i][0] for i in pareto.front([p for _, p in candidates])]
+        return [t for _, _, t in sorted(on_front)]
 
-    def _counts(self, trials: list[Trial]) -> str:
-        by_state: dict[str, int] = {}
-        for t in trials:
-            by_state[self.state(t)] = by_state.get(self.state(t), 0) + 1
-        counts = ", ".join(f"{n} {state}" for state, n in sorted(by_state.items(), key=_in_order))
+    def _counts(self, total: int, states: Counter[str]) -> str:
+        counts = ", ".join(f"{n} {state}" for state, n in sorted(states.items(), key=_in_order) if n)
         of = f"/{self.total}" if self.total and self.total > 0 else ""
-        return f"Number of trials: {len(trials)}{of} ({counts})"
+        return f"Number of trials: {total}{of} ({counts})"
 
     def _params(self, trial: Trial) -> dict[str, Value]:
         from tuner.spec import flatten
@@ -222,23 +237,30 @@ class LiveTable(ProgressReporter):
 
     # --- the table -------------------------------------------------------------------------------------------
 
-    def _table(self, ranked: list[Trial], front: set[str], limit: int | None) -> list[str]:
+    def _table(
+        self,
+        groups: dict[str, list[Ranked]],
+        states: Counter[str],
+        front: list[Trial],
+        places: set[object],
+        limit: int | None,
+    ) -> list[str]:
+        """``groups``: each status's trials, best first, the groups in the order of their best trials."""
         from tabulate import tabulate
 
-        shown = list(ranked)  # as the status line says: by each trial's best value, whatever its status
-        hidden: dict[str, int] = {}
-        if limit is not None and len(shown) > limit:
-            kept = _fair_share(shown, limit)
-            for t in shown:
-                if t not in kept:
-                    hidden[self.state(t)] = hidden.get(self.state(t), 0) + 1
-            shown = [t for t in shown if t in kept]
+        # as the status line says: by each trial's best value, whatever its status
+        if limit is not None and sum(len(g) for g in groups.values()) > limit:
+            shown = [t for _, _, t in sorted(_fair_share(groups, limit))]
+        else:
+            shown = [t for _, _, t in heapq.merge(*groups.values())]
         if not shown:
             return []
+        hidden = states - Counter(self.state(t) for t in shown)
         metrics = self._metrics_shown(shown)
         # where a trial runs says something only when trials run on more than one machine
-        located = len({_result(t).get("node_ip") for t in ranked} - {None}) > 1
+        located = len(places - {None}) > 1
         marked = len(self.objectives) > 1
+        on_front = {t.trial_id for t in front}
         headers = ["trial", "state", *(["front"] if marked else []), *(["where"] if located else [])]
         headers += [*self.parameters, *(self._heading(m) for m in metrics)]
         rows = []
@@ -247,7 +269,7 @@ class LiveTable(ProgressReporter):
             params = self._params(t)
             rows.append(
                 [t.trial_id, self.state(t)]
-                + ([ON_FRONT if t.trial_id in front else ""] if marked else [])
+                + ([ON_FRONT if t.trial_id in on_front else ""] if marked else [])
                 + ([_location(result)] if located else [])
                 + [_cell(params.get(p)) for p in self.parameters]
                 + [_cell(self.best(t) if m == BEST else _lookup(result, m)) for m in metrics]
@@ -314,21 +336,18 @@ def _in_order(item: tuple[str, int]) -> int:
     return order.index(item[0]) if item[0] in order else len(order)
 
 
-def _fair_share(trials: list[Trial], limit: int) -> set[Trial]:
-    """At most ``limit`` trials, each status given rows in turn, so running trials are never crowded out by
-    finished ones; within a status the best ranked first (the list's order)."""
-    by_status: dict[str, list[Trial]] = {}
-    for t in trials:
-        by_status.setdefault(t.status, []).append(t)
-    kept: set[Trial] = set()
+def _fair_share(groups: dict[str, list[Ranked]], limit: int) -> list[Ranked]:
+    """At most ``limit`` trials, each status given rows in turn (in the order of its best trial), so running
+    trials are never crowded out by finished ones; within a status the best ranked first."""
+    kept: list[Ranked] = []
+    taken = dict.fromkeys(groups, 0)
     while len(kept) < limit:
         added = False
-        for group in by_status.values():
-            for t in group:
-                if t not in kept:
-                    kept.add(t)
-                    added = True
-                    break
+        for status, group in groups.items():
+            if taken[status] < len(group):
+                kept.append(group[taken[status]])
+                taken[status] += 1
+                added = True
             if len(kept) >= limit:
                 break
         if not added:
@@ -336,17 +355,9 @@ def _fair_share(trials: list[Trial], limit: int) -> set[Trial]:
     return kept
 
 
-def stopped_early(trials: list[Trial], max_epochs: int, loop_ended: Collection[str] = ()) -> int:
-    """Trials that finished before their last epoch without an error, and not by their own loop
-    (``loop_ended``): what a scheduler stopped."""
-    return sum(
-        1
-        for t in trials
-        if t.status == "TERMINATED"
-        and t.trial_id not in loop_ended
-        and (epoch := number(_result(t).get("training_iteration", max_epochs))) is not None
-        and epoch < max_epochs
-    )
+def _place(trial: Trial) -> object:
+    """The machine a trial ran on, from its last result (None before one)."""
+    return _result(trial).get("node_ip")
 
 
 def _result(trial: Trial) -> Result:
