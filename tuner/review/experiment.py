@@ -51,6 +51,7 @@ class TrialRecord:
     rungs: list[RungRecord] = field(default_factory=list)  # each comparison at a rung, as decided
     # each metric's finite values, read once: a large sweep's views rank thousands of trials several times
     _values: dict[str, list[float]] = field(default_factory=dict, repr=False, compare=False)
+    _best: dict[tuple[str, str], float | None] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def epochs(self) -> int:
@@ -74,10 +75,11 @@ class TrialRecord:
         ]
 
     def best(self, metric: str, mode: Mode) -> float | None:
-        values = self.values(metric)
-        if not values:
-            return None
-        return pick(mode)(values)
+        key = (metric, mode)
+        if key not in self._best:
+            values = self.values(metric)
+            self._best[key] = pick(mode)(values) if values else None
+        return self._best[key]
 
     def scored(self, metric: str, mode: Mode) -> float:
         """``best`` for a trial already known to have reported the metric (views that keep only such trials)."""
