@@ -21,11 +21,10 @@ import collections
 import heapq
 import itertools
 import math
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, cast
 
 from tuner.objectives import Mode
-from tuner.replay.outcome import Curve, CurveSource, ReplayedTrial, ReplayOutcome
+from tuner.replay.outcome import Curve, CurveSource, FateMemory, FixedOrder, ReplayedTrial, ReplayOutcome
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
@@ -34,26 +33,11 @@ if TYPE_CHECKING:
     from ray.tune.search import Searcher
 
     from tuner.replay.setup import Algorithms
-    from tuner.value_types import Config, ConfigDraft, Result, Value
+    from tuner.value_types import Value
 
 __all__ = ["Controller", "Curve", "CurveSource", "FixedOrder", "ReplayOutcome", "ReplayedTrial", "replay"]
 
 CONTINUE, PAUSE, STOP = "CONTINUE", "PAUSE", "STOP"
-
-
-class _Fates:
-    """An in-memory fate log: the recording schedulers write why they stop a trial here, as in a sweep."""
-
-    def __init__(self) -> None:
-        self.texts: dict[str, str] = {}
-        # each comparison at a rung, as the scheduler made it
-        self.rungs: dict[str, list[dict[str, Value]]] = {}
-
-    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Value] | None = None) -> None:
-        if kind == "rung":
-            self.rungs.setdefault(trial_id, []).append(dict(data or {}))
-        else:
-            self.texts[trial_id] = text
 
 
 class _SearchAlg:
@@ -80,7 +64,7 @@ class Controller:
         max_epochs: int | None = None,
         epoch_budget: int | None = None,
         seconds_budget: float | None = None,
-        fate_log: _Fates | None = None,
+        fate_log: FateMemory | None = None,
     ) -> None:
         from ray.tune.experiment import Trial
 
@@ -90,7 +74,7 @@ class Controller:
         self.workers, self.metric, self.mode = max(1, workers), metric, mode
         self.num_samples, self.max_pending, self.max_epochs = num_samples, max(1, max_pending), max_epochs
         self.epoch_budget, self.seconds_budget = epoch_budget, seconds_budget
-        self.fates = fate_log or _Fates()
+        self.fates = fate_log or FateMemory()
         self.clock = 0.0
         self._trials: list[Trial] = []
         # trials by status, kept as statuses change (only ``_set`` changes one): counted at every step, a walk
@@ -295,35 +279,6 @@ class Controller:
 
     def _count(self, status: str) -> int:
         return self._by_status[status]
-
-
-class FixedOrder:
-    """A searcher that proposes recorded configs in the order given, then says the search is over: a
-    finished sweep's own trials, replayed in the order they started."""
-
-    FINISHED = "FINISHED"
-
-    def __init__(self, configs: Iterable[Config]) -> None:
-        self._configs = list(configs)
-        self._next = 0
-
-    def suggest(self, trial_id: str) -> ConfigDraft | str:
-        if self._next >= len(self._configs):
-            return self.FINISHED
-        self._next += 1
-        return dict(self._configs[self._next - 1])
-
-    def on_trial_result(self, trial_id: str, result: Result) -> None:
-        pass
-
-    def on_trial_complete(self, trial_id: str, result: Result | None = None, error: bool = False) -> None:
-        pass
-
-    def on_pause(self, trial_id: str) -> None:  # BOHB's scheduler tells its searcher of pauses
-        pass
-
-    def on_unpause(self, trial_id: str) -> None:
-        pass
 
 
 def replay(

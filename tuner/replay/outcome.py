@@ -1,18 +1,19 @@
 """What a replay is made of and what it gives back: a config's recorded curve, where curves come from, each
 replayed trial and the whole outcome (its best trial, its best so far, each trial's point on several
-objectives). Plain data: tuner/replay/engine.py plays the curves; benchmarks and ``tuner replay`` read these."""
+objectives), the fate log a replay keeps in memory, and the recorded order a finished sweep's configs are
+replayed in. Plain data: tuner/replay/engine.py plays the curves; benchmarks and ``tuner replay`` read these."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from tuner.objectives import Constraint, Mode, Objective, better, pick, sign
 
 if TYPE_CHECKING:
-    from tuner.value_types import Config, ConfigDraft, Result
+    from tuner.value_types import Config, ConfigDraft, Result, Value
 
 
 @dataclass
@@ -126,3 +127,47 @@ class ReplayOutcome:
                 best = value
                 out.append((spent if by_work else count, at, value))
         return out
+
+
+class FateMemory:
+    """An in-memory fate log: the recording schedulers write why they stop a trial here, as in a sweep."""
+
+    def __init__(self) -> None:
+        self.texts: dict[str, str] = {}
+        # each comparison at a rung, as the scheduler made it
+        self.rungs: dict[str, list[dict[str, Value]]] = {}
+
+    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Value] | None = None) -> None:
+        if kind == "rung":
+            self.rungs.setdefault(trial_id, []).append(dict(data or {}))
+        else:
+            self.texts[trial_id] = text
+
+
+class FixedOrder:
+    """A searcher that proposes recorded configs in the order given, then says the search is over: a
+    finished sweep's own trials, replayed in the order they started."""
+
+    FINISHED = "FINISHED"
+
+    def __init__(self, configs: Iterable[Config]) -> None:
+        self._configs = list(configs)
+        self._next = 0
+
+    def suggest(self, trial_id: str) -> ConfigDraft | str:
+        if self._next >= len(self._configs):
+            return self.FINISHED
+        self._next += 1
+        return dict(self._configs[self._next - 1])
+
+    def on_trial_result(self, trial_id: str, result: Result) -> None:
+        pass
+
+    def on_trial_complete(self, trial_id: str, result: Result | None = None, error: bool = False) -> None:
+        pass
+
+    def on_pause(self, trial_id: str) -> None:  # BOHB's scheduler tells its searcher of pauses
+        pass
+
+    def on_unpause(self, trial_id: str) -> None:
+        pass

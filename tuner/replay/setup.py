@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from ray.tune.schedulers import TrialScheduler
     from ray.tune.search import Searcher
 
-    from tuner.replay.engine import FixedOrder, _Fates
+    from tuner.replay.outcome import FateMemory, FixedOrder
     from tuner.value_types import Space
 
 
@@ -24,7 +24,7 @@ class Algorithms:
 
     scheduler: TrialScheduler
     searcher: Searcher | FixedOrder | None  # None: a recorded order, set by the caller (a FixedOrder)
-    fate_log: _Fates
+    fate_log: FateMemory
     max_concurrent: int | None
     waiting: int | None = None
 
@@ -55,7 +55,7 @@ def build(
     from ray.tune.search import Searcher
 
     from tuner import schedulers, searchers
-    from tuner.replay.engine import _Fates
+    from tuner.replay.outcome import FateMemory
 
     sched = schedulers.entry(scheduler)
     if sched.takes_no_searcher:
@@ -67,7 +67,7 @@ def build(
         algorithms.check_pair(scheduler, searcher)
     objectives = algorithms.several(objectives)
     algorithms.check_objectives(scheduler, None, objectives)
-    fate_log = _Fates()
+    fate_log = FateMemory()
     ctx = algorithms.scheduler_context(
         params=params,
         metric=metric,
