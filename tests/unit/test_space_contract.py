@@ -10,11 +10,11 @@ from tuner.errors import UsageError
 from tuner.launch.registry import (
     SPACES_DIR,
     builtin_space_names,
-    declared_keywords,
     load_space,
     resolve_trainable,
     summarize_space_file,
 )
+from tuner.launch.trial.forms import declared_keywords
 from tuner.searchers import CHOICES as SEARCHERS
 from tuner.searchers import plan_search
 

@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from tuner import algorithms, schedulers, searchers
 from tuner.errors import UsageError
-from tuner.launch.registry import declared_keywords, load_space, resolve_trainable
+from tuner.launch.registry import load_space, resolve_trainable
 from tuner.launch.trial import forms
-from tuner.launch.trial.forms import check_form, checkpoint_advice
+from tuner.launch.trial.forms import check_form, checkpoint_advice, declared_keywords
 from tuner.objectives import as_mode
 from tuner.searchers.plan import grid_points, is_grid
 from tuner.settings import GPUS_AUTO, SweepConfig

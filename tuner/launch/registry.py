@@ -9,9 +9,8 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
-import inspect
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,16 +219,6 @@ def resolve_trainable(trainable: str | TrainableForm) -> TrainableForm:
     if not callable(function):
         raise UsageError(f"trainable {trainable!r}: {module_name} has no function {attr!r}")
     return function
-
-
-def declared_keywords(function: Callable[..., object], after_config: bool = True) -> set[str] | None:
-    """Keyword arguments a function accepts (a trainable's besides its first, ``config``); ``None`` means
-    it takes ``**kwargs``."""
-    params = list(inspect.signature(function).parameters.values())[1 if after_config else 0 :]
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return None
-    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    return {p.name for p in params if p.kind in kinds}
 
 
 # --- listing without importing -------------------------------------------------------------------

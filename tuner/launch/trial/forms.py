@@ -54,8 +54,6 @@ def check_form(trainable: TrainableForm, name: str) -> None:
 def settings_keywords(trainable: TrainableForm) -> set[str] | None:
     """The run settings a trainable takes as keywords after its config (a class: in ``setup``); None when it
     takes ``**kwargs``."""
-    from tuner.launch.registry import declared_keywords
-
     if is_class(trainable):
         setup: Callable[..., object] = trainable.setup  # read for its signature, never called
         return declared_keywords(functools.partial(setup, None))  # past ``self``
@@ -116,3 +114,13 @@ def declared_resources(trainable: TrainableForm) -> dict[str, float]:
     if "GPU" in request:
         out["gpus_per_trial"] = request["GPU"]
     return out
+
+
+def declared_keywords(function: Callable[..., object], after_config: bool = True) -> set[str] | None:
+    """Keyword arguments a function accepts (a trainable's besides its first, ``config``); ``None`` means
+    it takes ``**kwargs``."""
+    params = list(inspect.signature(function).parameters.values())[1 if after_config else 0 :]
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
+        return None
+    kinds = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return {p.name for p in params if p.kind in kinds}
