@@ -10,46 +10,17 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tuner.durations import format_seconds, is_time_unit, parse_duration
 from tuner.errors import UsageError
 
 if TYPE_CHECKING:
     from tuner.folder.spent import Spent
 
-_DURATION = re.compile(
-    r"^\s*(\d+(?:\.\d*)?|\.\d+)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?|d|days?)?\s*$"
-)
-_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 _BUDGET = re.compile(r"^\s*(\+)?\s*(\d+(?:\.\d*)?|\.\d+)\s*([a-z]+)?\s*$")
 _EPOCH_UNITS = ("ep", "epoch", "epochs")
 _GPU_HOUR_UNITS = ("gpuh", "gpu-h", "gpuhour", "gpuhours", "gpu-hours")
 WALL, EPOCHS, GPU_HOURS = "wall", "epochs", "gpu_hours"
 BUDGET_FORMS = "30s, 90m, 2h (wall time), 500ep (epochs) or 4gpuh (GPU-hours)"
-
-
-def parse_duration(text: str | float | int, flag: str) -> float:
-    """Seconds from ``90``, ``90s``, ``10m``, ``2h`` or ``1d``; a one-line error naming ``flag`` otherwise."""
-    if isinstance(text, (int, float)) and not isinstance(text, bool):
-        seconds = float(text)
-    else:
-        match = _DURATION.match(str(text).lower())
-        if not match:
-            raise UsageError(f"{flag} {text!r} is not a duration; use seconds or a unit, e.g. 90s, 10m, 2h")
-        seconds = float(match.group(1)) * _SECONDS[(match.group(2) or "s")[0]]
-    if seconds <= 0:
-        raise UsageError(f"{flag} must be more than 0, got {text!r}")
-    return seconds
-
-
-def format_seconds(seconds: float) -> str:
-    """``42 s``, ``12 min 5 s``, ``3 h 20 min``: a duration as people read it."""
-    seconds = max(float(seconds), 0.0)
-    if seconds < 60:
-        return f"{seconds:.3g} s" if seconds < 10 else f"{seconds:.0f} s"
-    minutes, secs = divmod(int(round(seconds)), 60)
-    if minutes < 60:
-        return f"{minutes} min" + (f" {secs} s" if secs else "")
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours} h" + (f" {minutes} min" if minutes else "")
 
 
 @dataclass(frozen=True)
@@ -83,7 +54,7 @@ class Budget:
         elif unit in _GPU_HOUR_UNITS:
             kind = GPU_HOURS
         else:
-            if not _DURATION.match(f"1{unit}"):
+            if not is_time_unit(unit):
                 raise UsageError(f"{flag} {text!r}: unknown unit {unit!r}; use {BUDGET_FORMS}")
             amount = parse_duration(f"{match.group(2)}{unit}", flag)
             kind = WALL

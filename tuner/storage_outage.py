@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
+from tuner.durations import format_seconds, parse_duration
 from tuner.errors import StorageUnreachable
 
 log = logging.getLogger(__name__)
@@ -80,8 +81,6 @@ def timeout_s() -> float:
 def parse_timeout(value: str | float, where: str) -> float:
     """The storage timeout in seconds from ``90``, ``90s`` or ``5m``, wherever it is given (a flag, the
     environment, a sweep file, ``tuner.sweep``): one reading for the sweep and for a review or resume."""
-    from tuner.limits import parse_duration
-
     return parse_duration(value, where)
 
 
@@ -203,8 +202,6 @@ def bounded(seconds: float | None) -> Iterator[None]:
 
 
 def _seconds(seconds: float) -> str:
-    from tuner.limits import format_seconds
-
     return format_seconds(seconds)
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from tuner.durations import format_seconds, parse_duration
 from tuner.errors import UsageError
 from tuner.launch.guards.crashes import RUN_MARKER, death
-from tuner.limits import EPOCHS, GPU_HOURS, WALL, Budget, TrialTimeout, format_seconds, parse_duration
+from tuner.limits import EPOCHS, GPU_HOURS, WALL, Budget, TrialTimeout
 
 
 @pytest.mark.parametrize(

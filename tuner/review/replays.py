@@ -147,7 +147,7 @@ def saving(new: float, old: float) -> str:
 
 def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
     """The answer, in the lines ``tuner replay`` prints and the report shows."""
-    from tuner.limits import format_seconds
+    from tuner.durations import format_seconds
 
     w = whatif
     base = w.baseline_epochs if w.baseline_epochs is not None else w.used_epochs

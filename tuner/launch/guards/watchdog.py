@@ -20,9 +20,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TypedDict
 
 from tuner import storage_outage
+from tuner.durations import format_seconds
 from tuner.folder.fates import DecisionLog
 from tuner.launch.guards.run_start import RunStartCallback
-from tuner.limits import TrialTimeout, format_seconds
+from tuner.limits import TrialTimeout
 from tuner.open_trials import view_of
 from tuner.storage import here
 from tuner.values import number

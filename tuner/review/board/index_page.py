@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 import time
 
-from tuner.limits import format_seconds
+from tuner.durations import format_seconds
 from tuner.review.board.catalog import STATES, Row
 from tuner.review.vocabulary import show
 

@@ -268,7 +268,7 @@ def _css(column: str) -> str:
 
 def _replays_section(experiment: ExperimentRecord) -> str:
     """What ``tuner replay`` found for this sweep: one row per saved replay, its whole answer beneath."""
-    from tuner.limits import format_seconds
+    from tuner.durations import format_seconds
     from tuner.review.replays import describe, saved, saving
 
     replays = saved(experiment)

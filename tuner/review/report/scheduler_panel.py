@@ -118,7 +118,7 @@ def loop_ends_line(experiment: ExperimentRecord) -> str:
 
 def savings_line(experiment: ExperimentRecord) -> str:
     """Epochs and trial time the scheduler saved against every trial running to max epochs."""
-    from tuner.limits import format_seconds
+    from tuner.durations import format_seconds
 
     max_epochs = experiment.config.max_epochs
     trials = [t for t in experiment.trials if t.rows]
