@@ -7,9 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from tuner.errors import UsageError
+from tuner.nesting import flatten
 from tuner.objectives import MODES, Mode, from_mapping, parse_objectives
 from tuner.value_types import ConfigDraft, Result, Space, SpaceEntry, Value
 
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 # read here.
 TrainableFunction: TypeAlias = Callable[..., object]
 
-V = TypeVar("V")  # the values a nested mapping holds (a config's, a space's)
 
 # What a trainable may report beside its learning metrics about the run itself (the out-of-memory fallback's
 # batch size and retries, GPU memory and use): the live table and TensorBoard show them; plots and the
@@ -94,35 +94,6 @@ class SearchSpace:
         if isinstance(self.trainable, str):
             return self.trainable
         return getattr(self.trainable, "__qualname__", repr(self.trainable))
-
-
-NESTING = "/"  # a nested config's names joined, as Ray's searchers and results join them
-
-
-def flatten(params: Mapping[str, V], prefix: str = "") -> dict[str, V]:
-    """A nested config's leaves by their full names (``model/width``); a ``grid_search`` is a leaf."""
-    out: dict[str, V] = {}
-    for name, value in params.items():
-        key = f"{prefix}{name}"
-        if isinstance(value, Mapping) and value and set(value) != {"grid_search"}:
-            out.update(flatten(value, key + NESTING))
-        else:
-            out[key] = value
-    return out
-
-
-def unflatten(flat: Mapping[str, V]) -> dict[str, V]:
-    """A config by full names back into the nested form the trainable reads (a nested part, a mapping of the
-    values, is one of the values itself: a config's ``Value``, a space's ``SpaceEntry``)."""
-    out: dict[str, V] = {}
-    for key, value in flat.items():
-        *path, last = str(key).split(NESTING)
-        here = out
-        for part in path:
-            # each part is a dict made here (a nested config or space is one of the values V)
-            here = cast("dict[str, V]", here.setdefault(part, cast(V, {})))
-        here[last] = value
-    return out
 
 
 class Trainable(Protocol):

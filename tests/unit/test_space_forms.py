@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from ray import tune
 
+from tuner.nesting import flatten, unflatten
 from tuner.searchers import SearcherContext, build_searcher, plan_search
 from tuner.searchers.plan import COMPUTED, CONDITIONAL, DERIVED, ENCODED, RANDOM, grid_points
 from tuner.searchers.traced import Draw, Traced, replay, trace
-from tuner.spec import SearchSpace, flatten, unflatten
+from tuner.spec import SearchSpace
 
 
 def plan_of(plan, name):

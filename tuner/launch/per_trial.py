@@ -78,7 +78,7 @@ def sync_config(cfg: SweepConfig) -> SyncConfig:
 
 def trial_folder_name(params: list[str], trial: Trial) -> str:
     """A trial's folder (and its run name in TensorBoard): its id, then its tuned values, short."""
-    from tuner.spec import NESTING, flatten
+    from tuner.nesting import NESTING, flatten
     from tuner.values import plain
 
     resolved = {**flatten(trial.config), **(getattr(trial, "evaluated_params", None) or {})}

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, cast
 from tuner.errors import UsageError
 from tuner.native_spaces import Translated
 from tuner.native_spaces.distributions import BranchDraw, Dist
-from tuner.spec import flatten, unflatten
+from tuner.nesting import flatten, unflatten
 from tuner.values import plain
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 from tuner.errors import UsageError
 from tuner.native_spaces import Translated
 from tuner.native_spaces.distributions import BranchDraw, Dist
-from tuner.spec import flatten
+from tuner.nesting import flatten
 from tuner.values import plain
 
 if TYPE_CHECKING:

@@ -268,7 +268,7 @@ def _observed_space(curves: list[Curve]) -> dict[str, SpaceEntry]:
     configs; the space itself may not be importable where the review runs)."""
     from ray import tune
 
-    from tuner.spec import flatten
+    from tuner.nesting import flatten
 
     seen: dict[str, list[Value]] = {}
     for curve in curves:
@@ -323,7 +323,7 @@ def _replayed_best(
 
 
 def _config_key(config: Config) -> str:
-    from tuner.spec import flatten
+    from tuner.nesting import flatten
     from tuner.values import plain
 
     return json.dumps({k: plain(v) for k, v in sorted(flatten(config).items())}, default=str)

@@ -22,11 +22,11 @@ from tuner.folder import horizon as trial_length
 from tuner.folder import plan
 from tuner.folder.fates import cut_by_scheduler, family
 from tuner.folder.names import CONFIG_FILE, STDOUT_FILE
+from tuner.nesting import flatten
 from tuner.objectives import Mode, pick, sign
 from tuner.ray_compat.state_file import saved_trial_states
 from tuner.review.progress_rows import Row, read_rows
 from tuner.settings import DEFAULT_STORAGE, SweepConfig, load_saved_config
-from tuner.spec import flatten
 from tuner.value_types import ConfigDraft
 from tuner.values import number as _number
 

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 from tuner import pareto
 from tuner.folder.names import PARETO_FILE
 from tuner.folder.summary import ParetoRecord
+from tuner.nesting import flatten, unflatten
 from tuner.objectives import Constraint, Objective, as_point, broken, reported, violations
-from tuner.spec import flatten, unflatten
 from tuner.value_types import Value
 from tuner.values import jsonable, number, plain
 

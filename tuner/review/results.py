@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, NotRequired, TypedDict
 from tuner.folder.fates import explained
 from tuner.folder.names import BEST_FILE
 from tuner.folder.summary import BestTrial, Failure, Summary
+from tuner.nesting import unflatten
 from tuner.objectives import Mode
 from tuner.review.vocabulary import show
-from tuner.spec import unflatten
 from tuner.storage import write_text
 from tuner.storage_outage import how_to_continue
 from tuner.value_types import ConfigDraft, Value

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 import numpy as np
 from ray.tune.search.sample import Categorical, Domain, Float, Function, Integer, LogUniform, Quantized
 
+from tuner.nesting import flatten, unflatten
 from tuner.schedulers.comparing import as_float
-from tuner.spec import flatten, unflatten
 from tuner.values import plain
 
 if TYPE_CHECKING:

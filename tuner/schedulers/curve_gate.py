@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING, Protocol, cast
 
 from ray.tune.search import Searcher
 
+from tuner.nesting import unflatten
 from tuner.objectives import Mode
 from tuner.searchers.random_draws import RandomSearcher
 from tuner.searchers.wrapping import WrappingSearcher
-from tuner.spec import unflatten
 
 if TYPE_CHECKING:
     from ray.tune.schedulers import TrialScheduler

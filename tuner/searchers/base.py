@@ -138,7 +138,7 @@ class SearcherEntry:
     def space_for(self, plan: SearchPlan) -> ModelSpace:
         """What ``build_inner`` models: the plan's searched domains, nested as Ray's searchers take a nested
         config (they name its leaves ``model/width`` again); a searcher with conditionals: more."""
-        from tuner.spec import unflatten
+        from tuner.nesting import unflatten
 
         return unflatten(plan.searched_space)
 

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, cast
 from ray.tune.search import Searcher
 from ray.tune.search.sample import Domain
 
+from tuner.nesting import flatten, unflatten
 from tuner.objectives import Constraint, better
 from tuner.ray_compat import LastResultOnCompletion
 from tuner.searchers.plan import COMPUTED, CONDITIONAL, DERIVED, ENCODED, NATIVE, RANDOM, SEARCHED, SearchPlan
 from tuner.searchers.wrapping import WrappingSearcher
-from tuner.spec import flatten, unflatten
 from tuner.value_types import ConfigDraft, Value
 from tuner.values import plain
 

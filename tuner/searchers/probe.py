@@ -29,8 +29,8 @@ def probe_function(
     """
     import numpy as np
 
+    from tuner.nesting import unflatten
     from tuner.ray_compat import spec_form_warnings_off
-    from tuner.spec import unflatten
 
     state = np.random.get_state()
     np.random.seed(seed)

@@ -12,8 +12,8 @@ import numpy as np
 from ray.tune.search import Searcher
 from ray.tune.search.sample import Domain
 
+from tuner.nesting import flatten, unflatten
 from tuner.objectives import Mode
-from tuner.spec import flatten, unflatten
 from tuner.value_types import ConfigDraft, Result, Space
 from tuner.values import plain
 

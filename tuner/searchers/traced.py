@@ -142,7 +142,7 @@ def _set(owner: ModuleType | dict[str, Any], name: str, value: Callable[..., Any
 def _run(domain: Function, config: Config, watch: _Watch) -> Value:
     """The function's value on ``config``, called as Tune calls it: with the config, or, where that fails, with
     the older ``spec`` whose ``spec.config.name`` reads the config (its draws made before it failed forgotten)."""
-    from tuner.spec import unflatten
+    from tuner.nesting import unflatten
 
     config = unflatten(config)  # a nested space's function reads config["model"]["width"]
     with _watching(watch, domain.func):

@@ -230,7 +230,7 @@ class LiveTable(ProgressReporter):
         return f"Number of trials: {total}{of} ({counts})"
 
     def _params(self, trial: Trial) -> dict[str, Value]:
-        from tuner.spec import flatten
+        from tuner.nesting import flatten
 
         config = flatten(trial.config or {})
         return {name: config.get(name) for name in self.parameters if name in config}
@@ -299,7 +299,7 @@ class LiveTable(ProgressReporter):
         return kept
 
     def _says_nothing(self, name: str, shown: list[Trial], values: list[Value]) -> bool:
-        from tuner.spec import flatten
+        from tuner.nesting import flatten
 
         if name in ADJUSTS:
             given = [flatten(t.config or {}).get(ADJUSTS[name]) for t in shown]

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, TypeAlias, cast
 from ray.tune.logger import TBXLoggerCallback
 
 from tuner.folder.fates import FateFollower, fate, kind
+from tuner.nesting import flatten
 from tuner.objectives import Mode, better
 from tuner.ray_compat.state_file import bookkeeping
-from tuner.spec import flatten
 from tuner.values import number
 
 if TYPE_CHECKING:
