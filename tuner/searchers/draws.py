@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from tuner.searchers.plan import QUANTILE_EDGE, NormalQuantile
+from tuner.searchers.normal_quantile import QUANTILE_EDGE, NormalQuantile
 from tuner.value_types import Value
 from tuner.values import plain as _plain
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Protocol, TypeGuard, cast
 
 from tuner.errors import UsageError
+from tuner.searchers.normal_quantile import QUANTILE_EDGE, NormalQuantile  # saved searchers name it here
 from tuner.searchers.probe import is_number
 from tuner.value_types import Space, SpaceEntry, Value
 
@@ -32,7 +33,6 @@ CONDITIONAL = "conditional"  # searched only where its parent makes it vary (tun
 DERIVED = "derived"
 COMPUTED = "computed"  # no draw of its own: its value is made from the trial's other parameters
 SEARCHED = (NATIVE, ENCODED, DERIVED)  # what a model sees as a dimension of its own
-QUANTILE_EDGE = 1e-6  # a normal is searched through its quantile in [edge, 1 - edge]: ±4.75 sd
 
 
 class Planner(Protocol):
@@ -234,32 +234,6 @@ def domain_plan(name: str, value: Domain, text: str, entry: Planner) -> ParamPla
     values, how = indexed
     encoded, decode, encode = ordered_index(values, entry)
     return ParamPlan(name, text, f"searched by {entry.name} as {how}", ENCODED, encoded, decode, encode)
-
-
-class NormalQuantile:
-    """A normal domain searched through its quantile in [edge, 1 - edge] (±4.75 sd): bounded, as models need,
-    and each quantile as likely as the normal made it (picklable: Ray saves searchers)."""
-
-    def __init__(self, mean: float, sd: float, q: float | None, integer: bool) -> None:
-        self.mean, self.sd, self.q, self.integer = mean, sd, q, integer
-
-    def decode(self, x: float) -> float:
-        import statistics
-
-        x = min(max(float(x), QUANTILE_EDGE), 1 - QUANTILE_EDGE)
-        value = statistics.NormalDist(self.mean, self.sd).inv_cdf(x)
-        if self.q:
-            value = round(value / self.q) * self.q
-        return int(round(value)) if self.integer else value
-
-    def encode(self, value: Value) -> float:
-        import statistics
-
-        if not is_number(value) or not math.isfinite(value):
-            raise ValueError(f"{value!r} is not a number")
-        return min(
-            max(statistics.NormalDist(self.mean, self.sd).cdf(float(value)), QUANTILE_EDGE), 1 - QUANTILE_EDGE
-        )
 
 
 def normal_quantile(name: str, value: Domain, text: str, searcher: str) -> ParamPlan:

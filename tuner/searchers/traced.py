@@ -28,7 +28,7 @@ from tuner.searchers.draws import (  # noqa: F401
     _numpy_draw,
     _python_draw,
 )
-from tuner.searchers.plan import QUANTILE_EDGE
+from tuner.searchers.normal_quantile import QUANTILE_EDGE
 from tuner.value_types import Config, Value
 
 if TYPE_CHECKING:
