@@ -237,6 +237,18 @@ def choose_searcher(
     return choose(params, scheduler, planned_trials, budgeted=budgeted, objectives=objectives)
 
 
+def check_names(scheduler: str, searcher: str | None) -> None:
+    """Known names, and a pair that works together: one line naming the flag otherwise."""
+    from tuner import schedulers, searchers
+    from tuner.settings import check_choice
+
+    check_choice("scheduler", scheduler, schedulers.CHOICES)
+    if searcher is not None:
+        check_choice("searcher", searcher, searchers.CHOICES)
+        if searcher != searchers.AUTO and scheduler != schedulers.AUTO:
+            check_pair(scheduler, searcher)
+
+
 def check_pair(scheduler: str, searcher: str) -> None:
     """A scheduler that brings its own searcher runs with that one, and a searcher that needs its scheduler
     runs only under it: one line says which to drop."""

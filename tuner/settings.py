@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import InitVar, dataclass, fields
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeAlias, cast
 
@@ -81,13 +81,11 @@ class SweepConfig:
     scheduler_chosen: str | None = None  # why "auto" chose the scheduler (the plan prints it)
     # where the experiment was made: what its pickled parts (scheduler, callbacks) name
     origin: str | None = None
-    # scheduler and searcher names against the registries (not for a saved one)
-    check_names: InitVar[bool] = True
 
-    def __post_init__(self, check_names: bool) -> None:
-        """Checks only: the values come settled (``settled``, through ``build_config``)."""
-        if check_names:
-            check_algorithm_names(self.scheduler, self.searcher)
+    def __post_init__(self) -> None:
+        """Checks only: the values come settled (``settled``, through ``build_config``); the scheduler and
+        searcher names are checked against their registries where a sweep is resolved (tuner/algorithms.py
+        ``check_names``), above the settings: a saved experiment is read without the registries."""
         if not isinstance(self.warm_start, (list, type(None))) or not isinstance(
             self.constraints, (list, type(None))
         ):
@@ -135,7 +133,7 @@ class SweepConfig:
     def _check_objectives(self) -> None:
         """The first objective in ``metric`` and ``mode``, all of them in ``objectives`` when there are several."""
         if self.mode is not None:
-            _check_choice("mode", self.mode, MODES)
+            check_choice("mode", self.mode, MODES)
         if self.metric is not None and "," in self.metric:
             raise TypeError("several objectives are settled before a SweepConfig is made: use build_config")
         if self.objectives is not None and self.metric is not None:
@@ -186,23 +184,10 @@ class SweepConfig:
         return self.trials_cap or DEFAULT_NUM_SAMPLES
 
     def to_dict(self) -> dict[str, Setting]:
-        return dataclasses.asdict(self)  # InitVars (check_names) are not fields: never saved
+        return dataclasses.asdict(self)
 
 
-def check_algorithm_names(scheduler: str, searcher: str | None) -> None:
-    """Known names, and a pair that works together (the registries are imported here, when needed)."""
-    from tuner import schedulers, searchers
-
-    _check_choice("scheduler", scheduler, schedulers.CHOICES)
-    if searcher is not None:
-        _check_choice("searcher", searcher, searchers.CHOICES)
-        if searcher != searchers.AUTO and scheduler != schedulers.AUTO:
-            from tuner.algorithms import check_pair
-
-            check_pair(scheduler, searcher)
-
-
-def _check_choice(name: str, value: str, valid: tuple[str, ...]) -> None:
+def check_choice(name: str, value: str, valid: tuple[str, ...]) -> None:
     if value not in valid:
         raise UsageError(f"unknown {name} {value!r}; valid: {', '.join(valid)}")
 
@@ -284,12 +269,12 @@ def coerce(name: str, value: Any, where: str) -> Setting:
 NO_SPACE = "no search space given; pass --space NAME or --space path/to/space.py (see 'tuner spaces')"
 
 
-def build_config(settings: Mapping[str, Any], check_names: bool = True) -> SweepConfig:
+def build_config(settings: Mapping[str, Any]) -> SweepConfig:
     """A validated config from merged settings; unknown names are a programming error, not user input.
     (Each setting has its own field's type, which SweepConfig checks: the mapping is its keywords.)"""
     if not settings.get("space"):
         raise UsageError(NO_SPACE)
-    return SweepConfig(**settled(settings), check_names=check_names)
+    return SweepConfig(**settled(settings))
 
 
 def settled(settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -359,7 +344,7 @@ def load_saved_config(folder: str | Path) -> SweepConfig:
             cast(str, known["storage_path"]), cast(str, known["name"])
         )
     known.update(lies)
-    return build_config(known, check_names=False)  # what ran: a review needs no algorithm registries
+    return build_config(known)  # what ran
 
 
 def _where_it_lies(folder: str | Path) -> dict[str, str]:

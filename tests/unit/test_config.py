@@ -51,6 +51,8 @@ def test_resolution_fills_what_the_space_and_names_decide(tmp_path):
     [
         ({"scheduler": "bohb", "searcher": "optuna"}, "--scheduler bohb brings its own searcher (bohb); drop --searcher optuna"),
         ({"scheduler": "asha", "searcher": "bohb"}, "--searcher bohb works only with --scheduler bohb"),
+        ({"scheduler": "sha"}, "unknown scheduler 'sha'; valid: auto, asha, fifo, hyperband, bohb, median, pbt, freeze-thaw"),
+        ({"searcher": "nope"}, "unknown searcher 'nope'; valid: auto, "),
     ],
 )  # fmt: skip
 def test_schedulers_and_searchers_that_belong_together(given, message):
@@ -144,10 +146,6 @@ def test_bad_sweep_files_name_the_problem(tmp_path, text, message):
         ({"gpus_per_trial": 1.5}, "fractions go up to 1"),
         ({"gpus_per_trial": -1.0}, "must be 0 or more"),
         ({"cpus_per_trial": 0.0}, "more than 0"),
-        (
-            {"scheduler": "sha"},
-            "unknown scheduler 'sha'; valid: auto, asha, fifo, hyperband, bohb, median, pbt, freeze-thaw",
-        ),
         ({"stall_timeout": 0.0}, "--stall-timeout must be more than 0 seconds"),
         ({"name": "a/b"}, "plain folder name"),
     ],

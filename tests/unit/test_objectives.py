@@ -68,7 +68,7 @@ def test_several_metrics_keep_the_first_as_metric_and_all_as_objectives():
     assert (config.metric, config.mode) == ("loss", "min")
     assert config.objectives == ["loss:min", "latency_ms:min"] and config.several_objectives
     assert config.objective_list == [Objective("loss", "min"), Objective("latency_ms", "min")]
-    again = SweepConfig(**{**config.to_dict(), "check_names": False})  # as tuner_config.yaml reads back
+    again = SweepConfig(**config.to_dict())  # as tuner_config.yaml reads back
     assert again.objective_list == config.objective_list and again.metric == "loss"
 
 

@@ -69,7 +69,9 @@ def resolve(
     # text in every layer (a list of metrics is joined by objectives_given)
     metric = cast("str", settings.get("metric") or space.metric)
     settings.update(metric=metric, mode=settings.get("mode") or _modes_by_name(metric, space))
-    return complete(build_config(settings), space)
+    config = build_config(settings)
+    algorithms.check_names(config.scheduler, config.searcher)
+    return complete(config, space)
 
 
 def _trainable_resources(space: SearchSpace) -> dict[str, float]:
