@@ -7,8 +7,9 @@ from typing import Any
 
 from ray.tune.search.hyperopt import HyperOptSearch
 
-from tuner.searchers.hyperopt_tpe import INDEX
 from tuner.value_types import ConfigDraft
+
+INDEX = "__index"  # the chosen option's index, inside each option of a parent's hp.choice (hyperopt_tpe.py)
 
 
 class BranchedHyperOptSearch(HyperOptSearch):

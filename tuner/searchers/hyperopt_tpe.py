@@ -21,11 +21,6 @@ if TYPE_CHECKING:
     from ray.tune.search import Searcher
     from ray.tune.search.sample import Domain
 
-INDEX = (
-    "__index"  # the chosen option's index, inside each option of a parent's hp.choice (hyperopt_branches.py)
-)
-
-
 class HyperOpt(SearcherEntry):
     name = "hyperopt"
     summary = "HyperOpt's TPE: one density model per parameter"
@@ -45,6 +40,8 @@ class HyperOpt(SearcherEntry):
         if not plan.conditionals:
             return space
         from hyperopt import hp
+
+        from tuner.searchers.hyperopt_branches import INDEX
 
         for parent in dict.fromkeys(p.branches.parent for p in plan.conditionals):
             values = plan.parent_values(parent)
@@ -86,6 +83,8 @@ class HyperOpt(SearcherEntry):
 
 def _holds_branches(node: Apply) -> bool:
     """Whether a HyperOpt node is a parent's hp.choice over options holding branches."""
+    from tuner.searchers.hyperopt_branches import INDEX
+
     try:
         return node.name == "switch" and any(
             getattr(o, "name", "") == "dict" and INDEX in dict(o.named_args) for o in node.pos_args[1:]
