@@ -1,4 +1,5 @@
-"""The package's shape as it loads: no import cycle, and the quarantine imports nothing from the layers above it.
+"""The package's shape as it runs: no import cycle (imports inside functions counted), and the quarantine imports
+nothing from the layers above it.
 
 ``pytest tests/unit/test_structure.py -q -s`` prints the graph's size (modules, edges) with the checks.
 """
@@ -12,23 +13,39 @@ TUNER = Path(__file__).resolve().parents[2] / "tuner"
 ABOVE_THE_QUARANTINE = ("algorithms", "api", "cli", "launch", "replay", "review", "schedulers", "searchers")
 
 
-def load_time_imports() -> dict[str, set[str]]:
-    """Each tuner module -> the tuner modules its top-level statements import (what runs when it loads)."""
+def runtime_imports() -> dict[str, set[str]]:
+    """Each tuner module -> the tuner modules it imports when it runs, at load time or inside a function (the
+    imports under ``if TYPE_CHECKING:`` aside: they never run). ``from tuner.x import y`` names the module
+    ``tuner.x.y`` where there is one, else ``tuner.x``."""
     modules = {}
     for path in TUNER.rglob("*.py"):
         name = ".".join(path.relative_to(TUNER.parent).with_suffix("").parts).removesuffix(".__init__")
         modules[name] = path
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in _runtime_nodes(tree):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                named = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                named = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in modules else node.module
+                         for a in node.names]  # fmt: skip
             elif isinstance(node, ast.Import):
                 named = [a.name for a in node.names]
             else:
                 continue
             graph[name] |= {n for n in named if n in modules and n != name}
     return graph
+
+
+def _runtime_nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of ``tree`` but those under ``if TYPE_CHECKING:``."""
+    hidden = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
+    return [node for node in ast.walk(tree) if id(node) not in hidden]
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -63,14 +80,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_no_module_imports_itself_back_as_it_loads():
-    graph = load_time_imports()
-    print(f"\ntuner/: {len(graph)} modules, {sum(map(len, graph.values()))} load-time imports between them")
+def test_no_module_imports_itself_back():
+    graph = runtime_imports()
+    print(f"\ntuner/: {len(graph)} modules, {sum(map(len, graph.values()))} runtime imports between them")
     assert cycles(graph) == []
 
 
 def test_the_quarantine_imports_nothing_from_the_layers_above_it():
-    graph = load_time_imports()
+    graph = runtime_imports()
     up = sorted(
         f"{m} -> {t}"
         for m, targets in graph.items()

@@ -13,46 +13,22 @@ No searcher's library is imported unless the space is written in it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, TypeAlias, cast
+
+from tuner.native_spaces.translated import Translated as Translated  # saved spaces name it here
 
 if TYPE_CHECKING:
     from ConfigSpace import ConfigurationSpace
     from hyperopt.pyll import Apply
 
     from tuner.native_spaces.optuna_space import DefineByRun
-    from tuner.value_types import Config, ConfigDraft, SpaceEntry
+    from tuner.value_types import SpaceEntry
 
 # ``params`` as a user writes them: Tune's own (names to domains and constants, HyperOpt's hp.* nodes among them
 # for a HyperOpt space written as a dict), a HyperOpt expression, an Optuna define-by-run function or a
 # ConfigSpace ConfigurationSpace.
 NativeSpace: TypeAlias = "Mapping[str, SpaceEntry | Apply] | Apply | DefineByRun | ConfigurationSpace"
-
-
-@dataclass(frozen=True)
-class Translated:
-    """A native space as tuner searches it: ``params`` by their flat names, ``shape`` the function that makes a
-    trial's config (by those names) into what the trainable expects, ``form`` the space's language in words."""
-
-    params: dict[str, SpaceEntry]
-    shape: Callable[[Config], ConfigDraft]
-    form: str
-
-    def describe(self) -> str:
-        """The plan's line: what the space was written in, and what the trainable gets."""
-        from tuner.native_spaces.distributions import BranchDraw
-
-        conditional = sum(
-            1
-            for v in self.params.values()
-            if isinstance(func := getattr(v, "func", None), BranchDraw) and func.parent
-        )
-        which = f", {conditional} of them asked on one branch only" if conditional else ""
-        return (
-            f"the space is {self.form}, searched as the {len(self.params)} parameters above{which}; the trainable "
-            "gets each config in the space's own shape"
-        )
 
 
 def form_of(params: NativeSpace) -> str | None:

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeAlias, cast
 
 from tuner.errors import UsageError
-from tuner.native_spaces import Translated
 from tuner.native_spaces.distributions import BranchDraw, Dist
+from tuner.native_spaces.translated import Translated
 from tuner.nesting import flatten
 from tuner.values import plain
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NoReturn, TypeAlias, cast
 
 from tuner.errors import UsageError
-from tuner.native_spaces import Translated
 from tuner.native_spaces.distributions import BranchDraw, Dist
+from tuner.native_spaces.translated import Translated
 from tuner.nesting import flatten, unflatten
 from tuner.values import plain
 

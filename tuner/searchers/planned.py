@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import pickle
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 from ray.tune.search import Searcher
 from ray.tune.search.sample import Domain
@@ -22,11 +22,17 @@ from tuner.searchers.wrapping import WrappingSearcher
 from tuner.value_types import ConfigDraft, Value
 from tuner.values import plain
 
-if TYPE_CHECKING:
-    from tuner.launch.warm_start import Observation
-
 # the violation told for a constraint metric not reported (Optuna takes no infinity)
 BROKEN_BEYOND_MEASURE = 1e12
+
+
+class Observation(Protocol):
+    """An earlier sweep's trial as a warm start hands it over (tuner/launch/warm_start.py)."""
+
+    config: ConfigDraft
+    value: float
+    pruned: bool
+    values: list[float]
 
 
 class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):

@@ -40,9 +40,7 @@ _building: dict[str, subprocess.Popen[bytes]] = {}  # experiment folder -> its l
 
 def _env() -> dict[str, str]:
     """The child's environment: it imports this same tuner (a notebook may have put it on the path)."""
-    import tuner
-
-    root = str(Path(tuner.__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[3])  # the folder holding this tuner/
     return {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))}
 
 
