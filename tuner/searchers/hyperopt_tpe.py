@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ray.tune.search import Searcher
     from ray.tune.search.sample import Domain
 
+
 class HyperOpt(SearcherEntry):
     name = "hyperopt"
     summary = "HyperOpt's TPE: one density model per parameter"
