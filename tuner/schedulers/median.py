@@ -25,7 +25,9 @@ class Median(SchedulerEntry):
     def build(self, ctx: SchedulerContext) -> MedianRule:
         from tuner.schedulers.median_rule import MedianRule
 
-        return MedianRule(ctx.grace_period, MIN_SAMPLES, comparison(ctx), fate_log=ctx.fate_log)
+        return MedianRule(
+            ctx.grace_period, MIN_SAMPLES, comparison(ctx), fate_log=ctx.fate_log, max_t=ctx.max_epochs
+        )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         if ctx.ranked_by_front:

@@ -31,15 +31,20 @@ if TYPE_CHECKING:
 
 
 class MedianRule(Rule):
+    # A stop at the last epoch cuts nothing: it is decided as Ray decides it, but neither told as an early stop
+    # nor counted as one. None: the last epoch is not known (a rule pickled before it was kept).
+    max_t: int | None = None
+
     def __init__(
         self,
         grace_period: int,
         min_samples: int,
         comparison: Comparison,
         fate_log: DecisionLog | None = None,
+        max_t: int | None = None,
     ) -> None:
         super().__init__()
-        self.grace_period, self.min_samples = grace_period, min_samples
+        self.grace_period, self.min_samples, self.max_t = grace_period, min_samples, max_t
         self.comparison = comparison
         self.fate_log = fate_log
         self.history: dict[str, list[tuple[float, Standing]]] = {}  # by one value: trial id -> its results
@@ -58,6 +63,8 @@ class MedianRule(Rule):
             why = self._by_median(trial.trial_id, epoch)
         if why is None:
             return TrialScheduler.CONTINUE
+        if self.max_t is not None and epoch >= self.max_t:
+            return TrialScheduler.STOP
         self.stopped += 1
         if self.fate_log:
             self.fate_log.record(
