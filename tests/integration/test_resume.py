@@ -148,8 +148,9 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
     def checkpoints(trial_dir):
         return sorted(trial_dir.glob("checkpoint_*"))
 
-    def saved() -> dict[str, tuple[str, int]]:
-        """Unfinished trials whose latest checkpoint Ray's saved state names: folder -> (trial id, epochs)."""
+    def saved() -> dict[str, tuple[str, int, str]]:
+        """Unfinished trials whose latest checkpoint Ray's saved state names: folder -> (trial id, epochs, that
+        checkpoint's folder name)."""
         from tuner.errors import UsageError
         from tuner.ray_compat.state_file import latest_state_name, read_state
 
@@ -166,17 +167,26 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
                 and last.get("checkpoint_dir_name")
                 and trial.get("relative_logdir")
             ):
-                out[trial["relative_logdir"]] = (trial["trial_id"], int(last["training_iteration"]))
+                out[trial["relative_logdir"]] = (
+                    trial["trial_id"], int(last["training_iteration"]), last["checkpoint_dir_name"]
+                )  # fmt: skip
         return out
 
-    def ready() -> bool:  # two unfinished trials with a saved checkpoint, one with two epochs or more
-        epochs = sorted(e for _, e in saved().values())
-        return len(epochs) >= 2 and epochs[-1] >= 2
+    def past_its_oldest(item) -> bool:
+        """The checkpoint Ray's state names for this trial is not the oldest on disk: damaging every one after the
+        oldest damages the one a resume reads (on a busy box the state can lag the disk by a save)."""
+        trial_dir, (_, _, name) = item
+        kept = checkpoints(folder / trial_dir)
+        return len(kept) >= 2 and kept[0].name != name
+
+    def ready() -> bool:  # two unfinished trials with a saved checkpoint, one past its oldest checkpoint
+        found = saved()
+        return len(found) >= 2 and any(past_its_oldest(item) for item in found.items())
 
     kill_9_when(args, ready)
-    named = sorted(saved().items(), key=lambda item: -item[1][1])
-    assert len(named) >= 2 and named[0][1][1] >= 2, f"Ray's saved state at the kill: {named}"
-    (damaged_dir, (damaged_id, _)), (deleted_dir, (deleted_id, _)) = named[0], named[1]
+    named = sorted(saved().items(), key=lambda item: not past_its_oldest(item))
+    assert len(named) >= 2 and past_its_oldest(named[0]), f"Ray's saved state at the kill: {named}"
+    (damaged_dir, (damaged_id, _, _)), (deleted_dir, (deleted_id, _, _)) = named[0], named[1]
     damaged, deleted = folder / damaged_dir, folder / deleted_dir
     whole = checkpoints(damaged)[0]  # the oldest Ray kept (it keeps the two best and the latest)
     for checkpoint in checkpoints(damaged)[1:]:  # a torn write: every checkpoint after it
@@ -187,7 +197,7 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
     result = run_cli("resume", folder)
     assert result.code == 0, result.err[-3000:]
     said = {line.split(":")[0]: line for line in result.out.splitlines() if " is damaged (" in line}
-    assert set(said) == {f"trial {damaged_id}", f"trial {deleted_id}"}, result.out[-3000:]
+    assert set(said) == {f"trial {damaged_id}", f"trial {deleted_id}"}, (said, named, result.out[:3000])
     assert "checkpoint.pt has 512 bytes where" in said[f"trial {damaged_id}"], said
     epoch = int(whole.name.split("_")[1]) + 1  # Ray counts its checkpoint folders from 0
     assert f"it goes on from epoch {epoch} ({whole.name}); set aside as damaged-checkpoint_" in said[
