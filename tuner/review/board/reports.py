@@ -35,7 +35,7 @@ _DRAWING_MODULES = (
 
 
 def warm_up() -> None:
-    """Import what drawing needs, before the first page asks (run in a thread once the server answers)."""
+    """Import what drawing needs, before the first page asks (the server does it before it gives its address)."""
     import importlib
 
     with DRAWING:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -214,10 +213,10 @@ def serve(storages: list[str], host: str, port: int, out: Callable[[str], None])
     token = access.new_token() if access.needs_token(host) else None
     app = make_app(checked, token)
     found = len(app[CATALOG].rows())
+    reports.warm_up()  # what drawing imports (half a second), before the address is given: never in a page's wait
     out(f"tuner dashboard: {found} experiment(s) under {', '.join(checked)}")
 
     def announce() -> None:
-        threading.Thread(target=reports.warm_up, name="tuner-dashboard-warm-up", daemon=True).start()
         out(f"open {access.url(host, port, token)} (Ctrl-C stops it)")
         if token is not None:
             out("every request needs the token in that address; give it only to whoever may see these sweeps")
