@@ -48,9 +48,9 @@ class Experiment:
     progress); a finished one is read again only when its files do."""
 
     def __init__(self, ref: str) -> None:
-        from tuner.review import experiment
+        from tuner.review import experiment, where
 
-        self.path = experiment.locate(ref)
+        self.path = where.locate(ref)
         self._stamp = experiment.fingerprint(
             self.path
         )  # before reading: a change while it reads shows next time

@@ -126,6 +126,7 @@ def tensorboard(experiment: str, port: int, host: str) -> None:
     from tuner import storage
     from tuner.review import experiment as experiments
     from tuner.review.dashboard import serve
+    from tuner.review.where import local_folder
 
     if storage.local_path(experiment) is None:
         raise UsageError(
@@ -133,7 +134,7 @@ def tensorboard(experiment: str, port: int, host: str) -> None:
             "first (e.g. aws s3 sync, gsutil rsync) and pass that folder"
         )
     record = experiments.load(experiment)
-    serve(experiments.local_folder(record, "TensorBoard"), host, port, click.echo)
+    serve(local_folder(record, "TensorBoard"), host, port, click.echo)
 
 
 @click.command(short_help="Every sweep of some storages in one live page, until Ctrl-C.")
@@ -149,7 +150,7 @@ def dashboard(storages: tuple[str, ...], port: int, host: str) -> None:
     """Serve every experiment under the STORAGE folders or bucket URIs in one page, live, until Ctrl-C:
     their state, fates and best values, each sweep's report, and sweeps compared. [default: the storage path]"""
     from tuner.review.board.server import serve
-    from tuner.review.experiment import default_storage
+    from tuner.review.where import default_storage
 
     serve(list(storages) or [str(default_storage())], host, port, click.echo)
 

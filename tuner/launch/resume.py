@@ -53,12 +53,12 @@ def resume_sweep(
     from tuner.claim import claimed
     from tuner.launch.guards import disk
     from tuner.launch.guards.signals import OrderlyStop
-    from tuner.review import experiment
+    from tuner.review import experiment, where
 
     storage_outage.start_afresh()  # an earlier sweep's outage in this process is not this one's
     if errored not in ERRORED_CHOICES:
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
-    folder = experiment.locate(ref)
+    folder = where.locate(ref)
     # before the claim: a full storage is told in a line and nothing is written
     short = disk.room_left(folder)
     if short:

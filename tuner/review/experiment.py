@@ -13,7 +13,6 @@ import math
 import os
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tuner import storage
@@ -21,12 +20,13 @@ from tuner.errors import UsageError
 from tuner.folder import horizon as trial_length
 from tuner.folder import plan
 from tuner.folder.fates import cut_by_scheduler, family
-from tuner.folder.names import CONFIG_FILE, STDOUT_FILE
+from tuner.folder.names import STDOUT_FILE
 from tuner.nesting import flatten
 from tuner.objectives import Mode, pick, sign
 from tuner.ray_compat.state_file import saved_trial_states
 from tuner.review.progress_rows import Row, read_rows
-from tuner.settings import DEFAULT_STORAGE, SweepConfig, load_saved_config
+from tuner.review.where import locate
+from tuner.settings import SweepConfig, load_saved_config
 from tuner.value_types import ConfigDraft
 from tuner.values import number as _number
 
@@ -277,40 +277,6 @@ class ExperimentRecord:
 
 
 # --- finding an experiment ---------------------------------------------------------------------------
-
-
-def default_storage() -> Path:
-    return Path(os.environ.get("TUNER_STORAGE_PATH", DEFAULT_STORAGE)).expanduser()
-
-
-def locate(ref: str) -> str:
-    """An experiment by path or storage URI, or by name under the default storage (``TUNER_STORAGE_PATH``)."""
-    if storage.is_uri(ref):
-        folder = ref.rstrip("/")
-        if not storage.exists(folder, CONFIG_FILE):
-            raise UsageError(f"{folder} is not a tuner experiment (no {CONFIG_FILE})")
-        return folder
-    candidates = [Path(ref).expanduser()]
-    if "/" not in ref:
-        candidates.append(default_storage() / ref)
-    for path in candidates:
-        if path.is_dir():
-            if not (path / CONFIG_FILE).is_file():
-                raise UsageError(f"{path} is not a tuner experiment (no {CONFIG_FILE})")
-            return str(path.resolve())
-    where = " or ".join(str(c) for c in candidates)
-    raise UsageError(f"unknown experiment {ref!r}: no folder {where}")
-
-
-def local_folder(experiment: ExperimentRecord, what: str) -> Path:
-    """The experiment as a local folder, for tools that only read local files (TensorBoard)."""
-    plain = storage.local_path(experiment.path)
-    if plain is None:
-        raise UsageError(
-            f"{what} reads a local folder and {experiment.path} is in remote storage: copy it down first "
-            "(e.g. aws s3 sync, gsutil rsync) and pass that folder"
-        )
-    return Path(plain)
 
 
 # --- one trial's files -------------------------------------------------------------------------------
