@@ -103,8 +103,10 @@ def _settings(text: str) -> Iterator[None]:
             module = importlib.import_module(module_name)
             if not hasattr(module, name):
                 raise ValueError(f"{module_name} has no {name}")
-            changed.append((module, name, getattr(module, name)))
-            setattr(module, name, type(getattr(module, name))(value))
+            before = getattr(module, name)
+            changed.append((module, name, before))
+            read = value.lower() in ("1", "true", "yes") if isinstance(before, bool) else type(before)(value)
+            setattr(module, name, read)
         yield
     finally:
         for module, name, before in reversed(changed):
