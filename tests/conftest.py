@@ -89,3 +89,43 @@ def ray_session():
     start_test_ray()
     yield
     ray.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Debian's Chromium, headless, driven by Playwright, one per test worker; None where Chromium is missing
+    (a test that can check something without it goes on)."""
+    import shutil
+
+    if shutil.which("chromium") is None:
+        yield None
+        return
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as driver:
+        chromium = driver.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def open_report(browser):
+    """Open a report file at a width and wait until plotly has drawn ``charts`` figures; returns the page and
+    the console errors and uncaught exceptions it raised (waiting on the drawing, never on a clock, so a busy
+    machine is only slower)."""
+    if browser is None:
+        pytest.skip("needs Debian's chromium (.ci/run installs it)")
+    pages = []
+
+    def open_(path, width: int = 1300, charts: int = 1):
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        pages.append(page)
+        errors: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(f"file://{path}", wait_until="load", timeout=120_000)
+        page.wait_for_function(f"document.querySelectorAll('.main-svg').length >= {charts}", timeout=120_000)
+        return page, errors
+
+    yield open_
+    for page in pages:
+        page.close()

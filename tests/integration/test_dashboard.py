@@ -102,20 +102,6 @@ def board(tmp_path_factory):
     served.stop()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    """Debian's Chromium, headless, driven by Playwright; None where either is missing (the browser checks then
-    skip, the HTTP ones still run)."""
-    if shutil.which("chromium") is None:
-        yield None
-        return
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
-
-
 def _shot(page, name: str, fallback: Path) -> None:
     """A full-page screenshot, kept under TUNER_SCREENSHOTS when set, and seen to hold a drawn page."""
     shots = Path(os.environ.get("TUNER_SCREENSHOTS", fallback))

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 
 import pytest
 
 from tests.integration.conftest import TINY
 
 pytestmark = pytest.mark.slow
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 @pytest.fixture(scope="module")
@@ -39,27 +36,16 @@ def test_a_cifar_sweep_on_loss_and_epoch_time_finds_a_front(swept):
     assert times == sorted(times, reverse=True), "along a front, a lower loss costs a slower epoch"
 
 
-@pytest.mark.skipif(CHROMIUM is None, reason="needs Chromium (.ci/run installs Debian's chromium)")
-def test_its_report_draws_the_front_without_errors(swept, run_cli, tmp_path):
+def test_its_report_draws_the_front_without_errors(swept, run_cli, tmp_path, open_report):
     page = tmp_path / "report.html"
     assert run_cli("report", swept, "--out", page).code == 0
     html = page.read_text()
     assert '<section id="front">' in html and html.index('<section id="front">') < html.index(
         '<section id="best">'
     )
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-sync",
-             "--disable-component-update", "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}"]  # fmt: skip
-    run = subprocess.run([CHROMIUM, *flags, "--enable-logging=stderr", "--v=0", "--window-size=1300,3000",
-                          f"--screenshot={tmp_path / 'shot.png'}", f"file://{page}"],
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
-    errors = [
-        line
-        for line in run.stderr.splitlines()
-        if "CONSOLE" in line and ("Uncaught" in line or ":ERROR:" in line)
-    ]
+    tab, errors = open_report(page, width=1300, charts=2)
     assert not errors, errors
-    dom = subprocess.run([CHROMIUM, *flags, "--dump-dom", "--virtual-time-budget=5000", f"file://{page}"],
-                         capture_output=True, text=True, timeout=120).stdout  # fmt: skip
+    dom = tab.content()
     front = dom[
         dom.index('<section id="front">') : dom.index("</section>", dom.index('<section id="front">'))
     ]
