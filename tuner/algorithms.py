@@ -28,12 +28,6 @@ if TYPE_CHECKING:
     from ray.tune.search import SearchAlgorithm, Searcher
 
 
-def several(objectives: Sequence[Objective]) -> tuple[Objective, ...]:
-    """The objectives a scheduler and searcher are told of: all of them when there are several, else none (one
-    objective is the metric and mode they always had)."""
-    return tuple(objectives) if len(objectives) > 1 else ()
-
-
 def check_objectives(scheduler: str, searcher: str | None, objectives: Sequence[Objective]) -> None:
     """Several objectives need a scheduler and a searcher that decide by fronts: one line names those that do."""
     if len(objectives) <= 1:
@@ -83,7 +77,7 @@ def scheduler_context(
         fate_log=fate_log,
         grace_period=grace_period,
         reduction_factor=reduction_factor,
-        objectives=several(objectives),
+        objectives=tuple(objectives),
         constraints=tuple(constraints),
         can_pause=can_pause,
         trials_cap=trials_cap,

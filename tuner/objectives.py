@@ -75,6 +75,25 @@ class Objective:
         return f"{self.name} ({self.mode})"
 
 
+# What a sweep optimises, in order: one objective is a tuple of one.
+Objectives = tuple[Objective, ...]
+
+
+def single(objectives: Objectives) -> Objective:
+    """The one objective of a sweep given to a model of one value (tuner/algorithms.py lets only a
+    ``multi_objective`` entry meet several)."""
+    if len(objectives) != 1:
+        raise ValueError(f"one objective expected, got {len(objectives)}")
+    return objectives[0]
+
+
+def ray_form(objectives: Objectives) -> tuple[str | list[str], str | list[str]]:
+    """``metric`` and ``mode`` as Ray's searchers take them: strings for one objective, lists for several."""
+    if len(objectives) == 1:
+        return objectives[0].name, objectives[0].mode
+    return [o.name for o in objectives], [o.mode for o in objectives]
+
+
 @dataclass(frozen=True)
 class Constraint:
     """``metric op bound``: a trial whose last reported ``metric`` breaks it is infeasible."""

@@ -65,7 +65,6 @@ def build(
         )
     if searcher is not None and searcher != searchers.AUTO:
         algorithms.check_pair(scheduler, searcher)
-    objectives = algorithms.several(objectives)
     algorithms.check_objectives(scheduler, None, objectives)
     fate_log = FateMemory()
     ctx = algorithms.scheduler_context(

@@ -33,10 +33,16 @@ class SchedulerContext:
     fate_log: DecisionLog | None = None
     grace_period: int = GRACE_PERIOD  # epochs before the first rung (ASHA) or comparison (median)
     reduction_factor: int = REDUCTION_FACTOR  # 1/eta of the trials at a rung go on (ASHA, HyperBand, BOHB)
-    objectives: tuple[Objective, ...] = ()  # several objectives (tuner/objectives.py); empty: metric and mode
+    # what the sweep optimises, the first being ``metric`` and ``mode`` (tuner/objectives.py); left empty, the
+    # metric and mode alone
+    objectives: tuple[Objective, ...] = ()
     constraints: tuple[Constraint, ...] = ()  # bounds a trial must meet to count
     can_pause: bool = True  # the trainable continues from a checkpoint, so a paused trial loses nothing
     trials_cap: int | None = None  # trials the sweep may create at most; None: a budget ends it
+
+    def __post_init__(self) -> None:
+        if not self.objectives:  # one objective: the metric and mode, as one value all the same
+            object.__setattr__(self, "objectives", (Objective(self.metric, self.mode),))
 
     @property
     def ranked_by_front(self) -> bool:
@@ -46,7 +52,7 @@ class SchedulerContext:
 
 def comparison(ctx: SchedulerContext) -> Comparison:
     """How the sweep's rules compare trials: its objectives (one: the metric and mode) and constraints."""
-    return Comparison(ctx.objectives or (Objective(ctx.metric, ctx.mode),), ctx.constraints)
+    return Comparison(ctx.objectives, ctx.constraints)
 
 
 def ranking(ctx: SchedulerContext) -> str:

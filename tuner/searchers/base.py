@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, TypeAlias, Union
 
-from tuner.objectives import Constraint, Mode, Objective
+from tuner.objectives import Constraint, Mode, Objective, Objectives
 from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points
 
 if TYPE_CHECKING:
@@ -44,8 +44,12 @@ class SearcherContext:
     never_wait: bool = False
     generator_only: bool = False  # the scheduler runs over Tune's variant generator only (PBT)
     full_epochs: int | None = None  # a trial that ends before them without an error was stopped early
-    objectives: tuple[Objective, ...] = ()  # several objectives (tuner/objectives.py); empty: metric and mode
+    objectives: tuple[Objective, ...] = ()  # as SchedulerContext.objectives: left empty, the metric and mode
     constraints: tuple[Constraint, ...] = ()  # bounds told to a model that takes them
+
+    def __post_init__(self) -> None:
+        if not self.objectives:  # one objective: the metric and mode, as one value all the same
+            object.__setattr__(self, "objectives", (Objective(self.metric, self.mode),))
 
 
 class SearcherEntry:
@@ -102,11 +106,9 @@ class SearcherEntry:
             how = f"searched by {self.name}"
         return ParamPlan(name, text, how, NATIVE, value)
 
-    def build_inner(
-        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
-    ) -> Searcher:
-        """Ray's searcher over the plan's (encoded) domains; ``metric`` and ``mode`` are lists for several
-        objectives, given only to a ``multi_objective`` entry (tuner/algorithms.py)."""
+    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
+        """Ray's searcher over the plan's (encoded) domains; several ``objectives`` are given only to a
+        ``multi_objective`` entry (tuner/algorithms.py)."""
         raise NotImplementedError
 
     @classmethod
@@ -119,11 +121,7 @@ class SearcherEntry:
         from tuner.searchers.planned import PlannedSearcher
 
         warmup = initial_random_points(ctx.num_samples)
-        metric: str | list[str] = ctx.metric
-        mode: str | list[str] = ctx.mode
-        if len(ctx.objectives) > 1:  # Ray's searchers take several objectives as lists
-            metric, mode = [o.name for o in ctx.objectives], [o.mode for o in ctx.objectives]
-        inner = self.build_inner(self.space_for(plan), metric, mode, warmup, ctx.seed)
+        inner = self.build_inner(self.space_for(plan), ctx.objectives, warmup, ctx.seed)
         pruned_below = ctx.full_epochs if self.stopped_as_pruned and len(ctx.objectives) <= 1 else None
         constraints = ctx.constraints if self.takes_constraints else ()
         return PlannedSearcher(

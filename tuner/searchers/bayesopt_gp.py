@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
+from tuner.objectives import Objectives, single
 from tuner.searchers.base import ModelSpace, SearcherEntry
 from tuner.searchers.plan import ENCODED, NATIVE, ParamPlan, normal_quantile, unsupported
 from tuner.value_types import Value
@@ -91,18 +92,15 @@ class BayesOpt(SearcherEntry):
 
         return ParamPlan(name, text, how, ENCODED, tune.uniform(*bounds), decode, encode)
 
-    def build_inner(
-        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
-    ) -> Searcher:
+    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from ray.tune.search.bayesopt import BayesOptSearch
 
         from tuner.searchers.bayesopt_points import BayesOptTakingPoints
 
         return BayesOptTakingPoints(
             space=BayesOptSearch.convert_search_space(cast("dict[str, Domain]", space)),  # base.space_for's
-            # one objective: algorithms.py gives several only to a multi_objective entry
-            metric=cast(str, metric),
-            mode=cast(str, mode),
+            metric=single(objectives).name,
+            mode=single(objectives).mode,
             random_state=seed,
             random_search_steps=warmup,
             verbose=0,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from tuner.objectives import Objectives, single
 from tuner.searchers.base import ModelSpace, SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan
 
@@ -33,14 +34,12 @@ class BohbKde(SearcherEntry):
 
         return configuration_space(plan)
 
-    def build_inner(
-        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
-    ) -> Searcher:
+    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from ray.tune.search.bohb import TuneBOHB
 
-        # as space_for makes it; one objective: algorithms.py gives several only to a multi_objective entry
-        space = cast("ConfigurationSpace", space)
-        return TuneBOHB(space=space, metric=cast(str, metric), mode=cast(str, mode), seed=seed)
+        space = cast("ConfigurationSpace", space)  # as space_for makes it
+        objective = single(objectives)
+        return TuneBOHB(space=space, metric=objective.name, mode=objective.mode, seed=seed)
 
     def intro(self, num_samples: int, earlier: int = 0) -> str:
         return "search plan (bohb: random configs until a budget has enough results, then kernel density models):"

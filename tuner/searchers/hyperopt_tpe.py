@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from tuner.objectives import Objectives, single
 from tuner.searchers.base import ModelSpace, SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan
 from tuner.values import plain
@@ -64,18 +65,15 @@ class HyperOpt(SearcherEntry):
             space[parent] = hp.choice(parent, options)
         return space
 
-    def build_inner(
-        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
-    ) -> Searcher:
+    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from tuner.searchers.hyperopt_branches import BranchedHyperOptSearch
 
         space = cast("dict[str, Apply]", space)  # as space_for makes it
         parents = tuple(k for k, v in space.items() if _holds_branches(v))
         return BranchedHyperOptSearch(
             space=space,
-            # one objective: algorithms.py gives several only to a multi_objective entry
-            metric=cast(str, metric),
-            mode=cast(str, mode),
+            metric=single(objectives).name,
+            mode=single(objectives).mode,
             n_initial_points=warmup,
             random_state_seed=seed,
             parents=parents,

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from tuner.objectives import Objectives
 from tuner.searchers.base import ModelSpace
 from tuner.searchers.optuna_tpe import OptunaTPE
 
@@ -32,11 +33,9 @@ class OptunaGP(OptunaTPE):
     multi_objective = False  # its power transform warps one value
     takes_constraints = False
 
-    def build_inner(
-        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
-    ) -> Searcher:
+    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from tuner.searchers.optuna_tpe import optuna_search
         from tuner.searchers.warped_gp import WarpedGP
 
         space = cast("dict[str, Domain] | DefineByRun", space)  # as space_for makes it
-        return optuna_search(space, metric, mode, WarpedGP(warmup, seed=seed))
+        return optuna_search(space, objectives, WarpedGP(warmup, seed=seed))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from tuner.objectives import Objectives, ray_form
 from tuner.searchers.base import QUANTILE, ModelSpace, SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan, log_quantized
 
@@ -61,19 +62,16 @@ class OptunaTPE(SearcherEntry):
         ]
         return DefineByRun(distributions, conditionals)
 
-    def build_inner(
-        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
-    ) -> Searcher:
+    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from tuner.searchers.optuna_samplers import FreshTPE
 
         space = cast("dict[str, Domain] | DefineByRun", space)  # as space_for makes it
-        return optuna_search(space, metric, mode, FreshTPE(warmup, seed=seed, group=True))
+        return optuna_search(space, objectives, FreshTPE(warmup, seed=seed, group=True))
 
 
 def optuna_search(
     space: dict[str, Domain] | DefineByRun,
-    metric: str | list[str],
-    mode: str | list[str],
+    objectives: Objectives,
     sampler: BaseSampler,
 ) -> OptunaSearch:
     """Ray's OptunaSearch around ``sampler``, over Tune domains or a define-by-run function; Optuna quiet."""
@@ -85,4 +83,5 @@ def optuna_search(
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
     converted = space if callable(space) else OptunaSearch.convert_search_space(space)
+    metric, mode = ray_form(objectives)
     return OptunaSearch(space=converted, metric=metric, mode=mode, sampler=sampler)

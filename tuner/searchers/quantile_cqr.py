@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from tuner.objectives import Objectives
 from tuner.searchers.base import ModelSpace
 from tuner.searchers.optuna_tpe import OptunaTPE
 
@@ -31,11 +32,9 @@ class QuantileCQR(OptunaTPE):
     multi_objective = False
     takes_constraints = False
 
-    def build_inner(
-        self, space: ModelSpace, metric: str | list[str], mode: str | list[str], warmup: int, seed: int
-    ) -> Searcher:
+    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from tuner.searchers.optuna_tpe import optuna_search
         from tuner.searchers.quantile_sampler import QuantileSampler
 
         space = cast("dict[str, Domain] | DefineByRun", space)  # as space_for makes it
-        return optuna_search(space, metric, mode, QuantileSampler(warmup, seed=seed))
+        return optuna_search(space, objectives, QuantileSampler(warmup, seed=seed))
