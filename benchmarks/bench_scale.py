@@ -26,6 +26,7 @@ import io
 import json
 import os
 import platform
+import signal
 import statistics
 import subprocess
 import sys
@@ -195,20 +196,39 @@ def sizes(counts: list[int], rounds: int) -> None:
             print(f"{side}: the last step's marginal cost is {last / first:.2f}x the first's")
 
 
-def make(trials: int, storage: str) -> str:
-    """An experiment of ``trials`` instant trials made by ``tuner sweep``: its folder."""
+def make(trials: int, storage: str, interrupt_at: int | None = None) -> str:
+    """An experiment of ``trials`` instant trials made by ``tuner sweep``: its folder. With ``interrupt_at``,
+    the sweep gets a Ctrl-C (SIGINT to its process group, as a terminal sends it) once that many trials have
+    folders, how long it took to end is printed, and ``tuner resume`` finishes it."""
     Path(storage).mkdir(parents=True, exist_ok=True)
     space = Path(storage, "instant_space.py")
     space.write_text(SPACE)
     name = f"scale-{trials}"
+    folder = Path(storage, name)
     started = time.perf_counter()
-    subprocess.run(
-        [sys.executable, "-m", "tuner", "sweep", "--space", str(space), "--scheduler", "fifo", "--searcher",
-         "random", "--num-samples", str(trials), "--max-epochs", "3", "--storage-path", storage, "--name", name],
-        check=True, stdout=subprocess.DEVNULL, cwd=ROOT,
-    )  # fmt: skip
-    print(f"# made {storage}/{name}: {trials} trials in {time.perf_counter() - started:.0f} s")
-    return str(Path(storage, name))
+    command = [sys.executable, "-m", "tuner", "sweep", "--space", str(space), "--scheduler", "fifo", "--searcher",
+               "random", "--num-samples", str(trials), "--max-epochs", "3", "--storage-path", storage, "--name",
+               name]  # fmt: skip
+    if interrupt_at is None:
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, cwd=ROOT)
+    else:
+        sweep = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                                 start_new_session=True)  # fmt: skip
+        while sweep.poll() is None and _trial_folders(folder) < interrupt_at:
+            time.sleep(0.5)
+        asked = time.perf_counter()
+        os.killpg(sweep.pid, signal.SIGINT)
+        _, err = sweep.communicate()
+        said = [line for line in err.splitlines() if line.strip()][-2:]
+        print(f"# Ctrl-C at {_trial_folders(folder)} trial folders ({asked - started:.0f} s in): ended in "
+              f"{time.perf_counter() - asked:.1f} s, exit code {sweep.returncode}; it said: {' | '.join(said)}")
+        resumed = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "tuner", "resume", str(folder)], check=True,
+                       stdout=subprocess.DEVNULL, cwd=ROOT)  # fmt: skip
+        print(f"# tuner resume finished it in {time.perf_counter() - resumed:.0f} s")
+    print(f"# made {folder}: {trials} trials in {time.perf_counter() - started:.0f} s, "
+          f"{_trial_folders(folder)} trial folders")
+    return str(folder)
 
 
 LOAD = "import sys, time; import tuner; s = time.perf_counter(); n = len(tuner.load(sys.argv[1]).trials); print(time.perf_counter() - s, n)"
@@ -255,12 +275,14 @@ def main() -> None:
     parser.add_argument("--sizes", help="trial counts, comma-separated (100,400,1600,6400)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--make", type=int, metavar="N", help="first make an experiment of N instant trials")
+    parser.add_argument("--interrupt-at", type=int, metavar="K",
+                        help="with --make: Ctrl-C the sweep at K trials, time its end, then resume it")
     parser.add_argument("--storage", default=tempfile.gettempdir(), help="where --make puts it")
     parser.add_argument("--review", metavar="EXP", help="time the review of this experiment")
     args = parser.parse_args()
     if args.sizes:
         sizes([int(n) for n in args.sizes.split(",")], args.rounds)
-    folder = make(args.make, args.storage) if args.make else args.review
+    folder = make(args.make, args.storage, args.interrupt_at) if args.make else args.review
     if folder:
         review(folder, args.rounds)
     if not (args.sizes or folder):
