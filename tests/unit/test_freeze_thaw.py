@@ -162,17 +162,47 @@ def test_each_pause_and_stop_says_why_in_the_metric_s_units():
     assert comparisons and all(r["reason"].startswith(("goes on", "stopped", "paused")) for r in comparisons)
 
 
-def test_the_gate_holds_new_trials_back_while_a_paused_one_promises_more():
+class _Trials:
+    """Tune's controller as a scheduler reads it when choosing: the trials and their statuses."""
+
+    def __init__(self, *trials):
+        self.trials = list(trials)
+
+    def get_trials(self):
+        return self.trials
+
+
+def _trial(trial_id, status):
+    from ray.tune.experiment import Trial
+
+    trial = Trial("replay", config={}, trial_id=trial_id, stub=True)
+    trial.set_status(status)
+    return trial
+
+
+def test_a_new_trial_is_made_when_a_worker_is_free_for_it_and_a_paused_one_runs_when_it_promises_more():
+    from ray.tune.experiment import Trial
+
     out, algorithms = _replay(seed=4)
     scheduler = algorithms.scheduler
     promising = max(scheduler.rows, key=lambda t: scheduler.predict(t).gain)
-    scheduler.frozen = {promising}
+    paused = _trial(promising, Trial.PAUSED)
+    scheduler.frozen, scheduler.ended = {promising}, set()
+    assert scheduler._most_running == 2  # two workers seen busy
     scheduler._pool_means = np.full_like(scheduler._pool_means, -1.0)  # every new config predicted hopeless
     scheduler._version += 1
-    assert scheduler.predict(promising).gain > 0 and not scheduler.wants_new_trial()
+    assert scheduler.choose_trial_to_run(_Trials(paused)) is paused and not scheduler.wants_new_trial()
+
     scheduler._pool_means = np.full_like(scheduler._pool_means, 2.0)  # every new config beats everything
     scheduler._version += 1
-    assert scheduler.wants_new_trial()
+    busy = _Trials(paused, _trial("a", Trial.RUNNING), _trial("b", Trial.RUNNING))
+    assert scheduler.choose_trial_to_run(busy) is paused  # no worker free: no new trial made ahead of one
+    assert not scheduler.asks_for_new_trial() and not scheduler.wants_new_trial()
+    one_free = _Trials(paused, _trial("a", Trial.RUNNING))
+    assert scheduler.choose_trial_to_run(one_free) is None and scheduler.asks_for_new_trial()
+    assert scheduler.wants_new_trial()  # the gate opens for the new trial, proposed by the model as it is now
+    assert scheduler.choose_trial_to_run(one_free) is paused  # the searcher gave none: the paused one runs
+    assert not scheduler.asks_for_new_trial()
 
 
 # --- a trainable whose own loop ends before max_epochs -----------------------------------------------------
@@ -213,7 +243,10 @@ def test_the_model_predicts_where_the_trainables_own_loop_ends_once_a_trial_ende
     said = [r["reason"] for r in records if "predicted" in r["reason"]]
     first = next(i for i, reason in enumerate(said) if f" at epoch {LOOP}, best so far" in reason)
     assert all(f" at epoch {EPOCHS}," not in reason for reason in said[first:]), "predictions past the loop's end"
-    stops = [text for text in algorithms.fate_log.texts.values() if text.startswith("stopped early")]
+    known = min(t.ended for t in out.trials if t.epochs == LOOP)  # when the first trial ended by its loop
+    ended = {t.trial_id: t.ended for t in out.trials}
+    stops = [text for tid, text in algorithms.fate_log.texts.items()
+             if text.startswith("stopped early") and ended[tid] > known]  # fmt: skip
     assert stops and all(f"at epoch {LOOP}, best so far" in text for text in stops)
     assert f"predicting epoch {LOOP} (the trainable's own loop ends there)" in scheduler.debug_string()
 

@@ -146,12 +146,19 @@ class Controller:
         trial the scheduler wants next staged (a paused one waits as pending from then on, first in line, as
         Tune stages it at once whether or not a worker is free), trials started on free workers."""
         while True:
-            before = (len(self._trials), len(self._staged), self._count(self._Trial.RUNNING))
+            before = self._state()
             self._create_trials()
             self._stage()
             self._start_trials()
-            if (len(self._trials), len(self._staged), self._count(self._Trial.RUNNING)) == before:
+            if self._state() == before:
                 return
+
+    def _state(self) -> tuple[int, int, int, bool]:
+        """What a step of Tune's loop can change: the trials, those staged, those running, and whether the
+        scheduler left a worker free to have a new trial made (Tune steps on, and asks the searcher)."""
+        asks = getattr(self.scheduler, "asks_for_new_trial", None)
+        asking = asks is not None and not self._search_finished and bool(asks())
+        return len(self._trials), len(self._staged), self._count(self._Trial.RUNNING), asking
 
     def _stage(self) -> None:
         trial = self.scheduler.choose_trial_to_run(self.as_tune)

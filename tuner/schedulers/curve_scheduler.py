@@ -32,7 +32,13 @@ from tuner.folder.fates import PAUSED, RUNG, STOPPED, THAWED, DecisionLog
 from tuner.folder.horizon import LoopEnds
 from tuner.schedulers.comparing import epoch_of
 from tuner.schedulers.config_features import ConfigFeatures
-from tuner.schedulers.curve_fitting import MIN_TRIALS, CurveFitting, Fit, Prediction, PredictionTable
+from tuner.schedulers.curve_fitting import (
+    MIN_TRIALS,
+    CurveFitting,
+    Fit,
+    Prediction,
+    PredictionTable,
+)
 from tuner.schedulers.curve_model import PowerLawEnsemble
 from tuner.values import number
 
@@ -45,10 +51,24 @@ if TYPE_CHECKING:
 EPOCH = "training_iteration"
 HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopped ...
 HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own curve says little)
+# A new trial is made when a worker is free for it, never ahead: one made while every worker trains waits,
+# with the proposal of a model fitted many epochs earlier, and at 1 trial at once it stood as the only new
+# config a running trial was weighed against until that trial had run to its end. Asked which trial runs
+# next while a worker is free, the scheduler names none when a new config promises more than every waiting
+# trial; Tune then asks the searcher (the gate opens once) and runs what the model proposes now. If no new
+# trial comes after this many asks, the best waiting trial runs (a searcher with nothing more to give).
+NEW_TRIAL_PATIENCE = 3
+JUST_IN_TIME = True  # False: a new trial made whenever Tune asks and nothing paused promises more (before)
 
 
 class FreezeThawScheduler(CurveFitting, FIFOScheduler):
     """Freeze-thaw by a learning-curve model; decisions at epochs ``grace``, then each ``growth`` times on."""
+
+    # a new trial asked for (see NEW_TRIAL_PATIENCE): the asks since, 0 when none is; set at class level, so
+    # a scheduler pickled before these existed starts without one
+    _wanting = 0
+    _gate_opened = False  # the searcher was asked since
+    _most_running = 0  # the most trials seen running at once: a worker is free below it
 
     def __init__(
         self,
@@ -127,6 +147,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             self.rows[trial.trial_id] = self.features.encode(trial.config)
             self._version += 1
         self.curves.setdefault(trial.trial_id, [])
+        self._wanting = 0  # what was asked for came
         if self.trials_cap is not None and len(self.rows) >= self.trials_cap:
             self.searching = False
 
@@ -188,6 +209,10 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             for t in tune_controller.get_trials()
             if t.status in (Trial.PENDING, Trial.PAUSED) and not getattr(t, "is_saving", False)
         ]
+        running = sum(1 for t in tune_controller.get_trials() if t.status == Trial.RUNNING)
+        self._most_running = max(self._most_running, running)
+        if self._new_trial_first(waiting, running):
+            return None
         if not waiting:
             return None
         if self.model is None:
@@ -201,6 +226,25 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
                 self.fate_log.record(best.trial_id, THAWED, "")
         return best
 
+    def _new_trial_first(self, waiting: list[Trial], running: int) -> bool:
+        """Whether to run nothing now so that Tune asks the searcher for a new trial (NEW_TRIAL_PATIENCE)."""
+        if self._wanting:
+            self._wanting += 1
+            if (
+                self._gate_opened or self._wanting > NEW_TRIAL_PATIENCE
+            ):  # asked and nothing came, or not asked
+                self._wanting = 0
+                return False
+            return True
+        if not JUST_IN_TIME or self.model is None or not self.searching or running >= self._most_running:
+            return False
+        if any(t.status == Trial.PENDING and not self.curves.get(t.trial_id) for t in waiting):
+            return False  # a new trial waits already
+        if waiting and self._new_gain() <= max(self.predict(t.trial_id).gain for t in waiting):
+            return False
+        self._wanting, self._gate_opened = 1, False
+        return True
+
     def debug_string(self) -> str:
         fitted = f"model fitted on {self.fitted_points} epochs" if self.model is not None else "random start"
         if self.horizon < self.max_t:
@@ -211,10 +255,20 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         )
 
     # --- what the gate asks (tuner/schedulers/curve_gate.py) -------------------------------------------
-    def wants_new_trial(self) -> bool:
-        """Whether a new config promises at least what the best paused trial does (always, before a model)."""
+    def asks_for_new_trial(self) -> bool:
+        """Whether it ran nothing on a free worker to have a new trial made (the replay engine steps again)."""
+        return bool(self._wanting)
 
-        if self.model is None or not self.frozen:
+    def wants_new_trial(self) -> bool:
+        """The gate's question: always before a model; after it, once each time the scheduler asked for a new
+        trial (``JUST_IN_TIME``)."""
+
+        if self.model is None:
+            return True
+        if JUST_IN_TIME:
+            self._gate_opened = self._gate_opened or bool(self._wanting)
+            return bool(self._wanting)
+        if not self.frozen:
             return True
         return self._new_gain() >= max(self.predict(tid).gain for tid in self.frozen)
 
