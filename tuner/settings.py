@@ -13,10 +13,11 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, TypeAlias, cast
+from typing import Any, TypeAlias
 
 from tuner import storage
 from tuner.errors import UsageError
+from tuner.folder import format as folder_format
 from tuner.folder.names import CONFIG_FILE
 from tuner.limits import Budget, TrialTimeout
 from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, parse_objectives
@@ -310,7 +311,8 @@ def save_config(config: SweepConfig, folder: str | Path) -> str:
     """Write ``tuner_config.yaml`` into the experiment folder (a path or a storage URI)."""
     import yaml
 
-    return storage.write_text(folder, CONFIG_FILE, yaml.safe_dump(config.to_dict(), sort_keys=False))
+    saved = folder_format.stamp(config.to_dict())
+    return storage.write_text(folder, CONFIG_FILE, yaml.safe_dump(saved, sort_keys=False))
 
 
 def load_saved_config(folder: str | Path) -> SweepConfig:
@@ -331,19 +333,8 @@ def load_saved_config(folder: str | Path) -> SweepConfig:
         raise UsageError(f"{where} is corrupted{at}: {getattr(exc, 'problem', None) or exc}") from None
     if not isinstance(raw, dict):
         raise UsageError(f"{where} is corrupted: expected a mapping of settings")
-    known = {k: coerce(k, v, where) for k, v in raw.items() if k in _FIELD_TYPES}
-    lies = _where_it_lies(folder)
-    if (
-        known.get("storage_path")
-        and known.get("name")
-        and (known["storage_path"], known["name"]) != (lies["storage_path"], lies["name"])
-    ):
-        # saved before origin
-        # both text, as coerce made them (their fields are text)
-        known["origin"] = known.get("origin") or storage.join(
-            cast(str, known["storage_path"]), cast(str, known["name"])
-        )
-    known.update(lies)
+    known = {k: coerce(k, v, where) for k, v in folder_format.read(raw, where).items() if k in _FIELD_TYPES}
+    known.update(_where_it_lies(folder))
     return build_config(known)  # what ran
 
 

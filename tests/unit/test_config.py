@@ -253,3 +253,33 @@ def test_a_corrupted_saved_config_is_one_line_naming_where(tmp_path):
     message = str(raised.value)
     assert "\n" not in message, message
     assert message.startswith(f"{tmp_path}/tuner_config.yaml is corrupted at line 2: "), message
+
+
+def test_an_experiment_says_its_format_and_an_older_one_is_read_up_to_it(tmp_path, run_cli):
+    import yaml
+
+    from tuner.folder import format as folder_format
+
+    space = str(Path(__file__).resolve().parents[2] / "search_spaces" / "cifar_small.py")
+    made = resolve({"space": space, "storage_path": str(tmp_path), "name": "now"}, environ={})
+    (tmp_path / "now").mkdir()
+    save_config(made, tmp_path / "now")
+    saved = yaml.safe_load((tmp_path / "now" / "tuner_config.yaml").read_text())
+    assert list(saved)[0] == "format" and saved["format"] == folder_format.VERSION
+    assert load_saved_config(tmp_path / "now") == made
+
+    # version 1 (no format, no origin), made elsewhere and moved here: it says where it was made
+    old = {k: v for k, v in saved.items() if k not in ("format", "origin")}
+    old["storage_path"] = "/far/away"
+    (tmp_path / "moved").mkdir()
+    (tmp_path / "moved" / "tuner_config.yaml").write_text(yaml.safe_dump(old))
+    read = load_saved_config(tmp_path / "moved")
+    assert read.origin == "/far/away/now" and read.storage_path == str(tmp_path) and read.name == "moved"
+
+    saved["format"] = folder_format.VERSION + 1  # from a newer tuner: refused in one line, nothing written
+    (tmp_path / "now" / "tuner_config.yaml").write_text(yaml.safe_dump(saved))
+    before = sorted(p.name for p in (tmp_path / "now").iterdir())
+    refused = run_cli("results", tmp_path / "now")
+    assert refused.code == 2 and refused.err.count("\n") == 1, refused.err
+    assert f"written by a newer tuner (experiment format {folder_format.VERSION + 1}" in refused.err
+    assert sorted(p.name for p in (tmp_path / "now").iterdir()) == before

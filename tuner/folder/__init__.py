@@ -3,7 +3,7 @@
 Launch writes these files and review reads them; both take the names and the records from here, so the format
 has one owner. What an experiment folder holds (``names`` has each name):
 
-  tuner_config.yaml        the sweep's settings (tuner/settings.py)
+  tuner_config.yaml        the sweep's settings (tuner/settings.py), with the folder's format version (``format``)
   plan.txt                 the plan as printed before the first trial
   plan.json                the numbers of that plan a view reads (trials at once) (``plan``)
   spent.json               what the sweep spent: wall time, epochs, GPU-hours, most trials at once (``spent``)
