@@ -134,7 +134,7 @@ def tensorboard(experiment: str, port: int, host: str) -> None:
             "first (e.g. aws s3 sync, gsutil rsync) and pass that folder"
         )
     record = experiments.load(experiment)
-    serve(local_folder(record, "TensorBoard"), host, port, click.echo)
+    serve(local_folder(record.path, "TensorBoard"), host, port, click.echo)
 
 
 @click.command(short_help="Every sweep of some storages in one live page, until Ctrl-C.")

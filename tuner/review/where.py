@@ -4,15 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from tuner import storage
 from tuner.errors import UsageError
 from tuner.folder.names import CONFIG_FILE
 from tuner.settings import DEFAULT_STORAGE
-
-if TYPE_CHECKING:
-    from tuner.review.experiment import ExperimentRecord
 
 
 def default_storage() -> Path:
@@ -38,12 +34,12 @@ def locate(ref: str) -> str:
     raise UsageError(f"unknown experiment {ref!r}: no folder {where}")
 
 
-def local_folder(experiment: ExperimentRecord, what: str) -> Path:
-    """The experiment as a local folder, for tools that only read local files (TensorBoard)."""
-    plain = storage.local_path(experiment.path)
+def local_folder(experiment: str, what: str) -> Path:
+    """The experiment (its path or URI) as a local folder, for tools that only read local files (TensorBoard)."""
+    plain = storage.local_path(experiment)
     if plain is None:
         raise UsageError(
-            f"{what} reads a local folder and {experiment.path} is in remote storage: copy it down first "
+            f"{what} reads a local folder and {experiment} is in remote storage: copy it down first "
             "(e.g. aws s3 sync, gsutil rsync) and pass that folder"
         )
     return Path(plain)
