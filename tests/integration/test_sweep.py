@@ -123,3 +123,23 @@ def test_resources_the_cluster_cannot_give_fail_before_any_trial(sweep, flags, m
     result = sweep("--space", "cifar_small", "--num-samples", "1", *flags)
     assert result.code == 2 and message in result.err
     assert not list(result.folder.glob("*/progress.csv"))
+
+
+def test_the_default_one_trial_at_a_time_without_checkpoints_runs_every_trial(run_cli, tmp_path):
+    """Freeze-thaw stops trials of a loop that keeps no checkpoints; with one at a time nothing is left to run
+    when it does, and Tune then waits on the searcher alone: the new trial must come without the scheduler
+    being asked first (once it did not, and the sweep ended as stalled after 7 of 20 trials)."""
+    space = tmp_path / "no_checkpoints.py"
+    space.write_text(
+        "from ray import tune\n"
+        "from tuner import SearchSpace\n\n"
+        "def train(config):\n"
+        "    for epoch in range(1, 13):\n"
+        "        tune.report({'loss': (config['x'] - 0.3) ** 2 + 1.0 / epoch})\n\n"
+        "SPACE = SearchSpace(trainable=train, metric='loss', mode='min', params={'x': tune.uniform(0, 1)})\n"
+    )
+    result = run_cli("sweep", "--space", space, "--num-samples", "20", "--max-epochs", "12", "--cpus-per-trial", "2",
+                     "--storage-path", tmp_path, "--name", "one", "--stall-timeout", "30")  # fmt: skip
+    assert result.code == 0 and "stalled" not in result.out, result.out[-3000:]
+    record = experiment.load(str(tmp_path / "one"))
+    assert len(record.trials) == 20 and record.fate_counts().get("stopped early by freeze-thaw", 0) > 0

@@ -204,6 +204,13 @@ def test_a_new_trial_is_made_when_a_worker_is_free_for_it_and_a_paused_one_runs_
     assert scheduler.choose_trial_to_run(one_free) is paused  # the searcher gave none: the paused one runs
     assert not scheduler.asks_for_new_trial()
 
+    scheduler.slots = 3  # placed for three at once: two running leave a worker free
+    assert scheduler.choose_trial_to_run(busy) is None and scheduler.wants_new_trial()
+    scheduler._wanting = 0
+    # nothing left to run or continue: Tune then waits on the searcher alone, and the gate lets a trial through
+    scheduler.ended = set(scheduler.rows)
+    assert scheduler.wants_new_trial()
+
 
 # --- a trainable whose own loop ends before max_epochs -----------------------------------------------------
 

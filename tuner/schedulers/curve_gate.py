@@ -5,7 +5,8 @@ worker is free: left alone, a searcher would fill every free worker with new con
 would ever be continued, and a new trial made while every worker trains would wait with a config chosen by
 a model many epochs old. ``NewTrialGate`` asks the scheduler first: it lets a new trial through only when the
 scheduler, asked which trial to run on a free worker, named none because a new config promises more than
-every waiting trial (tuner/schedulers/curve_scheduler.py, ``NEW_TRIAL_PATIENCE``); otherwise the scheduler
+every waiting trial (tuner/schedulers/curve_scheduler.py, ``NEW_TRIAL_PATIENCE``), or when no trial is left to
+run or continue (Tune then waits on the searcher alone, asking the scheduler nothing); otherwise the scheduler
 continues a paused trial.
 
 ``ModelProposals`` is the searcher that takes its configs from the scheduler's own model (``--searcher

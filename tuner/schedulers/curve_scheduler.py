@@ -68,7 +68,9 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
     # a scheduler pickled before these existed starts without one
     _wanting = 0
     _gate_opened = False  # the searcher was asked since
-    _most_running = 0  # the most trials seen running at once: a worker is free below it
+    _most_running = 0  # the most trials seen running at once
+    slots = 0  # trials that can run at once, as the sweep was placed (0: not known): a worker is free below
+    # it, or below the most seen running when that is more (a cluster that grew)
 
     def __init__(
         self,
@@ -80,6 +82,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         grace: int = 1,
         growth: float = 2.0,
         trials_cap: int | None = None,
+        slots: int = 0,
         fate_log: DecisionLog | None = None,
         metric: str | None = None,
         mode: str | None = None,
@@ -87,6 +90,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         super().__init__()
         self.max_t, self.features, self.can_pause, self.seed = max_t, features, can_pause, seed
         self.grace, self.growth, self.trials_cap, self.fate_log = grace, growth, trials_cap, fate_log
+        self.slots = slots
         self._metric, self._mode = metric, mode
         self.curves: dict[str, list[float]] = {}  # trial id -> its best value so far per epoch, higher better
         self.rows: dict[str, NDArray[np.float64]] = {}  # trial id -> its config's features
@@ -236,7 +240,9 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
                 self._wanting = 0
                 return False
             return True
-        if not JUST_IN_TIME or self.model is None or not self.searching or running >= self._most_running:
+        if not JUST_IN_TIME or self.model is None or not self.searching:
+            return False
+        if running >= max(self.slots, self._most_running):  # no worker free: a trial made now would wait
             return False
         if any(t.status == Trial.PENDING and not self.curves.get(t.trial_id) for t in waiting):
             return False  # a new trial waits already
@@ -266,8 +272,11 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         if self.model is None:
             return True
         if JUST_IN_TIME:
+            # with no trial left to run or continue, Tune waits on the searcher alone (never asking the
+            # scheduler meanwhile): the gate opens then too
+            idle = all(tid in self.ended for tid in self.rows)
             self._gate_opened = self._gate_opened or bool(self._wanting)
-            return bool(self._wanting)
+            return bool(self._wanting) or idle
         if not self.frozen:
             return True
         return self._new_gain() >= max(self.predict(tid).gain for tid in self.frozen)
