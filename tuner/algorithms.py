@@ -199,13 +199,13 @@ def default_scheduler(
         )
     if not can_pause:
         return "freeze-thaw", (
-            f"{HELD_OUT}, it ended ahead of every form of ASHA (mean rank 6.4 of 15 methods at 2 trials at once, "
-            "6.2 at 1; ASHA's 7.7 to 9.9); the trainable keeps no checkpoints, so it stops trials rather than "
+            f"{HELD_OUT}, it ended ahead of every form of ASHA (mean rank 6.3 of 15 methods at 2 trials at once, "
+            "6.6 at 1; ASHA's 7.8 to 9.8); the trainable keeps no checkpoints, so it stops trials rather than "
             "pausing them"
         )
     return "freeze-thaw", (
-        f"{HELD_OUT}, it ended first of 15 methods at 2 trials at once (mean rank 4.7; next, Syne Tune's "
-        "synchronous BOHB, 5.8) and at 1 (5.1; next, Ray's BOHB, 5.5), pausing trials and continuing those "
+        f"{HELD_OUT}, it ended first of 15 methods at 2 trials at once (mean rank 3.8; next, Syne Tune's "
+        "synchronous BOHB, 5.7) and level with Ray's BOHB at 1 (5.6 each), pausing trials and continuing those "
         "that promise most"
     )
 

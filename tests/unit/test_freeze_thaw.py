@@ -180,9 +180,12 @@ def _trial(trial_id, status):
     return trial
 
 
-def test_a_new_trial_is_made_when_a_worker_is_free_for_it_and_a_paused_one_runs_when_it_promises_more():
+def test_a_new_trial_is_made_when_a_worker_is_free_for_it_and_a_paused_one_runs_when_it_promises_more(monkeypatch):
     from ray.tune.experiment import Trial
 
+    from tuner.schedulers import curve_scheduler
+
+    monkeypatch.setattr(curve_scheduler, "JUST_IN_TIME", True)
     out, algorithms = _replay(seed=4)
     scheduler = algorithms.scheduler
     promising = max(scheduler.rows, key=lambda t: scheduler.predict(t).gain)

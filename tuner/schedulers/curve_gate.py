@@ -2,12 +2,12 @@
 
 Tune asks the searcher for a new trial whenever none waits to start, and starts a waiting trial as soon as a
 worker is free: left alone, a searcher would fill every free worker with new configs and no paused trial
-would ever be continued, and a new trial made while every worker trains would wait with a config chosen by
-a model many epochs old. ``NewTrialGate`` asks the scheduler first: it lets a new trial through only when the
-scheduler, asked which trial to run on a free worker, named none because a new config promises more than
-every waiting trial (tuner/schedulers/curve_scheduler.py, ``NEW_TRIAL_PATIENCE``), or when no trial is left to
-run or continue (Tune then waits on the searcher alone, asking the scheduler nothing); otherwise the scheduler
-continues a paused trial.
+would ever be continued. ``NewTrialGate`` asks the scheduler first and makes a new trial only when a new
+config promises at least what the best paused trial does (tuner/schedulers/curve_scheduler.py); otherwise
+the scheduler continues that trial when a worker frees up. With ``JUST_IN_TIME`` (off until a replay decides
+as a sweep does under it) it lets one through only when the scheduler, asked which trial to run on a free
+worker, named none because a new config promises more than every waiting trial, or when no trial is left to
+run or continue (Tune then waits on the searcher alone).
 
 ``ModelProposals`` is the searcher that takes its configs from the scheduler's own model (``--searcher
 curves``): the drawn config with the largest expected improvement at the last epoch. Before the first model

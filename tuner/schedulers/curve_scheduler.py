@@ -58,7 +58,10 @@ HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own cur
 # trial; Tune then asks the searcher (the gate opens once) and runs what the model proposes now. If no new
 # trial comes after this many asks, the best waiting trial runs (a searcher with nothing more to give).
 NEW_TRIAL_PATIENCE = 3
-JUST_IN_TIME = True  # False: a new trial made whenever Tune asks and nothing paused promises more (before)
+# Off: measured on replays it helps (BENCHMARKS.md, 2026-11-28 (evening)), but a real sweep under it does not
+# decide as its replay does (tests/integration/test_replay_agrees.py): the replay engine steps otherwise than
+# Tune's controller when the scheduler runs nothing to have a new trial made, so its gain is not yet a sweep's.
+JUST_IN_TIME = False  # True: new trials made as the comment above says
 
 
 class FreezeThawScheduler(CurveFitting, FIFOScheduler):
