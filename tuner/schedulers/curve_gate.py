@@ -4,10 +4,7 @@ Tune asks the searcher for a new trial whenever none waits to start, and starts 
 worker is free: left alone, a searcher would fill every free worker with new configs and no paused trial
 would ever be continued. ``NewTrialGate`` asks the scheduler first and makes a new trial only when a new
 config promises at least what the best paused trial does (tuner/schedulers/curve_scheduler.py); otherwise
-the scheduler continues that trial when a worker frees up. With ``JUST_IN_TIME`` (off until a replay decides
-as a sweep does under it) it lets one through only when the scheduler, asked which trial to run on a free
-worker, named none because a new config promises more than every waiting trial, or when no trial is left to
-run or continue (Tune then waits on the searcher alone).
+the scheduler continues that trial when a worker frees up.
 
 ``ModelProposals`` is the searcher that takes its configs from the scheduler's own model (``--searcher
 curves``): the drawn config with the largest expected improvement at the last epoch. Before the first model
@@ -35,8 +32,6 @@ class GatesNewTrials(Protocol):
     """A scheduler whose entry ``gates_new_trials`` (tuner/schedulers/base.py): freeze-thaw's."""
 
     def wants_new_trial(self) -> bool: ...
-
-    def asks_for_new_trial(self) -> bool: ...
 
 
 class Proposes(Protocol):

@@ -51,29 +51,10 @@ if TYPE_CHECKING:
 EPOCH = "training_iteration"
 HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopped ...
 HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own curve says little)
-# A new trial is made when a worker is free for it, never ahead: one made while every worker trains waits,
-# with the proposal of a model fitted many epochs earlier, and at 1 trial at once it stood as the only new
-# config a running trial was weighed against until that trial had run to its end. Asked which trial runs
-# next while a worker is free, the scheduler names none when a new config promises more than every waiting
-# trial; Tune then asks the searcher (the gate opens once) and runs what the model proposes now. If no new
-# trial comes after this many asks, the best waiting trial runs (a searcher with nothing more to give).
-NEW_TRIAL_PATIENCE = 3
-# Off: measured on replays it helps (BENCHMARKS.md, 2026-11-28 (evening)), but a real sweep under it does not
-# decide as its replay does (tests/integration/test_replay_agrees.py): the replay engine steps otherwise than
-# Tune's controller when the scheduler runs nothing to have a new trial made, so its gain is not yet a sweep's.
-JUST_IN_TIME = False  # True: new trials made as the comment above says
 
 
 class FreezeThawScheduler(CurveFitting, FIFOScheduler):
     """Freeze-thaw by a learning-curve model; decisions at epochs ``grace``, then each ``growth`` times on."""
-
-    # a new trial asked for (see NEW_TRIAL_PATIENCE): the asks since, 0 when none is; set at class level, so
-    # a scheduler pickled before these existed starts without one
-    _wanting = 0
-    _gate_opened = False  # the searcher was asked since
-    _most_running = 0  # the most trials seen running at once
-    slots = 0  # trials that can run at once, as the sweep was placed (0: not known): a worker is free below
-    # it, or below the most seen running when that is more (a cluster that grew)
 
     def __init__(
         self,
@@ -85,7 +66,6 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         grace: int = 1,
         growth: float = 2.0,
         trials_cap: int | None = None,
-        slots: int = 0,
         fate_log: DecisionLog | None = None,
         metric: str | None = None,
         mode: str | None = None,
@@ -93,7 +73,6 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         super().__init__()
         self.max_t, self.features, self.can_pause, self.seed = max_t, features, can_pause, seed
         self.grace, self.growth, self.trials_cap, self.fate_log = grace, growth, trials_cap, fate_log
-        self.slots = slots
         self._metric, self._mode = metric, mode
         self.curves: dict[str, list[float]] = {}  # trial id -> its best value so far per epoch, higher better
         self.rows: dict[str, NDArray[np.float64]] = {}  # trial id -> its config's features
@@ -154,7 +133,6 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             self.rows[trial.trial_id] = self.features.encode(trial.config)
             self._version += 1
         self.curves.setdefault(trial.trial_id, [])
-        self._wanting = 0  # what was asked for came
         if self.trials_cap is not None and len(self.rows) >= self.trials_cap:
             self.searching = False
 
@@ -216,10 +194,6 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             for t in tune_controller.get_trials()
             if t.status in (Trial.PENDING, Trial.PAUSED) and not getattr(t, "is_saving", False)
         ]
-        running = sum(1 for t in tune_controller.get_trials() if t.status == Trial.RUNNING)
-        self._most_running = max(self._most_running, running)
-        if self._new_trial_first(waiting, running):
-            return None
         if not waiting:
             return None
         if self.model is None:
@@ -233,27 +207,6 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
                 self.fate_log.record(best.trial_id, THAWED, "")
         return best
 
-    def _new_trial_first(self, waiting: list[Trial], running: int) -> bool:
-        """Whether to run nothing now so that Tune asks the searcher for a new trial (NEW_TRIAL_PATIENCE)."""
-        if self._wanting:
-            self._wanting += 1
-            if (
-                self._gate_opened or self._wanting > NEW_TRIAL_PATIENCE
-            ):  # asked and nothing came, or not asked
-                self._wanting = 0
-                return False
-            return True
-        if not JUST_IN_TIME or self.model is None or not self.searching:
-            return False
-        if running >= max(self.slots, self._most_running):  # no worker free: a trial made now would wait
-            return False
-        if any(t.status == Trial.PENDING and not self.curves.get(t.trial_id) for t in waiting):
-            return False  # a new trial waits already
-        if waiting and self._new_gain() <= max(self.predict(t.trial_id).gain for t in waiting):
-            return False
-        self._wanting, self._gate_opened = 1, False
-        return True
-
     def debug_string(self) -> str:
         fitted = f"model fitted on {self.fitted_points} epochs" if self.model is not None else "random start"
         if self.horizon < self.max_t:
@@ -264,22 +217,11 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         )
 
     # --- what the gate asks (tuner/schedulers/curve_gate.py) -------------------------------------------
-    def asks_for_new_trial(self) -> bool:
-        """Whether it ran nothing on a free worker to have a new trial made (the replay engine steps again)."""
-        return bool(self._wanting)
-
     def wants_new_trial(self) -> bool:
-        """The gate's question: always before a model; after it, once each time the scheduler asked for a new
-        trial (``JUST_IN_TIME``)."""
-
+        """The gate's question: always before a model or with no trial paused; else only when a new config
+        promises more than every paused trial."""
         if self.model is None:
             return True
-        if JUST_IN_TIME:
-            # with no trial left to run or continue, Tune waits on the searcher alone (never asking the
-            # scheduler meanwhile): the gate opens then too
-            idle = all(tid in self.ended for tid in self.rows)
-            self._gate_opened = self._gate_opened or bool(self._wanting)
-            return bool(self._wanting) or idle
         if not self.frozen:
             return True
         return self._new_gain() >= max(self.predict(tid).gain for tid in self.frozen)
