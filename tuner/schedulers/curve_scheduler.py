@@ -196,9 +196,8 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         ]
         if not waiting:
             return None
-        if self.model is None:
-            pending = [t for t in waiting if t.status == Trial.PENDING]
-            best = (pending or waiting)[0]
+        if self.model is None:  # a new trial first, in Tune's order
+            best = next((t for t in waiting if t.status == Trial.PENDING), waiting[0])
         else:
             best = max(waiting, key=lambda t: self.predict(t.trial_id).gain)
         if best.trial_id in self.frozen:  # continued: its pause no longer stands (a resumed sweep's too)
@@ -220,9 +219,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
     def wants_new_trial(self) -> bool:
         """The gate's question: always before a model or with no trial paused; else only when a new config
         promises more than every paused trial."""
-        if self.model is None:
-            return True
-        if not self.frozen:
+        if self.model is None or not self.frozen:
             return True
         return self._new_gain() >= max(self.predict(tid).gain for tid in self.frozen)
 
@@ -382,9 +379,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
             experiment = load(folder, running=False)
         except Exception:  # a sweep's first start: nothing saved yet
             return
-        self.trials_cap = (
-            experiment.config.trials_cap
-        )  # a resumed sweep may have grown (tuner resume --num-samples)
+        self.trials_cap = experiment.config.trials_cap  # tuner resume --num-samples may grow it
         for record in experiment.trials:
             for epoch, value in record.curve(self._metric or experiment.metric):
                 self._take(record.trial_id, epoch, value)
