@@ -172,7 +172,7 @@ def asha(objectives, constraints=(), eta=2):
     from tuner.schedulers.comparing import Comparison
 
     fates = Fates()
-    return AshaRule(8, rungs(8, 1, eta), eta, Comparison(objectives, constraints), fate_log=fates), fates
+    return AshaRule(8, rungs(8, 1, eta), eta, Comparison.of(objectives, constraints), fate_log=fates), fates
 
 
 def report(scheduler, trial_id, epoch, **values):
@@ -227,7 +227,7 @@ def test_a_resumed_scheduler_gets_its_rungs_back_from_the_fate_log(tmp_path):
     from tuner.schedulers.asha_rule import AshaRule
     from tuner.schedulers.comparing import Comparison
 
-    objectives = Comparison((Objective("loss", "min"), Objective("ms", "min")))
+    objectives = Comparison.of((Objective("loss", "min"), Objective("ms", "min")))
     first = AshaRule(8, [1, 2, 4], 2, objectives, fate_log=FateLog(str(tmp_path)))
     report(first, "a", 1, loss=1.0, ms=1.0)
     report(first, "b", 1, loss=0.5, ms=0.5)
@@ -235,6 +235,19 @@ def test_a_resumed_scheduler_gets_its_rungs_back_from_the_fate_log(tmp_path):
     resumed.on_trial_add(SimpleNamespace(get_trials=lambda: []), SimpleNamespace(trial_id="c"))
     assert set(resumed.rungs[1]) == {"a", "b"}
     assert report(resumed, "c", 1, loss=2.0, ms=2.0) == "STOP"  # compared with what ran before the stop
+
+
+def test_a_comparison_saved_when_one_class_held_both_rankings_loads_as_its_own():
+    import pickle
+
+    from tuner.schedulers.comparing import ByFronts, ByValue, Comparison
+
+    for several, ranking in ((True, ByFronts), (False, ByValue)):
+        objectives = (Objective("loss", "min"), Objective("ms", "min"))[: 1 + several]
+        saved = Comparison.__new__(Comparison)  # as an experiment of the older class holds it
+        saved.__dict__.update(objectives=objectives, constraints=(), first=objectives[0], by_fronts=several)
+        loaded = pickle.loads(pickle.dumps(saved))
+        assert type(loaded) is ranking and loaded.reported({}) is several  # by value it needs the metric
 
 
 # --- the median rule and HyperBand by fronts ---------------------------------------------------------------------
@@ -245,7 +258,7 @@ def test_the_median_rule_by_fronts_stops_the_worse_half_once_enough_trials_repor
     from tuner.schedulers.median_rule import MedianRule
 
     fates = Fates()
-    rule = MedianRule(1, 3, Comparison((Objective("loss", "min"), Objective("ms", "min"))), fate_log=fates)
+    rule = MedianRule(1, 3, Comparison.of((Objective("loss", "min"), Objective("ms", "min"))), fate_log=fates)
     for trial_id, loss, ms in [("a", 1.0, 1.0), ("b", 2.0, 2.0), ("c", 3.0, 3.0)]:
         assert report(rule, trial_id, 2, loss=loss, ms=ms) == "CONTINUE"  # too few others yet
     assert report(rule, "d", 1, loss=9.0, ms=9.0) == "CONTINUE"  # no other trial reported epoch 1
@@ -264,7 +277,7 @@ def test_a_hyperband_round_keeps_the_best_by_fronts_and_says_why_the_others_stop
     from tuner.schedulers.hyperband_rule import HyperBandRule
 
     fates = Fates()
-    comparison = Comparison((Objective("loss", "min"), Objective("ms", "min")))
+    comparison = Comparison.of((Objective("loss", "min"), Objective("ms", "min")))
     scheduler = HyperBandRule(4, 2, comparison, fate_log=fates)
     stopped: list[str] = []
     controller = SimpleNamespace(stop_trial=lambda t: stopped.append(t.trial_id))

@@ -67,7 +67,7 @@ def decisions(scheduler, seed: int, trials: int = 24, workers: int = 3, mode: st
 
 
 def one(mode: str = "min") -> Comparison:
-    return Comparison((Objective("loss", mode),))
+    return Comparison.of((Objective("loss", mode),))
 
 
 @pytest.mark.parametrize("seed", range(6))

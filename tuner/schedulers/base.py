@@ -52,7 +52,7 @@ class SchedulerContext:
 
 def comparison(ctx: SchedulerContext) -> Comparison:
     """How the sweep's rules compare trials: its objectives (one: the metric and mode) and constraints."""
-    return Comparison(ctx.objectives, ctx.constraints)
+    return Comparison.of(ctx.objectives, ctx.constraints)
 
 
 def ranking(ctx: SchedulerContext) -> str:

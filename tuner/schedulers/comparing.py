@@ -1,12 +1,9 @@
 """How the early-stopping rules compare trials: by one value, as Ray's rules do, or by fronts.
 
 ASHA, HyperBand and the median rule are each one implementation (asha_rule.py, hyperband_rule.py,
-median_rule.py) that asks a ``Comparison`` where a trial stands. With one objective and no constraint it
-compares as Ray's rules do: ASHA's cutoff is the interpolated percentile of the others' values at the rung,
-HyperBand keeps the best by the value, the median rule compares a trial's best so far with the median of the
-others' running means. With several objectives or constraints, trials are ranked by fronts: feasible ones first
-by non-dominated sorting, ties on a front broken by crowding distance, then infeasible ones by how far they break
-their bounds (tuner/pareto.py).
+median_rule.py) that asks a ``Comparison`` where a trial stands; the rungs and rounds stay with the rules, the
+ranking is the comparison's. ``ByValue`` (one objective, no constraint) compares as Ray's rules do; ``ByFronts``
+(several objectives or constraints) ranks trials by fronts. ``Comparison.of`` picks one, once per sweep.
 """
 
 from __future__ import annotations
@@ -49,28 +46,38 @@ class RungVerdict:
 
 
 class Comparison:
-    """The ranking of one sweep's objectives and constraints."""
+    """The ranking of one sweep's objectives and constraints: ``ByValue`` or ``ByFronts``, chosen once by
+    ``Comparison.of``; the rules call the same methods on either and never ask which it is."""
+
+    by_fronts = False
 
     def __init__(self, objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()) -> None:
         if not objectives:
             raise ValueError("a comparison needs at least one objective")
         self.objectives = tuple(objectives)
         self.constraints = tuple(constraints)
-        self.by_fronts = len(self.objectives) > 1 or bool(self.constraints)
         self.first = self.objectives[0]
+
+    @staticmethod
+    def of(objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()) -> Comparison:
+        """By one value as Ray's rules compare, unless there are several objectives or constraints."""
+        ranking = ByFronts if len(objectives) > 1 or constraints else ByValue
+        return ranking(objectives, constraints)
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        if type(self) is Comparison:  # saved when one class held both rankings; it kept which in by_fronts
+            self.__class__ = ByFronts if state.get("by_fronts") else ByValue
 
     # --- a result as a standing -----------------------------------------------------------------------------
 
     def reported(self, result: Result) -> bool:
-        """Whether a result can be compared: by one value, it must carry it (Ray's rules pass over one that
-        does not); by fronts, a missing objective ranks as the worst."""
-        return self.by_fronts or self.first.name in result
+        """Whether a result can be compared."""
+        raise NotImplementedError
 
     def standing(self, result: Result) -> Standing:
         values = {o.name: v for o in self.objectives if (v := number(result.get(o.name))) is not None}
         standing = self.from_values(values, sum(violations(self.constraints, result)))
-        if not self.by_fronts and self.first.name in result:  # one value: as reported, a nan or not
-            standing.values[self.first.name] = _float(result[self.first.name])
         return Standing(
             standing.point, standing.violation, standing.values, tuple(broken(self.constraints, result))
         )
@@ -85,7 +92,7 @@ class Comparison:
     def signed(self, standing: Standing) -> float:
         """The first objective with more better, as Ray's rules keep it (nan where it was not a number)."""
         value = standing.values.get(self.first.name)
-        return math.nan if value is None else (value if self.first.mode == "max" else -value)
+        return math.nan if value is None else self._signed_value(value)
 
     def _signed_value(self, value: float) -> float:
         return value if self.first.mode == "max" else -value
@@ -106,7 +113,7 @@ class Comparison:
             value = float(np.nanpercentile(signed, (1 - 1 / eta) * 100))
         return self._signed_value(value)
 
-    # --- ASHA: one rung ---------------------------------------------------------------------------------------
+    # --- what each rule asks ------------------------------------------------------------------------------------
 
     def at_rung(
         self,
@@ -116,24 +123,85 @@ class Comparison:
         milestone: int,
         before: SignedValues | None = None,
     ) -> RungVerdict:
-        """A trial's result just placed at a rung among those there before it (``at`` holds both; ``before``,
-        when given, the others' values signed, as the rule keeps them)."""
+        """ASHA: a trial's result just placed at a rung among those there before it (``at`` holds both;
+        ``before``, when given, the others' values signed, as the rule keeps them)."""
+        raise NotImplementedError
+
+    def halving(self, standings: Mapping[T, Standing], keep: int) -> tuple[list[T], list[T]]:
+        """HyperBand: the ``keep`` best of a round of a bracket, and the rest."""
+        raise NotImplementedError
+
+    def round_why(self, trial: T, standings: Mapping[T, Standing]) -> str:
+        """Why a trial was not among a round's best, before "not among the best K of N in its bracket"."""
+        raise NotImplementedError
+
+
+class ByValue(Comparison):
+    """One objective and no constraint, compared as Ray's rules do: ASHA's cutoff is the interpolated
+    percentile of the others' values at the rung, HyperBand keeps the best by the value."""
+
+    def reported(self, result: Result) -> bool:
+        """Ray's rules pass over a result that does not carry the metric."""
+        return self.first.name in result
+
+    def standing(self, result: Result) -> Standing:
+        standing = super().standing(result)
+        if self.first.name in result:  # the value as reported, a nan or not
+            standing.values[self.first.name] = _float(result[self.first.name])
+        return standing
+
+    def at_rung(
+        self,
+        trial_id: str,
+        at: Mapping[str, Standing],
+        eta: float,
+        milestone: int,
+        before: SignedValues | None = None,
+    ) -> RungVerdict:
         mine = at[trial_id]
-        if not self.by_fronts:
-            cutoff = (
-                self.cutoff_of(before.values(), eta)
-                if before is not None
-                else self.cutoff([s for tid, s in at.items() if tid != trial_id], eta)
-            )
-            kept = cutoff is None or not self.signed(mine) < self._signed_value(cutoff)
-            raw = mine.values.get(self.first.name)
-            worse = "<" if self.first.mode == "max" else ">"
-            why = (
-                ""
-                if kept or cutoff is None
-                else f"{self.first.name} {raw:.4g} {worse} rung cutoff {cutoff:.4g}"
-            )
-            return RungVerdict(kept, {"value": raw, "cutoff": cutoff}, why)
+        cutoff = (
+            self.cutoff_of(before.values(), eta)
+            if before is not None
+            else self.cutoff([s for tid, s in at.items() if tid != trial_id], eta)
+        )
+        kept = cutoff is None or not self.signed(mine) < self._signed_value(cutoff)
+        raw = mine.values.get(self.first.name)
+        worse = "<" if self.first.mode == "max" else ">"
+        why = (
+            "" if kept or cutoff is None else f"{self.first.name} {raw:.4g} {worse} rung cutoff {cutoff:.4g}"
+        )
+        return RungVerdict(kept, {"value": raw, "cutoff": cutoff}, why)
+
+    def halving(self, standings: Mapping[T, Standing], keep: int) -> tuple[list[T], list[T]]:
+        """As Ray's brackets sort: ascending, a stable sort, the last ``keep`` go on."""
+        ranked = sorted(standings, key=lambda t: self.signed(standings[t]))
+        cut = max(0, len(ranked) - keep)
+        return ranked[cut:], ranked[:cut]
+
+    def round_why(self, trial: T, standings: Mapping[T, Standing]) -> str:
+        value = standings[trial].values.get(self.first.name)
+        return f"{self.first.name} {value:.4g}" if value is not None else self.first.name
+
+
+class ByFronts(Comparison):
+    """Several objectives or constraints: feasible trials first by non-dominated sorting, ties on a front broken
+    by crowding distance, then infeasible ones by how far they break their bounds (tuner/pareto.py). A missing
+    objective ranks as the worst."""
+
+    by_fronts = True
+
+    def reported(self, result: Result) -> bool:
+        return True
+
+    def at_rung(
+        self,
+        trial_id: str,
+        at: Mapping[str, Standing],
+        eta: float,
+        milestone: int,
+        before: SignedValues | None = None,
+    ) -> RungVerdict:
+        mine = at[trial_id]
         ids = list(at)
         place = self._order(ids, at).index(ids.index(trial_id))
         keep = max(1, math.ceil(len(ids) / eta))
@@ -155,7 +223,7 @@ class Comparison:
         breaks = self._breaks(at[trial_id])
         if breaks:
             return breaks
-        if len(self.objectives) == 1:
+        if len(self.objectives) == 1:  # one objective under constraints: a ranking, no front
             return f"ranked {place} of {len(at)} at the rung; only the best {keep} go{'es' if keep == 1 else ''} on"
         beaten = self._dominated_by(trial_id, at)
         if beaten:
@@ -166,25 +234,14 @@ class Comparison:
             f"ranked behind {them} there (by crowding distance, then {self.first.name})"
         )
 
-    # --- HyperBand: one round of a bracket ----------------------------------------------------------------------
-
     def halving(self, standings: Mapping[T, Standing], keep: int) -> tuple[list[T], list[T]]:
-        """The ``keep`` best of a round and the rest. By one value as Ray's brackets sort (ascending, a stable
-        sort, the last ``keep`` go on); by fronts, the first ``keep`` of the ranking."""
+        """The first ``keep`` of the ranking."""
         trials = list(standings)
-        if not self.by_fronts:
-            ranked = sorted(trials, key=lambda t: self.signed(standings[t]))
-            cut = max(0, len(ranked) - keep)
-            return ranked[cut:], ranked[:cut]
         order = self._order(trials, standings)
         keep = min(keep, len(trials))
         return [trials[i] for i in order[:keep]], [trials[i] for i in order[keep:]]
 
     def round_why(self, trial: T, standings: Mapping[T, Standing]) -> str:
-        """Why a trial was not among a round's best, before "not among the best K of N in its bracket"."""
-        if not self.by_fronts:
-            value = standings[trial].values.get(self.first.name)
-            return f"{self.first.name} {value:.4g}" if value is not None else self.first.name
         breaks = self._breaks(standings[trial])
         if breaks:
             return f"{breaks},"

@@ -21,7 +21,7 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import STOPPED, DecisionLog
-from tuner.schedulers.comparing import Comparison, Standing, epoch_of
+from tuner.schedulers.comparing import ByFronts, Comparison, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
 
 if TYPE_CHECKING:
@@ -108,9 +108,9 @@ class MedianRule(Rule):
         here[trial_id] = standing
         if epoch < self.grace_period or len(here) - 1 < self.min_samples:
             return None
-        if not self.comparison.in_worse_half(trial_id, here):
-            return None
-        return self.comparison.worse_half_why(trial_id, here)
+        fronts = self.comparison
+        assert isinstance(fronts, ByFronts)  # called only by fronts
+        return fronts.worse_half_why(trial_id, here) if fronts.in_worse_half(trial_id, here) else None
 
     def debug_string(self) -> str:
         """The live table's status line: by one value the live table's count of stopped trials says it all."""

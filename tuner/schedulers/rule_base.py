@@ -40,6 +40,6 @@ class Rule(OpenFirstFIFO):
 
     def set_search_properties(self, metric: str | None, mode: str | None, **spec: object) -> bool:
         if self.metric_from_tune and metric and mode:
-            self.comparison = Comparison((Objective(metric, as_mode(mode)),), self.comparison.constraints)
+            self.comparison = Comparison.of((Objective(metric, as_mode(mode)),), self.comparison.constraints)
             self.metric_from_tune = False
         return True

@@ -56,11 +56,11 @@ def _comparison(state: SavedState) -> tuple[Comparison, bool]:
     objectives = tuple(state.get("objectives") or ())
     constraints: tuple[Constraint, ...] = tuple(state.get("constraints") or ())
     if objectives:
-        return Comparison(objectives, constraints), False
+        return Comparison.of(objectives, constraints), False
     metric, mode = state.get("_metric"), state.get("_mode")
     if metric and mode:
-        return Comparison((Objective(metric, as_mode(mode)),), constraints), False
-    return Comparison((Objective("loss", "min"),), constraints), True  # a stand-in until Tune names it
+        return Comparison.of((Objective(metric, as_mode(mode)),), constraints), False
+    return Comparison.of((Objective("loss", "min"),), constraints), True  # a stand-in until Tune names it
 
 
 class _Saved:
