@@ -150,6 +150,21 @@ def test_part_18_ray_copies_the_experiments_state_through_the_function_tuner_rep
     assert parameters[:4] == ["source", "destination", "source_filesystem", "destination_filesystem"]
 
 
+def test_part_28_the_end_of_a_run_reads_every_trials_rows_through_the_method_tuner_skips():
+    from ray.tune.analysis.experiment_analysis import ExperimentAnalysis
+    from ray.tune.result_grid import ResultGrid
+
+    from tuner.ray_compat.result_frames import FETCH, frames_unread
+
+    assert f"self._trial_dataframes = self.{FETCH}()" in inspect.getsource(ExperimentAnalysis.__init__)
+    # the grid asks for each trial's frame with .get, so a trial without one reads as no frame, not an error
+    assert "trial_dataframes.get(trial.trial_id)" in inspect.getsource(ResultGrid._trial_to_result)
+    original = getattr(ExperimentAnalysis, FETCH)
+    with frames_unread():
+        assert getattr(ExperimentAnalysis, FETCH)(object()) == {}
+    assert getattr(ExperimentAnalysis, FETCH) is original
+
+
 def test_part_19_with_parameters_puts_its_data_once_and_ray_flushes_it_at_every_init():
     from ray.tune import registry
     from ray.tune.trainable import util

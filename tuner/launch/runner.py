@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tuner.launch.guards.signals import OrderlyStop
     from tuner.launch.placement.packing import MeasureFn
     from tuner.launch.watching.reporting import MetricGuard
+    from tuner.review.experiment import ExperimentRecord
 
 log = logging.getLogger(__name__)
 
@@ -246,7 +247,7 @@ def fit(
     forget_stall(folder)
     refused = None
     try:
-        with ray_compat.trials_waiting(waiting):
+        with ray_compat.trials_waiting(waiting), ray_compat.frames_unread():
             try:
                 tuner.fit()
             finally:
@@ -299,9 +300,10 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     if statuses is not None:
         statuses.update({trial_id: "PAUSED" for trial_id in reopened})
     fates.persist(folder)
-    spent = budget.persist_spent(folder)
-    report, problem = _final_report(folder)
+    # read once for the epoch count, the page and the summary: each read takes seconds at 10,000 trials
     record = experiment.load(folder)
+    spent = budget.persist_spent(folder, record)
+    report, problem = _final_report(folder, record)
     summary = summarize(record)
     summary.spent, summary.budget = spent, cfg.budget
     summary.report, summary.report_problem = report, problem
@@ -314,7 +316,7 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     return summary
 
 
-def _final_report(folder: str) -> tuple[str | None, str | None]:
+def _final_report(folder: str, record: ExperimentRecord) -> tuple[str | None, str | None]:
     """The report as the sweep left it, without the live page's reload, written at every sweep's end (one over
     in seconds had no live page); (its path, None), or (None, why it was not written)."""
     from tuner.launch.watching import live_report
@@ -324,7 +326,7 @@ def _final_report(folder: str) -> tuple[str | None, str | None]:
     if page_file.report_path(folder) is None:
         return None, "a bucket has no page to open; it is written where the command runs"
     try:
-        page = page_file.write(folder)
+        page = page_file.write(folder, record=record)
     except Exception as exc:  # noqa: BLE001 - the sweep's outcome stands without its page
         log.debug("the report could not be written", exc_info=True)
         return None, f"{type(exc).__name__}: {exc}"

@@ -45,6 +45,8 @@ tier, with every part's canary, on each); where a version behaves otherwise, its
                    private attributes: read them for the live table that resumes it
 27. patient_storage  Ray makes a bucket's filesystem itself and tries each call once: hand it one that
                    waits out an outage for the storage timeout (tuner/patient_filesystem.py)
+28. result_frames  the end of a run reads every trial's rows into a DataFrame for a result grid tuner never
+                   reads: leave them unread
     logfilters     parts 3 and 4 install their filters on Ray's loggers through it, once per process
 Retired: 8 (CLIReporter's error table read the folder of a trial not yet named) and 14 (its status lines
 rewritten): the live table is a public ``ProgressReporter`` of tuner's (tuner/launch/watching/live_table.py)
@@ -85,6 +87,7 @@ from tuner.ray_compat.growth import (
 )
 from tuner.ray_compat.live import live, register_live
 from tuner.ray_compat.parameters import keep_parameters, refresh_parameters
+from tuner.ray_compat.result_frames import frames_unread
 from tuner.ray_compat.sync_race import SYNC_LOGGER, quiet_benign_sync_races
 from tuner.ray_compat.terminal import (
     crash_noise,
@@ -152,6 +155,7 @@ __all__ = [
     "extend_saved_search",
     "fall_back_from_damaged",
     "forget_last_step",
+    "frames_unread",
     "keep_parameters",
     "last_step",
     "live",

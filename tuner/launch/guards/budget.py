@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ray.tune import PlacementGroupFactory
     from ray.tune.experiment import Trial
 
+    from tuner.review.experiment import ExperimentRecord
     from tuner.value_types import Result
 
 log = logging.getLogger(__name__)
@@ -50,27 +51,27 @@ class _BudgetState(TypedDict):
     clock: Callable[[], float]
 
 
-def load_spent(folder: str) -> Spent:
+def load_spent(folder: str, record: ExperimentRecord | None = None) -> Spent:
     """What the experiment has spent in earlier runs; its epochs are at least those its results hold (a kill
-    -9 loses the driver's last count, never a result)."""
+    -9 loses the driver's last count, never a result). ``record``: the experiment as just read, if it was."""
     spent = spent_record.read(folder)
-    spent.epochs = max(spent.epochs, _epochs_reported(folder))
+    spent.epochs = max(spent.epochs, _epochs_reported(folder, record))
     return spent
 
 
-def _epochs_reported(folder: str) -> int:
+def _epochs_reported(folder: str, record: ExperimentRecord | None) -> int:
     from tuner.errors import UsageError
     from tuner.review import experiment
 
     try:
-        return sum(len(trial.rows) for trial in experiment.load(folder).trials)
+        return sum(len(trial.rows) for trial in (record or experiment.load(folder)).trials)
     except (UsageError, OSError):  # no experiment there yet
         return 0
 
 
-def persist_spent(folder: str) -> Spent:
+def persist_spent(folder: str, record: ExperimentRecord | None = None) -> Spent:
     """Write what was spent into the experiment (after Ray's last sync) and forget the driver's copy."""
-    spent = load_spent(folder)
+    spent = load_spent(folder, record)
     spent_record.write(folder, spent)
     return spent
 

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tuner import storage
 from tuner.folder.names import REPORT_FILE
+
+if TYPE_CHECKING:
+    from tuner.review.experiment import ExperimentRecord
 
 LIVE_NICENESS = 10  # added to a live page's niceness: on busy cores the trials and the driver go first
 
@@ -24,9 +28,15 @@ def report_path(folder: str) -> Path | None:
     return Path(local) / REPORT_FILE if local else None
 
 
-def write(folder: str, refresh_s: float | None = None, running: bool | None = None) -> Path | None:
-    """Build the page from the folder and replace ``report.html`` in one step; None for a bucket. ``running``
-    says whether the sweep runs now (default: yes for a live page, else as the experiment's claim says)."""
+def write(
+    folder: str,
+    refresh_s: float | None = None,
+    running: bool | None = None,
+    record: ExperimentRecord | None = None,
+) -> Path | None:
+    """Build the page from the folder (or from ``record``, the experiment as just read) and replace
+    ``report.html`` in one step; None for a bucket. ``running`` says whether the sweep runs now (default: yes
+    for a live page, else as the experiment's claim says)."""
     from tuner.review import experiment
     from tuner.review.report.page import build
 
@@ -34,7 +44,7 @@ def write(folder: str, refresh_s: float | None = None, running: bool | None = No
     if path is None:
         return None
     running = running if running is not None else (True if refresh_s else None)
-    page = build(experiment.load(folder, running=running), refresh_s=refresh_s)
+    page = build(record or experiment.load(folder, running=running), refresh_s=refresh_s)
     storage.write_atomically(path, page)
     return path
 
