@@ -66,7 +66,6 @@ def scheduler_context(
     fate_log: DecisionLog | None = None,
     can_pause: bool = True,
     trials_cap: int | None = None,
-    slots: int = 0,
 ) -> SchedulerContext:
     return SchedulerContext(
         max_epochs,
@@ -82,7 +81,6 @@ def scheduler_context(
         constraints=tuple(constraints),
         can_pause=can_pause,
         trials_cap=trials_cap,
-        slots=slots,
     )
 
 

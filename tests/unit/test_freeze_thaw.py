@@ -180,36 +180,27 @@ def _trial(trial_id, status):
     return trial
 
 
-def test_a_new_trial_is_made_just_in_time_and_nothing_is_staged_while_every_worker_trains():
+def test_a_new_trial_is_made_only_when_it_promises_more_than_every_paused_one():
     from ray.tune.experiment import Trial
 
     out, algorithms = _replay(seed=4)
     scheduler = algorithms.scheduler
     promising = max(scheduler.rows, key=lambda t: scheduler.predict(t).gain)
     paused = _trial(promising, Trial.PAUSED)
-    scheduler.frozen, scheduler.ended, scheduler._wanting = {promising}, set(), 0
-    assert scheduler._most_running == 2  # two workers seen busy
+    scheduler.frozen, scheduler.ended = {promising}, set()
+
     scheduler._pool_means = np.full_like(scheduler._pool_means, -1.0)  # every new config predicted hopeless
     scheduler._version += 1
-    assert scheduler.choose_trial_to_run(_Trials(paused)) is paused and not scheduler.wants_new_trial()
+    assert not scheduler.wants_new_trial()  # the gate holds the searcher back ...
+    assert scheduler.choose_trial_to_run(_Trials(paused)) is paused  # ... and the paused trial goes on
+    assert promising not in scheduler.frozen  # continued: its pause no longer stands
 
+    scheduler.frozen = {promising}
     scheduler._pool_means = np.full_like(scheduler._pool_means, 2.0)  # every new config beats everything
     scheduler._version += 1
-    busy = _Trials(paused, _trial("a", Trial.RUNNING), _trial("b", Trial.RUNNING))
-    assert scheduler.choose_trial_to_run(busy) is None  # no worker free: nothing staged ahead ...
-    assert not scheduler.asks_for_new_trial() and not scheduler.wants_new_trial()  # ... and no trial made
-    one_free = _Trials(paused, _trial("a", Trial.RUNNING))
-    assert scheduler.choose_trial_to_run(one_free) is None and scheduler.asks_for_new_trial()
-    assert scheduler.wants_new_trial()  # the gate opens for the new trial, proposed by the model as it is now
-    assert scheduler.choose_trial_to_run(one_free) is paused  # the searcher gave none: the paused one runs
-    assert not scheduler.asks_for_new_trial()
-
-    scheduler.slots = 3  # placed for three at once: two running leave a worker free
-    assert scheduler.choose_trial_to_run(busy) is None and scheduler.wants_new_trial()
-    scheduler._wanting = 0
-    # nothing left to run or continue: Tune then waits on the searcher alone, and the gate lets a trial through
-    scheduler.ended = set(scheduler.rows)
     assert scheduler.wants_new_trial()
+    scheduler.frozen = set()
+    assert scheduler.wants_new_trial()  # nothing paused: new trials come as Tune asks for them
 
 
 # --- a trainable whose own loop ends before max_epochs -----------------------------------------------------

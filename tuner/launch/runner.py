@@ -125,7 +125,7 @@ def launch(
     max_concurrent = plan.max_concurrent
     fate_log = FateLog(folder)
     scheduler, search_alg = algorithms.build_pair(
-        dataclasses.replace(plan.context, fate_log=fate_log, slots=plan.trials_at_once),
+        dataclasses.replace(plan.context, fate_log=fate_log),
         cfg.scheduler,
         plan.search_plan,
         planned_trials=cfg.planned_trials,

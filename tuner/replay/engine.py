@@ -153,12 +153,9 @@ class Controller:
             if self._state() == before:
                 return
 
-    def _state(self) -> tuple[int, int, int, bool]:
-        """What a step of Tune's loop can change: the trials, those staged, those running, and whether the
-        scheduler left a worker free to have a new trial made (Tune steps on, and asks the searcher)."""
-        asks = getattr(self.scheduler, "asks_for_new_trial", None)
-        asking = asks is not None and not self._search_finished and bool(asks())
-        return len(self._trials), len(self._staged), self._count(self._Trial.RUNNING), asking
+    def _state(self) -> tuple[int, int, int]:
+        """What a step of Tune's loop can change: the trials, those staged, those running."""
+        return len(self._trials), len(self._staged), self._count(self._Trial.RUNNING)
 
     def _stage(self) -> None:
         trial = self.scheduler.choose_trial_to_run(self.as_tune)

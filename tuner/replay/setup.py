@@ -81,7 +81,6 @@ def build(
         fate_log=fate_log,
         can_pause=can_pause,
         trials_cap=num_samples if trials_cap == -1 else trials_cap,
-        slots=workers,
     )
     if searcher is None:
         return Algorithms(_told(sched.build(ctx), metric, mode), None, fate_log, None)

@@ -39,7 +39,6 @@ class SchedulerContext:
     constraints: tuple[Constraint, ...] = ()  # bounds a trial must meet to count
     can_pause: bool = True  # the trainable continues from a checkpoint, so a paused trial loses nothing
     trials_cap: int | None = None  # trials the sweep may create at most; None: a budget ends it
-    slots: int = 0  # trials that can run at once, as the sweep was placed (0: not known)
 
     def __post_init__(self) -> None:
         if not self.objectives:  # one objective: the metric and mode, as one value all the same

@@ -318,16 +318,3 @@ class CurveFitting:
             gains = gains * np.minimum(distance / 0.1, 1.0) ** 2
         self._pool_cache = ((self._version, len(self._proposed)), gains)
         return gains
-
-    def propose(self) -> ConfigDraft | None:
-        """The drawn config that promises most under the model, kept away from those proposed since it was
-        fitted (each one weighed down near them, as if its trial had already shown the model's mean there);
-        None before a model: the caller draws at random."""
-        if self.model is None or not self._pool:
-            return None
-        gains = self._pool_gains()
-        pick = int(np.argmax(gains))
-        if gains[pick] <= 0 and self._pool_rows[pick].tobytes() in {r.tobytes() for r in self.rows.values()}:
-            return None  # every config drawn was tried already: the caller draws at random
-        self._proposed.append(self._pool_rows[pick])
-        return dict(self._pool[pick])

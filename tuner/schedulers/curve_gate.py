@@ -2,9 +2,9 @@
 
 Tune asks the searcher for a new trial whenever none waits to start, and starts a waiting trial as soon as a
 worker is free: left alone, a searcher would fill every free worker with new configs and no paused trial
-would ever be continued. ``NewTrialGate`` asks the scheduler first: once its model exists, a new trial is made
-only when a worker is free for it and a new config promises more than every waiting trial
-(tuner/schedulers/curve_timing.py); otherwise the scheduler continues the best paused trial there.
+would ever be continued. ``NewTrialGate`` asks the scheduler first and makes a new trial only when a new
+config promises at least what the best paused trial does (tuner/schedulers/curve_scheduler.py); otherwise
+the scheduler continues that trial when a worker frees up.
 
 ``ModelProposals`` is the searcher that takes its configs from the scheduler's own model (``--searcher
 curves``): the drawn config with the largest expected improvement at the last epoch. Before the first model

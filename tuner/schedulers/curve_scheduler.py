@@ -40,7 +40,6 @@ from tuner.schedulers.curve_fitting import (
     PredictionTable,
 )
 from tuner.schedulers.curve_model import PowerLawEnsemble
-from tuner.schedulers.curve_timing import JustInTime
 from tuner.values import number
 
 if TYPE_CHECKING:
@@ -54,7 +53,7 @@ HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopp
 HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own curve says little)
 
 
-class FreezeThawScheduler(JustInTime, CurveFitting, FIFOScheduler):
+class FreezeThawScheduler(CurveFitting, FIFOScheduler):
     """Freeze-thaw by a learning-curve model; decisions at epochs ``grace``, then each ``growth`` times on."""
 
     def __init__(
@@ -67,7 +66,6 @@ class FreezeThawScheduler(JustInTime, CurveFitting, FIFOScheduler):
         grace: int = 1,
         growth: float = 2.0,
         trials_cap: int | None = None,
-        slots: int = 0,
         fate_log: DecisionLog | None = None,
         metric: str | None = None,
         mode: str | None = None,
@@ -75,7 +73,7 @@ class FreezeThawScheduler(JustInTime, CurveFitting, FIFOScheduler):
         super().__init__()
         self.max_t, self.features, self.can_pause, self.seed = max_t, features, can_pause, seed
         self.grace, self.growth, self.trials_cap, self.fate_log = grace, growth, trials_cap, fate_log
-        self._metric, self._mode, self.slots = metric, mode, slots
+        self._metric, self._mode = metric, mode
         self.curves: dict[str, list[float]] = {}  # trial id -> its best value so far per epoch, higher better
         self.rows: dict[str, NDArray[np.float64]] = {}  # trial id -> its config's features
         self.configs: dict[str, Config] = {}
@@ -135,7 +133,6 @@ class FreezeThawScheduler(JustInTime, CurveFitting, FIFOScheduler):
             self.rows[trial.trial_id] = self.features.encode(trial.config)
             self._version += 1
         self.curves.setdefault(trial.trial_id, [])
-        self.trial_added()
         if self.trials_cap is not None and len(self.rows) >= self.trials_cap:
             self.searching = False
 
@@ -197,11 +194,6 @@ class FreezeThawScheduler(JustInTime, CurveFitting, FIFOScheduler):
             for t in tune_controller.get_trials()
             if t.status in (Trial.PENDING, Trial.PAUSED) and not getattr(t, "is_saving", False)
         ]
-        running = sum(1 for t in tune_controller.get_trials() if t.status == Trial.RUNNING)
-        if self.model is not None and self.hold(
-            waiting, running, self.searching, lambda: self._promises(waiting)
-        ):
-            return None
         if not waiting:
             return None
         if self.model is None:  # a new trial first, in Tune's order
@@ -225,18 +217,24 @@ class FreezeThawScheduler(JustInTime, CurveFitting, FIFOScheduler):
 
     # --- what the gate asks (tuner/schedulers/curve_gate.py) -------------------------------------------
     def wants_new_trial(self) -> bool:
-        """The gate's question: always before a model; after it, when a new trial is wanted
-        (tuner/schedulers/curve_timing.py)."""
-        if self.model is None:
+        """The gate's question: always before a model or with no trial paused; else only when a new config
+        promises more than every paused trial."""
+        if self.model is None or not self.frozen:
             return True
-        return self.gate_open(idle=all(tid in self.ended for tid in self.rows))
+        return self._new_gain() >= max(self.predict(tid).gain for tid in self.frozen)
 
-    def _promises(self, waiting: list[Trial]) -> bool:
-        """Whether a new config promises more than every waiting trial."""
-        return self._new_gain() > max(self.predict(t.trial_id).gain for t in waiting)
-
-    def _has_run(self, trial: Trial) -> bool:
-        return bool(self.curves.get(trial.trial_id))
+    def propose(self) -> ConfigDraft | None:
+        """The drawn config that promises most under the model, kept away from those proposed since it was
+        fitted (each one weighed down near them, as if its trial had already shown the model's mean there);
+        None before a model: the caller draws at random."""
+        if self.model is None or not self._pool:
+            return None
+        gains = self._pool_gains()
+        pick = int(np.argmax(gains))
+        if gains[pick] <= 0 and self._pool_rows[pick].tobytes() in {r.tobytes() for r in self.rows.values()}:
+            return None  # every config drawn was tried already: the caller draws at random
+        self._proposed.append(self._pool_rows[pick])
+        return dict(self._pool[pick])
 
     # --- decisions ------------------------------------------------------------------------------------
     def _decide(self, tune_controller: TuneController, trial: Trial, epoch: int, value: float | None) -> str:

@@ -44,7 +44,6 @@ class FreezeThaw(SchedulerEntry):
             grace=first_decision(ctx),
             growth=GROWTH,
             trials_cap=ctx.trials_cap,
-            slots=ctx.slots,
             fate_log=ctx.fate_log,
             metric=ctx.metric,
             mode=ctx.mode,
