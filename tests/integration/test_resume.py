@@ -98,8 +98,11 @@ def test_sigterm_during_a_cifar_sweep_then_resume_loses_nothing(run_cli, tmp_pat
     code, out = _ctrl_c_after_first_results(args, folder, tmp_path, signal.SIGTERM)
     assert code == 143, out[-2000:]
     assert f"continue with: tuner resume {folder}" in out
+    page = (folder / "report.html").read_text()  # the page says so too, for whoever opens it later
+    assert "Not finished: " in page and f"<code>tuner resume {folder}</code> continues it" in page
     result = run_cli("resume", folder)
     assert result.code == 0, result.err[-3000:]
+    assert "Not finished: " not in (folder / "report.html").read_text()
     after = experiment.load(str(folder))
     assert len(after.trials) == 4
     for trial in after.trials:

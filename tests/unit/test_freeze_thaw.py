@@ -180,7 +180,7 @@ def _trial(trial_id, status):
     return trial
 
 
-def test_a_new_trial_is_made_only_when_it_promises_more_than_every_paused_one():
+def test_a_new_trial_is_made_only_when_it_promises_at_least_what_every_paused_one_does():
     from ray.tune.experiment import Trial
 
     out, algorithms = _replay(seed=4)

@@ -248,6 +248,17 @@ def test_a_comparison_saved_when_one_class_held_both_rankings_loads_as_its_own()
         saved.__dict__.update(objectives=objectives, constraints=(), first=objectives[0], by_fronts=several)
         loaded = pickle.loads(pickle.dumps(saved))
         assert type(loaded) is ranking and loaded.reported({}) is several  # by value it needs the metric
+    # inside a saved rule, and one objective under constraints (ranked by fronts)
+    from tuner.objectives import Constraint
+    from tuner.schedulers.median_rule import MedianRule
+
+    loss = (Objective("loss", "min"),)
+    saved = Comparison.__new__(Comparison)
+    saved.__dict__.update(objectives=loss, constraints=(Constraint.parse("mb<=100"),), first=loss[0], by_fronts=True)
+    rule = pickle.loads(pickle.dumps(MedianRule(1, 3, saved)))
+    assert type(rule.comparison) is ByFronts and rule.debug_string().startswith("median rule by fronts")
+    with pytest.raises(TypeError, match="Comparison.of"):
+        Comparison(loss)
 
 
 # --- the median rule and HyperBand by fronts ---------------------------------------------------------------------

@@ -106,6 +106,7 @@ def _resume_claimed(
     from tuner.launch.placement import cluster
     from tuner.limits import describe_spent
     from tuner.ray_compat import (
+        frames_unread,
         reconcile_saved_search,
         relocate_saved_search,
         reopen_saved_trials,
@@ -182,13 +183,14 @@ def _resume_claimed(
         for line in from_whole_checkpoints(folder, continuing):
             out(line)
         wait_out_storage_outages(for_resume(plan.config.storage_timeout))  # Ray's own writes to a bucket too
-        tuner = tune.Tuner.restore(
-            folder,
-            trainable=wrapped_trainable(plan),
-            resume_unfinished=True,
-            resume_errored=errored == "resume",
-            restart_errored=errored == "restart",
-        )
+        with frames_unread():  # Ray reads every trial's rows into frames tuner never reads
+            tuner = tune.Tuner.restore(
+                folder,
+                trainable=wrapped_trainable(plan),
+                resume_unfinished=True,
+                resume_errored=errored == "resume",
+                restart_errored=errored == "restart",
+            )
         return fit(tuner, plan.config, folder, stop, waiting=plan.trials_waiting)
     finally:
         cluster.disconnect(started)

@@ -300,8 +300,11 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     if statuses is not None:
         statuses.update({trial_id: "PAUSED" for trial_id in reopened})
     fates.persist(folder)
-    # read once for the epoch count, the page and the summary: each read takes seconds at 10,000 trials
-    record = experiment.load(folder)
+    try:  # read once for the epoch count, the page and the summary: each read takes seconds at 10,000 trials
+        record = experiment.load(folder)
+    except (UsageError, OSError):
+        budget.persist_spent(folder)  # what was spent is kept whatever the read met
+        raise
     spent = budget.persist_spent(folder, record)
     report, problem = _final_report(folder, record)
     summary = summarize(record)

@@ -47,11 +47,14 @@ class RungVerdict:
 
 class Comparison:
     """The ranking of one sweep's objectives and constraints: ``ByValue`` or ``ByFronts``, chosen once by
-    ``Comparison.of``; the rules call the same methods on either and never ask which it is."""
+    ``Comparison.of``. ASHA and HyperBand call the same methods on either; the median rule, which keeps other
+    data by fronts, and the status lines ask ``by_fronts``."""
 
     by_fronts = False
 
     def __init__(self, objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()) -> None:
+        if type(self) is Comparison:
+            raise TypeError("Comparison.of picks the ranking: ByValue or ByFronts")
         if not objectives:
             raise ValueError("a comparison needs at least one objective")
         self.objectives = tuple(objectives)

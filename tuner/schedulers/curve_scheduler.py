@@ -218,7 +218,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
     # --- what the gate asks (tuner/schedulers/curve_gate.py) -------------------------------------------
     def wants_new_trial(self) -> bool:
         """The gate's question: always before a model or with no trial paused; else only when a new config
-        promises more than every paused trial."""
+        promises at least what every paused trial does."""
         if self.model is None or not self.frozen:
             return True
         return self._new_gain() >= max(self.predict(tid).gain for tid in self.frozen)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from collections import Counter
 
-from tuner.folder.fates import kind
+from tuner.folder.fates import family, kind
 from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.report.curves import curves, figure_html, history
 from tuner.review.report.params import parallel
@@ -84,7 +84,23 @@ def build(experiment: ExperimentRecord, refresh_s: float | None = None) -> str:
         body=body,
         settings=html.escape(_settings_line(experiment)),
         refresh=live[0] if live else "",
-        live=live[1] if live else "",
+        live=live[1] if live else _unfinished_note(experiment),
+    )
+
+
+def _unfinished_note(experiment: ExperimentRecord) -> str:
+    """A sweep that stopped with trials open (a signal, a full disk, a stall): what is left and how to go on,
+    which only the terminal said before."""
+    open_fates = Counter(family(t.fate) for t in experiment.trials if kind(t.fate) == "running")
+    if not open_fates:
+        return ""
+    left = ", ".join(f"{n} {fate}" for fate, n in open_fates.most_common())
+    planned = experiment.config.trials_cap
+    if planned and planned > len(experiment.trials):
+        left += f"; {planned - len(experiment.trials):,} more to come of the {planned:,} planned"
+    return (
+        f"<p class=unfinished>Not finished: {html.escape(left)}. <code>tuner resume "
+        f"{html.escape(experiment.path)}</code> continues it; this page is written again when it ends.</p>"
     )
 
 
@@ -325,6 +341,7 @@ table.fates th {{ vertical-align: bottom; }}
 }}
 tr.stopped-early td {{ color: #777; }} tr.paused td {{ color: #a65d00; }} tr.errored td {{ color: #b00; }}
 .live {{ background: #eef6ee; border: 1px solid #9c9; padding: 6px 10px; }}
+.unfinished {{ background: #fff1d6; border: 1px solid #e0b060; padding: 6px 10px; }}
 </style>
 <script type="text/javascript">{plotly}</script>
 </head><body>
