@@ -401,7 +401,8 @@ def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swe
         time.sleep(0.05)
     assert live_report.building(str(copy))
     in_flight = live_report._building[str(copy)]
-    _final_report(str(copy))  # stops the live build, which the final page replaces, and writes that
+    # the final page stops the live build, which it replaces, and is written
+    _final_report(str(copy), experiment.load(str(copy)))
     assert in_flight.returncode is not None, "the live build was stopped, not waited for"
     assert not live_report.building(str(copy))
     assert "http-equiv" not in (copy / "report.html").read_text(), "the final page stays final"
@@ -413,5 +414,5 @@ def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swe
     time.sleep(0.02)
     first.on_step_end(0, [reported])
     assert live_report.building(str(copy)) and not (copy / "report.html").exists()
-    _final_report(str(copy))
+    _final_report(str(copy), experiment.load(str(copy)))
     assert not live_report.building(str(copy)) and "http-equiv" not in (copy / "report.html").read_text()
