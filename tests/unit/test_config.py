@@ -283,3 +283,30 @@ def test_an_experiment_says_its_format_and_an_older_one_is_read_up_to_it(tmp_pat
     assert refused.code == 2 and refused.err.count("\n") == 1, refused.err
     assert f"written by a newer tuner (experiment format {folder_format.VERSION + 1}" in refused.err
     assert sorted(p.name for p in (tmp_path / "now").iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    "at_once, can_pause, shown",
+    [
+        (1, True, "1 trial at once: level with Ray's BOHB at the end"),
+        (2, True, "2 trials at once: first of 15 methods at the end"),
+        (4, True, "2 trials at once (this sweep runs 4): first of 15"),
+        (16, False, "8 trials at once (this sweep runs 16): first of 10 methods at the end (mean rank 2.9"),
+    ],
+)  # fmt: skip
+def test_the_default_comes_with_the_held_out_figure_nearest_the_sweeps_concurrency(at_once, can_pause, shown):
+    from tuner.algorithms import held_out_figure
+
+    assert held_out_figure(can_pause, at_once).startswith("on the 17 LCBench tasks the search protocol holds out")
+    assert shown in held_out_figure(can_pause, at_once)
+
+
+def test_a_dry_run_says_why_auto_chose_freeze_thaw_with_the_figure_for_its_concurrency(run_cli, tmp_path):
+    got = run_cli("sweep", "--space", "cifar_small", "--dataset", "synthetic", "--max-concurrent", "1",
+                  "--storage-path", tmp_path, "--dry-run")  # fmt: skip
+    assert got.code == 0, got.err
+    lines = got.out.splitlines()
+    chosen = next(i for i, line in enumerate(lines) if line.startswith("  auto chose freeze-thaw: "))
+    assert lines[chosen + 1].startswith("  held out: on the 17 LCBench tasks")
+    assert "1 trial at once: level with Ray's BOHB" in lines[chosen + 1]
+    assert "resources: 1 CPU and 0 GPU per trial; 1 trial(s) at once" in got.out
