@@ -51,7 +51,11 @@ _FIRST_MOVE = (
 )
 _REVIEW = ("experiment", "ray_state", "fates", "results", "compare", "plots", "dashboard", "vocabulary")
 # Review modules that became part of the experiment folder's format (tuner/folder/).
-_FOLDER = {"fates": "tuner.folder.fates", "ray_state": "tuner.ray_compat.state_file"}
+_FOLDER = {
+    "fates": "tuner.folder.fates",
+    "ray_state": "tuner.ray_compat.state_file",
+    **{m: f"tuner.folder.{m}" for m in ("experiment", "progress_rows", "where")},  # its reader, too
+}
 
 MOVED = {
     # tuner/X.py, before launch/ and review/ existed

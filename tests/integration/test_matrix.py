@@ -12,7 +12,7 @@ import pytest
 from tests.instant import instant_space
 from tests.matrix_cases import CASES, ONCE, PAIRS
 from tuner import schedulers, searchers
-from tuner.review import experiment
+from tuner.folder import experiment
 
 
 def test_the_matrix_covers_every_registered_algorithm():

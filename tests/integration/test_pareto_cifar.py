@@ -69,6 +69,6 @@ def test_its_report_draws_the_front_without_errors(swept, run_cli, tmp_path, ope
 
 
 def _trials(folder):
-    from tuner.review import experiment
+    from tuner.folder import experiment
 
     return experiment.load(str(folder)).trials

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.instant import instant_space
-from tuner.review import experiment
+from tuner.folder import experiment
 
 
 def _digest(folder: Path) -> dict[str, str]:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from tests.table_space import write_table_space
+from tuner.folder import experiment
 from tuner.replay.engine import replay
 from tuner.replay.setup import build
-from tuner.review import experiment
 
 EPOCHS, TRIALS, SEED = 8, 12, 3
 

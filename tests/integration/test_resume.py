@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.killing import kill_9_when
-from tuner.review import experiment
+from tuner.folder import experiment
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ import pytest
 
 from tests.instant import instant_space
 from tuner.claim import CLAIM_FILE
-from tuner.review import experiment
+from tuner.folder import experiment
 
 FIFO = ("--scheduler", "fifo", "--searcher", "random")
 

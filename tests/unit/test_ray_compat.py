@@ -247,7 +247,7 @@ def test_ray_still_forwards_worker_logs_through_that_dispatcher():
 def test_an_epoch_reported_again_after_a_resume_is_read_once(tmp_path):
     """A trial stopped by a signal after reporting epoch 5 but before its checkpoint was saved reports epoch 5
     again when resumed from epoch 4: the reader keeps the later report, so nothing looks duplicated."""
-    from tuner.review.progress_rows import read_rows as _read_rows
+    from tuner.folder.progress_rows import read_rows as _read_rows
 
     rows = ["training_iteration,loss,timestamp", "4,1.0,10", "5,0.9,11", "5,0.8,20", "6,0.7,21"]
     (tmp_path / "progress.csv").write_text("\n".join(rows) + "\n")

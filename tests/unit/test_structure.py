@@ -96,3 +96,18 @@ def test_the_quarantine_imports_nothing_from_the_layers_above_it():
         if t.count(".") and t.split(".")[1] in ABOVE_THE_QUARANTINE
     )
     assert up == []
+
+
+def test_the_sweep_reads_an_experiment_through_the_folder_and_only_writes_the_review():
+    """Schedulers, searchers and the launch path read an experiment through tuner/folder/ (its one reader);
+    of the review, the launch path only writes the page and the summary at a sweep's end."""
+    writes = {"tuner.review.report.page_file", "tuner.review.results"}
+    graph = runtime_imports()
+    reads = sorted(
+        f"{m} -> {t}"
+        for m, targets in graph.items()
+        if m.startswith(("tuner.schedulers", "tuner.searchers", "tuner.launch"))
+        for t in targets
+        if t.startswith("tuner.review") and not (m.startswith("tuner.launch") and t in writes)
+    )
+    assert reads == []

@@ -1,7 +1,8 @@
 """The experiment folder's format: every file a sweep writes in it or beside it, and the records they hold.
 
-Launch writes these files and review reads them; both take the names and the records from here, so the format
-has one owner. What an experiment folder holds (``names`` has each name):
+Launch writes these files; one reader here (``experiment``) reads them back for the review, a resume and the
+schedulers alike; every side takes the names and the records from here, so the format has one owner. What an
+experiment folder holds (``names`` has each name):
 
   tuner_config.yaml        the sweep's settings (tuner/settings.py), with the folder's format version (``format``)
   plan.txt                 the plan as printed before the first trial

@@ -51,9 +51,9 @@ def resume_sweep(
     learnt, proposes the extra trials. ``trial_timeout`` replaces the saved one.
     """
     from tuner.claim import claimed
+    from tuner.folder import experiment, where
     from tuner.launch.guards import disk
     from tuner.launch.guards.signals import OrderlyStop
-    from tuner.review import experiment, where
 
     storage_outage.start_afresh()  # an earlier sweep's outage in this process is not this one's
     if errored not in ERRORED_CHOICES:
@@ -101,6 +101,7 @@ def _resume_claimed(
     trial_timeout: str | None,
     stop: OrderlyStop,
 ) -> Summary:
+    from tuner.folder import experiment
     from tuner.launch.guards import budget as budgets
     from tuner.launch.guards import disk
     from tuner.launch.placement import cluster
@@ -113,7 +114,6 @@ def _resume_claimed(
         wait_out_storage_outages,
     )
     from tuner.ray_compat.state_file import latest_state_name, saved_trial_states
-    from tuner.review import experiment
     from tuner.storage_outage import for_resume
 
     config = experiment.load_saved_config(folder)

@@ -27,10 +27,10 @@ from tuner.settings import SweepConfig, save_config
 if TYPE_CHECKING:
     from ray.tune import Callback, Tuner
 
+    from tuner.folder.experiment import ExperimentRecord
     from tuner.launch.guards.signals import OrderlyStop
     from tuner.launch.placement.packing import MeasureFn
     from tuner.launch.watching.reporting import MetricGuard
-    from tuner.review.experiment import ExperimentRecord
 
 log = logging.getLogger(__name__)
 
@@ -287,9 +287,8 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     """After ``fit``: statuses made right in the saved state, fates and spending written into the experiment,
     and the summary read back from it."""
     from tuner import ray_compat
-    from tuner.folder import fates
+    from tuner.folder import experiment, fates
     from tuner.launch.guards import budget, crashes, disk
-    from tuner.review import experiment
     from tuner.review.results import summarize
 
     crashes.tidy(storage.local_path(folder))

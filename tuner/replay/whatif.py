@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, cast
 
 from tuner import storage
 from tuner.errors import UsageError
+from tuner.folder.experiment import ExperimentRecord, TrialRecord
 from tuner.objectives import Constraint
 from tuner.ray_compat.state_file import OPEN_STATUSES
 from tuner.replay.curves import CurveTable, metrics_only
 from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
-from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.review.replays import ReplayBest, WhatIf, trials_at_once
 
 if TYPE_CHECKING:

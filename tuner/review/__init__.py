@@ -1,1 +1,2 @@
-"""The review path: reading an experiment and showing it (tables, report, plots); no Ray, no torch."""
+"""The review path: showing an experiment (tables, report, plots), read through tuner/folder/experiment.py; no Ray,
+no torch."""

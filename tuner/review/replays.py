@@ -13,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tuner import storage
+from tuner.folder.experiment import ExperimentRecord, TrialRecord
 from tuner.objectives import Mode
-from tuner.review.experiment import ExperimentRecord, TrialRecord
 from tuner.value_types import ConfigDraft
 
 REPLAYS = "replays"

@@ -13,10 +13,10 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from tuner.folder.experiment import ExperimentRecord
 from tuner.folder.fates import kind
 from tuner.objectives import Objective
 from tuner.review import front as pareto_front
-from tuner.review.experiment import ExperimentRecord
 from tuner.review.report.curves import figure_html
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS, show
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
+from tuner.folder.experiment import ExperimentRecord
 from tuner.folder.fates import RungRecord
-from tuner.review.experiment import ExperimentRecord
 from tuner.review.vocabulary import CUTOFF_COLOUR
 
 if TYPE_CHECKING:
