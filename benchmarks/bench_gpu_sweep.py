@@ -117,7 +117,7 @@ def main() -> None:
 
     if not torch.cuda.is_available():
         sys.exit("bench_gpu_sweep needs a CUDA GPU")
-    from tuner.folder.experiment import load
+    from tuner.experiment import load
 
     print(f"# {torch.cuda.get_device_name(0)}; torch {torch.__version__}; {cpus} CPUs; "
           f"{args.num_samples} trials, <= {args.max_epochs} epochs, {args.images} images; "

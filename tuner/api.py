@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
-    from tuner.folder.experiment import ExperimentRecord
+    from tuner.experiment import ExperimentRecord
     from tuner.settings import Setting
     from tuner.spec import SearchSpace
 
@@ -48,7 +48,7 @@ class Experiment:
     progress); a finished one is read again only when its files do."""
 
     def __init__(self, ref: str) -> None:
-        from tuner.folder import experiment, where
+        from tuner import experiment, where
 
         self.path = where.locate(ref)
         self._stamp = experiment.fingerprint(
@@ -57,7 +57,7 @@ class Experiment:
         self._record = experiment.load(self.path)  # read once now, so a bad folder fails here
 
     def _read(self) -> ExperimentRecord:
-        from tuner.folder import experiment
+        from tuner import experiment
 
         stamp = experiment.fingerprint(self.path)
         if stamp is None or stamp != self._stamp:

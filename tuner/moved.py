@@ -54,13 +54,16 @@ _REVIEW = ("experiment", "ray_state", "fates", "results", "compare", "plots", "d
 _FOLDER = {
     "fates": "tuner.folder.fates",
     "ray_state": "tuner.ray_compat.state_file",
-    **{m: f"tuner.folder.{m}" for m in ("experiment", "progress_rows", "where")},  # its reader, too
+    "progress_rows": "tuner.folder.progress_rows",
+    # the experiment's one reader, back at the top of the package (where it began, as tuner/experiment.py)
+    "experiment": "tuner.experiment",
+    "where": "tuner.where",
 }
 
 MOVED = {
     # tuner/X.py, before launch/ and review/ existed
     **{f"tuner.{m}": _LAUNCH[m] for m in _FIRST_MOVE},
-    **{f"tuner.{m}": _FOLDER.get(m, f"tuner.review.{m}") for m in _REVIEW},
+    **{f"tuner.{m}": _FOLDER.get(m, f"tuner.review.{m}") for m in _REVIEW if m != "experiment"},
     # tuner/review/X.py, before tuner/folder/ owned the format
     **{f"tuner.review.{m}": now for m, now in _FOLDER.items()},
     # tuner/launch/X.py, before launch/ was split by phase

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conformance.forms import FORMS, Form
-from tuner.folder import experiment
+from tuner import experiment
 
 SAMPLES, EPOCHS = 2, 2
 

@@ -58,7 +58,7 @@ def _first_checkpoints(bucket, name: str, timeout: float = 120) -> None:
 
 
 def _every_epoch_once(experiment: str) -> None:
-    from tuner.folder import experiment as reader
+    from tuner import experiment as reader
 
     reviewed = {
         t.trial_id: [int(float(r["training_iteration"])) for r in t.rows] for t in reader.load(experiment).trials

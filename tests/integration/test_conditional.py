@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tuner.folder import experiment
+from tuner import experiment
 
 SPACE = '''"""Momentum matters only for SGD."""
 import numpy as np

@@ -26,7 +26,7 @@ import pytest
 
 from tests.instant import instant_space
 from tests.integration.killing import kill_9_when
-from tuner.folder import experiment
+from tuner import experiment
 
 pytestmark = pytest.mark.slow
 

@@ -107,7 +107,7 @@ class Page:
             )
             return str(found[-1])
         if TRIAL_ID.match(word):
-            from tuner.folder.experiment import load
+            from tuner.experiment import load
 
             return load(str(self.exp())).best_trial().trial_id
         return word

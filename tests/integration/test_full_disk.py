@@ -66,7 +66,7 @@ def _resume_to_the_end(run_cli, folder: Path, filler: Path) -> None:
     filler.unlink()
     resumed = run_cli("resume", folder)
     assert resumed.code == 0, resumed.out[-3000:] + resumed.err[-3000:]
-    from tuner.folder import experiment
+    from tuner import experiment
 
     reviewed = {
         t.trial_id: [int(float(r["training_iteration"])) for r in t.rows]

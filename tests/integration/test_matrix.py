@@ -11,8 +11,7 @@ import pytest
 
 from tests.instant import instant_space
 from tests.matrix_cases import CASES, ONCE, PAIRS
-from tuner import schedulers, searchers
-from tuner.folder import experiment
+from tuner import experiment, schedulers, searchers
 
 
 def test_the_matrix_covers_every_registered_algorithm():

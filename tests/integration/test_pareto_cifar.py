@@ -69,6 +69,6 @@ def test_its_report_draws_the_front_without_errors(swept, run_cli, tmp_path, ope
 
 
 def _trials(folder):
-    from tuner.folder import experiment
+    from tuner import experiment
 
     return experiment.load(str(folder)).trials

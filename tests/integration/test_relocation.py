@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.instant import instant_space
-from tuner.folder import experiment
+from tuner import experiment
 
 
 def _digest(folder: Path) -> dict[str, str]:

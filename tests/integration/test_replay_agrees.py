@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.table_space import write_table_space
-from tuner.folder import experiment
+from tuner import experiment
 from tuner.replay.engine import replay
 from tuner.replay.setup import build
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.killing import kill_9_when
-from tuner.folder import experiment
+from tuner import experiment
 
 pytestmark = pytest.mark.slow
 

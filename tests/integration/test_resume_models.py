@@ -14,7 +14,7 @@ import pytest
 
 from tests.instant import instant_space
 from tests.integration.killing import kill_9_when
-from tuner.folder import experiment
+from tuner import experiment
 from tuner.ray_compat.state_file import saved_trial_states
 
 pytestmark = pytest.mark.slow

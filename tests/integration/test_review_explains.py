@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.instant import instant_space
-from tuner.folder import experiment
+from tuner import experiment
 
 
 @pytest.fixture(scope="module")

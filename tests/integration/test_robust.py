@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests.instant import instant_space
-from tuner.folder import experiment
+from tuner import experiment
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,7 @@ import yaml
 
 from tests.faults import faulty_space
 from tests.integration.conftest import read_best
-from tuner.folder import experiment
+from tuner import experiment
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.instant import instant_space
+from tuner import experiment
 from tuner.claim import CLAIM_FILE
-from tuner.folder import experiment
 
 FIFO = ("--scheduler", "fifo", "--searcher", "random")
 

@@ -27,7 +27,7 @@ def earlier(tmp_path_factory):
 
 @pytest.mark.parametrize("searcher", ["optuna", "gp", "bayesopt"])
 def test_a_second_sweep_starts_from_the_first_ones_trials(run_cli, earlier, searcher):
-    from tuner.folder import experiment
+    from tuner import experiment
 
     folder, space = earlier
     result = run_cli("sweep", "--space", space, *FIFO, "--searcher", searcher, "--num-samples", "2",
@@ -62,7 +62,7 @@ def test_an_earlier_sweep_of_another_metric_is_refused(run_cli, earlier):
 def test_a_warm_start_seeds_the_model_behind_freeze_thaws_gate(run_cli, earlier):
     """Under freeze-thaw (what auto picks for one objective) the searcher sits behind the scheduler's gate on
     new trials: the earlier trials reach the model inside it."""
-    from tuner.folder import experiment
+    from tuner import experiment
 
     folder, space = earlier
     result = run_cli("sweep", "--space", space, "--scheduler", "freeze-thaw", "--max-epochs", "2", "--searcher",

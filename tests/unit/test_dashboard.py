@@ -69,7 +69,7 @@ def test_help_and_the_command_list_import_no_server_library():
 
 def _record(tmp_path, *trials, summary: bool = True):
     """An experiment as the reader gives it: trials with their status, fate and results."""
-    from tuner.folder.experiment import ExperimentRecord, TrialRecord
+    from tuner.experiment import ExperimentRecord, TrialRecord
     from tuner.folder.names import BEST_FILE
     from tuner.settings import SweepConfig
 

@@ -101,7 +101,7 @@ def written_experiment(tmp_path, trials, max_epochs=10, scheduler="freeze-thaw",
 def test_no_horizon_comes_below_a_trial_that_ran_further(tmp_path):
     """A loop whose length differs by config: one trial its loop ended at 5, nine that ran to max epochs. Every
     trial is taken to run 10 epochs unless stopped, and a cut is counted to there."""
-    from tuner.folder.experiment import load
+    from tuner.experiment import load
     from tuner.review.report.scheduler_panel import loop_ends_line, savings_line, settings_lines
 
     trials = {"short": (5, None), **{f"long{i}": (10, None) for i in range(8)}, "cut": (2, STOPPED)}
@@ -122,8 +122,8 @@ def test_no_horizon_comes_below_a_trial_that_ran_further(tmp_path):
 
 
 def test_the_plan_keeps_its_trials_at_once_as_data_and_an_older_one_is_read_from_its_words(tmp_path):
+    from tuner.experiment import load
     from tuner.folder import plan
-    from tuner.folder.experiment import load
 
     folder = written_experiment(tmp_path, {"a": (3, None)})
     assert load(folder, running=False).planned_at_once() is None, "a sweep made before plans were kept"

@@ -31,7 +31,7 @@ def test_a_replay_within_the_sweeps_curves_gives_its_saving():
 
 
 def test_a_replay_under_hyperband_shows_its_brackets():
-    from tuner.folder.experiment import ExperimentRecord
+    from tuner.experiment import ExperimentRecord
     from tuner.replay.whatif import _rungs
     from tuner.settings import SweepConfig
 

@@ -8,7 +8,7 @@ import re
 import pytest
 import yaml
 
-from tuner.folder.experiment import load
+from tuner.experiment import load
 from tuner.review import front
 from tuner.review.report import front_panel
 from tuner.review.report.page import build
@@ -179,7 +179,7 @@ def test_the_front_printed_at_the_end_shows_configs_to_four_significant_figures(
 
 
 def test_a_rung_ranked_by_fronts_gives_each_trial_its_place_and_a_stopped_one_its_fates_reason():
-    from tuner.folder.experiment import ExperimentRecord, TrialRecord
+    from tuner.experiment import ExperimentRecord, TrialRecord
     from tuner.folder.fates import RungRecord
     from tuner.review.report.scheduler_panel import reason
     from tuner.settings import SweepConfig, settled
@@ -212,7 +212,7 @@ def test_a_rung_ranked_by_fronts_gives_each_trial_its_place_and_a_stopped_one_it
 
 
 def test_a_stopped_trials_mark_and_cutoff_sit_exactly_on_its_epoch_and_its_hover_tells_it_apart():
-    from tuner.folder.experiment import ExperimentRecord, TrialRecord
+    from tuner.experiment import ExperimentRecord, TrialRecord
     from tuner.review.report.curves import curves
     from tuner.settings import SweepConfig
 
@@ -282,7 +282,7 @@ def test_importance_is_given_for_each_objective_and_says_which_way_a_parameter_m
 
 
 def test_with_two_objectives_each_rung_is_drawn_on_both_and_a_stopped_trial_is_linked_to_who_dominated_it():
-    from tuner.folder.experiment import ExperimentRecord
+    from tuner.experiment import ExperimentRecord
     from tuner.review.report.scheduler_panel import dominators, rung_scatter
     from tuner.settings import SweepConfig, settled
 

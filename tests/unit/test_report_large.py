@@ -12,7 +12,7 @@ import re
 
 import yaml
 
-from tuner.folder.experiment import load
+from tuner.experiment import load
 from tuner.review.report import detail
 from tuner.review.report.axes import axis_for
 from tuner.review.report.curves import curves, history
@@ -165,7 +165,7 @@ def test_one_varying_parameter_holds_all_the_variance_without_a_forest(tmp_path)
 def test_importance_compares_each_trial_at_its_best_where_the_trials_differ(tmp_path):
     """Most trials stopped at epoch 1 near one loss, the rest went on and parted: the trials are compared at
     their bests, where lr tells them apart, and the page says which way lr moves the loss in those words."""
-    from tuner.folder.experiment import ExperimentRecord, TrialRecord
+    from tuner.experiment import ExperimentRecord, TrialRecord
     from tuner.review.report.importance import direction, importance
     from tuner.settings import SweepConfig
 
@@ -191,7 +191,7 @@ def test_importance_compares_each_trial_at_its_best_where_the_trials_differ(tmp_
 def test_an_objective_every_trial_reached_alike_has_no_importance_and_no_error():
     """A second objective such as the epoch count, the same for every trial: fANOVA refuses zero variance, so
     the page says nothing of it rather than failing (tuner report of --metric loss,epoch failed so)."""
-    from tuner.folder.experiment import TrialRecord
+    from tuner.experiment import TrialRecord
     from tuner.objectives import Objective
     from tuner.review.report.importance import importance
 
@@ -224,7 +224,7 @@ def test_the_rank_correlation_agrees_with_scipys_spearman_ties_included():
 
 
 def test_trials_stopped_at_one_rung_near_one_value_are_not_a_smear_of_labels():
-    from tuner.folder.experiment import ExperimentRecord, TrialRecord
+    from tuner.experiment import ExperimentRecord, TrialRecord
     from tuner.review.report.curves import LABEL_GAP, LABELS_PER_EPOCH, curves
     from tuner.settings import SweepConfig
 

@@ -9,7 +9,7 @@ import json
 import pytest
 import yaml
 
-from tuner.folder.experiment import load
+from tuner.experiment import load
 from tuner.review.report.page import build
 
 pytestmark = pytest.mark.slow

@@ -98,9 +98,9 @@ def test_the_quarantine_imports_nothing_from_the_layers_above_it():
     assert up == []
 
 
-def test_the_sweep_reads_an_experiment_through_the_folder_and_only_writes_the_review():
-    """Schedulers, searchers and the launch path read an experiment through tuner/folder/ (its one reader);
-    of the review, the launch path only writes the page and the summary at a sweep's end."""
+def test_the_sweep_reads_an_experiment_through_its_one_reader_and_only_writes_the_review():
+    """Schedulers, searchers and the launch path read an experiment through tuner/experiment.py, never the
+    review; of the review, the launch path only writes the page and the summary at a sweep's end."""
     writes = {"tuner.review.report.page_file", "tuner.review.results"}
     graph = runtime_imports()
     reads = sorted(

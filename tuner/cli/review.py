@@ -20,7 +20,7 @@ from tuner.errors import UsageError
 )
 def results(experiment: str, top: int | None, fmt: str) -> None:
     """Every trial of EXPERIMENT (a path, or a name under the storage path), best first."""
-    from tuner.folder import experiment as experiments
+    from tuner import experiment as experiments
     from tuner.review.results import fates_line, render, trial_rows
 
     record = experiments.load(experiment)
@@ -58,7 +58,7 @@ def export(experiment: str, out_file: str | None, pick: str | None, weights: str
 
     import yaml
 
-    from tuner.folder import experiment as experiments
+    from tuner import experiment as experiments
     from tuner.review.results import best_export
 
     best = best_export(experiments.load(experiment), pick, weights)
@@ -96,8 +96,8 @@ def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None
     """PNG figures: each metric per epoch for every trial, the best so far, each parameter against the best."""
     from pathlib import Path
 
+    from tuner import experiment as experiments
     from tuner import storage
-    from tuner.folder import experiment as experiments
     from tuner.review.plots import plot_experiment, reported_metrics
 
     record = experiments.load(experiment)
@@ -123,10 +123,10 @@ def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None
 )
 def tensorboard(experiment: str, port: int, host: str) -> None:
     """Serve TensorBoard on an experiment folder until Ctrl-C."""
+    from tuner import experiment as experiments
     from tuner import storage
-    from tuner.folder import experiment as experiments
-    from tuner.folder.where import local_folder
     from tuner.review.dashboard import serve
+    from tuner.where import local_folder
 
     if storage.local_path(experiment) is None:
         raise UsageError(
@@ -149,8 +149,8 @@ def tensorboard(experiment: str, port: int, host: str) -> None:
 def dashboard(storages: tuple[str, ...], port: int, host: str) -> None:
     """Serve every experiment under the STORAGE folders or bucket URIs in one page, live, until Ctrl-C:
     their state, fates and best values, each sweep's report, and sweeps compared. [default: the storage path]"""
-    from tuner.folder.where import default_storage
     from tuner.review.board.server import serve
+    from tuner.where import default_storage
 
     serve(list(storages) or [str(default_storage())], host, port, click.echo)
 
@@ -167,7 +167,7 @@ def report(experiment: str, out_file: str | None) -> None:
     """One self-contained HTML page that explains the sweep (open it in any browser, no server needed)."""
     from pathlib import Path
 
-    from tuner.folder import experiment as experiments
+    from tuner import experiment as experiments
     from tuner.review.report.page import build
     from tuner.review.report.page_file import report_path
 
@@ -197,7 +197,7 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
     """Several sweeps of one metric side by side (e.g. one space under asha and hyperband)."""
     from pathlib import Path
 
-    from tuner.folder import experiment as experiments_
+    from tuner import experiment as experiments_
     from tuner.review import compare as comparing
     from tuner.review.results import render
 
@@ -242,8 +242,8 @@ def replay(
 ) -> None:
     """What another scheduler would have done with EXPERIMENT: its recorded curves replayed in seconds (epochs and
     time saved, whether the best trial survives, which trials it stops where). Saved for `tuner report`."""
+    from tuner import experiment as experiments
     from tuner import schedulers, searchers
-    from tuner.folder import experiment as experiments
     from tuner.replay.whatif import replay_experiment
     from tuner.review.replays import describe
 
@@ -282,7 +282,7 @@ def replay(
 )
 def logs(experiment: str, trial: str | None, lines: int | None, stream: str) -> None:
     """What a trial printed (its stdout.log and stderr.log); without TRIAL, how much each trial printed."""
-    from tuner.folder import experiment as experiments
+    from tuner import experiment as experiments
     from tuner.folder.names import STDERR_FILE, STDOUT_FILE
     from tuner.review.output import listing, tail
 

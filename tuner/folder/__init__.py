@@ -1,7 +1,7 @@
 """The experiment folder's format: every file a sweep writes in it or beside it, and the records they hold.
 
-Launch writes these files; one reader here (``experiment``) reads them back for the review, a resume and the
-schedulers alike; every side takes the names and the records from here, so the format has one owner. What an
+Launch writes these files and tuner/experiment.py, their one reader, reads them back for the review, a resume
+and the schedulers alike; both take the names and the records from here, so the format has one owner. What an
 experiment folder holds (``names`` has each name):
 
   tuner_config.yaml        the sweep's settings (tuner/settings.py), with the folder's format version (``format``)

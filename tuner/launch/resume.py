@@ -50,8 +50,8 @@ def resume_sweep(
     and ``budget`` (a new total, or ``+1h`` for that much more) extends it: the searcher, with all it
     learnt, proposes the extra trials. ``trial_timeout`` replaces the saved one.
     """
+    from tuner import experiment, where
     from tuner.claim import claimed
-    from tuner.folder import experiment, where
     from tuner.launch.guards import disk
     from tuner.launch.guards.signals import OrderlyStop
 
@@ -101,7 +101,7 @@ def _resume_claimed(
     trial_timeout: str | None,
     stop: OrderlyStop,
 ) -> Summary:
-    from tuner.folder import experiment
+    from tuner import experiment
     from tuner.launch.guards import budget as budgets
     from tuner.launch.guards import disk
     from tuner.launch.placement import cluster

@@ -27,7 +27,7 @@ from tuner.settings import SweepConfig, save_config
 if TYPE_CHECKING:
     from ray.tune import Callback, Tuner
 
-    from tuner.folder.experiment import ExperimentRecord
+    from tuner.experiment import ExperimentRecord
     from tuner.launch.guards.signals import OrderlyStop
     from tuner.launch.placement.packing import MeasureFn
     from tuner.launch.watching.reporting import MetricGuard
@@ -286,8 +286,8 @@ def fit(
 def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     """After ``fit``: statuses made right in the saved state, fates and spending written into the experiment,
     and the summary read back from it."""
-    from tuner import ray_compat
-    from tuner.folder import experiment, fates
+    from tuner import experiment, ray_compat
+    from tuner.folder import fates
     from tuner.launch.guards import budget, crashes, disk
     from tuner.review.results import summarize
 

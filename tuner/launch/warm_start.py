@@ -99,7 +99,7 @@ class WarmStart:
 
 def gather(refs: Sequence[str], params: Space, metric: str, mode: Mode) -> WarmStart:
     """The observations of experiments ``refs`` for a sweep over ``params`` optimising ``metric`` (``mode``)."""
-    from tuner.folder import experiment
+    from tuner import experiment
 
     observations: list[Observation] = []
     dropped: set[str] = set()

@@ -48,7 +48,7 @@ SWEEP_FAILURES = "Trials did not complete"
 # Ray's words on a stop signal, which tuner says itself (tuner/launch/guards/signals.py) with the tuner resume command.
 INTERRUPT_NOTICES = ("Stop signal received", "Experiment has been interrupted")
 # At the end of fit Ray reads every trial's results again; a trial that a budget or a stop signal ended
-# before its first report has none, and Ray warns about it. tuner reads results itself (tuner/folder/experiment.py).
+# before its first report has none, and Ray warns about it. tuner reads results itself (tuner/experiment.py).
 ANALYSIS_LOGGER = "ray.tune.analysis.experiment_analysis"
 NO_METRICS = "Failed to fetch metrics for"
 NEVER_REPORTED = "both result.json and progress.csv were not found"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, cast
 
 from tuner import storage
 from tuner.errors import UsageError
-from tuner.folder.experiment import ExperimentRecord, TrialRecord
+from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.objectives import Constraint
 from tuner.ray_compat.state_file import OPEN_STATUSES
 from tuner.replay.curves import CurveTable, metrics_only

@@ -1,2 +1,2 @@
-"""The review path: showing an experiment (tables, report, plots), read through tuner/folder/experiment.py; no Ray,
+"""The review path: showing an experiment (tables, report, plots), read through tuner/experiment.py; no Ray,
 no torch."""

@@ -23,7 +23,7 @@ from tuner.values import number as _number
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from tuner.folder.experiment import ExperimentRecord
+    from tuner.experiment import ExperimentRecord
 
 
 def check_comparable(experiments: list[ExperimentRecord]) -> None:

@@ -23,7 +23,7 @@ from tuner.value_types import Value
 from tuner.values import jsonable, number, plain
 
 if TYPE_CHECKING:
-    from tuner.folder.experiment import ExperimentRecord, TrialRecord
+    from tuner.experiment import ExperimentRecord, TrialRecord
 
 SHOWN = 8  # front rows printed at the end of a sweep
 

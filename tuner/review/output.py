@@ -12,7 +12,7 @@ from tuner import storage
 from tuner.folder.names import OUTPUT_FILES, STDERR_FILE, STDOUT_FILE
 
 if TYPE_CHECKING:
-    from tuner.folder.experiment import ExperimentRecord
+    from tuner.experiment import ExperimentRecord
 
 FAILURE_TAIL = 8  # lines of each stream shown on the terminal for a failed trial
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from tuner.folder.experiment import ExperimentRecord, TrialRecord
+    from tuner.experiment import ExperimentRecord, TrialRecord
 
 LOG_SPAN = 16  # positive values spanning this factor or more read better on a log axis
 BEST = BEST_COLOUR

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tuner import storage
-from tuner.folder.experiment import ExperimentRecord, TrialRecord
+from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.objectives import Mode
 from tuner.value_types import ConfigDraft
 

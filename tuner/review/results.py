@@ -1,6 +1,6 @@
 """Rendering what a sweep produced: the end-of-sweep summary (``best_config.json``), trial tables, export.
 
-The numbers come from tuner/folder/experiment.py; this module only decides what to show and how.
+The numbers come from tuner/experiment.py; this module only decides what to show and how.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from tuner.value_types import ConfigDraft, Value
 from tuner.values import jsonable
 
 if TYPE_CHECKING:
-    from tuner.folder.experiment import ExperimentRecord, TrialRecord
+    from tuner.experiment import ExperimentRecord, TrialRecord
     from tuner.review.front import Point
 
 

@@ -373,7 +373,7 @@ class FreezeThawScheduler(CurveFitting, FIFOScheduler):
         folder = getattr(self.fate_log, "folder", None) if self.fate_log else None
         if folder is None:
             return
-        from tuner.folder.experiment import load
+        from tuner.experiment import load
 
         try:
             experiment = load(folder, running=False)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from ray.tune import PlacementGroupFactory
     from ray.tune.experiment import Trial
 
-    from tuner.folder.experiment import ExperimentRecord
+    from tuner.experiment import ExperimentRecord
     from tuner.value_types import Result
 
 log = logging.getLogger(__name__)
@@ -60,8 +60,8 @@ def load_spent(folder: str, record: ExperimentRecord | None = None) -> Spent:
 
 
 def _epochs_reported(folder: str, record: ExperimentRecord | None) -> int:
+    from tuner import experiment
     from tuner.errors import UsageError
-    from tuner.folder import experiment
 
     try:
         return sum(len(trial.rows) for trial in (record or experiment.load(folder)).trials)

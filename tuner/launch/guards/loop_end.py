@@ -83,7 +83,7 @@ class LoopWatch(RunStartCallback):
     def at_run_start(self) -> None:
         """A resumed sweep's followers were unpickled as they were made: they learn again what the sweep had
         (the one place that does; the followers' own restores leave it to this)."""
-        from tuner.folder import experiment
+        from tuner import experiment
 
         self.loop, self.said = LoopEnds(self.max_epochs), False
         try:

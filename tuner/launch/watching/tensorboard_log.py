@@ -190,7 +190,7 @@ def hparams_summaries(
 
 
 def _last_error_line(trial: Trial) -> str:
-    from tuner.folder.experiment import last_line
+    from tuner.experiment import last_line
 
     try:
         with open(trial.error_file, encoding="utf-8", errors="replace") as f:

@@ -1,6 +1,6 @@
 """The experiments under the dashboard's storages, each summed up in one row, read again only when it changed.
 
-Every experiment is read through the one reader (tuner/folder/experiment.py) and counted by its fates as
+Every experiment is read through the one reader (tuner/experiment.py) and counted by its fates as
 ``tuner results`` counts them; nothing here writes to a storage or takes a claim. A row is kept until the
 experiment's signature changes: the size and time of its files (what Ray and tuner append to as results come),
 the files the driver keeps beside it, and whether a live process holds it. An index of hundreds of finished
@@ -16,7 +16,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from tuner import storage
-from tuner.folder.experiment import ExperimentRecord
+from tuner.experiment import ExperimentRecord
 from tuner.folder.names import BEST_FILE, CONFIG_FILE, FATES_SIDECAR, SPENT_SIDECAR, STATUS_SIDECAR
 
 RUNNING, INTERRUPTED, FINISHED, FAILED, UNREADABLE = (
@@ -204,8 +204,8 @@ class Catalog:
         return kept[1] if kept is not None and mark is not None and kept[0] == mark else None
 
     def _row(self, sweep: Sweep) -> Row:
+        from tuner import experiment
         from tuner.claim import held_elsewhere
-        from tuner.folder import experiment
 
         running = held_elsewhere(sweep.folder)
         mark = signature(sweep.folder, running)

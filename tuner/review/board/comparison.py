@@ -16,7 +16,7 @@ from tuner.values import number
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-    from tuner.folder.experiment import ExperimentRecord
+    from tuner.experiment import ExperimentRecord
 
 # settings that differ between any two sweeps without telling how they searched
 _SAME_ANYWAY = ("name", "storage_path", "origin", "searcher_chosen", "scheduler_chosen", "warm_start")

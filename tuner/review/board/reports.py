@@ -88,7 +88,7 @@ class Reports:
         return None
 
     def _draw(self, sweep: Sweep, mark: Hashable, running: bool) -> Drawn:
-        from tuner.folder import experiment
+        from tuner import experiment
         from tuner.review.report.page import build
 
         now = time.monotonic()

@@ -20,7 +20,7 @@ from tuner.review.board.catalog import Catalog, Sweep
 from tuner.review.board.reports import Reports
 
 if TYPE_CHECKING:
-    from tuner.folder.experiment import ExperimentRecord
+    from tuner.experiment import ExperimentRecord
 
 CATALOG = web.AppKey("catalog", Catalog)
 REPORTS = web.AppKey("reports", Reports)
@@ -135,7 +135,7 @@ async def compare(request: web.Request) -> web.Response:
         sweeps.append(found)
 
     def draw() -> str:
-        from tuner.folder import experiment
+        from tuner import experiment
         from tuner.review.compare import check_comparable
 
         records: list[ExperimentRecord] = [experiment.load(s.folder) for s in sweeps]

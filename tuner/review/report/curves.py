@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from typing import TYPE_CHECKING, cast
 
-from tuner.folder.experiment import ExperimentRecord, TrialRecord
+from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.folder.fates import kind
 from tuner.objectives import pick
 from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS

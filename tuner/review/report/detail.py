@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import random
 
-from tuner.folder.experiment import ExperimentRecord, TrialRecord
+from tuner.experiment import ExperimentRecord, TrialRecord
 
 IN_DETAIL = 200
 SAMPLED_AT_MOST = 1000

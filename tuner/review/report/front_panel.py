@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from tuner.folder.experiment import ExperimentRecord
+from tuner.experiment import ExperimentRecord
 from tuner.folder.fates import kind
 from tuner.objectives import Objective
 from tuner.review import front as pareto_front

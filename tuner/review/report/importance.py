@@ -13,7 +13,7 @@ import html
 import math
 from typing import TYPE_CHECKING, NamedTuple, cast
 
-from tuner.folder.experiment import ExperimentRecord, TrialRecord
+from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.objectives import Objective, pick
 from tuner.review.report.axes import LOG_SPAN
 from tuner.review.vocabulary import show

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from collections import Counter
 
-from tuner.folder.experiment import ExperimentRecord, TrialRecord
+from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.folder.fates import family, kind
 from tuner.review.report.curves import curves, figure_html, history
 from tuner.review.report.params import parallel

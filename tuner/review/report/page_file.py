@@ -17,7 +17,7 @@ from tuner import storage
 from tuner.folder.names import REPORT_FILE
 
 if TYPE_CHECKING:
-    from tuner.folder.experiment import ExperimentRecord
+    from tuner.experiment import ExperimentRecord
 
 LIVE_NICENESS = 10  # added to a live page's niceness: on busy cores the trials and the driver go first
 
@@ -37,7 +37,7 @@ def write(
     """Build the page from the folder (or from ``record``, the experiment as just read) and replace
     ``report.html`` in one step; None for a bucket. ``running`` says whether the sweep runs now (default: yes
     for a live page, else as the experiment's claim says)."""
-    from tuner.folder import experiment
+    from tuner import experiment
     from tuner.review.report.page import build
 
     path = report_path(folder)

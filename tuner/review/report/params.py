@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tuner.folder.experiment import ExperimentRecord, TrialRecord
+from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.folder.fates import kind
 from tuner.review.report.axes import axis_for, categories
 from tuner.review.vocabulary import BEST_COLOUR, show

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING
 
-from tuner.folder.experiment import ExperimentRecord
+from tuner.experiment import ExperimentRecord
 from tuner.folder.fates import RungRecord
 from tuner.review.vocabulary import CUTOFF_COLOUR
 

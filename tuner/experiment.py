@@ -22,13 +22,13 @@ from tuner.folder import plan
 from tuner.folder.fates import cut_by_scheduler, family
 from tuner.folder.names import STDOUT_FILE
 from tuner.folder.progress_rows import Row, read_rows
-from tuner.folder.where import locate
 from tuner.nesting import flatten
 from tuner.objectives import Mode, pick, sign
 from tuner.ray_compat.state_file import saved_trial_states
 from tuner.settings import SweepConfig, load_saved_config
 from tuner.value_types import ConfigDraft
 from tuner.values import number as _number
+from tuner.where import locate
 
 if TYPE_CHECKING:
     from tuner.folder.fates import RungRecord
