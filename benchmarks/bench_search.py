@@ -81,7 +81,8 @@ def optuna_peer(dataset: str, trials: int, seed: int) -> float:
 
 
 def final_job(job: tuple[str, int, str, int, int]) -> dict:
-    """One searcher on one HPOLib table for one seed, replayed with ``workers`` trials at once (FIFO)."""
+    """One searcher on one table (HPOLib or NAS-Bench-201) for one seed, replayed with ``workers`` trials at
+    once (FIFO)."""
     import logging
     import warnings
 
@@ -540,7 +541,8 @@ def warm_job(job: tuple[str, int, str, int]) -> dict:
     out = {"dataset": dataset, "trials": trials, "searcher": job[2], "seed": seed, "target": target}
     for label, warm, rerun in (("cold", None, False), ("warm", seen, True), ("model", seen, False)):
         second = sweep(seed + 1000, warm, rerun)
-        out[label] = next((i for i, t in enumerate(second.trials, 1) if t.best(src.mode) <= target), None)
+        reached = (lambda v: v >= target) if src.mode == "max" else (lambda v: v <= target)
+        out[label] = next((i for i, t in enumerate(second.trials, 1) if reached(t.best(src.mode))), None)
     return out
 
 

@@ -3,7 +3,9 @@
 Ray pickles a sweep's callbacks, stoppers, searcher and scheduler into the experiment (``tuner.pkl``) by
 their module paths. When modules moved into ``tuner/launch`` and ``tuner/review``, an experiment saved
 earlier named the old paths (and again when launch/ was split by phase into guards/, placement/, watching/ and
-trial/, and when the fates and Ray's state reader moved into tuner/folder/); this finder answers an import of an old name with the module now holding it.
+trial/, when the fates and Ray's state reader moved into tuner/folder/, and when the experiment's reader moved
+from tuner/review/ to tuner/experiment.py); this finder answers an import of an old name with the module now
+holding it.
 A class that left a module which still exists (``MOVED_NAMES``) is answered by that module's attribute lookup,
 added here as the module loads, so the old module never imports the new one (no import circle).
 """

@@ -310,3 +310,7 @@ def test_a_dry_run_says_why_auto_chose_freeze_thaw_with_the_figure_for_its_concu
     assert lines[chosen + 1].startswith("  held out: on the 17 LCBench tasks")
     assert "1 trial at once: level with Ray's BOHB" in lines[chosen + 1]
     assert "resources: 1 CPU and 0 GPU per trial; 1 trial(s) at once" in got.out
+    # the figure is freeze-thaw's with its own searcher: with another, the plan does not claim it
+    other = run_cli("sweep", "--space", "cifar_small", "--dataset", "synthetic", "--searcher", "random",
+                    "--storage-path", tmp_path, "--dry-run")  # fmt: skip
+    assert other.code == 0 and "auto chose freeze-thaw: " in other.out and "held out:" not in other.out

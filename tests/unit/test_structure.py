@@ -10,7 +10,8 @@ import ast
 from pathlib import Path
 
 TUNER = Path(__file__).resolve().parents[2] / "tuner"
-ABOVE_THE_QUARANTINE = ("algorithms", "api", "cli", "launch", "replay", "review", "schedulers", "searchers")
+ABOVE_THE_QUARANTINE = ("algorithms", "api", "cli", "experiment", "launch", "replay", "review", "schedulers",
+                        "searchers", "where")
 
 
 def runtime_imports() -> dict[str, set[str]]:

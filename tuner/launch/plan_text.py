@@ -27,7 +27,7 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     lines += plan.scheduler.describe(plan.context)[1:]
     if cfg.scheduler_chosen:
         lines.append(f"  {cfg.scheduler_chosen}")
-        if plan.scheduler.name == "freeze-thaw":
+        if plan.scheduler.name == "freeze-thaw" and plan.searcher.name == "curves":  # the pair measured
             from tuner.algorithms import held_out_figure
 
             lines.append(f"  held out: {held_out_figure(plan.context.can_pause, plan.trials_at_once)}")
