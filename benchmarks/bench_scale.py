@@ -2,7 +2,8 @@
 and how long the review of a large experiment takes.
 
 ``--sizes``: for each size, FIFO + random over instant trials (three reports of a formula, no work) through
-``tuner sweep``'s runner and through Ray Tune's own ``Tuner.fit``, each run in a fresh process of its own with
+``tuner sweep``'s runner and through Ray Tune's own ``Tuner.fit`` (verbose 0, and with ``--sides`` also
+with Ray's default progress output), each run in a fresh process of its own with
 its own local Ray (2 CPUs, 1 a trial, actors reused), the sides alternating which goes first, ``--rounds``
 times. Printed: each run's wall seconds of the fit (Ray's start and the imports not counted), the cost per
 trial (wall / trials) with min / median / max per side, the marginal cost per trial between sizes (the
@@ -15,6 +16,7 @@ folders, when it held all of them (the sweep before its summary), and last befor
 ``--make N --storage DIR``: first make such an experiment (``tuner sweep`` of N instant trials, three epochs).
 
     python benchmarks/bench_scale.py --sizes 100,400,1600,6400 --rounds 3
+    python benchmarks/bench_scale.py --sizes 100,400,1600,6400 --sides raw,tuner,raw-reporter
     python benchmarks/bench_scale.py --make 10000 --storage /tmp/scale --review /tmp/scale/scale-10000
 """
 
@@ -67,15 +69,20 @@ def child(side: str, trials: int, storage: str, name: str) -> None:
     from tuner.launch.placement.cluster import prepare_environment
 
     prepare_environment()
+    if side == "raw-reporter":  # what a user who sets nothing gets: Ray's default output engine, which
+        os.environ.pop("RAY_AIR_NEW_OUTPUT", None)  # tuner's environment turns off for its own table
     ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="ERROR", log_to_driver=False)
-    if side == "raw":
+    if side.startswith("raw"):
         from ray import tune
 
+        # "raw": verbose 0, nothing printed; "raw-reporter": Ray's default progress output, as a user who sets
+        # nothing gets it (printed into a buffer here, as the tuner side's table is)
+        quiet = {"verbose": 0} if side == "raw" else {}
         tuner = tune.Tuner(
             instant,
             param_space={"x": tune.uniform(0, 1)},
             tune_config=tune.TuneConfig(metric="loss", mode="min", num_samples=trials, reuse_actors=True),
-            run_config=tune.RunConfig(name=name, storage_path=storage, verbose=0),
+            run_config=tune.RunConfig(name=name, storage_path=storage, **quiet),
         )
         started = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
@@ -148,48 +155,47 @@ def one_run(side: str, trials: int, storage: str) -> dict[str, float]:
     }
 
 
-def sizes(counts: list[int], rounds: int) -> None:
+def sizes(counts: list[int], rounds: int, sides: list[str]) -> None:
     print(f"# instant trials (three reports each), fifo + random, 2 CPUs, 1 a trial, actors reused; each run a "
           f"process and a Ray of its own; {platform.machine()}, {os.cpu_count()} CPUs, Python "
-          f"{platform.python_version()}")  # fmt: skip
-    print(f"{'trials':>7} {'round':>5} {'raw Ray s':>10} {'tuner s':>8} {'raw ms/trial':>13} {'tuner ms/trial':>15} "
-          f"{'raw MiB (1k / all / end)':>25} {'tuner MiB (1k / all / end)':>27}")  # fmt: skip
+          f"{platform.python_version()}; sides: {', '.join(sides)} (raw: Ray Tune's Tuner with verbose 0; "
+          "raw-reporter: with Ray's default progress output)")  # fmt: skip
+    print(f"{'trials':>7} {'round':>5} " + " ".join(f"{side + ' s':>14} {'ms/trial':>9} {'MiB (1k / all / end)':>21}"
+                                                   for side in sides))  # fmt: skip
     walls: dict[tuple[str, int], list[float]] = {}
-    memory: dict[tuple[str, int], list[tuple[float, float]]] = {}
     with tempfile.TemporaryDirectory() as storage:
         for n in counts:
             for round_ in range(1, rounds + 1):
-                order = ("raw", "tuner") if round_ % 2 else ("tuner", "raw")
-                got = {side: one_run(side, n, storage) for side in order}
+                shift = (round_ - 1) % len(sides)  # each side goes first in turn
+                got = {side: one_run(side, n, storage) for side in sides[shift:] + sides[:shift]}
                 for side, run in got.items():
                     walls.setdefault((side, n), []).append(run["wall"])
-                    memory.setdefault((side, n), []).append((run["rss_at_1000"], run["rss_end"]))
 
                 def mib(run: dict[str, float]) -> str:
                     at = f"{run['rss_at_1000']:.0f}" if run["rss_at_1000"] else "-"
                     return f"{at} / {run['rss_at_all']:.0f} / {run['rss_end']:.0f}"
 
-                raw, ours = got["raw"], got["tuner"]
-                print(f"{n:>7} {round_:>5} {raw['wall']:>10.1f} {ours['wall']:>8.1f} "
-                      f"{1000 * raw['wall'] / n:>13.1f} {1000 * ours['wall'] / n:>15.1f} {mib(raw):>25} "
-                      f"{mib(ours):>27}", flush=True)  # fmt: skip
-    print("\n# cost per trial, ms (wall / trials): min / median / max")
+                print(f"{n:>7} {round_:>5} " + " ".join(
+                    f"{got[side]['wall']:>14.1f} {1000 * got[side]['wall'] / n:>9.1f} {mib(got[side]):>21}"
+                    for side in sides), flush=True)  # fmt: skip
+    base = sides[0]
+    print(f"\n# cost per trial, ms (wall / trials): min / median / max; each side's median against {base}'s")
     for n in counts:
         line = []
-        for side in ("raw", "tuner"):
+        for side in sides:
             per = [1000 * w / n for w in walls[(side, n)]]
-            line.append(f"{side} {min(per):.1f} / {statistics.median(per):.1f} / {max(per):.1f}")
-        ratio = statistics.median(walls[("tuner", n)]) / statistics.median(walls[("raw", n)])
-        print(f"{n:>7}: " + "; ".join(line) + f"; tuner / raw {ratio:.2f}")
+            ratio = statistics.median(walls[(side, n)]) / statistics.median(walls[(base, n)])
+            line.append(f"{side} {min(per):.1f} / {statistics.median(per):.1f} / {max(per):.1f} ({ratio:.2f}x)")
+        print(f"{n:>7}: " + "; ".join(line))
     print("\n# marginal cost per trial between sizes, ms (difference of median walls / difference of trials)")
     for a, b in zip(counts, counts[1:], strict=False):
         parts = []
-        for side in ("raw", "tuner"):
+        for side in sides:
             marginal = (statistics.median(walls[(side, b)]) - statistics.median(walls[(side, a)])) / (b - a)
             parts.append(f"{side} {1000 * marginal:.1f}")
         print(f"{a:>6} -> {b:<6}: " + "; ".join(parts))
     if len(counts) >= 3:
-        for side in ("raw", "tuner"):
+        for side in sides:
             med = {n: statistics.median(walls[(side, n)]) for n in counts}
             first = (med[counts[1]] - med[counts[0]]) / (counts[1] - counts[0])
             last = (med[counts[-1]] - med[counts[-2]]) / (counts[-1] - counts[-2])
@@ -274,6 +280,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", help="trial counts, comma-separated (100,400,1600,6400)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--sides", default="raw,tuner", help="with --sizes, comma-separated: raw (Ray Tune, verbose "
+                        "0), tuner (tuner sweep as shipped), raw-reporter (Ray Tune with its default progress "
+                        "output); ratios are against the first")  # fmt: skip
     parser.add_argument("--make", type=int, metavar="N", help="first make an experiment of N instant trials")
     parser.add_argument("--interrupt-at", type=int, metavar="K",
                         help="with --make: Ctrl-C the sweep at K trials, time its end, then resume it")
@@ -281,7 +290,12 @@ def main() -> None:
     parser.add_argument("--review", metavar="EXP", help="time the review of this experiment")
     args = parser.parse_args()
     if args.sizes:
-        sizes([int(n) for n in args.sizes.split(",")], args.rounds)
+        sides = args.sides.split(",")
+        if unknown := set(sides) - {"raw", "tuner", "raw-reporter"}:
+            parser.error(f"unknown side(s): {', '.join(sorted(unknown))}")
+        if len(set(sides)) < len(sides):
+            parser.error("each side once")
+        sizes([int(n) for n in args.sizes.split(",")], args.rounds, sides)
     folder = make(args.make, args.storage, args.interrupt_at) if args.make else args.review
     if folder:
         review(folder, args.rounds)
