@@ -25,6 +25,7 @@ SMOKE_NAMED=(
 mkdir -p .ray-matrix
 declare -A RESULT
 declare -A FAILED
+declare -A FAILURES
 for version in $VERSIONS; do
     path=""
     if [ "$version" != "$OWN" ]; then
@@ -49,6 +50,8 @@ for version in $VERSIONS; do
     PYTHONPATH="$path" $PY -m pytest "${SMOKE_NAMED[@]}" -q -p no:cacheprovider -m "" >> "$log" 2>&1 || FAILED[$version]=1
     named=$(tail -1 "$log" | sed 's/=//g; s/^ *//; s/ in [0-9.]*s.*//')
     RESULT[$version]="unit: $unit; smoke: $cover (every scheduler and searcher), $named (resume, forms, versions); $((SECONDS - started)) s"
+    # CI keeps only the tail of what this prints: name what failed here, with its one-line reason
+    FAILURES[$version]=$(grep -h -E "^(FAILED|ERROR) " ".ray-matrix/unit-$version.log" "$log" | cut -c1-300)
 done
 echo
 echo "Ray version matrix (logs in .ray-matrix/):"
@@ -57,5 +60,6 @@ for version in $VERSIONS; do
     verdict="passed"
     if [ -n "${FAILED[$version]:-}" ]; then verdict="FAILED"; status=1; fi
     printf '  Ray %-8s %-7s %s\n' "$version" "$verdict" "${RESULT[$version]}"
+    if [ -n "${FAILURES[$version]:-}" ]; then sed 's/^/      /' <<< "${FAILURES[$version]}"; fi
 done
 exit $status
