@@ -52,7 +52,8 @@ _FIRST_MOVE = (
     "signals",
 )
 _REVIEW = ("experiment", "ray_state", "fates", "results", "compare", "plots", "dashboard", "vocabulary")
-# Review modules that became part of the experiment folder's format (tuner/folder/).
+# Review modules that left tuner/review/: into the experiment folder's format (tuner/folder/), or, the reader
+# and where.py, to the top of the package.
 _FOLDER = {
     "fates": "tuner.folder.fates",
     "ray_state": "tuner.ray_compat.state_file",

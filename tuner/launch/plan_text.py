@@ -3,6 +3,7 @@ they were chosen, the search plan, objectives, resources, epochs, budget and tri
 
 from __future__ import annotations
 
+from tuner.algorithms import held_out_figure
 from tuner.launch.plan import SweepPlan
 from tuner.searchers.plan import grid_points
 from tuner.settings import SweepConfig
@@ -28,8 +29,6 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     if cfg.scheduler_chosen:
         lines.append(f"  {cfg.scheduler_chosen}")
         if plan.scheduler.name == "freeze-thaw" and plan.searcher.name == "curves":  # the pair measured
-            from tuner.algorithms import held_out_figure
-
             lines.append(f"  held out: {held_out_figure(plan.context.can_pause, plan.trials_at_once)}")
     if cfg.searcher_chosen:
         lines.append(f"searcher: {cfg.searcher_chosen}")
