@@ -29,3 +29,25 @@ def test_the_first_signal_inside_fit_goes_to_rays_orderly_stop():
         assert calls == [signal.SIGUSR1] and stop.received == signal.SIGTERM
         with pytest.raises(Stopped):  # the second one does not wait
             os.kill(os.getpid(), signal.SIGTERM)
+
+
+class _RayFailsAfterTheSignal:
+    """A Tuner whose fit fails as Ray's does when the group's signal ended its GCS before the watch saw it."""
+
+    def fit(self):
+        raise RuntimeError("Failed to get the object: the owner of it died")
+
+
+def test_ray_failing_after_a_signal_ends_as_the_signal_does_not_as_a_failure(tmp_path):
+    from tuner.launch.runner import fit
+
+    stop = OrderlyStop()
+    stop.received = signal.SIGTERM
+    with pytest.raises(Stopped) as caught:
+        fit(_RayFailsAfterTheSignal(), None, str(tmp_path), stop=stop)
+    assert caught.value.exit_code == 143
+    assert str(caught.value).startswith("SIGTERM received: Ray's processes ended with it;")
+    assert str(caught.value).endswith(f"continue with: tuner resume {tmp_path}")
+    stop.received = None  # without a signal the same failure is the sweep's own
+    with pytest.raises(Exception, match="the sweep failed: Failed to get the object"):
+        fit(_RayFailsAfterTheSignal(), None, str(tmp_path), stop=stop)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import signal
 from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -238,6 +239,7 @@ def fit(
     once (SweepPlan.trials_waiting)."""
     from tuner import ray_compat
     from tuner.launch.guards import disk
+    from tuner.launch.guards.signals import Stopped
     from tuner.launch.guards.stall import forget_stall, stall_reason
     from tuner.storage_outage import how_to_continue
 
@@ -260,6 +262,11 @@ def fit(
         refused = (
             disk.refusal_of(exc) or (stop.reason if stop is not None else None) or disk.room_left(folder)
         )
+        if refused is None and stop is not None and stop.received:
+            # a signal to the whole group ended Ray's processes too, and Ray failed before the watch saw them go
+            raise Stopped(stop.received, f"{signal.Signals(stop.received).name} received: Ray's processes ended "
+                          f"with it; the sweep stopped with its last saved state; continue with: tuner resume "
+                          f"{folder}") from exc  # fmt: skip
         if refused is None:
             raise TunerError(f"the sweep failed: {exc}") from exc
     if guard is not None and guard.problem:
