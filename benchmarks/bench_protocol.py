@@ -83,10 +83,38 @@ def _tuner_replay(job: dict, method: str, params: dict) -> dict:
     algorithms = build(params, scheduler, searcher, metric=protocol.METRIC, mode="max", max_epochs=EPOCHS,
                        num_samples=4 * FULL_TRIALS, seed=job["seed"], workers=job["workers"], trials_cap=None,
                        **options)  # fmt: skip
-    outcome = replay(_Curves(job["task"], job["form"]), algorithms, workers=job["workers"], metric=protocol.METRIC,
+    curves = _Curves(job["task"], job["form"])
+    if job["form"] == "table-told":
+        _tell_the_table(algorithms.searcher, curves.curves)
+    outcome = replay(curves, algorithms, workers=job["workers"], metric=protocol.METRIC,
                      mode="max", max_epochs=EPOCHS, epoch_budget=protocol.BUDGET)  # fmt: skip
     return {"best_so_far": [(spent, value) for spent, _, value in outcome.best_so_far()],
             "trials": len(outcome.trials), "epochs": outcome.epochs}  # fmt: skip
+
+
+def _tell_the_table(searcher, curves: protocol.TaskCurves) -> None:
+    """The table-told form: every config the searcher proposes becomes the nearest table config not yet tried
+    before its trial starts, so the searcher (and the scheduler, which reads the trial's config) learns from the
+    config that trained."""
+    proposes, tried = searcher.suggest, set()
+
+    def suggest(trial_id: str):
+        config = proposes(trial_id)
+        if not isinstance(config, dict):
+            return config
+        trained = {**config, **curves.nearest_untried(config, tried)}
+        told, inner = dict(trained), searcher
+        while inner is not None:  # Ray's BOHB learns from what it keeps of its own proposal, in its encoding
+            for p in getattr(getattr(inner, "plan", None), "params", ()):
+                if p.name in told and p.encode is not None:
+                    told[p.name] = p.encode(told[p.name])
+            for kept in (getattr(inner, "trial_to_params", {}), getattr(inner, "_drawn_here", {})):
+                if trial_id in kept:  # ... and a draw made while it waits, told to it at the trial's end
+                    kept[trial_id] = {**kept[trial_id], **{k: told[k] for k in protocol.BOX}}
+            inner = getattr(inner, "searcher", None) or getattr(inner, "inner", None)
+        return trained
+
+    searcher.suggest = suggest
 
 
 @contextlib.contextmanager
@@ -129,12 +157,24 @@ def optuna_run(job: dict) -> dict:
     running: dict[int, list] = {}
     order = iter(range(10**9))
 
-    def start(slot: int, now: float) -> None:
-        trial = study.ask()
+    tried: set[int] = set()
+
+    def proposal(trial) -> dict:
         config = {}
         for name, (lo, hi, log, integer) in protocol.BOX.items():
             suggest = trial.suggest_int if integer else trial.suggest_float
             config[name] = suggest(name, int(lo) if integer else lo, int(hi) if integer else hi, log=log)
+        return config
+
+    def start(slot: int, now: float) -> None:
+        trial = study.ask()
+        config = proposal(trial)
+        if job["form"] == "table-told":  # TPE learns only from finished trials: the proposal's trial fails
+            trained = curves.nearest_untried(config, tried)  # and the table config's runs in its place
+            study.tell(trial, state=optuna.trial.TrialState.FAIL)
+            study.enqueue_trial(trained)
+            trial = study.ask()
+            config = proposal(trial)
         rows, seconds = curves.rows_and_seconds(config)
         running[slot] = [trial, rows, seconds, 0]
         heapq.heappush(clock, (now + seconds[0], next(order), slot))
@@ -160,7 +200,8 @@ def optuna_run(job: dict) -> dict:
             heapq.heappush(clock, (now + seconds[done], next(order), slot))
             continue
         start(slot, now)
-    return {"best_so_far": best_so_far, "trials": len(study.trials), "epochs": spent}
+    ran = [t for t in study.trials if t.state != optuna.trial.TrialState.FAIL]
+    return {"best_so_far": best_so_far, "trials": len(ran), "epochs": spent}
 
 
 def peer_run(job: dict) -> dict:
@@ -269,7 +310,8 @@ def main() -> None:
     parser.add_argument("--tasks", default="dev", help="dev, heldout, all or task ids joined by commas")
     parser.add_argument("--seeds", default="dev", help="dev (0-9), heldout (10-29) or a range such as 10-14")
     parser.add_argument("--workers", type=int, nargs="+", default=[2], help="trials at once (1, 2, 8)")
-    parser.add_argument("--form", choices=("surrogate", "table"), default="surrogate")
+    parser.add_argument("--form", choices=protocol.FORMS, default="surrogate", help="see "
+                        "benchmarks/protocol.py")  # fmt: skip
     parser.add_argument("--methods", nargs="+", default=["default", "fifo+random", "asha+random"])
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes")
     parser.add_argument("--off-protocol", action="store_true", help="allow tasks and seeds the protocol does not "

@@ -62,7 +62,7 @@ def blackbox(task: str, form: str):
     return LCBench()
 
 
-def scheduler(method: str, seed: int):
+def scheduler(method: str, seed: int, task: str = "", form: str = "surrogate"):
     """The method with Syne Tune's defaults; only what it must be told is set (the metric, its direction, the
     epoch attribute, the most epochs, the seed). ``/p0`` after a name: a trainable that keeps no checkpoints, so
     a paused trial that continues trains again from its first epoch (and pays for it)."""
@@ -82,7 +82,23 @@ def scheduler(method: str, seed: int):
     name = method.removesuffix("/p0")
     if name not in made:
         raise SystemExit(f"peers: error: unknown method {method!r}; known: {', '.join(made)} (each also with /p0)")
-    return made[name]()
+    made_one = made[name]()
+    if form == "table-told":
+        tell_the_table(made_one.searcher, TaskCurves(task, form))
+    return made_one
+
+
+def tell_the_table(searcher, curves: TaskCurves) -> None:
+    """The table-told form, as tuner's and Optuna's methods get it: each config the searcher proposes becomes the
+    nearest table config not yet tried before its trial starts; the scheduler starts that one and hands it back
+    with every result, so the searcher learns from the config that trained."""
+    proposes, tried = searcher.get_config, set()
+
+    def get_config(**kwargs):
+        config = proposes(**kwargs)
+        return config if config is None else {**config, **curves.nearest_untried(config, tried)}
+
+    searcher.get_config = get_config
 
 
 def run(job: dict) -> dict:
@@ -111,7 +127,7 @@ def run(job: dict) -> dict:
     backend = UserBlackboxBackend(blackbox=blackbox(job["task"], job["form"]), elapsed_time_attr="time",
                                  max_resource_attr="epochs",  # a paused trial runs up to the epochs it was granted
                                  support_checkpointing=not job["method"].endswith("/p0"))
-    tuner = Tuner(trial_backend=backend, scheduler=scheduler(job["method"], job["seed"]),
+    tuner = Tuner(trial_backend=backend, scheduler=scheduler(job["method"], job["seed"], job["task"], job["form"]),
                   stop_criterion=lambda status: record.spent >= BUDGET, n_workers=job["workers"],
                   sleep_time=0, callbacks=[SimulatorCallback(), record], results_update_interval=1e9,
                   print_update_interval=1e9, save_tuner=False, tuner_name=f"peer-{os.getpid()}",

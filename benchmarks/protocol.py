@@ -15,6 +15,9 @@ anything here makes earlier held-out figures incomparable, so don't (add a new p
   the same 2,000 configs per task, as tabular LCBench does: a proposed config is replaced by its nearest table
   config, in the box scaled to [0, 1] with the log-scaled parameters in log space). The table form removes the
   surrogate's extrapolation, which a model-based searcher can exploit and random search cannot.
+  ``table-told`` (added beside them, not a change to them): the same table, but each proposal is replaced by the
+  nearest table config this run has not tried *before the trial starts*, so the method is told the config that
+  trained (as a tabular method picks from its candidates); the table form tells it only what it proposed.
 - Figures: the anytime mean rank (ranks among methods per task and seed, averaged over seeds, then over tasks) at
   25%, 50% and 100% of the budget; a Friedman test over tasks and Wilcoxon signed-rank tests on per-task mean
   regrets with Holm's correction; the share of its own epochs each method needs to reach another's final regret.
@@ -40,6 +43,7 @@ FRACTIONS = (0.25, 0.5, 1.0)
 DEV_SEEDS = tuple(range(10))
 HELDOUT_SEEDS = tuple(range(10, 30))
 TABLE_SIZE = 2000
+FORMS = ("surrogate", "table", "table-told")
 REFERENCE = HERE / "baselines" / "lcbench_reference_balanced.json"
 REFERENCE_SAMPLE, REFERENCE_SEED = 10_000, 12345
 
@@ -122,8 +126,8 @@ class TaskCurves:
     and the seconds each took. In the table form the config is first replaced by its nearest table config."""
 
     def __init__(self, task: str, form: str = "surrogate") -> None:
-        if form not in ("surrogate", "table"):
-            raise ValueError(f"form {form!r}: surrogate or table")
+        if form not in FORMS:
+            raise ValueError(f"form {form!r}: one of {', '.join(FORMS)}")
         self.task, self.form = task, form
         self._cache: dict[tuple, tuple[list[dict[str, float]], list[float]]] = {}
 
@@ -141,10 +145,24 @@ class TaskCurves:
         configs, points = self.table
         return configs[int(np.argmin(((points - unit(config)) ** 2).sum(1)))]
 
+    def nearest_untried(self, config: dict[str, Any], tried: set[int]) -> dict[str, Any]:
+        """The table-told form's pick: the nearest table config not in ``tried`` (indices, added to)."""
+        import numpy as np
+
+        configs, points = self.table
+        distance = ((points - unit(config)) ** 2).sum(1)
+        if tried:
+            distance[list(tried)] = np.inf
+        pick = int(np.argmin(distance))
+        tried.add(pick)
+        return configs[pick]
+
     def rows_and_seconds(self, config: dict[str, Any]) -> tuple[list[dict[str, float]], list[float]]:
         from lcbench import evaluate, rows_and_seconds
 
-        used = self.nearest(config) if self.form == "table" else config
+        used = self.nearest(config) if self.form != "surrogate" else config
+        if self.form == "table-told" and float(((unit(used) - unit(config)) ** 2).sum()) > 1e-12:
+            raise ValueError(f"table-told: {config} is not a config of task {self.task}'s table")
         key = tuple(float(used[k]) for k in BOX)
         if key not in self._cache:
             self._cache[key] = rows_and_seconds(evaluate(self.task, [used])[0])
@@ -202,7 +220,7 @@ def bounds(runs: list[dict], form: str) -> dict[str, tuple[float, float]]:
     out: dict[str, tuple[float, float]] = {}
     for task in {r["task"] for r in runs}:
         values = [v for r in runs if r["task"] == task for _, v in r["best_so_far"]]
-        lo_key, hi_key = ("table_worst", "table_best") if form == "table" else ("worst", "best")
+        lo_key, hi_key = ("table_worst", "table_best") if form != "surrogate" else ("worst", "best")
         best = max([ref[task][hi_key], *values])
         firsts = [r["best_so_far"][0][1] for r in runs if r["task"] == task and r["best_so_far"]]
         worst = min([ref[task][lo_key], *firsts])
