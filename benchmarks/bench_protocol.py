@@ -253,6 +253,10 @@ def sweep(args: argparse.Namespace) -> Path:
         _refuse(f"the protocol pairs development tasks with seeds 0-9 and held-out tasks with "
                          f"seeds 10-29 (task {off[0][0]} with seed {off[0][1]} is neither); --off-protocol runs it "
                          "anyway, and its figures are printed apart")  # fmt: skip
+    untold = [m for m in args.methods if not _told_in_table(m)]
+    if args.form == "table-told" and untold:
+        _refuse(f"{untold[0]}: its searcher keeps its own proposal where the table-told form cannot rewrite it "
+                "(told: tuner's default, random and bohb searchers, Optuna's TPE, Syne Tune's methods)")  # fmt: skip
     jobs = [{"method": m, "task": t, "seed": s, "workers": w, "form": args.form}
             for w in args.workers for s in seeds for t in tasks for m in args.methods]  # fmt: skip
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -269,6 +273,13 @@ def sweep(args: argparse.Namespace) -> Path:
     print(f"# {len(jobs)} runs in {time.perf_counter() - started:.0f} s on {args.jobs} processes -> {path}",
           file=sys.stderr)  # fmt: skip
     return path
+
+
+def _told_in_table(method: str) -> bool:
+    """Whether the table-told form can tell this method the config that trained (``_tell_the_table``): Ray's
+    OptunaSearch and BayesOptSearch keep the trial they proposed, whose parameters cannot be changed after."""
+    name = method.partition("@")[0]
+    return name.startswith(("default", "st-")) or name in OPTUNA or name.partition("+")[2] in ("random", "bohb")
 
 
 def _refuse(message: str) -> None:

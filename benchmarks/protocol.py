@@ -150,6 +150,8 @@ class TaskCurves:
         import numpy as np
 
         configs, points = self.table
+        if len(tried) >= len(configs):
+            raise ValueError(f"table-told: every config of task {self.task}'s table was tried")
         distance = ((points - unit(config)) ** 2).sum(1)
         if tried:
             distance[list(tried)] = np.inf
