@@ -152,8 +152,8 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
         return sorted(trial_dir.glob("checkpoint_*"))
 
     def saved() -> dict[str, tuple[str, int, str]]:
-        """Unfinished trials whose latest checkpoint Ray's saved state names: folder -> (trial id, epochs, that
-        checkpoint's folder name)."""
+        """Unfinished trials (under their 4 epochs) whose latest checkpoint Ray's saved state names: folder ->
+        (trial id, epochs, that checkpoint's folder name)."""
         from tuner.errors import UsageError
         from tuner.ray_compat.state_file import latest_state_name, read_state
 
@@ -167,7 +167,8 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
             trial, last = json.loads(trial_json), json.loads(runtime_json).get("last_result") or {}
             if (
                 trial["status"] != "TERMINATED"
-                and last.get("checkpoint_dir_name")
+                and int(last.get("training_iteration", 0)) < 4  # one that reported its last epoch reads no
+                and last.get("checkpoint_dir_name")  # checkpoint on resume: finished, whatever its status says
                 and trial.get("relative_logdir")
             ):
                 out[trial["relative_logdir"]] = (
