@@ -41,12 +41,12 @@ class _RayFailsAfterTheSignal:
 def test_ray_failing_after_a_signal_ends_as_the_signal_does_not_as_a_failure(tmp_path):
     from tuner.launch.runner import fit
 
-    stop = OrderlyStop()
+    stop = OrderlyStop(f"continue with: tuner resume {tmp_path}")
     stop.received = signal.SIGTERM
     with pytest.raises(Stopped) as caught:
         fit(_RayFailsAfterTheSignal(), None, str(tmp_path), stop=stop)
     assert caught.value.exit_code == 143
-    assert str(caught.value).startswith("SIGTERM received: Ray's processes ended with it;")
+    assert str(caught.value).startswith("SIGTERM received: it stopped the local Ray of this sweep too")
     assert str(caught.value).endswith(f"continue with: tuner resume {tmp_path}")
     stop.received = None  # without a signal the same failure is the sweep's own
     with pytest.raises(Exception, match="the sweep failed: Failed to get the object"):

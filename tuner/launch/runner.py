@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-import signal
 from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -239,7 +238,6 @@ def fit(
     once (SweepPlan.trials_waiting)."""
     from tuner import ray_compat
     from tuner.launch.guards import disk
-    from tuner.launch.guards.signals import Stopped
     from tuner.launch.guards.stall import forget_stall, stall_reason
     from tuner.storage_outage import how_to_continue
 
@@ -264,9 +262,7 @@ def fit(
         )
         if refused is None and stop is not None and stop.received:
             # a signal to the whole group ended Ray's processes too, and Ray failed before the watch saw them go
-            raise Stopped(stop.received, f"{signal.Signals(stop.received).name} received: Ray's processes ended "
-                          f"with it; the sweep stopped with its last saved state; continue with: tuner resume "
-                          f"{folder}") from exc  # fmt: skip
+            raise stop.ended_with_ray() from exc
         if refused is None:
             raise TunerError(f"the sweep failed: {exc}") from exc
     if guard is not None and guard.problem:

@@ -174,6 +174,15 @@ class OrderlyStop:
         hint = f"; {self.resume_hint}" if self.resume_hint else ""
         raise Stopped(signum, f"{name} received: stopped at once{hint}")
 
+    def ended_with_ray(self) -> Stopped:
+        """The end of a sweep whose signal (sent to the whole process group) ended the local Ray too: Ray's
+        failure that follows is the signal's doing, not the sweep's."""
+        assert self.received is not None
+        hint = f"; {self.resume_hint}" if self.resume_hint else ""
+        return Stopped(self.received, f"{signal.Signals(self.received).name} received: it stopped the local Ray of "
+                       f"this sweep too (it was sent to every process of the group); the sweep ended with its last "
+                       f"saved state{hint}")  # fmt: skip
+
     def _end_if_ray_ends(self, signum: int) -> None:
         """Watch the local Ray's processes for a while after a signal: when the signal ended them too, end here."""
         import time
@@ -181,10 +190,7 @@ class OrderlyStop:
         deadline = time.monotonic() + SERVICES_WATCH_S
         while time.monotonic() < deadline and not self._run_over:
             if any(_ended(pid) for pid in self._services):
-                name = signal.Signals(signum).name
-                hint = f"; {self.resume_hint}" if self.resume_hint else ""
-                os.write(2, (f"tuner: {name} stopped the local Ray of this sweep too (it was sent to every "
-                             f"process of the group): the sweep ended with its last saved state{hint}\n").encode())  # fmt: skip
+                os.write(2, f"tuner: {self.ended_with_ray()}\n".encode())
                 os._exit(128 + signum)  # Ray's core would wait a minute for its GCS, then exit 1
             time.sleep(0.2)
 
