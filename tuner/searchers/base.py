@@ -10,22 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, TypeAlias, Union
+from typing import TYPE_CHECKING, ClassVar
 
 from tuner.objectives import Constraint, Mode, Objective, Objectives
 from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points
 
 if TYPE_CHECKING:
-    from ConfigSpace import ConfigurationSpace
-    from hyperopt.pyll import Apply
     from ray.tune.search import SearchAlgorithm, Searcher
     from ray.tune.search.sample import Domain
 
-    from tuner.searchers.conditional import DefineByRun
-
-# What a model searches, as its entry's ``space_for`` makes it: the plan's domains nested as a config, HyperOpt's
-# nodes for them, Optuna's define-by-run function, or BOHB's ConfigurationSpace.
-ModelSpace: TypeAlias = Union[dict[str, "Domain"], dict[str, "Apply"], "DefineByRun", "ConfigurationSpace"]
 
 # plan_native: this model takes bounded domains, so a normal is searched through its quantile
 QUANTILE = "quantile"
@@ -106,9 +99,10 @@ class SearcherEntry:
             how = f"searched by {self.name}"
         return ParamPlan(name, text, how, NATIVE, value)
 
-    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
-        """Ray's searcher over the plan's (encoded) domains; several ``objectives`` are given only to a
-        ``multi_objective`` entry (tuner/algorithms.py)."""
+    def build_inner(self, plan: SearchPlan, objectives: Objectives, warmup: int, seed: int) -> Searcher:
+        """Ray's searcher over the plan's (encoded) domains, in the form its model takes them (``nested_domains``,
+        or HyperOpt's nodes, Optuna's define-by-run function, BOHB's ConfigurationSpace made from them); several
+        ``objectives`` are given only to a ``multi_objective`` entry (tuner/algorithms.py)."""
         raise NotImplementedError
 
     @classmethod
@@ -121,7 +115,7 @@ class SearcherEntry:
         from tuner.searchers.planned import PlannedSearcher
 
         warmup = initial_random_points(ctx.num_samples)
-        inner = self.build_inner(self.space_for(plan), ctx.objectives, warmup, ctx.seed)
+        inner = self.build_inner(plan, ctx.objectives, warmup, ctx.seed)
         pruned_below = ctx.full_epochs if self.stopped_as_pruned and len(ctx.objectives) <= 1 else None
         constraints = ctx.constraints if self.takes_constraints else ()
         return PlannedSearcher(
@@ -133,9 +127,10 @@ class SearcherEntry:
             constraints=constraints,
         )
 
-    def space_for(self, plan: SearchPlan) -> ModelSpace:
-        """What ``build_inner`` models: the plan's searched domains, nested as Ray's searchers take a nested
-        config (they name its leaves ``model/width`` again); a searcher with conditionals: more."""
+    @staticmethod
+    def nested_domains(plan: SearchPlan) -> dict[str, Domain]:
+        """The plan's searched domains, nested as Ray's searchers take a nested config (they name its leaves
+        ``model/width`` again)."""
         from tuner.nesting import unflatten
 
         return unflatten(plan.searched_space)

@@ -12,13 +12,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, cast
 
 from tuner.objectives import Objectives, single
-from tuner.searchers.base import ModelSpace, SearcherEntry
-from tuner.searchers.plan import ENCODED, NATIVE, ParamPlan, normal_quantile, unsupported
+from tuner.searchers.base import SearcherEntry
+from tuner.searchers.plan import ENCODED, NATIVE, ParamPlan, SearchPlan, normal_quantile, unsupported
 from tuner.value_types import Value
 
 if TYPE_CHECKING:
     from ray.tune.search import Searcher
     from ray.tune.search.sample import Domain, Float, Integer
+
+    from tuner.searchers.plan import SearchPlan
 
 
 class BayesOpt(SearcherEntry):
@@ -92,13 +94,13 @@ class BayesOpt(SearcherEntry):
 
         return ParamPlan(name, text, how, ENCODED, tune.uniform(*bounds), decode, encode)
 
-    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
+    def build_inner(self, plan: SearchPlan, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from ray.tune.search.bayesopt import BayesOptSearch
 
         from tuner.searchers.bayesopt_points import BayesOptTakingPoints
 
         return BayesOptTakingPoints(
-            space=BayesOptSearch.convert_search_space(cast("dict[str, Domain]", space)),  # base.space_for's
+            space=BayesOptSearch.convert_search_space(self.nested_domains(plan)),
             metric=single(objectives).name,
             mode=single(objectives).mode,
             random_state=seed,

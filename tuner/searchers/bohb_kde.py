@@ -7,10 +7,10 @@ tuner (tuner/searchers/bohb_space.py), a conditional parameter active only in it
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from tuner.objectives import Objectives, single
-from tuner.searchers.base import ModelSpace, SearcherEntry
+from tuner.searchers.base import SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan
 
 if TYPE_CHECKING:
@@ -34,12 +34,11 @@ class BohbKde(SearcherEntry):
 
         return configuration_space(plan)
 
-    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
+    def build_inner(self, plan: SearchPlan, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from ray.tune.search.bohb import TuneBOHB
 
-        space = cast("ConfigurationSpace", space)  # as space_for makes it
         objective = single(objectives)
-        return TuneBOHB(space=space, metric=objective.name, mode=objective.mode, seed=seed)
+        return TuneBOHB(space=self.space_for(plan), metric=objective.name, mode=objective.mode, seed=seed)
 
     def intro(self, num_samples: int, earlier: int = 0) -> str:
         return "search plan (bohb: random configs until a budget has enough results, then kernel density models):"

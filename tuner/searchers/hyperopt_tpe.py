@@ -10,10 +10,10 @@ Ray is imported inside functions: the registry that names searchers must stay ch
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from tuner.objectives import Objectives, single
-from tuner.searchers.base import ModelSpace, SearcherEntry
+from tuner.searchers.base import SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan
 from tuner.values import plain
 
@@ -37,8 +37,7 @@ class HyperOpt(SearcherEntry):
         options hold their branches."""
         from ray.tune.search.hyperopt import HyperOptSearch
 
-        # the base's space: the plan's domains nested as a config
-        space = HyperOptSearch.convert_search_space(cast("dict[str, Domain]", super().space_for(plan)))
+        space = HyperOptSearch.convert_search_space(self.nested_domains(plan))
         if not plan.conditionals:
             return space
         from hyperopt import hp
@@ -65,10 +64,10 @@ class HyperOpt(SearcherEntry):
             space[parent] = hp.choice(parent, options)
         return space
 
-    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
+    def build_inner(self, plan: SearchPlan, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from tuner.searchers.hyperopt_branches import BranchedHyperOptSearch
 
-        space = cast("dict[str, Apply]", space)  # as space_for makes it
+        space = self.space_for(plan)
         parents = tuple(k for k, v in space.items() if _holds_branches(v))
         return BranchedHyperOptSearch(
             space=space,

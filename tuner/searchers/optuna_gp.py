@@ -12,17 +12,15 @@ models that learn from stopped trials better.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from tuner.objectives import Objectives
-from tuner.searchers.base import ModelSpace
 from tuner.searchers.optuna_tpe import OptunaTPE
 
 if TYPE_CHECKING:
     from ray.tune.search import Searcher
-    from ray.tune.search.sample import Domain
 
-    from tuner.searchers.conditional import DefineByRun
+    from tuner.searchers.plan import SearchPlan
 
 
 class OptunaGP(OptunaTPE):
@@ -33,9 +31,8 @@ class OptunaGP(OptunaTPE):
     multi_objective = False  # its power transform warps one value
     takes_constraints = False
 
-    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
+    def build_inner(self, plan: SearchPlan, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from tuner.searchers.optuna_tpe import optuna_search
         from tuner.searchers.warped_gp import WarpedGP
 
-        space = cast("dict[str, Domain] | DefineByRun", space)  # as space_for makes it
-        return optuna_search(space, objectives, WarpedGP(warmup, seed=seed))
+        return optuna_search(self.space_for(plan), objectives, WarpedGP(warmup, seed=seed))

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, cast
 
 from tuner.objectives import Objectives, ray_form
-from tuner.searchers.base import QUANTILE, ModelSpace, SearcherEntry
+from tuner.searchers.base import QUANTILE, SearcherEntry
 from tuner.searchers.plan import ParamPlan, SearchPlan, log_quantized
 
 if TYPE_CHECKING:
@@ -49,24 +49,22 @@ class OptunaTPE(SearcherEntry):
     def space_for(self, plan: SearchPlan) -> dict[str, Domain] | DefineByRun:
         """The searched domains; with conditional parameters, a define-by-run space that asks for each only in
         the branches where it varies."""
-        # the base's space: the plan's domains nested as a config
         if not plan.conditionals:
-            return cast("dict[str, Domain]", super().space_for(plan))
+            return self.nested_domains(plan)
         from ray.tune.search.optuna import OptunaSearch
 
         from tuner.searchers.conditional import DefineByRun
 
-        distributions = OptunaSearch.convert_search_space(cast("dict[str, Domain]", super().space_for(plan)))
+        distributions = OptunaSearch.convert_search_space(self.nested_domains(plan))
         conditionals = [
             (p.name, p.branches, plan.parent_values(p.branches.parent)) for p in plan.conditionals
         ]
         return DefineByRun(distributions, conditionals)
 
-    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
+    def build_inner(self, plan: SearchPlan, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from tuner.searchers.optuna_samplers import FreshTPE
 
-        space = cast("dict[str, Domain] | DefineByRun", space)  # as space_for makes it
-        return optuna_search(space, objectives, FreshTPE(warmup, seed=seed, group=True))
+        return optuna_search(self.space_for(plan), objectives, FreshTPE(warmup, seed=seed, group=True))
 
 
 def optuna_search(

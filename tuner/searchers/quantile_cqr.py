@@ -8,17 +8,15 @@ at random within its branch. Stopped trials are told to it as pruned with each e
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from tuner.objectives import Objectives
-from tuner.searchers.base import ModelSpace
 from tuner.searchers.optuna_tpe import OptunaTPE
 
 if TYPE_CHECKING:
     from ray.tune.search import Searcher
-    from ray.tune.search.sample import Domain
 
-    from tuner.searchers.conditional import DefineByRun
+    from tuner.searchers.plan import SearchPlan
 
 
 class QuantileCQR(OptunaTPE):
@@ -32,9 +30,8 @@ class QuantileCQR(OptunaTPE):
     multi_objective = False
     takes_constraints = False
 
-    def build_inner(self, space: ModelSpace, objectives: Objectives, warmup: int, seed: int) -> Searcher:
+    def build_inner(self, plan: SearchPlan, objectives: Objectives, warmup: int, seed: int) -> Searcher:
         from tuner.searchers.optuna_tpe import optuna_search
         from tuner.searchers.quantile_sampler import QuantileSampler
 
-        space = cast("dict[str, Domain] | DefineByRun", space)  # as space_for makes it
-        return optuna_search(space, objectives, QuantileSampler(warmup, seed=seed))
+        return optuna_search(self.space_for(plan), objectives, QuantileSampler(warmup, seed=seed))
