@@ -11,10 +11,11 @@ An ``Experiment`` reads its folder each time it is asked (a running sweep shows 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, TypeAlias
 
 from tuner.errors import UsageError
 from tuner.value_types import ConfigDraft
+from tuner.values import as_float
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -224,7 +225,7 @@ class Experiment:
         if record.best_trial() is None:
             return None
         best = best_export(record)
-        value = cast(float, best["value"])  # the best trial reported the metric (best_trial above)
+        value = as_float(best["value"])  # the best trial reported the metric (best_trial above)
         return Best(
             best["trial_id"], best["config"], best["metric"], value, best["epoch"], best["checkpoint"]
         )

@@ -4,7 +4,7 @@ one reading of a result cell as a number."""
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
+from typing import TYPE_CHECKING, Any, SupportsFloat, SupportsIndex, TypeAlias, TypeVar, overload
 
 if TYPE_CHECKING:
     import numpy as np
@@ -26,6 +26,15 @@ def plain(value: T | np.generic) -> T | Scalar | np.generic:
     if hasattr(value, "item") and getattr(value, "ndim", None) == 0:
         return value.item()
     return value
+
+
+def as_float(value: object) -> float:
+    """``float(value)`` for a value known to be a number (a range's bound, a model's index, a reported metric):
+    a number (numpy's included) or its text as float() reads it; anything else the TypeError float() raises,
+    where a cast would have let it through unseen."""
+    if isinstance(value, (SupportsFloat, SupportsIndex, str, bytes, bytearray)):
+        return float(value)
+    raise TypeError(f"float() argument must be a string or a real number, not '{type(value).__name__}'")
 
 
 def number(value: Any) -> float | None:

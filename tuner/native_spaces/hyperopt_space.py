@@ -18,7 +18,7 @@ from tuner.errors import UsageError
 from tuner.native_spaces.distributions import BranchDraw, Dist
 from tuner.native_spaces.translated import Translated
 from tuner.nesting import flatten
-from tuner.values import plain
+from tuner.values import as_float, plain
 
 if TYPE_CHECKING:
     from hyperopt.pyll import Apply
@@ -91,7 +91,7 @@ def _build(node: Node, config: Config) -> Value:
     if isinstance(node, Const):
         return node.value
     if isinstance(node, Param):
-        value = cast("float", config[node.label])  # drawn from the parameter's range: a number
+        value = as_float(config[node.label])  # drawn from the parameter's range
         return int(value) if node.cast == "int" else float(value)
     if isinstance(node, Choice):
         if not node.structural:

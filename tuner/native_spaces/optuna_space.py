@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, NoReturn, TypeAlias, cast
+from typing import TYPE_CHECKING, NoReturn, TypeAlias
 
 from tuner.errors import UsageError
 from tuner.native_spaces.distributions import BranchDraw, Dist
 from tuner.native_spaces.translated import Translated
 from tuner.nesting import flatten, unflatten
-from tuner.values import plain
+from tuner.values import as_float, plain
 
 if TYPE_CHECKING:
     from tuner.value_types import Config, ConfigDraft, SpaceEntry, Value
@@ -56,7 +56,7 @@ class StandIn:
         kind = "loguniform" if log else ("quniform" if step is not None else "uniform")
         dist = Dist(kind, (float(low), float(high)) + ((float(step),) if step is not None else ()))
         # a number: an end of the range, or drawn from it (a config's value for this parameter)
-        return float(cast("float", self._answer(name, dist, (low, high))))
+        return as_float(self._answer(name, dist, (low, high)))
 
     def suggest_int(self, name: str, low: int, high: int, *, step: int = 1, log: bool = False) -> int:
         if log:
@@ -66,7 +66,7 @@ class StandIn:
         else:
             dist = Dist("randint", (int(low), int(high) + 1))
         # a number: an end of the range, or drawn from it (a config's value for this parameter)
-        return int(cast("float", self._answer(name, dist, (low, high))))
+        return int(as_float(self._answer(name, dist, (low, high))))
 
     def suggest_categorical(self, name: str, choices: Sequence[Value]) -> Value:
         choices = tuple(plain(c) for c in choices)

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.replay.engine import Curve
-from tuner.schedulers.comparing import as_float
-from tuner.values import plain
+from tuner.values import as_float, plain
 
 if TYPE_CHECKING:
     from tuner.value_types import Config, Result, Value

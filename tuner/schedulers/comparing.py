@@ -12,7 +12,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import SupportsFloat, SupportsIndex, TypeVar, cast, overload
+from typing import TypeVar, cast, overload
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,7 +20,7 @@ from numpy.typing import NDArray
 from tuner import pareto
 from tuner.objectives import Constraint, Objective, broken, violations
 from tuner.value_types import Result, Value
-from tuner.values import number
+from tuner.values import as_float, number
 
 EPOCH = "training_iteration"
 T = TypeVar("T")  # what a round ranks: a trial (HyperBand) or a trial id
@@ -312,14 +312,6 @@ class SignedValues:
 
     def values(self) -> NDArray[np.float64]:
         return self._array[: self.count]
-
-
-def as_float(value: Value) -> float:
-    """``float(value)`` for a value of a config or a result: a number (numpy's included) or its text as float()
-    reads it; anything else the TypeError float() raises."""
-    if isinstance(value, (SupportsFloat, SupportsIndex, str, bytes, bytearray)):
-        return float(value)
-    raise TypeError(f"float() argument must be a string or a real number, not '{type(value).__name__}'")
 
 
 def _float(value: Value) -> float:

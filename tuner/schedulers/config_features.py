@@ -18,8 +18,7 @@ import numpy as np
 from ray.tune.search.sample import Categorical, Domain, Float, Function, Integer, LogUniform, Quantized
 
 from tuner.nesting import flatten, unflatten
-from tuner.schedulers.comparing import as_float
-from tuner.values import plain
+from tuner.values import as_float, plain
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -57,7 +56,7 @@ class _Choice:
         self.categories = list(categories)
         self.ordered = all(isinstance(c, (int, float)) and not isinstance(c, bool) for c in self.categories)
         self.order = (  # sorted only when ordered: every category a number
-            sorted(range(len(self.categories)), key=lambda i: cast(float, self.categories[i]))
+            sorted(range(len(self.categories)), key=lambda i: as_float(self.categories[i]))
             if self.ordered
             else []
         )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from tuner.value_types import Config, Scalar, Space, Value
-from tuner.values import plain
+from tuner.values import as_float, plain
 
 if TYPE_CHECKING:
     from optuna.distributions import BaseDistribution
@@ -151,7 +151,7 @@ class DefineByRun:
         for child, branches, parent_values in self.conditionals:
             raw = drawn[branches.parent]
             # an index where the parent's values are listed (Optuna searches it through integer_index)
-            parent = parent_values[int(cast(float, raw))] if parent_values is not None else raw
+            parent = parent_values[int(as_float(raw))] if parent_values is not None else raw
             key = repr(plain(parent))
             if key in branches.values:  # an index over the branch's values, in their order
                 trial.suggest_int(branches.key(child, parent), 0, len(branches.values[key]) - 1)
@@ -187,8 +187,7 @@ def decode(
     draw (given the trial's ``config``), or the branch's constant."""
     key = repr(plain(parent_value))
     if key in branches.values:
-        index = cast(float, suggestion[branches.key(child, parent_value)])  # the model's index: an integer
-        return branches.values[key][int(index)]
+        return branches.values[key][int(as_float(suggestion[branches.key(child, parent_value)]))]
     draws = getattr(branches, "draws", None) or {}  # plans pickled before continuous branches have none
     if key in draws and function is not None:
         from tuner.searchers.traced import replay

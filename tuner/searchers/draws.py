@@ -5,11 +5,13 @@ Python's random functions read as a distribution with its arguments, a Tune doma
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from tuner.searchers.normal_quantile import QUANTILE_EDGE, NormalQuantile
 from tuner.value_types import Value
+from tuner.values import as_float
 from tuner.values import plain as _plain
 
 if TYPE_CHECKING:
@@ -30,9 +32,10 @@ class Draw:
         from ray import tune
 
         if self.kind == "uniform":
-            return tune.uniform(*cast("tuple[float, float]", self.args))
+            return tune.uniform(*self.bounds())
         if self.kind == "randint":
-            return tune.randint(*cast("tuple[int, int]", self.args))
+            low, high = self.bounds()
+            return tune.randint(int(low), int(high))
         if self.kind == "choice":
             return tune.choice(list(self.args))
         return tune.uniform(QUANTILE_EDGE, 1 - QUANTILE_EDGE)
@@ -42,23 +45,34 @@ class Draw:
         if self.kind in ("uniform", "choice"):
             return searched
         # the other kinds are searched through a number: an integer range, or a quantile (``domain``)
-        position = cast(float, searched)
+        position = as_float(searched)
         if self.kind == "randint":
             return int(position)
         if self.kind in ("normal", "lognormal"):
-            mean, sd = cast("tuple[float, float]", self.args)
+            mean, sd = self.bounds()
             drawn = NormalQuantile(mean, sd, q=None, integer=False).decode(position)
             return drawn if self.kind == "normal" else math.exp(drawn)
         if self.kind == "exponential":
-            return -cast(float, self.args[0]) * math.log1p(-float(position))
+            return -as_float(self.args[0]) * math.log1p(-position)
         # weighted: a choice drawn with probabilities, searched through their sum
-        values, weights = cast("tuple[tuple[Value, ...], tuple[float, ...]]", self.args)
+        values, weights = self.weighted()
         total = 0.0
         for value, weight in zip(values, weights, strict=True):
             total += weight
-            if float(position) < total:
+            if position < total:
                 return value
         return values[-1]
+
+    def bounds(self) -> tuple[float, float]:
+        """A range's two bounds (a normal's mean and sd)."""
+        return as_float(self.args[0]), as_float(self.args[1])
+
+    def weighted(self) -> tuple[Sequence[Value], list[float]]:
+        """A weighted choice's values and their weights."""
+        values, weights = self.args
+        if not isinstance(values, Sequence) or not isinstance(weights, Sequence):
+            raise TypeError(f"a weighted draw holds its values and weights, not {self.args!r}")
+        return values, [as_float(w) for w in weights]
 
     @property
     def quantile(self) -> bool:
@@ -66,9 +80,7 @@ class Draw:
 
     def text(self) -> str:
         if self.kind == "weighted":
-            return (
-                f"choice of {len(cast('tuple[Value, ...]', self.args[0]))} with weights, through its quantile"
-            )
+            return f"choice of {len(self.weighted()[0])} with weights, through its quantile"
         if self.kind == "choice":
             return f"choice of {len(self.args)}"
         args = ", ".join(f"{a:g}" if isinstance(a, (int, float)) else repr(a) for a in self.args)

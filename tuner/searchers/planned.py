@@ -20,7 +20,7 @@ from tuner.ray_compat import LastResultOnCompletion
 from tuner.searchers.plan import COMPUTED, CONDITIONAL, DERIVED, ENCODED, NATIVE, RANDOM, SEARCHED, SearchPlan
 from tuner.searchers.wrapping import WrappingSearcher
 from tuner.value_types import ConfigDraft, Value
-from tuner.values import plain
+from tuner.values import as_float, plain
 
 # the violation told for a constraint metric not reported (Optuna takes no infinity)
 BROKEN_BEYOND_MEASURE = 1e12
@@ -186,7 +186,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
     def _stopped_early(self, result: Mapping[str, Value] | None, error: bool) -> bool:
         if self.pruned_below is None or error or not result:
             return False
-        reached = cast(float, result.get("training_iteration", self.pruned_below))  # Tune's epoch count
+        reached = as_float(result.get("training_iteration", self.pruned_below))  # Tune's epoch count
         return int(reached) < self.pruned_below
 
     def on_trial_complete(
@@ -217,7 +217,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             return
         try:  # only models that wait (BayesOpt) get here, and they take a value as it is
             # the metric's value as Tune reported it: a number
-            self.inner.add_evaluated_point(drawn, cast(float, value))
+            self.inner.add_evaluated_point(drawn, as_float(value))
         except NotImplementedError:  # a model that cannot take outside points just does without this one
             pass
 

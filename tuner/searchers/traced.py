@@ -18,7 +18,7 @@ import random as pyrandom
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 # Draw is pickled with searchers under this module's name: it is imported here, not only used
 from tuner.searchers.draws import (  # noqa: F401
@@ -30,6 +30,7 @@ from tuner.searchers.draws import (  # noqa: F401
 )
 from tuner.searchers.normal_quantile import QUANTILE_EDGE
 from tuner.value_types import Config, Value
+from tuner.values import as_float
 
 if TYPE_CHECKING:
     import numpy as np
@@ -282,24 +283,23 @@ class TracedEncode:
     def _draw_for(self, value: Value, config: Config) -> Value:
         kind, args = self.draw.kind, self.draw.args
         if kind in ("choice", "randint"):
-            bounds = cast("tuple[int, int]", args)  # a randint's (a choice's args are its values)
-            candidates = (
-                list(args) if kind == "choice" else range(bounds[0], min(bounds[1], bounds[0] + 4096))
-            )
+            if kind == "choice":
+                candidates: list[Value] | range = list(args)
+            else:
+                first, last = (int(b) for b in self.draw.bounds())
+                candidates = range(first, min(last, first + 4096))
             for candidate in candidates:
                 if _same(_plain(replay(self.domain, config, candidate)), _plain(value)):
                     return candidate
             raise ValueError(f"{value!r} is not a value this function gives")
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
             raise ValueError(f"{value!r} is not a number")
-        low, high = (
-            cast("tuple[float, float]", args[:2]) if kind == "uniform" else (QUANTILE_EDGE, 1 - QUANTILE_EDGE)
-        )
+        low, high = self.draw.bounds() if kind == "uniform" else (QUANTILE_EDGE, 1 - QUANTILE_EDGE)
         points = [low + (high - low) * i / (self.GRID - 1) for i in range(self.GRID)]
         values = [replay(self.domain, config, self.draw.value(p)) for p in points]
-        if not all(isinstance(o, (int, float)) for o in values):
+        outputs = [float(o) for o in values if isinstance(o, (int, float))]
+        if len(outputs) < len(values):
             raise ValueError("not a numeric function")
-        outputs = cast("list[float]", values)  # numbers, as checked
         rising = all(b > a for a, b in zip(outputs, outputs[1:], strict=False))
         if not rising and not all(b < a for a, b in zip(outputs, outputs[1:], strict=False)):
             raise ValueError("the function is not monotonic in its draw")
@@ -308,13 +308,13 @@ class TracedEncode:
             raise ValueError(f"{value!r} is outside the function's values")
         for _ in range(80):
             middle = (lo + hi) / 2
-            if cast(float, replay(self.domain, config, self.draw.value(middle))) < value:  # numeric, as above
+            if as_float(replay(self.domain, config, self.draw.value(middle))) < value:
                 lo = middle
             else:
                 hi = middle
         found = (lo + hi) / 2
         if not math.isclose(
-            cast(float, replay(self.domain, config, self.draw.value(found))),
+            as_float(replay(self.domain, config, self.draw.value(found))),
             value,
             rel_tol=1e-6,
             abs_tol=1e-12,

@@ -9,13 +9,13 @@ another (``labelled``); the hover names every one.
 from __future__ import annotations
 
 import itertools
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.folder.fates import kind
 from tuner.objectives import pick
 from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS
-from tuner.values import number
+from tuner.values import as_float, number
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -296,7 +296,7 @@ def _mark_cutoffs(fig: go.Figure, trials: list[TrialRecord]) -> None:
                 # its cutoff is not None: chosen so above
                 (
                     stop["epoch"],
-                    float(cast(float, stop["cutoff"])),
+                    as_float(stop["cutoff"]),
                     trial.trial_id,
                     stop,
                 )

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import html
 import math
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, NamedTuple
 
 from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.objectives import Objective, pick
 from tuner.review.report.axes import LOG_SPAN
 from tuner.review.vocabulary import show
+from tuner.values import as_float
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,7 +42,7 @@ def compared(trials: list[TrialRecord], objective: Objective) -> list[TrialRecor
 
 def value_of(trial: TrialRecord, objective: Objective) -> float:
     """A trial's best value of the objective (one of ``compared``, so it has one)."""
-    return cast(float, trial.best(objective.name, objective.mode))
+    return as_float(trial.best(objective.name, objective.mode))
 
 
 def varying(trials: list[TrialRecord]) -> list[str]:
@@ -90,7 +91,7 @@ def importance(trials: list[TrialRecord], objective: Objective) -> Importance | 
         params = {
             # a parameter under a FloatDistribution is a number in every trial (above)
             n: (
-                float(cast(float, t.config[n]))
+                as_float(t.config[n])
                 if isinstance(distributions[n], FloatDistribution)
                 else show(t.config[n])
             )
