@@ -10,7 +10,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, TypeVar, cast, overload
+from typing import Literal, Protocol, TypeVar, overload
 
 from tuner.errors import UsageError
 from tuner.value_types import Result
@@ -19,7 +19,7 @@ from tuner.values import number
 T = TypeVar("T")
 
 Mode = Literal["min", "max"]  # whether a metric is minimised or maximised
-MODES = ("min", "max")
+MODES: tuple[Mode, ...] = ("min", "max")
 
 
 def better(a: float, b: float, mode: str) -> bool:
@@ -50,8 +50,9 @@ def sign(mode: str) -> int:
 
 def as_mode(text: str) -> Mode:
     """A mode as given (a flag, a file, Ray's own setting), checked."""
-    if text in MODES:
-        return cast(Mode, text)
+    for mode in MODES:
+        if text == mode:
+            return mode
     raise UsageError(f"unknown mode {text!r}; valid: {', '.join(MODES)}")
 
 

@@ -41,4 +41,4 @@ def _uneven(header: list[str], row: list[str]) -> Row:
     out: dict[str | None, str | list[str] | None] = dict(itertools.zip_longest(header, row[: len(header)]))
     if len(row) > len(header):
         out[None] = row[len(header) :]
-    return cast(Row, out)
+    return cast(Row, out)  # Row is DictReader's row type, whose keys are text but for that None

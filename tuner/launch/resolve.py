@@ -55,7 +55,7 @@ def resolve(
     if not space_ref:
         raise UsageError(NO_SPACE)
     # text in every layer (a flag, a coerced setting, the reference tuner.sweep keeps)
-    space = load_space(cast(str, space_ref))
+    space = load_space(str(space_ref))
     unknown = sorted(str(k) for k in space.defaults if k not in USER_SETTINGS)
     if unknown:
         raise UsageError(

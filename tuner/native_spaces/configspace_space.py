@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.native_spaces.distributions import BranchDraw, Dist
@@ -21,15 +21,9 @@ from tuner.values import plain
 
 if TYPE_CHECKING:
     from ConfigSpace import (
-        CategoricalHyperparameter,
         ConfigurationSpace,
-        Constant,
         EqualsCondition,
         InCondition,
-        NormalFloatHyperparameter,
-        OrdinalHyperparameter,
-        UniformFloatHyperparameter,
-        UniformIntegerHyperparameter,
     )
     from ConfigSpace.conditions import ConditionLike
     from ConfigSpace.hyperparameters import Hyperparameter
@@ -44,13 +38,12 @@ def translate_configspace(space: ConfigurationSpace) -> Translated:
         raise UsageError(
             f"space params: the ConfigurationSpace has forbidden clauses, which tuner does not follow; {ALTERNATIVE}"
         )
+    from ConfigSpace import Constant
+
     hyperparameters = list(space.values())
-    constants = {
-        h.name: plain(cast("Constant", h).value) for h in hyperparameters if type(h).__name__ == "Constant"
-    }
+    constants = {h.name: plain(h.value) for h in hyperparameters if type(h) is Constant}
     dists = {h.name: _dist(h) for h in hyperparameters if h.name not in constants}
-    # _child refuses every condition but these
-    conditions = {_child(c): cast("EqualsCondition | InCondition", c) for c in space.conditions}
+    conditions = {str(c.child.name): c for c in map(_followed, space.conditions)}
     params: dict[str, SpaceEntry] = {}
     for name, dist in dists.items():
         condition = conditions.get(name)
@@ -97,19 +90,21 @@ class ConfigurationShape:
         return unflatten({**active, **self.constants})
 
 
-def _child(condition: ConditionLike) -> str:
+def _followed(condition: ConditionLike) -> EqualsCondition | InCondition:
+    """The condition, of a kind tuner follows; any other is refused in a line that names it."""
+    from ConfigSpace import EqualsCondition, InCondition
+
     if not hasattr(condition, "child"):  # AndConjunction / OrConjunction
         raise UsageError(
             f"space params: the ConfigurationSpace has a conjunction of conditions ({condition}), which tuner does "
             f"not follow; {ALTERNATIVE}"
         )
-    kind = type(condition).__name__
-    if kind not in ("EqualsCondition", "InCondition"):
-        raise UsageError(
-            f"space params: ConfigSpace {kind} on {condition.child.name!r} is not followed; tuner follows "
-            f"EqualsCondition and InCondition on a categorical ({ALTERNATIVE})"
-        )
-    return str(condition.child.name)
+    if type(condition) is EqualsCondition or type(condition) is InCondition:
+        return condition
+    raise UsageError(
+        f"space params: ConfigSpace {type(condition).__name__} on {condition.child.name!r} is not followed; tuner "
+        f"follows EqualsCondition and InCondition on a categorical ({ALTERNATIVE})"
+    )
 
 
 def _values(condition: EqualsCondition | InCondition) -> list[Value]:
@@ -117,27 +112,29 @@ def _values(condition: EqualsCondition | InCondition) -> list[Value]:
 
 
 def _dist(h: Hyperparameter) -> Dist:
-    kind = type(h).__name__
-    if kind in ("CategoricalHyperparameter", "OrdinalHyperparameter"):
-        values = (
-            cast("CategoricalHyperparameter", h).choices
-            if kind == "CategoricalHyperparameter"
-            else cast("OrdinalHyperparameter", h).sequence
-        )
-        return Dist("choice", tuple(plain(v) for v in values))
-    if kind == "UniformFloatHyperparameter":
-        uniform = cast("UniformFloatHyperparameter", h)
-        return Dist("loguniform" if uniform.log else "uniform", (float(uniform.lower), float(uniform.upper)))
-    if kind == "UniformIntegerHyperparameter":
-        integer = cast("UniformIntegerHyperparameter", h)
-        return Dist("lograndint" if integer.log else "randint", (int(integer.lower), int(integer.upper) + 1))
-    normal = cast("NormalFloatHyperparameter", h)  # read only where its name says it is one
-    if kind == "NormalFloatHyperparameter" and not normal.log:  # ConfigSpace 1.x bounds every normal
-        bounds = (float(normal.lower), float(normal.upper))
+    """Exact kinds only: a subclass of one of these may draw otherwise, and is refused."""
+    from ConfigSpace import (
+        CategoricalHyperparameter,
+        NormalFloatHyperparameter,
+        OrdinalHyperparameter,
+        UniformFloatHyperparameter,
+        UniformIntegerHyperparameter,
+    )
+
+    if type(h) is CategoricalHyperparameter:
+        return Dist("choice", tuple(plain(v) for v in h.choices))
+    if type(h) is OrdinalHyperparameter:
+        return Dist("choice", tuple(plain(v) for v in h.sequence))
+    if type(h) is UniformFloatHyperparameter:
+        return Dist("loguniform" if h.log else "uniform", (float(h.lower), float(h.upper)))
+    if type(h) is UniformIntegerHyperparameter:
+        return Dist("lograndint" if h.log else "randint", (int(h.lower), int(h.upper) + 1))
+    if type(h) is NormalFloatHyperparameter and not h.log:  # ConfigSpace 1.x bounds every normal
+        bounds = (float(h.lower), float(h.upper))
         if all(math.isfinite(b) for b in bounds):
-            return Dist("boundednormal", (float(normal.mu), float(normal.sigma), *bounds))
-        return Dist("normal", (float(normal.mu), float(normal.sigma)))
+            return Dist("boundednormal", (float(h.mu), float(h.sigma), *bounds))
+        return Dist("normal", (float(h.mu), float(h.sigma)))
     raise UsageError(
-        f"space params: ConfigSpace {kind} {h.name!r} is not followed; tuner translates uniform floats and integers "
+        f"space params: ConfigSpace {type(h).__name__} {h.name!r} is not followed; tuner translates uniform floats and integers "
         f"(log or not), normal floats, categorical, ordinal and constant parameters ({ALTERNATIVE})"
     )

@@ -218,7 +218,7 @@ def _option_names(options: tuple[Node, ...]) -> tuple[Value, ...]:
     """The values a choice's parameter takes: its options themselves when they are constants; for options
     that hold parameters, the constant that tells them apart (``"type": "sgd"``), else their numbers."""
     if all(isinstance(o, Const) for o in options):
-        return tuple(o.value for o in cast("tuple[Const, ...]", options))
+        return tuple(o.value for o in cast("tuple[Const, ...]", options))  # each a Const, as just checked
     if all(isinstance(o, Container) and o.kind == "dict" for o in options):
         dicts = cast("tuple[Container, ...]", options)  # each one a dict, as just checked
         for key, _ in dicts[0].items:

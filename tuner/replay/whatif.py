@@ -279,9 +279,7 @@ def _observed_space(curves: list[Curve]) -> dict[str, SpaceEntry]:
     numbers = (int, float)
     return {
         # sorted only where every value is a number
-        name: tune.choice(
-            sorted(cast("list[float]", values)) if all(isinstance(v, numbers) for v in values) else values
-        )
+        name: tune.choice(_sorted_if_numbers(values))
         for name, values in seen.items()
         if len(values) > 1 and all(isinstance(v, (str, bool, *numbers)) for v in values)
     }
@@ -327,3 +325,8 @@ def _config_key(config: Config) -> str:
     from tuner.values import plain
 
     return json.dumps({k: plain(v) for k, v in sorted(flatten(config).items())}, default=str)
+
+
+def _sorted_if_numbers(values: list[Value]) -> list[Value] | list[float]:
+    numbers = [v for v in values if isinstance(v, (int, float))]
+    return sorted(numbers) if len(numbers) == len(values) else values

@@ -9,7 +9,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from tuner.objectives import Objectives, single
 from tuner.searchers.base import SearcherEntry
@@ -18,7 +18,7 @@ from tuner.value_types import Value
 
 if TYPE_CHECKING:
     from ray.tune.search import Searcher
-    from ray.tune.search.sample import Domain, Float, Integer
+    from ray.tune.search.sample import Domain, Float
 
     from tuner.searchers.plan import SearchPlan
 
@@ -37,7 +37,7 @@ class BayesOpt(SearcherEntry):
 
     def plan_domain(self, name: str, value: Domain, text: str) -> ParamPlan:
         from ray import tune
-        from ray.tune.search.sample import Categorical, Integer, LogUniform, Normal, Quantized, Uniform
+        from ray.tune.search.sample import Categorical, Float, Integer, LogUniform, Normal, Quantized, Uniform
 
         if isinstance(value, Categorical):
             categories = list(value.categories)
@@ -59,9 +59,8 @@ class BayesOpt(SearcherEntry):
             q, sampler = sampler.q, sampler.get_sampler()
         if isinstance(sampler, Normal):
             return normal_quantile(name, value, text, self.name)
-        if not isinstance(sampler, (Uniform, LogUniform)):
+        if not isinstance(sampler, (Uniform, LogUniform)) or not isinstance(value, (Float, Integer)):
             raise unsupported(name, value, self.name)
-        value = cast("Float | Integer", value)  # a uniform or log-uniform sampler: a float or integer range
         integer = isinstance(value, Integer)
         log_scale = isinstance(sampler, LogUniform)
         # Integers are searched as a continuous value and floored, so each integer keeps its share of the

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from tuner.value_types import Config, Scalar, Space, Value
 from tuner.values import as_float, plain
@@ -88,8 +88,7 @@ def find_branches(name: str, value: Function, params: Space, seed: int) -> Branc
                 if isinstance(traced, str):
                     reasons.append(f"where {parent}={plain(category)}, {traced}")
                     break
-                # traced on one config, it found a draw (only with ``configs`` may it find none)
-                draws[key] = cast("Draw", traced.draw)
+                draws[key] = traced.its_draw
             elif len(seen) == 1:
                 constants[key] = seen[0]
             else:

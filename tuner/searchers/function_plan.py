@@ -5,7 +5,7 @@ random draw it makes (tuner/searchers/traced.py), searched branch by branch unde
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from tuner.searchers.plan import (
     COMPUTED,
@@ -79,8 +79,7 @@ def _traced_plan(name: str, value: Function, text: str, entry: Planner, seed: in
             name, text, f"drawn at random, not searched by {entry.name}: {traced}", RANDOM, value
         )
     span = f", values {traced.low:g}…{traced.high:g}" if traced.low is not None else ""
-    draw = cast("Draw", traced.draw)  # traced without configs: it draws (Traced(None) needs them)
-    return _through_draw(name, value, text, entry, draw, ENCODED, span)
+    return _through_draw(name, value, text, entry, traced.its_draw, ENCODED, span)
 
 
 def _derived_plan(

@@ -11,7 +11,7 @@ proposals and it never proposes a config already tried.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from tuner.objectives import Objectives, ray_form
 from tuner.searchers.base import QUANTILE, SearcherEntry
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from optuna.samplers import BaseSampler
     from ray.tune.search import Searcher
     from ray.tune.search.optuna import OptunaSearch
-    from ray.tune.search.sample import Domain, Float, Integer
+    from ray.tune.search.sample import Domain
 
     from tuner.searchers.conditional import DefineByRun
 
@@ -38,12 +38,16 @@ class OptunaTPE(SearcherEntry):
     takes_constraints = True  # Optuna keeps infeasible trials out of its good group
 
     def plan_domain(self, name: str, value: Domain, text: str) -> ParamPlan:
-        from ray.tune.search.sample import LogUniform, Quantized
+        from ray.tune.search.sample import Float, Integer, LogUniform, Quantized
 
         sampler = value.get_sampler()
-        if isinstance(sampler, Quantized) and isinstance(sampler.get_sampler(), LogUniform):
-            # Optuna takes a log domain only without a step (a quantized sampler: a float or integer range's)
-            return log_quantized(name, cast("Float | Integer", value), text, self.name)
+        if (
+            isinstance(value, (Float, Integer))
+            and isinstance(sampler, Quantized)
+            and isinstance(sampler.get_sampler(), LogUniform)
+        ):
+            # Optuna takes a log domain only without a step
+            return log_quantized(name, value, text, self.name)
         return self.plan_native(name, value, text, normal=QUANTILE)
 
     def space_for(self, plan: SearchPlan) -> dict[str, Domain] | DefineByRun:

@@ -62,6 +62,15 @@ class ParamPlan:
     encode: Callable[..., Value] | None = None
     branches: Branches | None = None  # a CONDITIONAL parameter's parent and branches
 
+    @property
+    def domain(self) -> Domain:
+        """``encoded`` where it is a Tune domain: what a model searches, or a function drawn at random."""
+        from ray.tune.search.sample import Domain
+
+        if not isinstance(self.encoded, Domain):
+            raise TypeError(f"{self.name} ({self.treatment}) is searched through no Tune domain")
+        return self.encoded
+
 
 class ConditionalPlan(Protocol):
     """A CONDITIONAL parameter's plan as ``SearchPlan.conditionals`` gives it: function_plan.py always gives
@@ -98,14 +107,18 @@ class SearchPlan:
         plan = next(p for p in self.params if p.name == name)
         if plan.treatment != ENCODED or not plan.decode:
             return None
-        index = cast("Float | Integer", plan.encoded)  # a choice's index: Planner.ordered's, or bayesopt's
+        from ray.tune.search.sample import Float, Integer
+
+        index = plan.domain  # a choice's index: Planner.ordered's, or bayesopt's
+        if not isinstance(index, (Float, Integer)):
+            raise TypeError(f"{name} is searched through {type(index).__name__}, not an index")
         return [plan.decode(i) for i in range(int(index.upper))]
 
     @property
     def searched_space(self) -> dict[str, Domain]:
         """The (encoded) domains a model-based searcher models."""
         # a model-based plan searches Tune domains only (planning.py refuses it grids)
-        return {p.name: cast("Domain", p.encoded) for p in self.params if p.treatment in SEARCHED}
+        return {p.name: p.domain for p in self.params if p.treatment in SEARCHED}
 
 
 def describe_domain(value: SpaceEntry) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import pickle
 from collections.abc import Mapping, Sequence
-from typing import Protocol, cast
+from typing import Protocol
 
 from ray.tune.search import Searcher
 from ray.tune.search.sample import Domain
@@ -87,7 +87,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             # The model waits for results that a scheduler holding trials (sync brackets) will only give
             # once more trials join: draw this one at random; its result still teaches the model.
             suggestion = {
-                p.name: plain(cast(Domain, p.encoded).sample(random_state=rng))  # a searched domain
+                p.name: plain(p.domain.sample(random_state=rng))
                 for p in self.plan.params
                 if p.treatment in SEARCHED
             }
@@ -104,13 +104,13 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
                 config[p.name] = again[p.name]
             elif p.treatment == RANDOM:
                 config[p.name] = plain(  # the function drawn at random
-                    cast(Domain, p.encoded).sample(config=unflatten(config), random_state=rng)
+                    p.domain.sample(config=unflatten(config), random_state=rng)
                 )
             elif p.treatment in (NATIVE, ENCODED):
                 raw = suggestion[p.name]
                 config[p.name] = plain(p.decode(raw) if p.decode else raw)
-            elif p.treatment not in (CONDITIONAL, DERIVED, COMPUTED):
-                config[p.name] = cast("Value", p.encoded)  # a constant
+            elif p.treatment not in (CONDITIONAL, DERIVED, COMPUTED) and not isinstance(p.encoded, Domain):
+                config[p.name] = p.encoded  # a constant
         for c in self.plan.conditionals:  # after their parents, whatever order the space lists them in
             from tuner.searchers.conditional import decode
 

@@ -11,8 +11,6 @@ Ray is imported inside functions: the registry that names searchers must stay ch
 
 from __future__ import annotations
 
-from typing import cast
-
 from tuner.searchers.plan import (
     CONSTANT,
     NATIVE,
@@ -36,19 +34,20 @@ def plan_search(params: Space, entry: Planner, seed: int = 0) -> SearchPlan:
     plans: list[ParamPlan] = []
     for name, value in params.items():
         text = describe_domain(value)
-        if not isinstance(value, Domain) and not is_grid(value):
+        if is_grid(value):
+            if entry.model_based:
+                raise unsupported(name, value, entry.name, ["random"])
+            plans.append(ParamPlan(name, text, "every value, crossed with the other grids", NATIVE, value))
+        elif not isinstance(value, Domain):
             plans.append(ParamPlan(name, text, "constant", CONSTANT, value))
         elif not entry.model_based:
-            how = "every value, crossed with the other grids" if is_grid(value) else "drawn at random"
-            plans.append(ParamPlan(name, text, how, NATIVE, value))
-        elif is_grid(value):
-            raise unsupported(name, value, entry.name, ["random"])
+            plans.append(ParamPlan(name, text, "drawn at random", NATIVE, value))
         elif isinstance(value, Function):
             from tuner.searchers.function_plan import function_plan
 
             plans.append(function_plan(name, value, text, entry, seed, params))
         else:
-            plans.append(domain_plan(name, cast(Domain, value), text, entry))  # neither constant nor grid
+            plans.append(domain_plan(name, value, text, entry))
     if entry.model_based and not any(p.treatment in SEARCHED for p in plans):
         raise NothingToSearch(
             f"{entry.name} has nothing to search in this space: every parameter is a constant or a "

@@ -7,7 +7,7 @@ conditional parameters (tuner/searchers/conditional.py) are probed once per valu
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, TypeGuard, cast
+from typing import TYPE_CHECKING, TypeGuard
 
 from tuner.value_types import Config, Value
 
@@ -45,8 +45,9 @@ def probe_function(
     early = set(draws[: PROBE_DRAWS // 2])
     if len(seen) > PROBE_MAX_VALUES or len(early) < len(seen):
         return None, f"more than {PROBE_MAX_VALUES} values in {PROBE_DRAWS} draws"
-    if all(is_number(v) for v in seen):
-        cast("list[float]", seen).sort()  # numbers, as checked
+    numbers = [v for v in seen if is_number(v)]
+    if len(numbers) == len(seen):
+        seen = [*sorted(numbers)]
     return seen, ""
 
 

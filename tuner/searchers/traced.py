@@ -47,6 +47,13 @@ class Traced:
     low: float | None = None  # the smallest and largest values seen, for the plan
     high: float | None = None
 
+    @property
+    def its_draw(self) -> Draw:
+        """The draw of a function traced on one config or none, where it always makes one (``trace``)."""
+        if self.draw is None:
+            raise ValueError("a function traced on one config makes a draw; this one made none")
+        return self.draw
+
 
 class _Watch:
     """Records or replays the random draws made while it is installed."""
