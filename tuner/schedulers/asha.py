@@ -10,7 +10,6 @@ from tuner.schedulers.base import (
     SchedulerContext,
     SchedulerEntry,
     comparison,
-    ranking,
 )
 
 if TYPE_CHECKING:  # the rules import Ray; --help and the plan do not need it
@@ -33,9 +32,6 @@ class Asha(SchedulerEntry):
     multi_objective = True
     stops_as = "ASHA"
 
-    def stopped_label(self, ctx: SchedulerContext) -> str | None:
-        return None if ctx.ranked_by_front else self.stops_as  # ranked by fronts: its status line counts them
-
     def build(self, ctx: SchedulerContext) -> AshaRule:
         from tuner.schedulers.asha_rule import AshaRule
 
@@ -52,16 +48,11 @@ class Asha(SchedulerEntry):
         if not at:
             return [f"ASHA: no rung below {ctx.max_epochs} epoch(s), so every trial runs to the end"]
         expected = expected_epochs(ctx.num_samples, ctx.max_epochs, ctx.grace_period, ctx.reduction_factor)
-        if ctx.ranked_by_front:
-            return [
-                f"ASHA: rungs at epoch {', '.join(map(str, at))} (max {ctx.max_epochs}); at each, a trial goes on only "
-                f"if it is in the best 1/{ctx.reduction_factor} of results reported there so far, ranked by "
-                f"{ranking(ctx)}",
-                f"  about {expected} epochs in all if results arrive in no particular order",
-            ]
+        by = comparison(ctx).ranked_by()
         return [
             f"ASHA: rungs at epoch {', '.join(map(str, at))} (max {ctx.max_epochs}); at each, a trial goes on only "
-            f"if it is in the best 1/{ctx.reduction_factor} of results reported there so far",
+            f"if it is in the best 1/{ctx.reduction_factor} of results reported there so far"
+            + (f", ranked by {by}" if by else ""),
             f"  about {expected} epochs in all if results arrive in no particular order",
         ]
 

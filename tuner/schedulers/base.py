@@ -44,30 +44,10 @@ class SchedulerContext:
         if not self.objectives:  # one objective: the metric and mode, as one value all the same
             object.__setattr__(self, "objectives", (Objective(self.metric, self.mode),))
 
-    @property
-    def ranked_by_front(self) -> bool:
-        """Several objectives or constraints: trials are ranked by fronts, not by one value."""
-        return len(self.objectives) > 1 or bool(self.constraints)
-
 
 def comparison(ctx: SchedulerContext) -> Comparison:
     """How the sweep's rules compare trials: its objectives (one: the metric and mode) and constraints."""
     return Comparison.of(ctx.objectives, ctx.constraints)
-
-
-def ranking(ctx: SchedulerContext) -> str:
-    """How a scheduler ranks trials when it ranks them by fronts, in the plan's words."""
-    if len(ctx.objectives) > 1:
-        by = (
-            "fronts of "
-            + ", ".join(map(str, ctx.objectives))
-            + " (non-dominated sorting, crowding distance breaking ties)"
-        )
-    else:
-        by = f"{ctx.metric} ({ctx.mode})"
-    if ctx.constraints:
-        by += f"; trials that break {', '.join(map(str, ctx.constraints))} rank last"
-    return by
 
 
 class SchedulerEntry:
@@ -99,8 +79,8 @@ class SchedulerEntry:
 
     def stopped_label(self, ctx: SchedulerContext) -> str | None:
         """The name the live table counts this scheduler's early stops under; None where it stops none or
-        counts them in its own status line."""
-        return self.stops_as
+        counts them in its own status line (a rule ranking by fronts does)."""
+        return self.stops_as if comparison(ctx).ranked_by() is None else None
 
     def build(self, ctx: SchedulerContext) -> TrialScheduler:
         raise NotImplementedError

@@ -78,6 +78,10 @@ class Comparison:
         """Whether a result can be compared."""
         raise NotImplementedError
 
+    def ranked_by(self) -> str | None:
+        """How trials are ranked, in the plan's words; None: by the one value, as Ray's rules rank them."""
+        return None
+
     def standing(self, result: Result) -> Standing:
         values = {o.name: v for o in self.objectives if (v := number(result.get(o.name))) is not None}
         standing = self.from_values(values, sum(violations(self.constraints, result)))
@@ -195,6 +199,17 @@ class ByFronts(Comparison):
 
     def reported(self, result: Result) -> bool:
         return True
+
+    def ranked_by(self) -> str:
+        if len(self.objectives) > 1:
+            by = f"fronts of {', '.join(map(str, self.objectives))} (non-dominated sorting, crowding distance breaking ties)"
+        else:
+            by = str(self.first)
+        return by + (
+            f"; trials that break {', '.join(map(str, self.constraints))} rank last"
+            if self.constraints
+            else ""
+        )
 
     def at_rung(
         self,

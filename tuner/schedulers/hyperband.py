@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tuner.schedulers.base import SchedulerContext, SchedulerEntry, comparison, ranking
+from tuner.schedulers.base import SchedulerContext, SchedulerEntry, comparison
 from tuner.schedulers.brackets import bracket_epochs, fill
 
 if TYPE_CHECKING:  # the rules import Ray; --help and the plan do not need it
@@ -48,8 +48,9 @@ class HyperBand(_Brackets):
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         lines = super().describe(ctx)
-        if ctx.ranked_by_front:
-            lines.insert(1, f"  each round keeps the best by {ranking(ctx)}")
+        by = comparison(ctx).ranked_by()
+        if by is not None:
+            lines.insert(1, f"  each round keeps the best by {by}")
         return lines
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tuner.schedulers.base import SchedulerContext, SchedulerEntry, comparison, ranking
+from tuner.schedulers.base import SchedulerContext, SchedulerEntry, comparison
 
 if TYPE_CHECKING:  # the rules import Ray; --help and the plan do not need it
     from tuner.schedulers.median_rule import MedianRule
@@ -19,9 +19,6 @@ class Median(SchedulerEntry):
     multi_objective = True
     stops_as = "median rule"
 
-    def stopped_label(self, ctx: SchedulerContext) -> str | None:
-        return None if ctx.ranked_by_front else self.stops_as  # ranked by fronts: its status line counts them
-
     def build(self, ctx: SchedulerContext) -> MedianRule:
         from tuner.schedulers.median_rule import MedianRule
 
@@ -30,11 +27,12 @@ class Median(SchedulerEntry):
         )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
-        if ctx.ranked_by_front:
+        by = comparison(ctx).ranked_by()
+        if by is not None:  # another rule than Ray's: the worse half by fronts at each epoch
             return [
                 f"median stopping by fronts: from epoch {ctx.grace_period} on, once {MIN_SAMPLES} other trials "
                 f"have reported an epoch, a trial whose result is in the worse half there stops; the rest run to "
-                f"{ctx.max_epochs} epochs. Ranked by {ranking(ctx)}"
+                f"{ctx.max_epochs} epochs. Ranked by {by}"
             ]
         return [
             f"median stopping: from epoch {ctx.grace_period} on, a trial whose best {ctx.metric} so far is worse "
