@@ -1,4 +1,4 @@
-"""A sweep whose driver is killed with SIGKILL finishes every trial exactly once after ``tuner resume``."""
+"""A sweep whose driver is stopped (SIGKILL, SIGTERM, Ctrl-C) finishes every trial exactly once after ``tuner resume``."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 
 from tests.integration.killing import kill_9_when
 from tuner import experiment
+from tuner.claim import CLAIM_FILE
 
 pytestmark = pytest.mark.slow
 
@@ -37,80 +38,69 @@ def _first_results(folder, timeout=120.0) -> bool:
         time.sleep(0.2)
 
 
-def _ctrl_c_after_first_results(args: list[str], folder, cwd, signum=signal.SIGINT) -> tuple[int, str]:
-    """Run ``tuner`` as a user would, press Ctrl-C (or send ``signum``) once trials have reported; exit code
-    and stdout."""
-    driver = subprocess.Popen([sys.executable, "-m", "tuner", *args], stdout=subprocess.PIPE, cwd=cwd,
-                              stderr=subprocess.DEVNULL, text=True, start_new_session=True)  # fmt: skip
+def _tuner(args: list, cwd) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tuner", *map(str, args)], stdout=subprocess.PIPE, cwd=cwd,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)  # fmt: skip
+
+
+def _finish(proc: subprocess.Popen, timeout=180) -> tuple[str, str]:
+    try:
+        return proc.communicate(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+
+
+def _ctrl_c_after_first_results(args: list[str], folder, cwd, signum=signal.SIGINT) -> tuple[int, str, str]:
+    """Run ``tuner`` as a user would, press Ctrl-C (or send ``signum``) once trials have reported; exit code,
+    stdout and stderr."""
+    driver = _tuner(args, cwd)
     try:
         assert _first_results(folder), "the sweep never reported"
         driver.send_signal(signum)
-        out, _ = driver.communicate(timeout=120)
     finally:
-        if driver.poll() is None:
-            os.killpg(driver.pid, signal.SIGKILL)
-    return driver.returncode, out
+        out, err = _finish(driver, timeout=120)
+    return driver.returncode, out, err
 
 
-def test_kill_9_then_resume_runs_every_trial_once(run_cli, tmp_path):
-    space = tmp_path / "slow.py"
-    space.write_text(SPACE)
-    folder = tmp_path / "killed"
-    args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
-            "--max-concurrent", "2", "--dataset", "synthetic", "--synthetic-size", "600",
-            "--storage-path", str(tmp_path), "--name", "killed"]  # fmt: skip
-    pid = kill_9_when(args, lambda: _first_results(folder, timeout=0))
-    before = experiment.load(str(folder))
-    assert sum(t.status == "TERMINATED" for t in before.trials) < 4, "killed too late to test a resume"
-    interrupted = run_cli("results", folder, "--format", "json")  # readable mid-sweep, before any resume
-    assert interrupted.code == 0
-    assert any(row["status"] in ("RUNNING", "PENDING") for row in json.loads(interrupted.out))
-
-    result = run_cli("resume", folder)
-    assert result.code == 0, result.err[-3000:]
-    assert "resuming" in result.out
-    assert f"killed was left claimed by pid {pid}" in result.err, result.err[-2000:]
-
-    after = experiment.load(str(folder))
-    assert len(after.trials) == 4, [t.trial_id for t in after.trials]
-    for trial in after.trials:
-        assert trial.status == "TERMINATED", (trial.trial_id, trial.status)
-        epochs = [int(float(r["epoch"])) for r in trial.rows]
-        assert epochs == [1, 2, 3], (trial.trial_id, epochs)  # none lost, none run twice
-
-
-def test_ctrl_c_stops_in_order_and_says_how_to_resume(tmp_path):
-    space = tmp_path / "slow.py"
-    space.write_text(SPACE)
-    args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
-            "--dataset", "synthetic", "--synthetic-size", "600", "--storage-path", str(tmp_path), "--name", "ctrlc"]  # fmt: skip
-    code, out = _ctrl_c_after_first_results(args, tmp_path / "ctrlc", tmp_path)
-    assert code == 130, out[-2000:]
-    assert f"continue with: tuner resume {tmp_path / 'ctrlc'}" in out
-
-
-def test_sigterm_during_a_cifar_sweep_then_resume_loses_nothing(run_cli, tmp_path):
+def test_sigterm_during_a_cifar_sweep_then_resume_loses_nothing_and_a_second_writer_is_refused(run_cli, tmp_path):
     space = tmp_path / "slow.py"
     space.write_text(SPACE)
     folder = tmp_path / "term"
     args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
             "--dataset", "synthetic", "--synthetic-size", "600", "--storage-path", str(tmp_path), "--name", "term"]  # fmt: skip
-    code, out = _ctrl_c_after_first_results(args, folder, tmp_path, signal.SIGTERM)
-    assert code == 143, out[-2000:]
-    assert f"continue with: tuner resume {folder}" in out
+    code, out, err = _ctrl_c_after_first_results(args, folder, tmp_path, signal.SIGTERM)
+    assert code == 143, out[-2000:] + err[-2000:]
+    assert "stopped by SIGTERM: " in out and f"continue with: tuner resume {folder}" in out
+    assert "SIGTERM received: stopping the sweep" in err
+    assert "*** SIGTERM" not in err and "Tuner.restore" not in err, err[-2000:]  # not Ray's crash report
+    fates = [t.fate for t in experiment.load(str(folder)).trials]
+    assert any(f.startswith("unfinished") for f in fates) and not any("own loop" in f for f in fates), fates
     page = (folder / "report.html").read_text()  # the page says so too, for whoever opens it later
     assert "Not finished: " in page and f"<code>tuner resume {folder}</code> continues it" in page
-    result = run_cli("resume", folder)
-    assert result.code == 0, result.err[-3000:]
+
+    first = _tuner(["resume", folder], tmp_path)
+    try:
+        deadline = time.monotonic() + 120
+        while not (folder / CLAIM_FILE).is_file() and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        second = run_cli("resume", folder)
+        assert second.code == 2, second.out[-1000:] + second.err[-1000:]
+        assert len(second.err.strip().splitlines()) == 1, second.err
+        assert f"term is being run by pid {first.pid} on " in second.err and "wait for it, or stop it first" in second.err
+    finally:
+        out, err = _finish(first)
+    assert first.returncode == 0, out[-2000:] + err[-3000:]
     assert "Not finished: " not in (folder / "report.html").read_text()
     after = experiment.load(str(folder))
     assert len(after.trials) == 4
     for trial in after.trials:
-        assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3], trial.trial_id
+        assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3], trial.trial_id  # none lost, none twice
 
 
 def test_storage_given_as_a_uri_holds_the_whole_experiment_and_resumes_by_uri(run_cli, tmp_path):
-    """Ray writes trials through pyarrow for ``s3://`` or ``gs://``; ``file://`` takes that same path here."""
+    """Ray writes trials through pyarrow for ``s3://`` or ``gs://``; ``file://`` takes that same path here. Ctrl-C
+    stops the sweep in order: exit code 130 and the resume command, by the URI given."""
     space = tmp_path / "slow.py"
     space.write_text(SPACE)
     uri = f"file://{tmp_path}/store/uri"
@@ -118,8 +108,8 @@ def test_storage_given_as_a_uri_holds_the_whole_experiment_and_resumes_by_uri(ru
     args = ["sweep", "--space", str(space), "--scheduler", "fifo", "--num-samples", "4", "--max-epochs", "3",
             "--dataset", "synthetic", "--synthetic-size", "600", "--storage-path", f"file://{tmp_path}/store",
             "--name", "uri"]  # fmt: skip
-    code, out = _ctrl_c_after_first_results(args, folder, tmp_path)
-    assert code == 130, out[-2000:]
+    code, out, err = _ctrl_c_after_first_results(args, folder, tmp_path)
+    assert code == 130, out[-2000:] + err[-2000:]
     assert f"continue with: tuner resume {uri}" in out
     assert (folder / "tuner_config.yaml").is_file()
     assert not (tmp_path / "file:").exists()  # nothing written to a folder named after the scheme
@@ -138,7 +128,8 @@ def test_storage_given_as_a_uri_holds_the_whole_experiment_and_resumes_by_uri(ru
 
 
 def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(run_cli, tmp_path):
-    """Every checkpoint of one trial but the oldest kept overwritten with garbage (a torn write, a bad disk), every
+    """Killed with SIGKILL mid-sweep: its results read as they stand, and the resume takes over the claim the
+    dead driver left. Every checkpoint of one trial but the oldest kept overwritten with garbage (a torn write, a bad disk), every
     checkpoint of another deleted: resumed, the first goes on from its whole one, the second starts over, and
     every trial ends with each of its epochs once; ``tuner export`` passes over a damaged best checkpoint."""
     space = tmp_path / "slow.py"
@@ -187,7 +178,10 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
         found = saved()
         return len(found) >= 2 and any(past_its_oldest(item) for item in found.items())
 
-    kill_9_when(args, ready)
+    pid = kill_9_when(args, ready)
+    interrupted = run_cli("results", folder, "--format", "json")  # readable mid-sweep, before any resume
+    assert interrupted.code == 0
+    assert any(row["status"] in ("RUNNING", "PENDING") for row in json.loads(interrupted.out))
     named = sorted(saved().items(), key=lambda item: not past_its_oldest(item))
     assert len(named) >= 2 and past_its_oldest(named[0]), f"Ray's saved state at the kill: {named}"
     (damaged_dir, (damaged_id, _, _)), (deleted_dir, (deleted_id, _, _)) = named[0], named[1]
@@ -200,6 +194,8 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
 
     result = run_cli("resume", folder)
     assert result.code == 0, result.err[-3000:]
+    assert "resuming" in result.out
+    assert f"damaged was left claimed by pid {pid}" in result.err, result.err[-2000:]
     said = {line.split(":")[0]: line for line in result.out.splitlines() if " is damaged (" in line}
     assert set(said) == {f"trial {damaged_id}", f"trial {deleted_id}"}, (said, named, result.out[:3000])
     assert "checkpoint.pt has 512 bytes where" in said[f"trial {damaged_id}"], said

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,7 +10,6 @@ import pytest
 
 from tests.instant import instant_space
 from tuner import experiment
-from tuner.claim import CLAIM_FILE
 
 FIFO = ("--scheduler", "fifo", "--searcher", "random")
 
@@ -105,63 +100,6 @@ def test_a_nan_metric_is_shown_and_never_ranked(sweep, run_cli, tmp_path):
     assert all(row["best_loss"] is not None and row["best_loss"] == row["best_loss"] for row in rows)
     table = run_cli("results", result.folder).out
     assert "nan" in table and "loss was nan at epoch 2" in table
-
-
-def _tuner(*args, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "tuner", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"}, **kwargs)  # fmt: skip
-
-
-def _wait_for(predicate, timeout=120.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def _reported(folder) -> bool:
-    return any(len(p.read_text().strip().splitlines()) >= 2 for p in Path(folder).glob("*/progress.csv"))
-
-
-def _finish(proc) -> tuple[str, str]:
-    try:
-        return proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-
-
-@pytest.mark.slow  # waits on real time: timeouts, a budget, a signal to a subprocess
-def test_sigterm_stops_resumably_and_a_second_writer_is_refused(run_cli, tmp_path):
-    space = instant_space(tmp_path, sleep=0.5)
-    folder = tmp_path / "term"
-    driver = _tuner("sweep", "--space", space, *FIFO, "--num-samples", "4", "--max-epochs", "5",
-                    "--storage-path", tmp_path, "--name", "term")  # fmt: skip
-    assert _wait_for(lambda: _reported(folder)), "the sweep never reported"
-    driver.send_signal(signal.SIGTERM)
-    out, err = _finish(driver)
-    assert driver.returncode == 143, out[-2000:] + err[-2000:]
-    assert "stopped by SIGTERM: " in out and f"continue with: tuner resume {folder}" in out
-    assert "SIGTERM received: stopping the sweep" in err
-    assert "*** SIGTERM" not in err and "Tuner.restore" not in err, err[-2000:]
-    fates = [t.fate for t in experiment.load(str(folder)).trials]
-    assert any(f.startswith("unfinished") for f in fates) and not any("own loop" in f for f in fates), fates
-
-    first = _tuner("resume", folder)
-    try:
-        assert _wait_for(lambda: (folder / CLAIM_FILE).is_file() or first.poll() is not None)
-        second = run_cli("resume", folder)
-        assert second.code == 2, second.out[-1000:] + second.err[-1000:]
-        assert second.err.strip() == (second.err.strip().splitlines() or [""])[0]
-        assert f"term is being run by pid {first.pid} on " in second.err and "wait for it, or stop it first" in second.err
-    finally:
-        out, err = _finish(first)
-    assert first.returncode == 0, out[-2000:] + err[-2000:]
-    epochs = _epochs(folder)
-    assert len(epochs) == 4 and all(e == [1, 2, 3, 4, 5] for e in epochs.values()), epochs
 
 
 @pytest.mark.slow  # a signal-stopped sweep; the fast tier resumes (test_relocation)
