@@ -46,12 +46,3 @@ class LoopEnds:
         if epochs < self.max_epochs:
             self.longest_end = max(self.longest_end, epochs)
         return self.horizon != before
-
-
-def kept_in(state: dict, max_epochs: int) -> LoopEnds:
-    """The ``LoopEnds`` an object keeps in its ``state`` (its ``__dict__``) under "loop", made there on first
-    use: schedulers pickled before they kept one learn anew."""
-    loop = state.get("loop")
-    if not isinstance(loop, LoopEnds):
-        loop = state["loop"] = LoopEnds(max_epochs)
-    return loop

@@ -16,7 +16,8 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import RUNG, STOPPED, DecisionLog
-from tuner.folder.horizon import LoopEnds, kept_in
+from tuner.folder.horizon import LoopEnds
+from tuner.folder.pickled import fresh, loop_ends
 from tuner.schedulers.comparing import Comparison, SignedValues, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
 
@@ -28,6 +29,8 @@ if TYPE_CHECKING:
 
 class AshaRule(Rule):
     """ASHA with rungs at ``milestones`` (tuner/schedulers/asha.py ``rungs``), each trial ended at ``max_t``."""
+
+    SINCE = {"_signed": fresh(dict), "loop": loop_ends}
 
     def __init__(
         self,
@@ -46,6 +49,7 @@ class AshaRule(Rule):
         self.rungs: dict[int, dict[str, Standing]] = {m: {} for m in sorted(milestones, reverse=True)}
         self.stopped = 0
         self.loop = LoopEnds(max_t)  # where the trainable's own loop ends trials, as the sweep learnt it
+        self._signed: dict[int, SignedValues] = {}  # milestone -> the values there, signed, as trials arrive
         self._restored = False
 
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
@@ -102,8 +106,8 @@ class AshaRule(Rule):
 
     @property
     def loop_ends(self) -> LoopEnds:
-        """Where trials end by their own loop, as learnt (a rule saved before it was kept learns anew)."""
-        return kept_in(self.__dict__, self.max_t)
+        """Where trials end by their own loop, as learnt."""
+        return self.loop
 
     def live_rungs(self) -> dict[int, dict[str, Standing]]:
         """The rungs a trial can still be compared at: those before where trials end by their own loop."""
@@ -112,8 +116,8 @@ class AshaRule(Rule):
 
     def _signed_at(self, milestone: int, at: dict[str, Standing]) -> SignedValues:
         """The values at a rung signed, kept as trials arrive there; made again from the rung when it holds
-        more than they do (rungs restored from the fate log, or a rule unpickled from before they were kept)."""
-        kept: dict[int, SignedValues] = self.__dict__.setdefault("_signed", {})
+        more than they do (rungs restored from the fate log)."""
+        kept = self._signed
         values = kept.get(milestone)
         if values is None or values.count != len(at):
             values = kept[milestone] = SignedValues()

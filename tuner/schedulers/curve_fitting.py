@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 import numpy as np
 
-from tuner.folder.horizon import LoopEnds, kept_in
+from tuner.folder.horizon import LoopEnds
 from tuner.schedulers.curve_model import Observations, PowerLawEnsemble
 
 if TYPE_CHECKING:
@@ -86,6 +86,7 @@ class CurveFitting:
     features: ConfigFeatures
     seed: int
     max_t: int
+    loop: LoopEnds
     _metric: str | None
     _mode: str | None
     _log: bool
@@ -110,8 +111,8 @@ class CurveFitting:
 
     @property
     def loop_ends(self) -> LoopEnds:
-        """Where trials end by their own loop, as learnt (a scheduler saved before it was kept learns anew)."""
-        return kept_in(self.__dict__, self.max_t)
+        """Where trials end by their own loop, as learnt."""
+        return self.loop
 
     # --- the model's scale ----------------------------------------------------------------------------
     def _axis(self, raw: float) -> float:

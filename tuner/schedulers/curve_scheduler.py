@@ -30,6 +30,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
 from tuner.folder.fates import PAUSED, RUNG, STOPPED, THAWED, DecisionLog
 from tuner.folder.horizon import LoopEnds
+from tuner.folder.pickled import Restored, loop_ends
 from tuner.schedulers.comparing import epoch_of
 from tuner.schedulers.config_features import ConfigFeatures
 from tuner.schedulers.curve_fitting import (
@@ -53,8 +54,10 @@ HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopp
 HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own curve says little)
 
 
-class FreezeThawScheduler(CurveFitting, FIFOScheduler):
+class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
     """Freeze-thaw by a learning-curve model; decisions at epochs ``grace``, then each ``growth`` times on."""
+
+    SINCE = {"loop": loop_ends}
 
     def __init__(
         self,

@@ -21,6 +21,7 @@ from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import STOPPED, DecisionLog
+from tuner.folder.pickled import none
 from tuner.schedulers.comparing import ByFronts, Comparison, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
 
@@ -32,8 +33,9 @@ if TYPE_CHECKING:
 
 class MedianRule(Rule):
     # A stop at the last epoch cuts nothing: it is decided as Ray decides it, but neither told as an early stop
-    # nor counted as one. None: the last epoch is not known (a rule pickled before it was kept).
-    max_t: int | None = None
+    # nor counted as one. None: the last epoch is not known.
+    max_t: int | None
+    SINCE = {"max_t": none}
 
     def __init__(
         self,

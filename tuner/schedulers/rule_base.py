@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ray.tune.schedulers import FIFOScheduler
 
+from tuner.folder.pickled import Restored
 from tuner.objectives import Objective, as_mode
 from tuner.open_trials import view_of
 from tuner.schedulers.comparing import Comparison
@@ -30,7 +31,7 @@ class OpenFirstFIFO(FIFOScheduler):
         return None
 
 
-class Rule(OpenFirstFIFO):
+class Rule(Restored, OpenFirstFIFO):
     """A rule built with its comparison; one unpickled from an older experiment may learn its metric from Tune."""
 
     comparison: Comparison

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from tuner.folder.pickled import Restored, fresh
 from tuner.value_types import Config, Scalar, Space, Value
 from tuner.values import as_float, plain
 
@@ -29,9 +30,11 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Branches:
+class Branches(Restored):
     """A conditional parameter: its parent, and per parent value the few values it is searched over, the one
     random draw it is searched through (a continuous branch), or the constant it takes."""
+
+    SINCE = {"draws": fresh(dict)}  # plans saved before continuous branches have none
 
     parent: str
     # repr(parent value) -> values searched there
@@ -187,7 +190,7 @@ def decode(
     key = repr(plain(parent_value))
     if key in branches.values:
         return branches.values[key][int(as_float(suggestion[branches.key(child, parent_value)]))]
-    draws = getattr(branches, "draws", None) or {}  # plans pickled before continuous branches have none
+    draws = branches.draws
     if key in draws and function is not None:
         from tuner.searchers.traced import replay
 

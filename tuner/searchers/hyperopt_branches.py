@@ -7,14 +7,17 @@ from typing import Any
 
 from ray.tune.search.hyperopt import HyperOptSearch
 
+from tuner.folder.pickled import Restored
 from tuner.value_types import ConfigDraft
 
 INDEX = "__index"  # the chosen option's index, inside each option of a parent's hp.choice (hyperopt_tpe.py)
 
 
-class BranchedHyperOptSearch(HyperOptSearch):
+class BranchedHyperOptSearch(Restored, HyperOptSearch):
     """Ray's HyperOptSearch whose suggestions name a branch's parameters as the plan does: the parent's chosen
     option (a dict) becomes the parent's index and the option's parameters beside it."""
+
+    SINCE = {"_branch_parents": lambda state: ()}
 
     def __init__(self, *args: Any, parents: tuple[str, ...] = (), **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -24,7 +27,7 @@ class BranchedHyperOptSearch(HyperOptSearch):
         config = super().suggest(trial_id)
         if not isinstance(config, dict):
             return config
-        for parent in getattr(self, "_branch_parents", ()):
+        for parent in self._branch_parents:
             chosen = dict(config.pop(parent))
             config[parent] = chosen.pop(INDEX)
             config.update(chosen)

@@ -14,6 +14,7 @@ from typing import Protocol
 from ray.tune.search import Searcher
 from ray.tune.search.sample import Domain
 
+from tuner.folder.pickled import Restored, fresh, none
 from tuner.nesting import flatten, unflatten
 from tuner.objectives import Constraint, better
 from tuner.ray_compat import LastResultOnCompletion
@@ -35,7 +36,7 @@ class Observation(Protocol):
     values: list[float]
 
 
-class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
+class PlannedSearcher(Restored, LastResultOnCompletion, WrappingSearcher):
     """A model-based searcher seen through its plan.
 
     The inner searcher keeps its own encoded values (log lr, a category index, a probed value's position)
@@ -54,8 +55,13 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
     holds. With ``constraints``, each finished trial's violations are told to the model (Optuna's constraints).
     """
 
-    pruned_below: int | None = None  # searchers pickled before this existed restore without it
-    constraints: tuple[Constraint, ...] = ()
+    SINCE = {
+        "pruned_below": none,
+        "constraints": lambda state: (),
+        "_again": fresh(list),
+        "_furthest_told": fresh(dict),
+        "_best": fresh(dict),
+    }
 
     def __init__(
         self,
@@ -77,6 +83,8 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         self._drawn_here: dict[str, dict[str, Value]] = {}  # trial id -> encoded values drawn at random
         # (encoded point, config) to run again
         self._again: list[tuple[dict[str, Value], dict[str, Value]]] = []
+        self._furthest_told: dict[str, int] = {}  # trial id -> the furthest epoch the model was told of
+        self._best: dict[str, float] = {}  # trial id -> its best value of the metric so far
 
     def suggest(self, trial_id: str) -> ConfigDraft | None:
         import numpy as np
@@ -124,9 +132,8 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         return unflatten({name: config[name] for name in (q.name for q in self.plan.params)})
 
     def _run_again(self, suggestion: Mapping[str, Value]) -> dict[str, Value]:
-        """The earlier config when ``suggestion`` is the one queued to run again (searchers pickled before this
-        existed have none queued), else nothing."""
-        queued = self.__dict__.get("_again") or []
+        """The earlier config when ``suggestion`` is the one queued to run again, else nothing."""
+        queued = self._again
         if queued and all(suggestion.get(k) == v for k, v in queued[0][0].items()):
             return queued.pop(0)[1]
         return {}
@@ -160,27 +167,22 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
         starts over after a resume reports its epochs again, and Optuna warns of each one and ignores it."""
         if not isinstance(step, int):
             return False
-        told = self.__dict__.setdefault("_furthest_told", {})  # a searcher pickled before this has none
+        told = self._furthest_told
         if step <= told.get(trial_id, 0):
             return True
         told[trial_id] = step
         return False
 
-    @property
-    def _bests(self) -> dict[str, float]:
-        """Trial id -> its best value of the metric so far (a searcher pickled before this starts with none)."""
-        return self.__dict__.setdefault("_best", {})
-
     def _at_best(self, trial_id: str, result: dict[str, Value]) -> dict[str, Value]:
         """``result`` with the metric replaced by the trial's best value so far (NaN never counts as best)."""
         metric, value = self.inner.metric, plain(result[self.inner.metric])
-        best = self._bests.get(trial_id)
+        best = self._best.get(trial_id)
         if isinstance(value, (int, float)) and math.isfinite(value):
             improved = best is None or better(value, best, self.inner.mode)
             best = value if improved else best
         if best is None:
             return result
-        self._bests[trial_id] = best
+        self._best[trial_id] = best
         return {**result, metric: best}
 
     def _stopped_early(self, result: Mapping[str, Value] | None, error: bool) -> bool:
@@ -199,7 +201,7 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
             self._tell_constraints(trial_id, result)
         if result is not None and not self._several:
             result = self._at_best(trial_id, result)
-        self._bests.pop(trial_id, None)
+        self._best.pop(trial_id, None)
         drawn = self._drawn_here.pop(trial_id, None)
         if drawn is None:
             if self._stopped_early(result, error):
@@ -273,9 +275,9 @@ class PlannedSearcher(LastResultOnCompletion, WrappingSearcher):
                 "draws": self._draws,
                 "last": self.last_results,
                 "drawn": self._drawn_here,
-                "best": self._bests,
-                "again": self.__dict__.get("_again", []),
-                "told": self.__dict__.get("_furthest_told", {}),
+                "best": self._best,
+                "again": self._again,
+                "told": self._furthest_told,
             }
             pickle.dump(state, f)
 

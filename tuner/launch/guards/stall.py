@@ -24,6 +24,7 @@ from ray.tune.search import Searcher
 
 from tuner.folder.fates import STALL, DecisionLog
 from tuner.folder.names import STALL_SIDECAR as STALL_FILE
+from tuner.folder.pickled import Restored, none
 from tuner.launch.guards.ending import WatchStopper
 from tuner.launch.guards.run_start import RunStartCallback
 from tuner.open_trials import view_of
@@ -37,9 +38,11 @@ if TYPE_CHECKING:
 ACTIVE = ("RUNNING", "PENDING")
 
 
-class StallWatch(RunStartCallback):
+class StallWatch(Restored, RunStartCallback):
     """Decides a sweep has stalled; says why in ``reason`` and in a file beside the experiment (a
     resumed sweep runs the copy Ray restores, which the driver does not hold)."""
+
+    SINCE = {"fate_log": none}  # a watch saved before it kept one records no fates
 
     def __init__(
         self,
@@ -113,9 +116,8 @@ class StallWatch(RunStartCallback):
             self._record_open()
 
     def _record_open(self) -> None:
-        """The fate of each trial still open at the last step: the sweep's end stops it (a watch unpickled
-        from a sweep saved before it kept a fate log records none)."""
-        fate_log = self.__dict__.get("fate_log")
+        """The fate of each trial still open at the last step: the sweep's end stops it."""
+        fate_log = self.fate_log
         if fate_log is None:
             return
         for trial in view_of(self).open_now():

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ray.tune import ProgressReporter
 
+from tuner.folder.pickled import Restored, fresh
 from tuner.launch.watching.table_rows import Ranked, RankKey, TableRows
 from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, as_point, reported, sign, violations
 from tuner.spec import DIAGNOSTICS
@@ -45,13 +46,15 @@ WORDS = {"PENDING": "pending", "RUNNING": "running", "PAUSED": "paused", "ERROR"
 STOPPED_EARLY, FINISHED = "stopped early", "finished"
 
 
-class LiveTable(ProgressReporter):
+class LiveTable(Restored, ProgressReporter):
     """Prints the status and the table of trials every ``every_s`` seconds and once when the sweep ends.
 
     ``columns`` maps each reported metric to its heading (a metric no trial has reported yet is left out);
     ``stopped_label`` names the scheduler on the line that counts the trials it stopped early (None: a
     scheduler that stops none, or one that counts them in its own status line).
     """
+
+    SINCE = {"_rows": fresh(TableRows), "_loop_ended": fresh(set)}
 
     def __init__(
         self,
@@ -76,6 +79,8 @@ class LiveTable(ProgressReporter):
         self.start = time.time()
         self.total: int | None = None
         self._last = float("-inf")
+        self._rows = TableRows()  # the finished trials, ranked and counted once
+        self._loop_ended: set[str] = set()
 
     def setup(
         self,
@@ -106,7 +111,7 @@ class LiveTable(ProgressReporter):
     def text(self, trials: list[Trial], done: bool = False, *sys_info: str) -> str:
         """The whole status: header lines, the table, the error count. What it costs follows the trials still
         open and the rows shown: the finished trials are ranked and counted once (tuner/launch/watching/table_rows.py)."""
-        rows: TableRows = vars(self).setdefault("_rows", TableRows())  # one unpickled from before it has none
+        rows = self._rows
         open_ranked = rows.update(
             trials, (self.metric, self.mode), self._key, self.state, _place, self._point
         )
@@ -164,9 +169,8 @@ class LiveTable(ProgressReporter):
     @property
     def loop_ended(self) -> set[str]:
         """Trials the trainable's own loop ended (tuner/launch/guards/loop_end.py): finished, whatever their
-        epochs (a table unpickled from a sweep saved before it kept them starts with none)."""
-        ended: set[str] = vars(self).setdefault("_loop_ended", set())
-        return ended
+        epochs."""
+        return self._loop_ended
 
     def state(self, trial: Trial) -> str:
         """A trial's state in words: a TERMINATED trial is stopped early below ``max_epochs`` unless its own loop
@@ -323,7 +327,7 @@ class SweepReporter(LiveTable):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         if "columns" in state:  # saved as a LiveTable
-            self.__dict__.update(state)
+            super().__setstate__(state)
             return
         from tuner.ray_compat.live import cli_reporter_settings
 
