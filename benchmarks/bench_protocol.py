@@ -95,19 +95,16 @@ def _tuner_replay(job: dict, method: str, params: dict) -> dict:
 def _tell_the_table(searcher, curves: protocol.TaskCurves) -> None:
     """The table-told form: every config the searcher proposes becomes the nearest table config not yet tried
     before its trial starts, so the searcher (and the scheduler, which reads the trial's config) learns from the
-    config that trained."""
+    config that trained. Freeze-thaw's record of its own proposals keeps the proposal: in a sweep a proposal is
+    tried and never proposed again, and only that record keeps it from being proposed again here (recording the
+    table config in its place let the model propose the same point over and over)."""
     proposes, tried = searcher.suggest, set()
-    model = _proposing(searcher)
 
     def suggest(trial_id: str):
-        proposed_before = len(model._proposed) if model is not None else 0
         config = proposes(trial_id)
         if not isinstance(config, dict):
             return config
         trained = {**config, **curves.nearest_untried(config, tried)}
-        if model is not None and len(model._proposed) > proposed_before:
-            # freeze-thaw spreads its next proposals away from this one: from the config that trained, as in a sweep
-            model._proposed[-1] = model.features.encode(trained)
         told, inner = dict(trained), searcher
         while inner is not None:  # Ray's BOHB learns from what it keeps of its own proposal, in its encoding
             for p in getattr(getattr(inner, "plan", None), "params", ()):
@@ -120,17 +117,6 @@ def _tell_the_table(searcher, curves: protocol.TaskCurves) -> None:
         return trained
 
     searcher.suggest = suggest
-
-
-def _proposing(searcher):
-    """The freeze-thaw scheduler whose model proposes this searcher's configs (``--searcher curves``), or None."""
-    inner = searcher
-    while inner is not None:
-        scheduler = getattr(inner, "scheduler", None)
-        if hasattr(scheduler, "_proposed"):
-            return scheduler
-        inner = getattr(inner, "searcher", None) or getattr(inner, "inner", None)
-    return None
 
 
 @contextlib.contextmanager
