@@ -160,8 +160,9 @@ class ExperimentRecord:
         return self.config.objective.mode
 
     def ranked(self) -> list[TrialRecord]:
-        """Trials by the best value of the metric within each, best first; trials with no result last, and
-        under constraints, those that break one after those that do not."""
+        """Trials by the best value of the metric within each, best first; trials with no result last, under
+        constraints those that break one after those that do not, and those that failed after those that did
+        not (a config that crashes is never recommended while one that ran is there)."""
         return list(self._ranked)
 
     @cached_property  # a record is read once and not changed; a report ranks its trials a dozen times
@@ -173,6 +174,7 @@ class ExperimentRecord:
                 key=lambda t: (
                     t.best(self.metric, self.mode) is None,
                     bool(self.breaks(t)),
+                    t.status == "ERROR",
                     towards * (t.best(self.metric, self.mode) or 0.0),
                 ),
             )
@@ -208,7 +210,8 @@ class ExperimentRecord:
         return broken(constraints, trial.rows[-1])
 
     def best_trial(self) -> TrialRecord | None:
-        """The best trial by the first objective; under constraints, the best that meets them all."""
+        """The best trial by the first objective; under constraints, the best that meets them all; one that
+        failed only when every trial with a result failed."""
         ranked = [
             t for t in self.ranked() if t.best(self.metric, self.mode) is not None and not self.breaks(t)
         ]

@@ -1,0 +1,48 @@
+"""The best trial is one whose config ran: a trial that failed is recommended only when every trial with a
+result failed. Experiments written on disk by hand (no Ray), as a sweep with failures leaves them."""
+
+from __future__ import annotations
+
+import json
+
+import yaml
+
+from tuner.experiment import load
+
+COLUMNS = "loss,training_iteration,trial_id"
+
+
+def _experiment(tmp_path, trials: dict[str, tuple[str, list[float]]]):
+    """``trials``: trial id -> (its status, its loss at each epoch)."""
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    settings = {"space": "x.py", "scheduler": "fifo", "searcher": "random", "num_samples": len(trials),
+                "max_epochs": 4, "metric": "loss", "mode": "min", "name": "exp", "storage_path": str(tmp_path)}  # fmt: skip
+    (folder / "tuner_config.yaml").write_text(yaml.safe_dump(settings))
+    state = []
+    for trial_id, (status, losses) in trials.items():
+        (folder / trial_id).mkdir()
+        (folder / trial_id / "params.json").write_text(json.dumps({"width": 128 if status == "ERROR" else 32}))
+        rows = [COLUMNS] + [f"{loss},{epoch},{trial_id}" for epoch, loss in enumerate(losses, 1)]
+        (folder / trial_id / "progress.csv").write_text("\n".join(rows) + "\n")
+        error = None
+        if status == "ERROR":
+            error = "error.txt"
+            (folder / trial_id / error).write_text("RuntimeError: width 128 fails at epoch 2\n")
+        trial = {"trial_id": trial_id, "status": status, "relative_logdir": trial_id, "config": {}}
+        state.append([json.dumps(trial), json.dumps({"error_filename": error})])
+    (folder / "experiment_state-2026-01-01_00-00-00.json").write_text(json.dumps({"trial_data": state}))
+    return load(str(folder), running=False)
+
+
+def test_a_trial_that_failed_is_not_the_best_while_one_that_ran_has_a_result(tmp_path):
+    experiment = _experiment(tmp_path, {"crashed": ("ERROR", [0.09]), "ran": ("TERMINATED", [0.9, 0.5, 0.3, 0.2])})
+    best = experiment.best_trial()
+    assert best is not None and best.trial_id == "ran"
+    assert [t.trial_id for t in experiment.ranked()] == ["ran", "crashed"]
+
+
+def test_when_every_trial_with_a_result_failed_the_best_of_them_is_still_named(tmp_path):
+    experiment = _experiment(tmp_path, {"a": ("ERROR", [0.4]), "b": ("ERROR", [0.2]), "none": ("TERMINATED", [])})
+    best = experiment.best_trial()
+    assert best is not None and best.trial_id == "b"
