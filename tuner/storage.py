@@ -113,6 +113,19 @@ def remove_if_empty(location: str) -> None:
             Path(location).rmdir()
 
 
+def remove_tree(location: str) -> None:
+    """Remove an experiment folder this process made and everything in it (a sweep ended as bad input)."""
+    import contextlib
+    import shutil
+
+    if not is_uri(location):
+        shutil.rmtree(location, ignore_errors=True)
+        return
+    fs, path = filesystem(location)
+    with contextlib.suppress(OSError):
+        fs.delete_dir(path)
+
+
 def write_text(location: str | Path, name: str, text: str) -> str:
     """Write ``name`` into the experiment folder; returns where it went."""
     if not is_uri(location):

@@ -22,6 +22,7 @@ from tuner.launch.per_trial import checkpoint_config, sync_config, trial_folder_
 from tuner.launch.plan import Print, SweepPlan, place, prepare
 from tuner.launch.plan_text import describe
 from tuner.launch.trial import forms
+from tuner.launch.watching.reporting import MetricNeverReported, forget_metric_problem, metric_problem
 from tuner.settings import SweepConfig, save_config
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def run_sweep(
         finally:
             cluster.disconnect(started)
     folder = plan.config.experiment_path
-    launched, existed = False, storage.is_uri(folder) or Path(folder).exists()
+    launched, existed, discard = False, storage.is_uri(folder) or Path(folder).exists(), False
     try:
         with claimed(folder, "tuner sweep"), OrderlyStop(f"continue with: tuner resume {folder}") as stop:
             started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)
@@ -79,10 +80,15 @@ def run_sweep(
                     out(line)
                 launched = True
                 return launch(plan, out, stop, reuse_actors=reuse_actors)
+            except MetricNeverReported:
+                discard = not existed  # bad input, as a wrong flag is: the folder this sweep made goes
+                raise
             finally:
                 cluster.disconnect(started)
     finally:
-        if not launched and not existed:
+        if discard:
+            storage.remove_tree(folder)
+        elif not launched and not existed:
             storage.remove_if_empty(folder)  # a sweep refused before its first trial leaves nothing
 
 
@@ -245,6 +251,7 @@ def fit(
     ray_compat.atomic_local_copies()  # a copy cut short by a full disk never replaces the last good state
     ray_compat.forget_last_step(folder)
     forget_stall(folder)
+    forget_metric_problem()
     refused = None
     try:
         with ray_compat.trials_waiting(waiting), ray_compat.frames_unread():
@@ -254,8 +261,9 @@ def fit(
                 if stop is not None:
                     stop.run_ended()
     except Exception as exc:
-        if guard is not None and guard.problem:
-            raise UsageError(guard.problem) from exc
+        problem = (guard.problem if guard is not None else None) or metric_problem()
+        if problem:
+            raise MetricNeverReported(problem) from exc
         # Ray fails in many ways when the disk fills under it; its last good state is kept (atomic copies).
         refused = (
             disk.refusal_of(exc) or (stop.reason if stop is not None else None) or disk.room_left(folder)

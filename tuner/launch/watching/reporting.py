@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypedDict
 from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
+from tuner.folder.pickled import Restored
 from tuner.launch.watching.live_table import LiveTable
 from tuner.objectives import Constraint, Mode, Objective
 from tuner.ray_compat.state_file import bookkeeping
@@ -54,9 +55,29 @@ def build_reporter(
     )
 
 
-class MetricGuard(Callback):
+class MetricNeverReported(UsageError):
+    """The trainable does not report a metric the sweep decides on: bad input, found at its first result."""
+
+
+_noticed: str | None = None  # what the guard of this process's running sweep found (a resumed sweep runs
+# the guard Ray restored, which the driver does not hold)
+
+
+def metric_problem() -> str | None:
+    """What a MetricGuard found in the sweep that ran last in this process, else None."""
+    return _noticed
+
+
+def forget_metric_problem() -> None:
+    global _noticed
+    _noticed = None
+
+
+class MetricGuard(Restored, Callback):
     """Stops the sweep at the first result that lacks a metric it decides on (the metric, each objective, each
     constraint's), naming what was reported."""
+
+    SINCE = {"objectives": lambda state: (), "constrained": lambda state: ()}
 
     def __init__(self, metric: str, *objectives: str, constrained: tuple[str, ...] = ()) -> None:
         self.metric = metric
@@ -67,17 +88,19 @@ class MetricGuard(Callback):
     def on_trial_result(
         self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
     ) -> None:
-        wanted = (self.metric, *self.__dict__.get("objectives", ()), *self.__dict__.get("constrained", ()))
+        global _noticed
+        wanted = (self.metric, *self.objectives, *self.constrained)
         missing = [m for m in wanted if m not in result]
         if not missing:
             return
         reported = sorted(k for k in result if not bookkeeping(k))
-        flag = "--constraint" if missing[0] in self.__dict__.get("constrained", ()) else "--metric"
+        flag = "--constraint" if missing[0] in self.constrained else "--metric"
         self.problem = (
             f"the trainable never reports metric {missing[0]!r}; it reports: "
             f"{', '.join(reported) or '(nothing)'}; pass {flag} with one of those"
         )
-        raise UsageError(self.problem)
+        _noticed = self.problem
+        raise MetricNeverReported(self.problem)
 
 
 class OomNotice(Callback):
