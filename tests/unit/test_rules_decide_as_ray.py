@@ -132,3 +132,27 @@ def test_a_hyperband_bracket_finished_by_a_trial_that_ended_itself_stops_the_one
     bracket.update(second, {"training_iteration": 2, "loss": 2.0})
     scheduler.on_trial_complete(controller, second, {"training_iteration": 2, "loss": 2.0})
     assert stopped == ["first"]
+
+
+def test_a_trial_that_ends_before_its_bracket_fills_leaves_its_place_empty():
+    """Quick trials (a Trainable class's instant steps) end before the sweep makes the next ones: a bracket
+    whose only round is the last epoch must not give their places to later trials, or it runs every trial of
+    the sweep to the end and the plan's other brackets never start."""
+    from ray.tune.experiment import Trial
+
+    scheduler = HyperBandRule(4, 2, one())  # brackets of 3 (epoch 4), 3 (epochs 2, 4) and 4 (1, 2, 4)
+    trials = [Trial("t", config={}, trial_id=f"t{n}", stub=True) for n in range(1, 8)]
+    for trial in trials[:3]:
+        scheduler.on_trial_add(None, trial)
+    scheduler.on_trial_complete(None, trials[0], {"training_iteration": 4, "loss": 1.0})
+    for trial in trials[3:]:
+        scheduler.on_trial_add(None, trial)
+    assert [len(b.trials) for b in scheduler.bands[0]] == [3, 3, 1]
+
+
+def test_the_plan_fills_brackets_in_the_order_each_rule_does():
+    from tuner.schedulers import REGISTRY
+    from tuner.schedulers.hyperband_rule import BohbRule
+
+    assert REGISTRY["hyperband"].largest_first is HyperBandRule.largest_first is False
+    assert REGISTRY["bohb"].largest_first is BohbRule.largest_first is True

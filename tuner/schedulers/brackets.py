@@ -39,11 +39,15 @@ def brackets(max_epochs: int, eta: int = REDUCTION_FACTOR) -> list[tuple[int, li
     return out
 
 
-def fill(num_samples: int, max_epochs: int, eta: int = REDUCTION_FACTOR) -> list[tuple[int, int, list[int]]]:
-    """The brackets ``num_samples`` trials fill, as (trials, bracket size, rounds); bands repeat."""
+def fill(
+    num_samples: int, max_epochs: int, eta: int = REDUCTION_FACTOR, largest_first: bool = False
+) -> list[tuple[int, int, list[int]]]:
+    """The brackets ``num_samples`` trials fill, as (trials, bracket size, rounds); bands repeat, each from its
+    largest bracket down where ``largest_first`` (BOHB's order)."""
     out, left = [], num_samples
+    plan = brackets(max_epochs, eta)
     while left > 0:
-        for n0, rounds in brackets(max_epochs, eta):
+        for n0, rounds in reversed(plan) if largest_first else plan:
             take = min(n0, left)
             out.append((take, n0, rounds))
             left -= take

@@ -15,6 +15,7 @@ class _Brackets(SchedulerEntry):
     pauses_trials = True
     needs_checkpoints = True  # a paused trial continues from its checkpoint; without one it would start over
     label = ""
+    largest_first = False  # the order trials fill a band's brackets in, as the rule fills them
 
     def stopped_label(self, ctx: SchedulerContext) -> str | None:
         return self.label
@@ -25,14 +26,17 @@ class _Brackets(SchedulerEntry):
             f"{ctx.reduction_factor}; trials wait (PAUSED) until their bracket reaches each budget"
         ]
         eta = ctx.reduction_factor
-        for i, (n, n0, rounds) in enumerate(fill(ctx.num_samples, ctx.max_epochs, eta), 1):
+        for i, (n, n0, rounds) in enumerate(
+            fill(ctx.num_samples, ctx.max_epochs, eta, self.largest_first), 1
+        ):
             steps = " -> ".join(f"epoch {r}" for r in rounds)
             lines.append(f"  bracket {i}: {n} trial(s), {steps}; {bracket_epochs(n, n0, rounds, eta)} epochs")
         return lines
 
     def worst_case_epochs(self, ctx: SchedulerContext) -> int:
         eta = ctx.reduction_factor
-        return sum(bracket_epochs(n, n0, r, eta) for n, n0, r in fill(ctx.num_samples, ctx.max_epochs, eta))
+        filled = fill(ctx.num_samples, ctx.max_epochs, eta, self.largest_first)
+        return sum(bracket_epochs(n, n0, r, eta) for n, n0, r in filled)
 
 
 class HyperBand(_Brackets):
@@ -59,6 +63,7 @@ class Bohb(_Brackets):
     summary = "BOHB: HyperBand brackets with kernel density models per budget (brings --searcher bohb)"
     label = "BOHB"
     requires_searcher = "bohb"
+    largest_first = True
 
     def build(self, ctx: SchedulerContext) -> BohbRule:
         from tuner.schedulers.hyperband_rule import BohbRule

@@ -59,8 +59,10 @@ class Bracket:
         return self.round == len(self.rounds) - 1
 
     def filled(self) -> bool:
-        """No room for another trial: as many as the next round keeps (before the first, its size)."""
-        return len(self.live) == self.keep
+        """No room for another trial: it took as many as its size. A trial that ends before the bracket's
+        first round (one whose only round is the last epoch, one that failed) leaves its place empty: a
+        bracket refilled as its trials finish would run more trials than the plan says."""
+        return len(self.trials) >= self.size
 
     def epoch(self, trial: Trial) -> int:
         result = self.live.get(trial)
