@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from tuner.launch.watching.live_table import LiveTable, SweepReporter
+from tuner.launch.watching.live_table import BestSeen, LiveTable, SweepReporter
 from tuner.launch.watching.reporting import build_reporter
 from tuner.objectives import Constraint, Objective
 
@@ -61,6 +61,21 @@ def test_rows_are_ranked_by_each_trials_best_value_whatever_their_status():
         "pending",
     ]
     assert "10.0.0.1" not in text and " where " not in header  # one machine: where a trial runs says nothing
+
+
+def test_a_trial_whose_loss_went_nan_is_ranked_by_the_best_value_it_reached_before():
+    """Ray's own record of a trial's best keeps a NaN and then the next value, whatever came before: the table
+    ranks by the results themselves, as the summary and the scheduler do."""
+    table = build_reporter("loss", "min", ["x"], max_epochs=3)
+    diverged = trial("diverged", {"x": 1}, 0.11, float("nan"), 0.9)
+    steady = trial("steady", {"x": 2}, 0.7, 0.6, 0.5)
+    watch = BestSeen(table)
+    for t, losses in ((diverged, (0.11, float("nan"), 0.9)), (steady, (0.7, 0.6, 0.5))):
+        for epoch, loss in enumerate(losses, 1):
+            watch.on_trial_result(epoch, [diverged, steady], t, {"loss": loss, "training_iteration": epoch})
+    text = table.text([diverged, steady], True)
+    assert first_cells(text) == ["diverged", "steady"]
+    assert "Best so far: trial diverged, loss 0.11 " in text
 
 
 def test_a_trial_that_ran_every_epoch_is_finished_and_one_that_failed_errored():

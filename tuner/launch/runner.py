@@ -107,6 +107,7 @@ def launch(
     from tuner.launch.guards.stall import StallAwareSearcher, StallWatch
     from tuner.launch.placement import packing as packings
     from tuner.launch.watching import live_report
+    from tuner.launch.watching.live_table import BestSeen
     from tuner.launch.watching.manifests import CheckpointManifests
     from tuner.launch.watching.reporting import (
         MetricGuard,
@@ -182,6 +183,7 @@ def launch(
         constraints=plan.context.constraints,
         stopped_label=plan.scheduler.stopped_label(plan.context),
     )
+    callbacks.append(BestSeen(reporter))
     # the trainable's own loop, once a trial ends by it: the scheduler and the live table follow its length
     callbacks.append(
         LoopWatch(

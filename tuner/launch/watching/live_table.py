@@ -21,11 +21,22 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ray.tune import ProgressReporter
+from ray.tune import Callback, ProgressReporter
 
 from tuner.folder.pickled import Restored, fresh
 from tuner.launch.watching.table_rows import Ranked, RankKey, TableRows
-from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, as_point, reported, sign, violations
+from tuner.objectives import (
+    MODES,
+    Constraint,
+    Mode,
+    Objective,
+    as_mode,
+    as_point,
+    pick,
+    reported,
+    sign,
+    violations,
+)
 from tuner.spec import DIAGNOSTICS
 from tuner.values import number
 
@@ -54,7 +65,7 @@ class LiveTable(Restored, ProgressReporter):
     scheduler that stops none, or one that counts them in its own status line).
     """
 
-    SINCE = {"_rows": fresh(TableRows), "_loop_ended": fresh(set)}
+    SINCE = {"_rows": fresh(TableRows), "_loop_ended": fresh(set), "_bests": fresh(dict)}
 
     def __init__(
         self,
@@ -81,6 +92,7 @@ class LiveTable(Restored, ProgressReporter):
         self._last = float("-inf")
         self._rows = TableRows()  # the finished trials, ranked and counted once
         self._loop_ended: set[str] = set()
+        self._bests: dict[str, float] = {}  # trial id -> its best finite value of the metric (``BestSeen``)
 
     def setup(
         self,
@@ -141,9 +153,19 @@ class LiveTable(Restored, ProgressReporter):
     # --- ranking ---------------------------------------------------------------------------------------------
 
     def best(self, trial: Trial) -> float | None:
-        """A trial's best value of the metric so far, as Ray tracks it for every trial."""
-        value = (getattr(trial, "metric_analysis", None) or {}).get(self.metric, {}).get(self.mode)
-        return value if isinstance(value, (int, float)) and value == value else None
+        """A trial's best finite value of the metric so far: from every result this run (``BestSeen``), and
+        Ray's own tracking for what came before a resume (Ray's is lost at a NaN: it keeps the NaN, then the
+        next value, whatever came before)."""
+        ray = number((getattr(trial, "metric_analysis", None) or {}).get(self.metric, {}).get(self.mode))
+        seen = [v for v in (self._bests.get(trial.trial_id), ray) if v is not None]
+        return pick(self.mode)(seen) if seen else None
+
+    def saw(self, trial_id: str, result: Result) -> None:
+        """A trial's result, each one as it arrives."""
+        value = number(result.get(self.metric))
+        if value is not None:
+            kept = self._bests.get(trial_id)
+            self._bests[trial_id] = value if kept is None else pick(self.mode)(kept, value)
 
     def breaks(self, trial: Trial) -> bool:
         return bool(self.constraints) and any(v > 0 for v in violations(self.constraints, _result(trial)))
@@ -399,3 +421,16 @@ def _cell(value: Value) -> Scalar:
 
 def _short(value: Value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else repr(value)
+
+
+class BestSeen(Callback):
+    """Hands the live table every result as it arrives, so that it ranks each trial by its best value, which the
+    table's own view of the trials (their last results, every few seconds) cannot tell."""
+
+    def __init__(self, table: LiveTable) -> None:
+        self.table = table
+
+    def on_trial_result(
+        self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
+    ) -> None:
+        self.table.saw(trial.trial_id, result)
