@@ -191,6 +191,12 @@ def test_a_stopped_sweeps_last_line_counts_not_started_trials_as_its_fates_do():
     )
     summary.unfinished, summary.not_started, summary.to_come = 3, 0, 0
     assert format_summary(summary)[-1].startswith("stopped by SIGINT: 3 trial(s) unfinished; continue with")
+    # freeze-thaw's paused trials are counted apart, as the fates line counts them
+    summary.fates = {"unfinished": 2, "paused": 1, "not started yet": 1}
+    summary.unfinished, summary.not_started = 4, 1
+    lines = format_summary(summary)
+    assert "fates: 2 unfinished, 1 paused, 1 not started yet" in lines
+    assert lines[-1].startswith("stopped by SIGINT: 2 trial(s) unfinished, 1 paused and 1 not started yet;")
 
 
 def test_every_command_is_found_in_the_module_that_defines_it():

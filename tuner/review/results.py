@@ -130,7 +130,9 @@ def format_summary(summary: Summary) -> list[str]:
         lines.append(f"stalled: {summary.stalled}")
     # in the fates' words: a created trial that never ran has not started; the plan's remainder is still to come
     waiting = summary.not_started - summary.to_come
-    parts = [f"{summary.unfinished - summary.not_started} trial(s) unfinished"]
+    paused = summary.fates.get("paused", 0)  # a scheduler's pause, which the fates count apart
+    parts = [f"{summary.unfinished - summary.not_started - paused} trial(s) unfinished"]
+    parts += [f"{paused} paused"] if paused else []
     parts += [f"{waiting} not started yet"] if waiting else []
     parts += (
         [f"{summary.to_come} more to come of the {summary.trials + summary.to_come} planned"]
