@@ -297,8 +297,10 @@ def logs(experiment: str, trial: str | None, lines: int | None, stream: str) -> 
     names = {"stdout": [STDOUT_FILE], "stderr": [STDERR_FILE], "both": [STDOUT_FILE, STDERR_FILE]}[stream]
     texts = [(name, chosen.output(name)) for name in names]
     if not any(text for _, text in texts):
+        failed = f"; it failed, and its error is in {chosen.error_file}" if chosen.error_file else ""
         click.echo(
-            f"trial {chosen.trial_id} printed nothing to {' or '.join(names)} ({chosen.path})", err=True
+            f"trial {chosen.trial_id} printed nothing to {' or '.join(names)} ({chosen.path}){failed}",
+            err=True,
         )
         return
     for name, text in texts:
