@@ -266,20 +266,13 @@ def sweep(
     from tuner.launch.layers import objectives_given
     from tuner.launch.resolve import resolve
     from tuner.launch.runner import run_sweep
-    from tuner.settings import USER_SETTINGS
+    from tuner.settings import USER_SETTINGS, unknown_setting
 
     begun = time.time()
     settings = objectives_given(settings, "tuner.sweep()")
     unknown = sorted(set(settings) - set(USER_SETTINGS))
     if unknown:
-        import difflib
-
-        near = difflib.get_close_matches(unknown[0], USER_SETTINGS, n=1)
-        hint = f"did you mean {near[0]}? " if near else ""
-        raise UsageError(
-            f"tuner.sweep() got an unknown setting {unknown[0]!r}; {hint}valid: "
-            f"{', '.join(USER_SETTINGS)}, metrics"
-        )
+        raise unknown_setting("tuner.sweep()", unknown[0], "metrics")
     given = {k: v for k, v in settings.items() if v is not None}
     given["space"] = _space_ref(space)
     resolved = resolve(given, config)

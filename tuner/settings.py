@@ -211,6 +211,17 @@ DECIDED = (
 USER_SETTINGS = tuple(name for name in FIELD_NAMES if name not in DECIDED)
 
 
+def unknown_setting(where: str, name: str, *also: str) -> UsageError:
+    """The one line for a setting tuner does not have, given in ``where``: the nearest one it has, and all of
+    them (``also``: names that place takes besides)."""
+    import difflib
+
+    valid = (*USER_SETTINGS, *also)
+    near = difflib.get_close_matches(name.replace("-", "_"), valid, n=1)
+    hint = f"did you mean {near[0]}? " if near else ""
+    return UsageError(f"{where}: unknown setting {name!r}; {hint}valid: {', '.join(valid)}")
+
+
 def _base_type(annotation: str) -> tuple[str, bool]:
     parts = [p.strip() for p in annotation.split("|")]
     optional = "None" in parts

@@ -107,7 +107,7 @@ def test_a_space_whose_defaults_name_an_unknown_setting_is_refused_in_words(tmp_
         'SPACE = SearchSpace(trainable="cifar", params={"lr": tune.uniform(0.1, 0.2)}, defaults={"max_epoch": 2})\n'
     )
     with pytest.raises(
-        UsageError, match=r"space .*typo.py: defaults names an unknown setting 'max_epoch'; valid: "
+        UsageError, match=r"space .*typo.py defaults: unknown setting 'max_epoch'; did you mean max_epochs\? valid: "
     ):
         resolve({"space": str(space)}, None, environ={})
 
@@ -124,7 +124,7 @@ def test_environment_values_are_typed_with_clear_errors():
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("nmu_samples: 3\n", "unknown key 'nmu_samples'"),
+        ("nmu_samples: 3\n", "unknown setting 'nmu_samples'; did you mean num_samples?"),
         ("num_samples: [1, 2]\n", "num_samples must be a whole number"),
         ("max_epochs: 2.5\n", "max_epochs must be a whole number"),
         ("- a\n- b\n", "must hold a mapping"),

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias, TypeVar, cast
 
 from tuner.errors import UsageError
-from tuner.settings import ENV_PREFIX, USER_SETTINGS, coerce
+from tuner.settings import ENV_PREFIX, USER_SETTINGS, coerce, unknown_setting
 
 if TYPE_CHECKING:
     from tuner.settings import Setting
@@ -55,9 +55,7 @@ def read_yaml_settings(path: str | Path) -> dict[str, Setting]:
     for key, value in loaded.items():
         name = str(key).replace("-", "_")
         if name not in USER_SETTINGS:
-            raise UsageError(
-                f"config file {path}: unknown key {key!r}; valid keys: {', '.join(USER_SETTINGS)}"
-            )
+            raise unknown_setting(f"config file {path}", str(key))
         out[name] = coerce(name, value, f"config file {path}")
     return out
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, TypedDict, cast
 from tuner import algorithms, schedulers, searchers, storage, storage_outage
 from tuner.errors import UsageError
 from tuner.launch.layers import env_settings, merge_layers, read_yaml_settings
-from tuner.settings import NO_SPACE, USER_SETTINGS, SweepConfig, build_config, coerce
+from tuner.settings import NO_SPACE, USER_SETTINGS, SweepConfig, build_config, coerce, unknown_setting
 
 if TYPE_CHECKING:
     from tuner.launch.layers import GivenSetting
@@ -58,9 +58,7 @@ def resolve(
     space = load_space(str(space_ref))
     unknown = sorted(str(k) for k in space.defaults if k not in USER_SETTINGS)
     if unknown:
-        raise UsageError(
-            f"space {space_ref}: defaults names an unknown setting {unknown[0]!r}; valid: {', '.join(USER_SETTINGS)}"
-        )
+        raise unknown_setting(f"space {space_ref} defaults", unknown[0])
     space_defaults = {k: coerce(k, v, f"space {space_ref} defaults") for k, v in space.defaults.items()}
     asked = _trainable_resources(space)
     settings: dict[str, GivenSetting] = merge_layers(
