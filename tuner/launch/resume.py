@@ -63,13 +63,45 @@ def resume_sweep(
     short = disk.room_left(folder)
     if short:
         raise StorageRefused(f"{short}; free space, then run tuner resume {folder} again")
-    origin = experiment.load_saved_config(folder).origin
+    saved = experiment.load_saved_config(folder)
+    if num_samples is None and budget is None and trial_timeout is None:
+        ended = _ended(folder, errored, saved.trials_cap)
+        if ended:  # nothing would run: say so without starting Ray or writing into the experiment
+            out(ended)
+            from tuner.review.report.page_file import report_path
+            from tuner.review.results import summarize
+
+            summary = summarize(experiment.load(folder))
+            page = report_path(folder)
+            summary.report = str(page) if page is not None and page.is_file() else None
+            return summary
+    origin = saved.origin
     with (
         claimed(folder, "tuner resume"),
         OrderlyStop(f"continue with: tuner resume {folder}") as stop,
         storage.moved_while(origin, folder),
     ):  # what Ray saved of the sweep names where it was made
         return _resume_claimed(folder, errored, out, num_samples, budget, trial_timeout, stop)
+
+
+def _ended(folder: str, errored: str, planned: int | None) -> str | None:
+    """What to tell of a sweep with nothing left to run (every planned trial made and ended, errored ones left
+    as they are), else None."""
+    from tuner.launch.guards import disk
+    from tuner.ray_compat.state_file import latest_state_name, saved_trial_states
+
+    if planned is None or latest_state_name(folder) is None or disk.stopped_trials(folder):
+        return None  # a budget decides its end, or there is no saved state to judge by
+    statuses = [state["status"] for state in saved_trial_states(folder).values()]
+    ended = ("TERMINATED", "ERROR") if errored == "skip" else ("TERMINATED",)
+    if len(statuses) < planned or any(status not in ended for status in statuses):
+        return None
+    failed = statuses.count("ERROR")
+    rerun = f"; --errored resume or restart runs its {failed} errored trial(s) again" if failed else ""
+    return (
+        f"{folder}: the sweep finished, every one of its {planned} trial(s) ended, so nothing is left to resume; "
+        f"--num-samples N (more than {planned}) or --budget grows it{rerun}"
+    )
 
 
 def resume_banner(folder: str, statuses: dict[str, str], errored: str, planned: int | None) -> str:

@@ -1,5 +1,6 @@
-"""The best trial is one whose config ran: a trial that failed is recommended only when every trial with a
-result failed. Experiments written on disk by hand (no Ray), as a sweep with failures leaves them."""
+"""A finished sweep's experiment: its best trial is one whose config ran (a trial that failed is recommended only
+when every trial with a result failed), and resuming it runs nothing. Experiments written on disk by hand (no
+Ray), as a sweep with failures leaves them."""
 
 from __future__ import annotations
 
@@ -46,3 +47,19 @@ def test_when_every_trial_with_a_result_failed_the_best_of_them_is_still_named(t
     experiment = _experiment(tmp_path, {"a": ("ERROR", [0.4]), "b": ("ERROR", [0.2]), "none": ("TERMINATED", [])})
     best = experiment.best_trial()
     assert best is not None and best.trial_id == "b"
+
+
+def test_resuming_a_finished_sweep_says_so_and_starts_nothing(tmp_path):
+    """No Ray is started (none runs in this test) and nothing of Ray's is written: the summary is read back."""
+    from tuner.launch.resume import resume_sweep
+
+    experiment = _experiment(tmp_path, {"ran": ("TERMINATED", [0.5, 0.3]), "crashed": ("ERROR", [0.1])})
+    before = sorted(p.name for p in (tmp_path / "exp").iterdir())
+    said: list[str] = []
+    summary = resume_sweep(str(experiment.path), out=said.append)
+    assert said[0].endswith(
+        "the sweep finished, every one of its 2 trial(s) ended, so nothing is left to resume; --num-samples N "
+        "(more than 2) or --budget grows it; --errored resume or restart runs its 1 errored trial(s) again"
+    )
+    assert summary.best is not None and summary.best.trial_id == "ran"
+    assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == sorted([*before, "best_config.json"])
