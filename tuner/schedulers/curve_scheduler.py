@@ -283,6 +283,10 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
             self._record(trial_id, epoch, value, mine, "goes on", kept)
             return TrialScheduler.CONTINUE
         lost = f"{rival} promises more: an expected gain of {theirs} against this trial's {own}"
+        if own == theirs:  # apart only below the digits shown
+            lost = (
+                f"{rival} promises a little more: both are expected to gain about {own} over the best so far"
+            )
         if not self.can_pause:
             return self._stop(trial_id, epoch, value, mine, f"{lost}, and a trial without checkpoints cannot "
                               "be continued later")  # fmt: skip
