@@ -82,7 +82,8 @@ def test_trials_the_sweep_stopped_early_are_named_as_what_the_answer_rests_on(ru
     result = run_cli("replay", tmp_path / "asha", "--scheduler", "fifo")
     assert result.code == 0, result.err
     assert (
-        "would have gone on past where the sweep stopped them; their later epochs are unknown" in result.out
+        "would have gone on past the last epoch the sweep recorded for them (where it stopped them, or they "
+        "failed); their later epochs are unknown" in result.out
     )
 
 

@@ -196,9 +196,9 @@ def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
             f", and {len(w.cut_short) - LISTED_AT_MOST} more" if len(w.cut_short) > LISTED_AT_MOST else ""
         )
         lines.append(
-            f"  {len(w.cut_short)} trial(s) ({named}) would have gone on past where the sweep "
-            "stopped them; their later epochs are unknown, so the replay ends them there and the answer "
-            "rests on that"
+            f"  {len(w.cut_short)} trial(s) ({named}) would have gone on past the last epoch the sweep "
+            "recorded for them (where it stopped them, or they failed); their later epochs are unknown, so the "
+            "replay ends them there and the answer rests on that"
         )
     if w.unfinished:
         lines.append(
