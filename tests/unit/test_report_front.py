@@ -328,3 +328,17 @@ def test_a_parameter_plot_names_each_fates_points_and_marks_a_stopped_trials_bes
     legend = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
     assert legend == ["completed", "stopped early (its best before it stopped)", "best trial (aaaa0001)"]
     plt.close(fig)
+
+
+def test_the_best_so_far_passes_by_a_trial_that_breaks_a_constraint(tmp_path):
+    """A trial that breaks a constraint is never the best: its own best is drawn, the best so far is not made of it."""
+    from tuner.review.report.curves import history
+    from tuner.review.report.page import _scored
+
+    experiment = _experiment(tmp_path, objectives=("loss:min",), constraints=["latency_ms>=35"])
+    assert [t.trial_id for t in experiment.trials if not experiment.breaks(t)] == ["aaaa0003", "aaaa0004"]
+    figure = history(experiment, _scored(experiment))
+    lines = [list(trace.y) for trace in figure.data if trace.name == "best so far"]
+    assert len(lines) == 2  # against trials and against wall time
+    for line in lines:  # aaaa0001's 0.5 is the lowest loss, but it breaks the bound: 0.9 (aaaa0003) is the best
+        assert min(y for y in line if y is not None) == 0.9, line

@@ -8,7 +8,6 @@ another (``labelled``); the hover names every one.
 
 from __future__ import annotations
 
-import itertools
 from typing import TYPE_CHECKING
 
 from tuner.experiment import ExperimentRecord, TrialRecord
@@ -47,13 +46,24 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
         return None
     better = pick(mode)
     bests = [t.scored(metric, mode) for t in trials]
-    so_far = list(itertools.accumulate(bests, lambda a, b: better(a, b)))
+    # a trial that breaks a constraint is never the best: it shows its own best, and the best so far passes it by
+    counts = [not experiment.breaks(t) for t in trials]
+    so_far: list[float | None] = []
+    for value, counted in zip(bests, counts, strict=True):
+        kept = so_far[-1] if so_far else None
+        so_far.append((value if kept is None else better(kept, value)) if counted else kept)
     events = sorted(
-        (when, v) for t in trials for when, row in t.times() if (v := number(row.get(metric))) is not None
+        (when, v)
+        for t, counted in zip(trials, counts, strict=True)
+        if counted
+        for when, row in t.times()
+        if (v := number(row.get(metric))) is not None
     )
-    start = events[0][0]
-    scale, unit = (60.0, "minutes") if events[-1][0] - start >= 120 else (1.0, "seconds")
-    by_time, best = [], None
+    times = sorted(when for t in trials for when, _ in t.times())
+    start = times[0] if times else 0.0
+    scale, unit = (60.0, "minutes") if times and times[-1] - start >= 120 else (1.0, "seconds")
+    by_time: list[tuple[float, float | None]] = []
+    best: float | None = None
     for when, value in events:
         best = value if best is None else better(best, value)
         by_time.append(((when - start) / scale, best))
@@ -119,7 +129,7 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
     return fig
 
 
-def _steps(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+def _steps(points: list[tuple[float, float | None]]) -> list[tuple[float, float | None]]:
     """A best-so-far staircase by its steps: the first point, each one that improves on the last, and the
     last (drawn ``hv``, the same line; a sweep of thousands of results has a few dozen steps)."""
     kept = [p for i, p in enumerate(points) if i == 0 or p[1] != points[i - 1][1]]
