@@ -33,6 +33,7 @@ def _experiment(tmp_path, trials: dict[str, tuple[str, list[float]]]):
         trial = {"trial_id": trial_id, "status": status, "relative_logdir": trial_id, "config": {}}
         state.append([json.dumps(trial), json.dumps({"error_filename": error})])
     (folder / "experiment_state-2026-01-01_00-00-00.json").write_text(json.dumps({"trial_data": state}))
+    (folder / "tuner.pkl").write_bytes(b"")  # Ray's pickle of the sweep: only a resume that runs reads it
     return load(str(folder), running=False)
 
 
@@ -63,3 +64,16 @@ def test_resuming_a_finished_sweep_says_so_and_starts_nothing(tmp_path):
     )
     assert summary.best is not None and summary.best.trial_id == "ran"
     assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == sorted([*before, "best_config.json"])
+
+
+def test_a_larger_budget_for_a_sweep_with_every_trial_ended_is_refused_and_changes_nothing(tmp_path):
+    import pytest
+
+    from tuner.errors import UsageError
+    from tuner.launch.resume import resume_sweep
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3]), "b": ("TERMINATED", [0.4])})
+    saved = (tmp_path / "exp" / "tuner_config.yaml").read_text()
+    with pytest.raises(UsageError, match=r"--budget \+5ep: every one of the 2 trial\(s\) the sweep plans was made"):
+        resume_sweep(str(experiment.path), budget="+5ep")
+    assert (tmp_path / "exp" / "tuner_config.yaml").read_text() == saved

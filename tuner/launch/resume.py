@@ -165,6 +165,18 @@ def _resume_claimed(
         config = _grown(folder, config, num_samples)
     if budget is not None:
         config = _extended(folder, config, budget)
+        if num_samples is None and _ended(folder, errored, config.trials_cap):
+            from tuner.ray_compat import can_grow
+
+            grow = (
+                "grow the sweep with --num-samples N as well"
+                if can_grow(folder)
+                else "this sweep planned every trial at its start and cannot grow: start a new sweep"
+            )
+            raise UsageError(
+                f"--budget {budget}: every one of the {config.trials_cap} trial(s) the sweep plans was made and has "
+                f"ended (a trial the budget ended does not go on), so a larger budget has nothing to run; {grow}"
+            )
     else:
         _check_budget_left(folder, config)
     grows = num_samples is not None or budget is not None
