@@ -274,3 +274,14 @@ def test_the_readmes_sample_table_has_the_columns_the_table_prints():
     text = build_reporter("loss", "min", ["l1", "l2", "lr", "batch_size"], max_epochs=3).text([t], True)
     printed = next(line for line in text.splitlines() if line.startswith("| trial "))
     assert shown.split() == printed.split()
+
+
+def test_a_sweep_that_its_budget_ends_counts_its_trials_without_a_planned_total():
+    import sys
+
+    table = build_reporter("loss", "min", ["x"], max_epochs=2)
+    table.setup(total_samples=sys.maxsize)
+    assert "Number of trials: 1 (1 stopped early)" in table.text([trial("a", {"x": 1}, 0.5)], False)
+    table.setup(total_samples=8)
+    assert "Number of trials: 1/8 (1 stopped early)" in table.text([trial("a", {"x": 1}, 0.5)], False)
+

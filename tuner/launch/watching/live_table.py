@@ -16,6 +16,7 @@ trial's folder.
 from __future__ import annotations
 
 import heapq
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -103,7 +104,8 @@ class LiveTable(Restored, ProgressReporter):
         **kwargs: object,
     ) -> None:
         self.start = start_time or time.time()
-        self.total = total_samples
+        # a sweep that a budget ends plans no number of trials: Tune's count is then the largest int
+        self.total = total_samples if total_samples is not None and total_samples < sys.maxsize else None
         self.metric = metric or self.metric
         self.mode = as_mode(mode) if mode in MODES else self.mode
         self._last = float("-inf")  # a resumed sweep shows its table at once
