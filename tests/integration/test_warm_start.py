@@ -48,7 +48,15 @@ def test_a_searcher_that_cannot_take_earlier_results_is_refused(run_cli, earlier
     folder, space = earlier
     result = run_cli("sweep", "--space", space, *FIFO, "--searcher", "hyperopt", "--warm-start", folder / "first",
                      "--storage-path", folder, "--name", "refused")  # fmt: skip
-    assert result.code == 2 and "searcher hyperopt cannot take earlier results; use one that can: optuna" in result.err
+    assert result.code == 2 and (
+        "--warm-start: searcher hyperopt, which cannot take earlier results; pass --searcher with one that can: "
+        "optuna" in result.err
+    )
+    assert not (folder / "refused").exists()
+    # the default picks freeze-thaw's own model, which takes none: the line says auto chose it
+    result = run_cli("sweep", "--space", space, "--warm-start", folder / "first", "--storage-path", folder,
+                     "--name", "refused")  # fmt: skip
+    assert result.code == 2 and "--warm-start: auto chose searcher curves, which cannot take" in result.err
     assert not (folder / "refused").exists()
 
 

@@ -179,9 +179,12 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: SearchPlan
         )
     if not entry.takes_earlier_results:
         able = [e.name for e in searchers.ENTRIES if e.takes_earlier_results]
+        chosen = (
+            "auto chose searcher" if (config.searcher_chosen or "").startswith("auto chose") else "searcher"
+        )
         raise UsageError(
-            f"--warm-start: searcher {entry.name} cannot take earlier results; use one that can: "
-            f"{', '.join(able)}"
+            f"--warm-start: {chosen} {entry.name}, which cannot take earlier results; pass --searcher with one "
+            f"that can: {', '.join(able)}"
         )
     if search_plan.conditionals:
         names = ", ".join(p.name for p in search_plan.conditionals)
