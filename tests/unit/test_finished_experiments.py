@@ -77,3 +77,11 @@ def test_a_larger_budget_for_a_sweep_with_every_trial_ended_is_refused_and_chang
     with pytest.raises(UsageError, match=r"--budget \+5ep: every one of the 2 trial\(s\) the sweep plans was made"):
         resume_sweep(str(experiment.path), budget="+5ep")
     assert (tmp_path / "exp" / "tuner_config.yaml").read_text() == saved
+
+
+def test_compare_counts_the_time_a_sweep_ran_not_the_pause_between_a_stop_and_its_resume(tmp_path):
+    from tuner.review.compare import summary_rows
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3])})
+    (tmp_path / "exp" / "spent.json").write_text(json.dumps({"wall": 12.5, "epochs": 2}))
+    assert summary_rows([experiment])[0]["wall_s"] == 12.5

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
+from tuner.folder import spent
 from tuner.folder.fates import family
 from tuner.objectives import pick, sign
 from tuner.value_types import Scalar
@@ -70,7 +71,9 @@ def summary_rows(experiments: list[ExperimentRecord]) -> list[dict[str, Scalar]]
     for e in experiments:
         best = e.best_trial()
         reports = _reports(e)
-        wall = reports[-1][0] - reports[0][0] if len(reports) > 1 else 0.0
+        # the sweep's own count (spent.json) leaves out the time between a stop and its resume; the span of
+        # its reports stands in for an experiment saved before it was kept
+        wall = spent.read(e.path).wall or (reports[-1][0] - reports[0][0] if len(reports) > 1 else 0.0)
         fates = Counter(family(t.fate) for t in e.trials)
         rows.append(
             {
