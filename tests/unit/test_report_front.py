@@ -342,3 +342,14 @@ def test_the_best_so_far_passes_by_a_trial_that_breaks_a_constraint(tmp_path):
     assert len(lines) == 2  # against trials and against wall time
     for line in lines:  # aaaa0001's 0.5 is the lowest loss, but it breaks the bound: 0.9 (aaaa0003) is the best
         assert min(y for y in line if y is not None) == 0.9, line
+
+
+def test_when_every_trial_breaks_a_constraint_export_says_so_and_the_front_has_no_hypervolume_line(tmp_path):
+    from tuner.errors import UsageError
+    from tuner.review.results import best_export
+
+    experiment = _experiment(tmp_path, constraints=["latency_ms>=100"])
+    with pytest.raises(UsageError, match=r"every trial that reported 'loss' broke a constraint \(latency_ms>=100\)"):
+        best_export(experiment)
+    lines = front.format_front(front.write(experiment), str(experiment.path))
+    assert not any(line.startswith("hypervolume") for line in lines), lines

@@ -241,7 +241,12 @@ def print_outcome(summary: Summary) -> None:
     if summary.unfinished:
         raise SweepEnded(signal_exit(None))
     if summary.best is None:
-        raise TunerError("the sweep produced no result for its metric")
+        broke = summary.infeasible or (summary.pareto["infeasible"] if summary.pareto else None)
+        raise TunerError(
+            f"every trial that reported {summary.metric} broke a constraint ({broke}); no best config"
+            if broke
+            else "the sweep produced no result for its metric"
+        )
 
 
 @click.command()

@@ -183,7 +183,7 @@ def format_front(out: ParetoRecord, folder: str) -> list[str]:
         )
         lines.append(f"constraints: {', '.join(out['constraints'])}; {broke} never on the front")
     hv = out["hypervolume"]
-    if isinstance(hv, float) and math.isfinite(hv) and len(names) > 1:
+    if isinstance(hv, float) and math.isfinite(hv) and len(names) > 1 and out["front"]:
         reference = out["reference"] or {}
         up_to = ", ".join(f"{name} {value:.4g}" for name, value in reference.items())
         # its scale: the box from the best value the front has on each objective to the reference point

@@ -274,6 +274,12 @@ def best_export(
     else:
         chosen = experiment.best_trial()
     if chosen is None:
+        reported = [t for t in experiment.trials if t.best(experiment.metric, experiment.mode) is not None]
+        if reported and all(experiment.breaks(t) for t in reported):
+            raise UsageError(
+                f"{experiment.path}: every trial that reported {experiment.metric!r} broke a constraint "
+                f"({', '.join(experiment.config.constraints or [])}); none is exported"
+            )
         raise UsageError(f"{experiment.path} has no trial that reported {experiment.metric!r} yet")
     row = chosen.best_row(experiment.metric, experiment.mode) or {}
     out: BestExport = {
