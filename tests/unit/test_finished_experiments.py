@@ -85,3 +85,17 @@ def test_compare_counts_the_time_a_sweep_ran_not_the_pause_between_a_stop_and_it
     experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3])})
     (tmp_path / "exp" / "spent.json").write_text(json.dumps({"wall": 12.5, "epochs": 2}))
     assert summary_rows([experiment])[0]["wall_s"] == 12.5
+
+
+def test_a_pbt_sweep_cannot_seed_another_search(tmp_path):
+    import pytest
+    from ray import tune
+
+    from tuner.errors import UsageError
+    from tuner.launch.warm_start import gather
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3])})
+    saved = yaml.safe_load((tmp_path / "exp" / "tuner_config.yaml").read_text())
+    (tmp_path / "exp" / "tuner_config.yaml").write_text(yaml.safe_dump({**saved, "scheduler": "pbt"}))
+    with pytest.raises(UsageError, match="it ran PBT, whose trials took other trials' checkpoints and configs"):
+        gather([str(experiment.path)], {"width": tune.choice([32, 128])}, "loss", "min")

@@ -112,6 +112,12 @@ def gather(refs: Sequence[str], params: Space, metric: str, mode: Mode) -> WarmS
                 f"--warm-start {ref}: it optimised {earlier.metric} ({earlier.mode}), this sweep "
                 f"optimises {metric} ({mode}); its results cannot seed this search"
             )
+        if earlier.config.scheduler == "pbt":
+            raise UsageError(
+                f"--warm-start {ref}: it ran PBT, whose trials took other trials' checkpoints and configs as they "
+                "trained, so no config stands for a trial's value; seed the search from a sweep under another "
+                "scheduler"
+            )
         sources.append(earlier.config.name or ref)
         epochs.append(earlier.config.max_epochs)
         for trial in earlier.trials:
