@@ -99,3 +99,17 @@ def test_a_pbt_sweep_cannot_seed_another_search(tmp_path):
     (tmp_path / "exp" / "tuner_config.yaml").write_text(yaml.safe_dump({**saved, "scheduler": "pbt"}))
     with pytest.raises(UsageError, match="it ran PBT, whose trials took other trials' checkpoints and configs"):
         gather([str(experiment.path)], {"width": tune.choice([32, 128])}, "loss", "min")
+
+
+def test_a_pbt_sweep_is_not_replayed_under_another_scheduler(tmp_path):
+    import pytest
+
+    from tuner.errors import UsageError
+    from tuner.experiment import load
+    from tuner.replay.whatif import check_replayable
+
+    _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3])})
+    saved = yaml.safe_load((tmp_path / "exp" / "tuner_config.yaml").read_text())
+    (tmp_path / "exp" / "tuner_config.yaml").write_text(yaml.safe_dump({**saved, "scheduler": "pbt"}))
+    with pytest.raises(UsageError, match="ran pbt, whose trials changed configs as they trained"):
+        check_replayable(load(str(tmp_path / "exp"), running=False), "asha")

@@ -79,6 +79,12 @@ def check_replayable(experiment: ExperimentRecord, scheduler: str) -> list[Trial
             f"{experiment.path} has one result per trial, not one per epoch: a scheduler has "
             "nothing to decide on (report once per epoch to replay a sweep)"
         )
+    ran = schedulers.entry(experiment.config.scheduler)
+    if ran.takes_no_searcher:
+        raise UsageError(
+            f"{experiment.path} ran {ran.name}, whose trials changed configs as they trained (taking other "
+            "trials' checkpoints): no curve is one config's, so a replay cannot stand in for them"
+        )
     entry = schedulers.entry(scheduler)
     if entry.needs_checkpoints and not entry.takes_no_searcher:
         if not any(d.startswith("checkpoint_") for t in reported for d in storage.list_dirs(t.path)):
