@@ -285,3 +285,9 @@ def test_a_sweep_that_its_budget_ends_counts_its_trials_without_a_planned_total(
     table.setup(total_samples=8)
     assert "Number of trials: 1/8 (1 stopped early)" in table.text([trial("a", {"x": 1}, 0.5)], False)
 
+
+def test_a_trial_ended_before_its_first_epoch_never_started():
+    table = build_reporter("loss", "min", ["x"], max_epochs=2)
+    text = table.text([trial("a", {"x": 1}, 0.5, 0.4), trial("b", {"x": 2})], True)
+    assert "Number of trials: 2 (1 finished, 1 never started)" in text
+

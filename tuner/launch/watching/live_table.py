@@ -55,7 +55,7 @@ ON_FRONT = "●"  # the front's trials in the table (several objectives)
 
 # Tune's statuses in the words the review uses; a TERMINATED trial is "finished" or "stopped early" by its epochs.
 WORDS = {"PENDING": "pending", "RUNNING": "running", "PAUSED": "paused", "ERROR": "errored"}
-STOPPED_EARLY, FINISHED = "stopped early", "finished"
+STOPPED_EARLY, FINISHED, NEVER_STARTED = "stopped early", "finished", "never started"
 
 
 class LiveTable(Restored, ProgressReporter):
@@ -198,12 +198,14 @@ class LiveTable(Restored, ProgressReporter):
 
     def state(self, trial: Trial) -> str:
         """A trial's state in words: a TERMINATED trial is stopped early below ``max_epochs`` unless its own loop
-        ended it, else finished."""
+        ended it, else finished; one without a result never started."""
         if trial.status != "TERMINATED":
             return WORDS.get(trial.status, trial.status.lower())
         if trial.trial_id in self.loop_ended:
             return FINISHED
-        epoch = number(_result(trial).get("training_iteration", self.max_epochs))
+        if "training_iteration" not in _result(trial):  # ended before its first epoch (a budget, a stall)
+            return NEVER_STARTED
+        epoch = number(_result(trial).get("training_iteration"))
         return STOPPED_EARLY if epoch is not None and epoch < self.max_epochs else FINISHED
 
     def _best_line(self, first: Ranked | None, front: list[Trial]) -> list[str]:
@@ -360,7 +362,7 @@ class SweepReporter(LiveTable):
 
 def _in_order(item: tuple[str, int]) -> int:
     """States in the order a sweep goes through them."""
-    order = ("running", "pending", "paused", STOPPED_EARLY, FINISHED, "errored")
+    order = ("running", "pending", "paused", STOPPED_EARLY, FINISHED, NEVER_STARTED, "errored")
     return order.index(item[0]) if item[0] in order else len(order)
 
 
