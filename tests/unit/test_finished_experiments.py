@@ -113,3 +113,12 @@ def test_a_pbt_sweep_is_not_replayed_under_another_scheduler(tmp_path):
     (tmp_path / "exp" / "tuner_config.yaml").write_text(yaml.safe_dump({**saved, "scheduler": "pbt"}))
     with pytest.raises(UsageError, match="ran pbt, whose trials changed configs as they trained"):
         check_replayable(load(str(tmp_path / "exp"), running=False), "asha")
+
+
+def test_the_page_of_a_sweep_running_now_does_not_send_its_reader_to_tuner_resume(tmp_path):
+    from tuner.review.report.page import build
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3]), "b": ("RUNNING", [0.4])})
+    assert "Not finished: " in build(experiment) and "tuner resume" in build(experiment)
+    page = build(experiment, running=True)
+    assert "Live: the sweep is running" in page and "Not finished: " not in page

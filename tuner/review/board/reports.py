@@ -95,7 +95,7 @@ class Reports:
         record = self._catalog.record(sweep.folder, mark) or experiment.load(sweep.folder, running=running)
         version = f"{abs(hash((mark, now if mark is None else 0))):x}"
         try:
-            report = build(record)
+            report = build(record, running=running)
         except Exception as exc:  # noqa: BLE001 - the sweep's row and commands are still worth showing
             log.warning("the report of %s could not be drawn: %s", sweep.folder, exc)
             log.debug("where", exc_info=True)

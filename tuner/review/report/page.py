@@ -23,8 +23,9 @@ from tuner.review.vocabulary import show as _show
 from tuner.value_types import Value
 
 
-def build(experiment: ExperimentRecord, refresh_s: float | None = None) -> str:
-    """The whole page, as one HTML string; with ``refresh_s``, a live page that reloads itself that often."""
+def build(experiment: ExperimentRecord, refresh_s: float | None = None, running: bool = False) -> str:
+    """The whole page, as one HTML string; with ``refresh_s``, a live page that reloads itself that often;
+    ``running``: a sweep a process runs now, whose open trials are not left to ``tuner resume``."""
     import plotly.offline
 
     metric, mode = experiment.metric, experiment.mode
@@ -84,8 +85,11 @@ def build(experiment: ExperimentRecord, refresh_s: float | None = None) -> str:
         body=body,
         settings=html.escape(_settings_line(experiment)),
         refresh=live[0] if live else "",
-        live=live[1] if live else _unfinished_note(experiment),
+        live=live[1] if live else RUNNING_NOTE if running else _unfinished_note(experiment),
     )
+
+
+RUNNING_NOTE = "<p class=live>Live: the sweep is running; this is what it has so far.</p>"
 
 
 def _unfinished_note(experiment: ExperimentRecord) -> str:
