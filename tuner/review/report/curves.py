@@ -121,7 +121,9 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
     fig.update_xaxes(title_text=f"{unit} since the first result", row=2, col=1)
     fig.update_yaxes(title_text=f"best {metric} so far (trials' bests)", row=1, col=1)
     fig.update_yaxes(title_text=f"best {metric} reported so far", row=2, col=1)
-    if events[-1][0] - start < 2:  # Ray stamps results to the second: within one, only the order is sure
+    if (
+        not times or times[-1] - start < 2
+    ):  # Ray stamps results to the second: within one, only the order is sure
         fig.update_xaxes(
             title_text="seconds since the first result (all within about a second)", row=2, col=1
         )
