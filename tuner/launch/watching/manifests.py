@@ -33,7 +33,9 @@ class CheckpointManifests(Callback):
             write_manifest(checkpoint.path)
         except Exception as exc:  # noqa: BLE001 - a full disk; never let Ray skip registering the checkpoint
             if not self._warned:
+                # the system's words for it ("no space left on device"), not Python's "[Errno 28] ..."
+                why = exc.strerror.lower() if isinstance(exc, OSError) and exc.strerror else str(exc)
                 log.warning(
-                    "could not write a checkpoint's manifest (%s); such checkpoints go unverified", exc
+                    "could not write a checkpoint's manifest (%s); such checkpoints go unverified", why
                 )
                 self._warned = True
