@@ -286,7 +286,7 @@ def test_a_trial_that_runs_past_the_loops_end_raises_the_horizon_and_is_weighed_
 
 
 def test_a_chance_reads_as_the_reasons_say():
-    from tuner.schedulers.curve_scheduler import _chance
+    from tuner.schedulers.curve_fitting import chance_said as _chance
 
     shown = [_chance(0.042), _chance(0.00042), _chance(0.00001)]
     assert shown == ["a 4.20%", "a 0.04%", "under a 0.01%"]

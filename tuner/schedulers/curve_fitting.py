@@ -319,3 +319,8 @@ class CurveFitting:
             gains = gains * np.minimum(distance / 0.1, 1.0) ** 2
         self._pool_cache = ((self._version, len(self._proposed)), gains)
         return gains
+
+
+def chance_said(chance: float) -> str:
+    """A chance in a reason's words: "a 4.20%", "a 0.04%", "under a 0.01%"."""
+    return f"a {chance:.2%}" if chance >= 1e-4 else "under a 0.01%"

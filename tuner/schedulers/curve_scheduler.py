@@ -39,6 +39,7 @@ from tuner.schedulers.curve_fitting import (
     Fit,
     Prediction,
     PredictionTable,
+    chance_said,
 )
 from tuner.schedulers.curve_model import PowerLawEnsemble
 from tuner.values import number
@@ -89,10 +90,8 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         self.results = 0
         self.stopped = self.paused = 0
         self.model: PowerLawEnsemble | None = None
-        self.scale = (
-            0.0,
-            1.0,
-        )  # (low, high) of the values the model was fitted on, in "higher is better" sign
+        # (low, high) of the values the model was fitted on, in "higher is better" sign
+        self.scale = (0.0, 1.0)
         self.fitted_points = 0
         # trial id -> members x epochs, for the adopted model
         self._predicted: dict[str, NDArray[np.float64]] = {}
@@ -103,9 +102,8 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         self._restored = False
         self._version = 0  # counts changes of what predictions rest on (results, trials, the model)
         self._best = -math.inf  # the best value seen, on the model's axis (higher is better)
-        self._log = (
-            False  # whether the model reads the metric on a log scale (a loss that was always positive)
-        )
+        # whether the model reads the metric on a log scale (a loss that was always positive)
+        self._log = False
         self._cache: tuple[int, PredictionTable] | None = None
         self._pool_cache: tuple[tuple[int, int], NDArray[np.float64]] | None = None
         self._fitting: Future[Fit] | None = None
@@ -312,7 +310,7 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         self.stopped += 1
         self.ended.add(trial_id)
         self.frozen.discard(trial_id)
-        why = why or f"{_chance(mine.chance)} chance to beat the best (stopped under {HOPELESS:.1%})"
+        why = why or f"{chance_said(mine.chance)} chance to beat the best (stopped under {HOPELESS:.1%})"
         self._record(trial_id, epoch, value, mine, "stopped", why)
         if self.fate_log:
             self.fate_log.record(
@@ -398,8 +396,3 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
             elif record.status == "PAUSED":
                 self.frozen.add(record.trial_id)
         # the loop's end, as the sweep had learnt it, comes from LoopWatch.at_run_start (tuner/launch/guards/)
-
-
-def _chance(chance: float) -> str:
-    """A chance in a reason's words: "a 4.20%", "a 0.04%", "under a 0.01%"."""
-    return f"a {chance:.2%}" if chance >= 1e-4 else "under a 0.01%"

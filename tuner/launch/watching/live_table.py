@@ -25,6 +25,19 @@ from typing import TYPE_CHECKING, Any
 from ray.tune import Callback, ProgressReporter
 
 from tuner.folder.pickled import Restored, fresh
+from tuner.launch.watching.table_cells import (
+    FINISHED,
+    NEVER_STARTED,
+    STOPPED_EARLY,
+    cell,
+    fair_share,
+    in_order,
+    location,
+    lookup,
+    place_of,
+    result_of,
+    short,
+)
 from tuner.launch.watching.table_rows import Ranked, RankKey, TableRows
 from tuner.objectives import (
     MODES,
@@ -44,18 +57,16 @@ from tuner.values import number
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
-    from tuner.value_types import Result, Scalar, Value
+    from tuner.value_types import Result, Value
 
 EVERY_S = 10.0
 MAX_ROWS = 30
 MAX_FINAL_ROWS = 100  # the last table shows every trial up to this many; a larger sweep's is bounded too
-MAX_TEXT = 20  # characters of a text cell; longer ones are cut with an ellipsis
 FLOAT_FORMAT = ".4g"  # four significant figures: enough to rank trials, few enough to read
 ON_FRONT = "●"  # the front's trials in the table (several objectives)
 
 # Tune's statuses in the words the review uses; a TERMINATED trial is "finished" or "stopped early" by its epochs.
 WORDS = {"PENDING": "pending", "RUNNING": "running", "PAUSED": "paused", "ERROR": "errored"}
-STOPPED_EARLY, FINISHED, NEVER_STARTED = "stopped early", "finished", "never started"
 
 
 class LiveTable(Restored, ProgressReporter):
@@ -127,7 +138,7 @@ class LiveTable(Restored, ProgressReporter):
         open and the rows shown: the finished trials are ranked and counted once (tuner/launch/watching/table_rows.py)."""
         rows = self._rows
         open_ranked = rows.update(
-            trials, (self.metric, self.mode), self._key, self.state, _place, self._point
+            trials, (self.metric, self.mode), self._key, self.state, place_of, self._point
         )
         rows.recount(self.max_epochs, self.loop_ended, self.state)
         states = rows.states + Counter(self.state(t) for _, _, t in open_ranked)
@@ -146,7 +157,7 @@ class LiveTable(Restored, ProgressReporter):
         lines.append(self._counts(len(trials), states))
         # the last table shows every trial of a sweep a terminal can hold; a larger one's, as while it ran
         final = None if len(trials) <= MAX_FINAL_ROWS else self.max_rows
-        places = rows.places | {_place(t) for _, _, t in open_ranked}
+        places = rows.places | {place_of(t) for _, _, t in open_ranked}
         lines += self._table(groups, states, front, places, limit=final if done else self.max_rows)
         if states[WORDS["ERROR"]]:
             lines.append(f"Errored trials: {states[WORDS['ERROR']]} (summarised at the end)")
@@ -170,7 +181,7 @@ class LiveTable(Restored, ProgressReporter):
             self._bests[trial_id] = value if kept is None else pick(self.mode)(kept, value)
 
     def breaks(self, trial: Trial) -> bool:
-        return bool(self.constraints) and any(v > 0 for v in violations(self.constraints, _result(trial)))
+        return bool(self.constraints) and any(v > 0 for v in violations(self.constraints, result_of(trial)))
 
     def ranked(self, trials: list[Trial]) -> list[Trial]:
         """Best first: trials with a value before those without, those that meet the constraints first."""
@@ -203,9 +214,9 @@ class LiveTable(Restored, ProgressReporter):
             return WORDS.get(trial.status, trial.status.lower())
         if trial.trial_id in self.loop_ended:
             return FINISHED
-        if "training_iteration" not in _result(trial):  # ended before its first epoch (a budget, a stall)
+        if "training_iteration" not in result_of(trial):  # ended before its first epoch (a budget, a stall)
             return NEVER_STARTED
-        epoch = number(_result(trial).get("training_iteration"))
+        epoch = number(result_of(trial).get("training_iteration"))
         return STOPPED_EARLY if epoch is not None and epoch < self.max_epochs else FINISHED
 
     def _best_line(self, first: Ranked | None, front: list[Trial]) -> list[str]:
@@ -224,7 +235,7 @@ class LiveTable(Restored, ProgressReporter):
                 f"Rows ranked by each trial's best {self.metric}, {order} first; best {self.metric}: trial "
                 f"{best.trial_id}, {value:.4g}",
             ]
-        params = "{" + ", ".join(f"'{k}': {_short(v)}" for k, v in self._params(best).items()) + "}"
+        params = "{" + ", ".join(f"'{k}': {short(v)}" for k, v in self._params(best).items()) + "}"
         return [
             f"Best so far: trial {best.trial_id}, {self.metric} {value:.4g} (trials ranked by their best "
             f"{self.metric}, {order} first); parameters={params}"
@@ -235,7 +246,9 @@ class LiveTable(Restored, ProgressReporter):
         constraint or lacks an objective)."""
         if len(self.objectives) < 2:
             return None
-        values = reported(self.objectives, {o.name: _lookup(_result(trial), o.name) for o in self.objectives})
+        values = reported(
+            self.objectives, {o.name: lookup(result_of(trial), o.name) for o in self.objectives}
+        )
         if values is None or self.breaks(trial):
             return None
         return list(as_point(self.objectives, values))
@@ -255,7 +268,7 @@ class LiveTable(Restored, ProgressReporter):
         return [t for _, _, t in sorted(on_front)]
 
     def _counts(self, total: int, states: Counter[str]) -> str:
-        counts = ", ".join(f"{n} {state}" for state, n in sorted(states.items(), key=_in_order) if n)
+        counts = ", ".join(f"{n} {state}" for state, n in sorted(states.items(), key=in_order) if n)
         of = f"/{self.total}" if self.total and self.total > 0 else ""
         return f"Number of trials: {total}{of} ({counts})"
 
@@ -280,7 +293,7 @@ class LiveTable(Restored, ProgressReporter):
 
         # as the status line says: by each trial's best value, whatever its status
         if limit is not None and sum(len(g) for g in groups.values()) > limit:
-            shown = [t for _, _, t in sorted(_fair_share(groups, limit))]
+            shown = [t for _, _, t in sorted(fair_share(groups, limit))]
         else:
             shown = [t for _, _, t in heapq.merge(*groups.values())]
         if not shown:
@@ -295,19 +308,19 @@ class LiveTable(Restored, ProgressReporter):
         headers += [*self.parameters, *(self._heading(m) for m in metrics)]
         rows = []
         for t in shown:
-            result = _result(t)
+            result = result_of(t)
             params = self._params(t)
             rows.append(
                 [t.trial_id, self.state(t)]
                 + ([ON_FRONT if t.trial_id in on_front else ""] if marked else [])
-                + ([_location(result)] if located else [])
-                + [_cell(params.get(p)) for p in self.parameters]
-                + [_cell(self.best(t) if m == BEST else _lookup(result, m)) for m in metrics]
+                + ([location(result)] if located else [])
+                + [cell(params.get(p)) for p in self.parameters]
+                + [cell(self.best(t) if m == BEST else lookup(result, m)) for m in metrics]
             )
         table = tabulate(rows, headers=headers, tablefmt="psql", showindex=False, floatfmt=FLOAT_FORMAT)
         lines = [table]
         if hidden:
-            more = ", ".join(f"{n} {state}" for state, n in sorted(hidden.items(), key=_in_order))
+            more = ", ".join(f"{n} {state}" for state, n in sorted(hidden.items(), key=in_order))
             lines.append(f"... {sum(hidden.values())} more trials not shown ({more})")
         return lines
 
@@ -318,7 +331,7 @@ class LiveTable(Restored, ProgressReporter):
         still the one it was given (an OOM fallback halves it), and a count that is zero (OOM retries)."""
         kept: list[str] = []
         for m in self.columns:
-            values = [_lookup(_result(t), m) for t in shown]
+            values = [lookup(result_of(t), m) for t in shown]
             if all(v is None for v in values):
                 continue
             if m in DIAGNOSTICS and m != self.metric and self._says_nothing(m, shown, values):
@@ -358,73 +371,6 @@ class SweepReporter(LiveTable):
         from tuner.ray_compat.live import cli_reporter_settings
 
         LiveTable.__init__(self, **cli_reporter_settings(state))
-
-
-def _in_order(item: tuple[str, int]) -> int:
-    """States in the order a sweep goes through them."""
-    order = ("running", "pending", "paused", STOPPED_EARLY, FINISHED, NEVER_STARTED, "errored")
-    return order.index(item[0]) if item[0] in order else len(order)
-
-
-def _fair_share(groups: dict[str, list[Ranked]], limit: int) -> list[Ranked]:
-    """At most ``limit`` trials, each status given rows in turn (in the order of its best trial), so running
-    trials are never crowded out by finished ones; within a status the best ranked first."""
-    kept: list[Ranked] = []
-    taken = dict.fromkeys(groups, 0)
-    while len(kept) < limit:
-        added = False
-        for status, group in groups.items():
-            if taken[status] < len(group):
-                kept.append(group[taken[status]])
-                taken[status] += 1
-                added = True
-            if len(kept) >= limit:
-                break
-        if not added:
-            break
-    return kept
-
-
-def _place(trial: Trial) -> object:
-    """The machine a trial ran on, from its last result (None before one)."""
-    return _result(trial).get("node_ip")
-
-
-def _result(trial: Trial) -> Result:
-    """A trial's last result, or nothing before its first: Tune answers a trial that never reported by
-    waiting on its actor for default values, which would hold up the whole sweep's loop."""
-    if not getattr(trial, "has_reported_at_least_once", True):
-        return {}
-    return trial.last_result or {}
-
-
-def _lookup(result: Result, name: str) -> Value:
-    """A reported value by its full name; a nested result (``{"val": {"loss": ...}}``) by ``val/loss``."""
-    if name in result:
-        return result[name]
-    value: Value = result
-    for part in name.split("/"):
-        if not isinstance(value, Mapping) or part not in value:
-            return None
-        value = value[part]
-    return value
-
-
-def _location(result: Result) -> str:
-    """Where the trial runs (the worker's address and process), from its last result; blank before one."""
-    ip, pid = result.get("node_ip"), result.get("pid")
-    return f"{ip}:{pid}" if ip and pid else ""
-
-
-def _cell(value: Value) -> Scalar:
-    if value is None or isinstance(value, (bool, int, float)):
-        return value
-    text = str(value)
-    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
-
-
-def _short(value: Value) -> str:
-    return f"{value:.4g}" if isinstance(value, float) else repr(value)
 
 
 class BestSeen(Callback):

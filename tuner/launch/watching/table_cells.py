@@ -1,0 +1,83 @@
+"""The live table's cells and rows, apart from the table: each trial's last result, the values shown (cut to a
+readable width), the states in a sweep's order, and the rows shared fairly among the states when not all fit."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
+
+    from tuner.launch.watching.table_rows import Ranked
+    from tuner.value_types import Result, Scalar, Value
+
+MAX_TEXT = 20  # characters of a text cell; longer ones are cut with an ellipsis
+STOPPED_EARLY, FINISHED, NEVER_STARTED = "stopped early", "finished", "never started"
+
+
+def in_order(item: tuple[str, int]) -> int:
+    """States in the order a sweep goes through them."""
+    order = ("running", "pending", "paused", STOPPED_EARLY, FINISHED, NEVER_STARTED, "errored")
+    return order.index(item[0]) if item[0] in order else len(order)
+
+
+def fair_share(groups: dict[str, list[Ranked]], limit: int) -> list[Ranked]:
+    """At most ``limit`` trials, each status given rows in turn (in the order of its best trial), so running
+    trials are never crowded out by finished ones; within a status the best ranked first."""
+    kept: list[Ranked] = []
+    taken = dict.fromkeys(groups, 0)
+    while len(kept) < limit:
+        added = False
+        for status, group in groups.items():
+            if taken[status] < len(group):
+                kept.append(group[taken[status]])
+                taken[status] += 1
+                added = True
+            if len(kept) >= limit:
+                break
+        if not added:
+            break
+    return kept
+
+
+def place_of(trial: Trial) -> object:
+    """The machine a trial ran on, from its last result (None before one)."""
+    return result_of(trial).get("node_ip")
+
+
+def result_of(trial: Trial) -> Result:
+    """A trial's last result, or nothing before its first: Tune answers a trial that never reported by
+    waiting on its actor for default values, which would hold up the whole sweep's loop."""
+    if not getattr(trial, "has_reported_at_least_once", True):
+        return {}
+    return trial.last_result or {}
+
+
+def lookup(result: Result, name: str) -> Value:
+    """A reported value by its full name; a nested result (``{"val": {"loss": ...}}``) by ``val/loss``."""
+    if name in result:
+        return result[name]
+    value: Value = result
+    for part in name.split("/"):
+        if not isinstance(value, Mapping) or part not in value:
+            return None
+        value = value[part]
+    return value
+
+
+def location(result: Result) -> str:
+    """Where the trial runs (the worker's address and process), from its last result; blank before one."""
+    ip, pid = result.get("node_ip"), result.get("pid")
+    return f"{ip}:{pid}" if ip and pid else ""
+
+
+def cell(value: Value) -> Scalar:
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    text = str(value)
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def short(value: Value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else repr(value)
