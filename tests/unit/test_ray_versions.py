@@ -77,3 +77,18 @@ def test_rays_own_settings_for_the_comparison_are_honoured_and_two_differences_g
     )
     monkeypatch.setenv("RAY_IGNORE_VERSION_MISMATCH", "1")
     versions.check_driver_matches("h:6379", "2.55.1", "3.12.1")  # the user turned Ray's check off
+
+
+def test_every_test_the_version_matrix_names_exists():
+    """tests/ray_matrix.sh names slow tests by id; a merged or renamed test would fail every version there only."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    script = (root / "tests" / "ray_matrix.sh").read_text()
+    named = re.findall(r"^\s+(tests/\S+\.py)(?:::(\w+))?$", script, flags=re.MULTILINE)
+    assert len(named) >= 4
+    for path, test in named:
+        assert (root / path).is_file(), path
+        if test:
+            assert re.search(rf"^def {test}\(", (root / path).read_text(), flags=re.MULTILINE), f"{path}::{test}"
