@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from tensorboard.backend.event_processing.event_file_loader import EventFileLoader
 
 from tests.integration.killing import kill_9_when
 from tuner import experiment
@@ -125,6 +126,12 @@ def test_storage_given_as_a_uri_holds_the_whole_experiment_and_resumes_by_uri(ru
     assert len(rows) == 4 and {row["status"] for row in rows} == {"TERMINATED"}
     for trial in experiment.load(str(folder)).trials:
         assert [int(float(r["epoch"])) for r in trial.rows] == [1, 2, 3], trial.trial_id
+        # TensorBoard's curve too: the epoch before the Ctrl-C was left in the writer's queue and in the driver's
+        # staging folder, and lost
+        steps = []
+        for events in sorted((folder / Path(trial.path).name).glob("events.out.tfevents.*")):
+            steps += [e.step for e in EventFileLoader(str(events)).Load() if any(v.tag == "loss" for v in e.summary.value)]
+        assert sorted(steps) == [1, 2, 3], (trial.trial_id, steps)
 
 
 def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(run_cli, tmp_path):

@@ -77,3 +77,30 @@ def test_a_fate_that_cannot_be_read_is_written_as_not_known_never_guessed(tmp_pa
     assert _fate_written(folder, "read").startswith("stopped early by ASHA at epoch 3")
     unknown = _fate_written(folder, "unread", unreadable=True)
     assert unknown == "fate unknown: the storage could not be read; tuner results reads it later"
+
+
+def test_a_trial_left_paused_when_the_run_ends_keeps_every_epoch_it_reported(tmp_path):
+    """A Ctrl-C ends Tune's run with trials paused, and no trial end comes for them: their writers must still write
+    out the epochs in tensorboardX's queue (its flush does not), so the curve has the epoch before the stop."""
+    from ray import tune
+    from ray.tune.experiment import Trial
+    from tensorboardX import SummaryWriter
+
+    from tuner.launch.watching.tensorboard_log import TensorBoardLogger
+
+    folder = str(tmp_path / "exp")
+    logger = TensorBoardLogger(folder, {"lr": tune.uniform(0.01, 0.1)}, "loss", "min", max_epochs=10)
+    trials = [Trial("train", config={"lr": 0.05}, trial_id=f"t{i}", stub=True) for i in range(2)]
+    for trial in trials:  # as log_trial_start makes them, in a folder of the test's
+        logger._writers[trial], logger._last[trial] = SummaryWriter(f"{folder}/{trial.trial_id}", flush_secs=30), {}
+    for epoch in (1, 2, 3):
+        for trial in trials:
+            result = {"training_iteration": epoch, "loss": 1.0 / epoch}
+            trial.update_last_result(result)
+            logger.log_trial_result(epoch, trial, result)
+    logger.on_experiment_end(trials)
+    assert not logger._writers
+    for trial in trials:
+        accumulator = EventAccumulator(f"{folder}/{trial.trial_id}")
+        accumulator.Reload()
+        assert [e.step for e in accumulator.Scalars("loss")] == [1, 2, 3], trial.trial_id

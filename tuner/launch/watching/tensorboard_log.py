@@ -94,6 +94,16 @@ class TensorBoardLogger(TBXLoggerCallback):
                 self._best[trial] = float(found)
         writer.flush()
 
+    def on_experiment_end(self, trials: list[Trial], **info: object) -> None:
+        """A run that ends with trials paused or running (a signal, a budget) keeps their last epochs. Two things
+        lost them: tensorboardX's ``flush`` writes only what its writer thread has taken off its queue (``close``
+        writes the queue out), and Tune copies a trial's files from the driver's staging folder to the storage
+        for the last time before this hook, so the closed files are copied here."""
+        while self._writers:
+            trial, writer = self._writers.popitem()
+            writer.close()
+            _copy_events_to_storage(trial)
+
     def log_trial_end(self, trial: Trial, failed: bool = False) -> None:
         writer = self._writers.pop(trial, None)
         if writer is None:
@@ -187,6 +197,29 @@ def hparams_summaries(
         tensor=metadata.NULL_TENSOR,
     )
     return [Summary.FromString(pb.SerializeToString()) for pb in (experiment, start, end)]
+
+
+def _copy_events_to_storage(trial: Trial) -> None:
+    """A trial's event files from the driver's staging folder to its folder in the storage (a local folder or a
+    bucket), as Tune's own copy at a saved state does; a logger never fails the sweep."""
+    import os
+
+    from pyarrow import fs
+
+    local, stored, storage = trial.local_path, trial.path, trial.storage
+    if not local or not stored or storage is None or os.path.realpath(local) == os.path.realpath(stored):
+        return
+    try:
+        for name in os.listdir(local):
+            if name.startswith("events.out.tfevents."):
+                fs.copy_files(
+                    os.path.join(local, name),
+                    f"{stored}/{name}",
+                    source_filesystem=fs.LocalFileSystem(),
+                    destination_filesystem=storage.storage_filesystem,
+                )
+    except OSError as exc:
+        log.warning("trial %s's last TensorBoard events stay in %s: %s", trial.trial_id, local, exc)
 
 
 def _last_error_line(trial: Trial) -> str:
