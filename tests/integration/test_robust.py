@@ -47,6 +47,26 @@ def test_an_address_where_no_cluster_answers_fails_fast_naming_it(tmp_path, addr
     assert not list(tmp_path.iterdir()), "nothing written"
 
 
+def test_an_address_where_another_service_listens_is_refused_in_one_line_not_waited_on(tmp_path):
+    """The dashboard's port given for the GCS's (an HTTP server answers there): Ray's own start waits on it for
+    minutes. The server listens on 127.0.0.2, a loopback address Ray does not rewrite to the node's IP."""
+    import http.server
+    import threading
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.2", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"127.0.0.2:{server.server_address[1]}"
+    try:
+        started = time.monotonic()
+        proc = tuner_process("sweep", "--space", "cifar_small", *SYNTHETIC, "--address", address,
+                             "--storage-path", tmp_path)  # fmt: skip
+        one_line_error(proc, f"cannot join a Ray cluster at {address}", "no Ray GCS answered", "6379")
+        assert time.monotonic() - started < 40
+        assert not list(tmp_path.iterdir()), "nothing written"
+    finally:
+        server.shutdown()
+
+
 def test_an_existing_name_is_refused_and_the_experiment_left_as_it_was(run_cli, tmp_path):
     space = instant_space(tmp_path)
     first = run_cli("sweep", "--space", space, "--num-samples", "2", "--storage-path", tmp_path, "--name", "mine")

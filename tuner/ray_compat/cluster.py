@@ -30,12 +30,14 @@ def reread_auth_mode() -> None:
 
 @dataclass(frozen=True)
 class ClusterAnswer:
-    """What a cluster's GCS says of itself before this machine joins it: its Ray and Python versions, or that
-    it refused to answer for want of an auth token (both None and False when it could not be asked)."""
+    """What a cluster's GCS says of itself before this machine joins it: its Ray and Python versions, that it
+    refused to answer for want of an auth token, or that no GCS answered at all (``silent``: the probe's client
+    timed out or said it could not reach one; all unset when the probe failed otherwise)."""
 
     ray: str | None = None
     python: str | None = None
     wants_token: bool = False
+    silent: bool = False
 
 
 _PROBE = """
@@ -46,6 +48,8 @@ metadata = get_cluster_metadata(GcsClient(address=sys.argv[1])) or {}
 print(json.dumps({"ray": metadata.get("ray_version"), "python": metadata.get("python_version")}))
 """
 PROBE_TIMEOUT_S = 15.0
+# what Ray's C++ client logs when no GCS answers at an address (a service of another kind listens there)
+NO_GCS = ("Failed to connect to GCS", "Failed to get cluster ID from GCS", "Timed out while waiting for GCS")
 
 
 def cluster_versions(host_port: str, timeout_s: float = PROBE_TIMEOUT_S) -> ClusterAnswer:
@@ -59,18 +63,20 @@ def cluster_versions(host_port: str, timeout_s: float = PROBE_TIMEOUT_S) -> Clus
     import subprocess
     import sys
 
+    timed_out = False
     try:
         done = subprocess.run([sys.executable, "-c", _PROBE, host_port], capture_output=True, text=True,
                               timeout=timeout_s)  # fmt: skip
         stdout, stderr = done.stdout, done.stderr
     except subprocess.TimeoutExpired as exc:
-        stdout = ""
+        stdout, timed_out = "", True
         stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
     wants_token = "InvalidAuthToken" in stderr or "Authentication token is missing" in stderr
     try:
         answer = json.loads(stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        return ClusterAnswer(wants_token=wants_token)
+        silent = not wants_token and (timed_out or any(said in stderr for said in NO_GCS))
+        return ClusterAnswer(wants_token=wants_token, silent=silent)
     return ClusterAnswer(answer.get("ray") or None, answer.get("python") or None, wants_token)
 
 

@@ -72,7 +72,7 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
     host_port = check_reachable(address)  # Ray itself would retry a dead address for minutes
     enable_token_auth()
     if not address.startswith("ray://"):  # a Ray client's server is asked by Ray itself, below
-        from tuner.ray_compat.cluster import cluster_versions, sends_tokens
+        from tuner.ray_compat.cluster import PROBE_TIMEOUT_S, cluster_versions, sends_tokens
 
         cluster = cluster_versions(host_port)
         if cluster.ray is not None:
@@ -81,6 +81,12 @@ def connect(address: str | None, num_cpus: int | None = None, dashboard: bool = 
             versions.refuse_tokenless(address)
         elif cluster.wants_token:
             raise UsageError(f"cannot join the Ray cluster at {address}: {TOKEN_HELP}")
+        elif cluster.silent:  # Ray's own start would wait on it for minutes
+            raise UsageError(
+                f"cannot join a Ray cluster at {address}: {host_port} takes connections, but no Ray GCS answered "
+                f"there within {PROBE_TIMEOUT_S:.0f} s; pass the head's GCS address (port 6379 by default; "
+                "'ray status' on the head prints it), not its dashboard's (8265) or another service's"
+            )
     try:
         ray.init(address=address, **kwargs)
     except (ConnectionError, RuntimeError) as exc:
@@ -118,7 +124,10 @@ def check_reachable(address: str) -> str:
                 f"--address {address}: no running Ray cluster found on this machine; start one with "
                 "'ray start --head', or pass the head's HOST:PORT (its GCS port, 6379 by default)"
             )
-    reach_tcp(where, f"a Ray cluster at {address}", "that the head is running ('ray status' on it)")
+    typed = address[len("ray://") :] if address.startswith("ray://") else address
+    # Ray reads localhost and 127.0.0.1 as the node's IP: a refusal names what was typed, then what Ray tried
+    read_as = f" (Ray reads it as {where})" if where != typed else ""
+    reach_tcp(where, f"a Ray cluster at {address}{read_as}", "that the head is running ('ray status' on it)")
     return where
 
 
@@ -134,8 +143,7 @@ def reach_tcp(host_port: str, what: str, check: str) -> None:
     except OSError as exc:
         reason = "timed out" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
         raise UsageError(
-            f"cannot reach {what} ({host}:{port}: {reason}); check {check} and that port {port} is open to "
-            "this machine"
+            f"cannot reach {what}: {reason.lower()}; check {check} and that port {port} is open to this machine"
         ) from None
 
 
