@@ -85,14 +85,13 @@ class Budget:
         return {EPOCHS: "+100ep", GPU_HOURS: "+1gpuh"}.get(self.kind, "+30m")
 
     def text_for(self, total: float) -> str:
-        """A budget of ``total`` in this unit, as it is saved (whole seconds for wall time)."""
-        import math
-
+        """A budget of ``total`` in this unit, as it is saved (wall time to a tenth of a second: ``+10s`` after
+        12.3 s spent is 22.3 s, not 23)."""
         if self.kind == EPOCHS:
             return f"{total:.0f}ep"
         if self.kind == GPU_HOURS:
             return f"{total:.4g}gpuh"
-        return f"{math.ceil(total)}s"
+        return f"{round(total, 1)}".removesuffix(".0") + "s"
 
     def spent_of(self, spent: Spent) -> float:
         """This budget's unit out of everything a sweep has spent."""

@@ -24,6 +24,12 @@ def test_a_plus_budget_is_that_much_more():
     assert Budget.parse("+30m") == Budget(WALL, 1800, extra=True)
 
 
+def test_a_grown_wall_budget_is_saved_as_spent_plus_the_amount_not_rounded_up():
+    more = Budget.parse("+10s")
+    assert [more.text_for(total) for total in (22.34, 22.0, 123456.77)] == ["22.3s", "22s", "123456.8s"]
+    assert Budget.parse(more.text_for(22.34)) == Budget(WALL, 22.3)
+
+
 @pytest.mark.parametrize("text, fragment", [("soon", "not a budget"), ("3 parsecs", "unknown unit 'parsecs'"),
                                             ("0s", "more than 0"), ("2.5ep", "whole numbers"), ("-1h", "not a budget"),
                                             ("10", "needs a unit: 10s, 10m, 10h (wall time), 10ep")])  # fmt: skip
