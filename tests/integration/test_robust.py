@@ -175,7 +175,7 @@ def test_a_trainable_reporting_with_keywords_runs(run_cli, tmp_path):
     assert experiment.load(str(tmp_path / "old")).best_trial().epochs == 3
 
 
-CRASHING = '''"""Every trial raises, two frames deep in the user's own code."""
+CRASHING = '''"""Every trial raises after its first epoch, two frames deep in the user's own code."""
 from ray import tune
 
 from tuner import SearchSpace
@@ -186,6 +186,7 @@ def check(x):
 
 
 def train(config):
+    tune.report({"loss": config["x"]})
     check(config["x"])
 
 
@@ -197,9 +198,10 @@ def test_a_sweep_whose_every_trial_raises_shows_the_users_traceback_once(tmp_pat
     space = tmp_path / "crashing.py"
     space.write_text(CRASHING)
     proc = tuner_process("sweep", "--space", space, "--num-samples", "3", "--storage-path", tmp_path, "--name", "c")
-    assert proc.returncode == 1
+    assert proc.returncode == 1  # a best of failed trials is no success
+    assert proc.stderr.strip().splitlines()[-1].startswith("tuner: error: every trial failed (3 of 3)"), proc.stderr
     everything = proc.stdout + proc.stderr
-    assert everything.count('crashing.py", line 12, in train') == 1, everything[-3000:]
+    assert everything.count('crashing.py", line 13, in train') == 1, everything[-3000:]
     assert everything.count('crashing.py", line 8, in check') == 1
     assert "site-packages/ray" not in everything and "/tmp/ray/session" not in everything
     assert "Traceback" not in everything

@@ -240,6 +240,11 @@ def print_outcome(summary: Summary) -> None:
         raise SweepEnded(signal_exit(summary.signal))
     if summary.unfinished:
         raise SweepEnded(signal_exit(None))
+    if failed and len(failed) >= summary.trials:  # its "best" is the best of the failures: no success
+        raise TunerError(
+            f"every trial failed ({len(failed)} of {summary.trials}), after reporting {summary.metric} or before; "
+            "the error of your code is above"
+        )
     if summary.best is None:
         broke = summary.infeasible or (summary.pareto["infeasible"] if summary.pareto else None)
         raise TunerError(
