@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import pytest
 import yaml
@@ -145,3 +147,52 @@ def test_the_default_one_trial_at_a_time_without_checkpoints_runs_every_trial(ru
     assert result.code == 0 and "stalled" not in result.out, result.out[-3000:]
     record = experiment.load(str(tmp_path / "one"))
     assert len(record.trials) == 20 and record.fate_counts().get("stopped early by freeze-thaw", 0) > 0
+
+
+PERIODIC_CHECKPOINTS = '''"""Checkpoints every third epoch, as Ray's docs write it: a function trainable keeps only what it reports."""
+import json
+import os
+import tempfile
+
+from ray import tune
+
+from tuner import SearchSpace
+
+
+def train(config):
+    start = 0
+    checkpoint = tune.get_checkpoint()
+    if checkpoint:
+        with checkpoint.as_directory() as folder:
+            start = json.load(open(os.path.join(folder, "state.json")))["step"] + 1
+    for step in range(start, 12):
+        metrics = {"loss": 1.0 / (1 + (step + 1) * config["lr"]) + config["off"]}
+        if step % 3 == 2:
+            with tempfile.TemporaryDirectory() as folder:
+                json.dump({"step": step}, open(os.path.join(folder, "state.json"), "w"))
+                tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(folder))
+        else:
+            tune.report(metrics)
+
+
+SPACE = SearchSpace(trainable=train, metric="loss", mode="min",
+                    params={"lr": tune.loguniform(1e-2, 10), "off": tune.uniform(0, 0.5)})
+'''
+
+
+def test_freeze_thaw_pauses_a_function_trainable_only_where_it_reported_a_checkpoint(run_cli, tmp_path):
+    """Paused where it had saved nothing, a trial was continued from its last checkpoint (or its first epoch)
+    and ran those epochs again, while the review counted them once: a pause waits for an epoch it saved."""
+    space = tmp_path / "periodic.py"
+    space.write_text(PERIODIC_CHECKPOINTS)
+    result = run_cli("sweep", "--space", space, "--num-samples", "8", "--max-epochs", "9", "--storage-path", tmp_path,
+                     "--name", "periodic")  # fmt: skip
+    assert result.code == 0, result.err[-3000:]
+    record = experiment.load(str(tmp_path / "periodic"))
+    paused = [r["epoch"] for t in record.trials for r in t.rungs if r.get("verdict") == "paused"]
+    assert paused and all(epoch % 3 == 0 for epoch in paused), paused  # only where it saved
+    for trial in record.trials:
+        epochs = [int(float(r["training_iteration"])) for r in trial.rows]
+        assert epochs == list(range(1, len(epochs) + 1)), (trial.trial_id, epochs)  # no epoch run twice
+    spent = json.loads((tmp_path / "periodic" / "spent.json").read_text())
+    assert spent["epochs"] == sum(trial.epochs for trial in record.trials)

@@ -20,6 +20,7 @@ A resumed sweep gets its curves back from the experiment's own results.
 
 from __future__ import annotations
 
+import functools
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -150,7 +151,9 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
             self._last[trial.trial_id] = value
         # hopeless paused trials first: a trial is never weighed against one stopped at the same check
         self._stop_hopeless(tune_controller, trial)
-        action = self._decide(tune_controller, trial, int(epoch), value)
+        action = self._decide(
+            tune_controller, trial, int(epoch), value, pause_keeps=pause_keeps(trial, result)
+        )
         self._maybe_fit()
         return action
 
@@ -238,7 +241,16 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         return dict(self._pool[pick])
 
     # --- decisions ------------------------------------------------------------------------------------
-    def _decide(self, tune_controller: TuneController, trial: Trial, epoch: int, value: float | None) -> str:
+    def _decide(
+        self,
+        tune_controller: TuneController,
+        trial: Trial,
+        epoch: int,
+        value: float | None,
+        pause_keeps: bool = True,
+    ) -> str:
+        """``pause_keeps``: a pause now would keep every epoch (see ``pause_keeps``); when it would not, a
+        decision to pause waits for the trial's next result."""
         trial_id = trial.trial_id
         if epoch >= self.max_t:
             self.ended.add(trial_id)
@@ -250,6 +262,8 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         self.next_check[trial_id] = max(epoch + 1, math.ceil(epoch * self.growth))
         if self.model is None:
             # the random start: each of its trials waits here for the first model, if there is room for more
+            if self.can_pause and self.searching and not pause_keeps:
+                return self._pause_later(trial_id, epoch)
             if self.can_pause and self.searching:
                 seen = sum(1 for c in self.curves.values() if any(math.isfinite(v) for v in c))
                 why = (
@@ -288,7 +302,15 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         if not self.can_pause:
             return self._stop(trial_id, epoch, value, mine, f"{lost}, and a trial without checkpoints cannot "
                               "be continued later")  # fmt: skip
+        if not pause_keeps:
+            return self._pause_later(trial_id, epoch)
         return self._pause(trial_id, epoch, value, mine, lost)
+
+    def _pause_later(self, trial_id: str, epoch: int) -> str:
+        """A trial that has not saved this epoch would be continued from its last checkpoint, running again
+        what came after it (from its first epoch, without one): it goes on, and is weighed at its next result."""
+        self.next_check[trial_id] = epoch + 1
+        return TrialScheduler.CONTINUE
 
     def _hopeless(self, mine: Prediction, epoch: int) -> bool:
         """Under a ``HOPELESS`` chance to beat the best: once it has run ``HOPELESS_AFTER`` epochs, or from its
@@ -396,3 +418,24 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
             elif record.status == "PAUSED":
                 self.frozen.add(record.trial_id)
         # the loop's end, as the sweep had learnt it, comes from LoopWatch.at_run_start (tuner/launch/guards/)
+
+
+def pause_keeps(trial: Trial, result: Result) -> bool:
+    """Whether pausing ``trial`` at ``result`` keeps every epoch it ran: a class trainable saves when paused, a
+    function trainable keeps only the checkpoint it last reported, so it must have reported one with this
+    result (Ray marks it ``should_checkpoint``)."""
+    name = getattr(trial, "trainable_name", None)  # a replay's or a test's stand-in has none
+    return bool(result.get("should_checkpoint")) or not (name and _reports_its_checkpoints(name))
+
+
+@functools.lru_cache(maxsize=64)
+def _reports_its_checkpoints(trainable_name: str) -> bool:
+    """A function trainable's (its checkpoints are the ones it reports); False where the name is not registered
+    (a replay's trials). Read once a name: Ray's registry unpickles the class at every read."""
+    from ray.tune.registry import get_trainable_cls
+    from ray.tune.trainable.function_trainable import FunctionTrainable
+
+    try:
+        return issubclass(get_trainable_cls(trainable_name), FunctionTrainable)
+    except Exception:  # noqa: BLE001 - Ray's registry raises several types for a name it does not hold
+        return False
