@@ -39,6 +39,17 @@ def test_what_a_scheduler_guard_or_budget_ended_is_not_the_loops_end():
     assert loop_end("RUNNING", 3, 10, {}) is None and loop_end("PAUSED", 3, 10, {}) is None
 
 
+def test_a_trial_still_paused_when_the_budget_ran_out_was_ended_by_the_budget_not_cut_by_the_scheduler():
+    """Freeze-thaw's random start pauses trials until its first model; a budget spent then ended them there, and
+    the report credited early stopping with their epochs."""
+    paused = {"paused": "paused at epoch 3: waits for the first model of the curves (fitted once 6 trials have "
+                        "results; 4 have)", "rungs": [{"rung": 3, "epoch": 3, "verdict": "paused"}],
+              "budget": "ended by the budget"}  # fmt: skip
+    text = fate("TERMINATED", 3, 8, "", paused)
+    assert text == f"ended by the budget at epoch 3 of 8, while {paused['paused']}"
+    assert not cut_by_scheduler(text) and kind(text) == "stopped early" and loop_end("TERMINATED", 3, 8, paused) is None
+
+
 def test_a_trial_at_max_epochs_ran_to_them_and_one_that_never_reported_teaches_no_length():
     assert fate("TERMINATED", 10, 10, "", {}) == "ran to max epochs (10)"
     assert loop_end("TERMINATED", 10, 10, {}) is None

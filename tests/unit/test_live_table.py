@@ -291,3 +291,22 @@ def test_a_trial_ended_before_its_first_epoch_never_started():
     text = table.text([trial("a", {"x": 1}, 0.5, 0.4), trial("b", {"x": 2})], True)
     assert "Number of trials: 2 (1 finished, 1 never started)" in text
 
+
+
+def test_a_trial_the_budget_or_a_stall_ended_is_not_counted_as_stopped_early(tmp_path):
+    """The table reads why a trial ended from the sweep's fate log, as the summary does: the budget's end (of a
+    paused trial too) and a stall's are not a scheduler's stop."""
+    from tuner.folder.fates import BUDGET, PAUSED, STALL, STOPPED, FateLog
+
+    folder = str(tmp_path / "exp")
+    log = FateLog(folder)
+    log.record("p", PAUSED, "paused at epoch 2: waits for the first model of the curves")
+    log.record("p", BUDGET, "ended by the budget")
+    log.record("b", BUDGET, "ended by the budget")
+    log.record("s", STALL, "ended by the stall")
+    log.record("a", STOPPED, "stopped early by ASHA at epoch 1 (rung 1)")
+    trials = [trial("p", {"x": 1}, 0.5, 0.4), trial("b", {"x": 2}, 0.6), trial("s", {"x": 3}, 0.7),
+              trial("a", {"x": 4}, 0.9), trial("f", {"x": 5}, 0.8, 0.3, 0.2, 0.1)]  # fmt: skip
+    text = build_reporter("loss", "min", ["x"], max_epochs=4, stopped_label="ASHA", folder=folder).text(trials, True)
+    assert "Number of trials: 5 (1 stopped early, 2 ended by the budget, 1 ended by the stall, 1 finished)" in text
+    assert "ASHA: 1 trial(s) stopped early so far" in text

@@ -280,12 +280,14 @@ def fate(
         return (NOT_STARTED if status == "PENDING" and not epochs else UNFINISHED) + note
     if decision.get("stopped"):
         return decision["stopped"] + note
-    if still_paused(decision, epochs) and epochs < max_epochs:  # still frozen when the sweep ended
-        return decision["paused"] + ENDED_PAUSED + note
-    if decision.get("budget") and epochs < max_epochs:
+    paused = still_paused(decision, epochs) and epochs < max_epochs  # still frozen when the sweep ended
+    if decision.get("budget") and epochs < max_epochs:  # the budget ended it, frozen or not: no scheduler's cut
         if not epochs:  # created as the budget ran out: proposed, never trained
             return NEVER_STARTED + note
-        return f"{decision['budget']} at epoch {epochs} of {max_epochs}" + note
+        frozen = f", while {decision['paused']}" if paused else ""
+        return f"{decision['budget']} at epoch {epochs} of {max_epochs}{frozen}" + note
+    if paused:
+        return decision["paused"] + ENDED_PAUSED + note
     if decision.get("stall") and epochs < max_epochs:  # stopped by the sweep's end, not by its own loop
         at = f"at epoch {epochs} of {max_epochs}" if epochs else "before its first report"
         return f"{decision['stall']} {at}" + note

@@ -182,6 +182,7 @@ def launch(
         objectives=plan.context.objectives,
         constraints=plan.context.constraints,
         stopped_label=plan.scheduler.stopped_label(plan.context),
+        folder=folder,
     )
     callbacks.append(BestSeen(reporter))
     # the trainable's own loop, once a trial ends by it: the scheduler and the live table follow its length

@@ -24,8 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 from ray.tune import Callback, ProgressReporter
 
-from tuner.folder.pickled import Restored, fresh
+from tuner.folder.fates import FateFollower
+from tuner.folder.pickled import Restored, fresh, none
 from tuner.launch.watching.table_cells import (
+    ENDED_BY_BUDGET,
+    ENDED_BY_STALL,
     FINISHED,
     NEVER_STARTED,
     STOPPED_EARLY,
@@ -77,7 +80,7 @@ class LiveTable(Restored, ProgressReporter):
     scheduler that stops none, or one that counts them in its own status line).
     """
 
-    SINCE = {"_rows": fresh(TableRows), "_loop_ended": fresh(set), "_bests": fresh(dict)}
+    SINCE = {"_rows": fresh(TableRows), "_loop_ended": fresh(set), "_bests": fresh(dict), "fates": none}
 
     def __init__(
         self,
@@ -93,8 +96,10 @@ class LiveTable(Restored, ProgressReporter):
         every_s: float = EVERY_S,
         max_rows: int = MAX_ROWS,
         out: Callable[[str], None] | None = None,
+        fates: FateFollower | None = None,
     ) -> None:
         self.metric, self.mode = metric, mode
+        self.fates = fates  # why trials ended: a budget's or a stall's end is not a scheduler's stop
         self.parameters, self.columns = list(parameters), dict(columns)
         self.max_epochs, self.stopped_label = max_epochs, stopped_label
         self.objectives, self.constraints = tuple(objectives), tuple(constraints)
@@ -208,8 +213,8 @@ class LiveTable(Restored, ProgressReporter):
         return self._loop_ended
 
     def state(self, trial: Trial) -> str:
-        """A trial's state in words: a TERMINATED trial is stopped early below ``max_epochs`` unless its own loop
-        ended it, else finished; one without a result never started."""
+        """A trial's state in words: a TERMINATED trial is stopped early below ``max_epochs`` unless its own loop,
+        the budget or a stall ended it, else finished; one without a result never started."""
         if trial.status != "TERMINATED":
             return WORDS.get(trial.status, trial.status.lower())
         if trial.trial_id in self.loop_ended:
@@ -217,7 +222,19 @@ class LiveTable(Restored, ProgressReporter):
         if "training_iteration" not in result_of(trial):  # ended before its first epoch (a budget, a stall)
             return NEVER_STARTED
         epoch = number(result_of(trial).get("training_iteration"))
-        return STOPPED_EARLY if epoch is not None and epoch < self.max_epochs else FINISHED
+        if epoch is None or epoch >= self.max_epochs:
+            return FINISHED
+        return self._ended_by_the_sweep(trial.trial_id) or STOPPED_EARLY
+
+    def _ended_by_the_sweep(self, trial_id: str) -> str | None:
+        """``ENDED_BY_BUDGET`` or ``ENDED_BY_STALL`` for a trial the sweep's end cut short (paused ones too),
+        as its fate says; None when a scheduler stopped it or nothing is known."""
+        decision = self.fates.decisions().get(trial_id) if self.fates is not None else None
+        if not decision or decision.get("stopped"):
+            return None
+        if decision.get("budget"):
+            return ENDED_BY_BUDGET
+        return ENDED_BY_STALL if decision.get("stall") else None
 
     def _best_line(self, first: Ranked | None, front: list[Trial]) -> list[str]:
         """``first``: the first trial in rank order (one with a value that meets the constraints, if any has)."""

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypedDict
 from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
+from tuner.folder.fates import FateFollower
 from tuner.folder.pickled import Restored
 from tuner.launch.watching.live_table import LiveTable
 from tuner.objectives import Constraint, Mode, Objective
@@ -33,9 +34,11 @@ def build_reporter(
     objectives: Sequence[Objective] = (),
     constraints: Sequence[Constraint] = (),
     stopped_label: str | None = None,
+    folder: str | None = None,
 ) -> LiveTable:
     """A live table: the tuned parameters, then loss, accuracy (and ``also``: the other objectives and
-    constrained metrics) and the epoch count, best trials first."""
+    constrained metrics) and the epoch count, best trials first. ``folder``: the experiment, whose fate log
+    says which trials the budget or a stall ended."""
     columns = {"loss": "loss", "accuracy": "accuracy"}
     if metric not in columns:
         columns = {metric: metric, **columns}
@@ -52,6 +55,7 @@ def build_reporter(
         stopped_label=stopped_label,
         objectives=objectives,
         constraints=constraints,
+        fates=FateFollower(folder) if folder else None,
     )
 
 

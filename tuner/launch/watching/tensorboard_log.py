@@ -206,8 +206,11 @@ def _copy_events_to_storage(trial: Trial) -> None:
 
     from pyarrow import fs
 
-    local, stored, storage = trial.local_path, trial.path, trial.storage
-    if not local or not stored or storage is None or os.path.realpath(local) == os.path.realpath(stored):
+    storage = trial.storage
+    if storage is None:  # a trial never placed in an experiment
+        return
+    local, stored = trial.local_path, trial.path
+    if not local or not stored or os.path.realpath(local) == os.path.realpath(stored):
         return
     try:
         for name in os.listdir(local):
