@@ -281,7 +281,9 @@ def fate(
     if decision.get("stopped"):
         return decision["stopped"] + note
     paused = still_paused(decision, epochs) and epochs < max_epochs  # still frozen when the sweep ended
-    if decision.get("budget") and epochs < max_epochs:  # the budget ended it, frozen or not: no scheduler's cut
+    if (
+        decision.get("budget") and epochs < max_epochs
+    ):  # the budget ended it, frozen or not: no scheduler's cut
         if not epochs:  # created as the budget ran out: proposed, never trained
             return NEVER_STARTED + note
         frozen = f", while {decision['paused']}" if paused else ""
