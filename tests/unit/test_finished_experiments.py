@@ -72,10 +72,20 @@ def test_a_larger_budget_for_a_sweep_with_every_trial_ended_is_refused_and_chang
     from tuner.errors import UsageError
     from tuner.launch.resume import resume_sweep
 
-    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3]), "b": ("TERMINATED", [0.4])})
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3]), "b": ("TERMINATED", [0.4]),
+                                        "c": ("TERMINATED", [])})  # fmt: skip
+    from tuner.folder.fates import BUDGET, FateLog, persist
+
+    for trial_id in "bc":  # the budget ran out while b trained and as c was made: c never started
+        FateLog(str(experiment.path)).record(trial_id, BUDGET, "ended by the budget")
+    persist(str(experiment.path))
     saved = (tmp_path / "exp" / "tuner_config.yaml").read_text()
-    with pytest.raises(UsageError, match=r"--budget \+5ep: every one of the 2 trial\(s\) the sweep plans was made"):
+    with pytest.raises(UsageError) as refused:
         resume_sweep(str(experiment.path), budget="+5ep")
+    assert str(refused.value).startswith(
+        "--budget +5ep: every one of the 3 trial(s) the sweep plans was made and has ended, 2 of them by the "
+        "budget, 1 of them before its first epoch (never started); a trial the budget ended does not go on"
+    )
     assert (tmp_path / "exp" / "tuner_config.yaml").read_text() == saved
 
 

@@ -104,6 +104,21 @@ def _ended(folder: str, errored: str, planned: int | None) -> str | None:
     )
 
 
+def _by_the_budget(folder: str) -> str:
+    """How many of the trials the budget ended, those it ended before their first epoch apart (the review lists
+    them as never started), as a clause; empty when it ended none."""
+    from tuner import experiment
+    from tuner.folder.fates import recorded
+
+    ended = [tid for tid, decision in recorded(folder).items() if decision.get("budget")]
+    if not ended:
+        return ""
+    epochs = {t.trial_id: t.epochs for t in experiment.load(folder).trials}
+    unstarted = sum(1 for tid in ended if not epochs.get(tid))
+    before = f", {unstarted} of them before its first epoch (never started)" if unstarted else ""
+    return f", {len(ended)} of them by the budget{before}"
+
+
 def resume_banner(folder: str, statuses: dict[str, str], errored: str, planned: int | None) -> str:
     """What a resume is about to do: the trials that go on, those still to come, what becomes of errored ones."""
     done = sum(status == "TERMINATED" for status in statuses.values())
@@ -175,7 +190,8 @@ def _resume_claimed(
             )
             raise UsageError(
                 f"--budget {budget}: every one of the {config.trials_cap} trial(s) the sweep plans was made and has "
-                f"ended (a trial the budget ended does not go on), so a larger budget has nothing to run; {grow}"
+                f"ended{_by_the_budget(folder)}; a trial the budget ended does not go on, so a larger budget has "
+                f"nothing to run; {grow}"
             )
     else:
         _check_budget_left(folder, config)
