@@ -328,11 +328,7 @@ class LongLoop(CrossingCurves):
 
 
 @pytest.mark.parametrize("scheduler", [
-    pytest.param(e.name, marks=[pytest.mark.xfail(strict=True, reason=(
-        "the median rule has no max_t and tuner leaves it to decide as it does (SchedulerEntry."
-        "ends_at_max_epochs): a trainable with a loop of its own trains past --max-epochs under it"))]
-        if e.name == "median" else [])
-    for e in schedulers.ENTRIES if not e.ends_at_max_epochs and not e.takes_no_searcher
+    e.name for e in schedulers.ENTRIES if not e.ends_at_max_epochs and not e.takes_no_searcher
 ])  # fmt: skip
 def test_a_scheduler_that_tuner_leaves_max_epochs_to_ends_every_trial_there(scheduler):
     """Schedulers whose entry says tuner need not end trials at --max-epochs (SchedulerEntry.ends_at_max_epochs)

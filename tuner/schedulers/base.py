@@ -67,8 +67,8 @@ class SchedulerEntry:
     checkpoints_to_keep: ClassVar[int | None] = 2
     # Whether tuner ends each trial at --max-epochs itself: schedulers without a max_t never end one, and a
     # trainable with a loop of its own (a class, a function that takes no max_epochs) would run past it.
-    # Those with a max_t (ASHA, HyperBand, BOHB) end it as they decide, and the median rule, which records a
-    # trial's last result as it completes, is left to decide as it does.
+    # Those with a max_t (ASHA, HyperBand, BOHB, freeze-thaw, the median rule) end it as they decide: the median
+    # rule must see a trial's last result before it completes, as Ray's does, so a stopper may not end it first.
     ends_at_max_epochs: ClassVar[bool] = False
     multi_objective: ClassVar[bool] = False  # decides on several objectives (by fronts) as well as on one
     # The live table's count of trials stopped early names the scheduler so; None: it stops none.

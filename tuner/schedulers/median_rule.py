@@ -63,10 +63,10 @@ class MedianRule(Rule):
         else:
             self.history.setdefault(trial.trial_id, []).append((epoch, standing))
             why = self._by_median(trial.trial_id, epoch)
+        if self.max_t is not None and epoch >= self.max_t:
+            return TrialScheduler.STOP  # --max-epochs reached, whatever the rule says: a loop of its own would go on
         if why is None:
             return TrialScheduler.CONTINUE
-        if self.max_t is not None and epoch >= self.max_t:
-            return TrialScheduler.STOP
         self.stopped += 1
         if self.fate_log:
             self.fate_log.record(
