@@ -64,7 +64,9 @@ class MedianRule(Rule):
             self.history.setdefault(trial.trial_id, []).append((epoch, standing))
             why = self._by_median(trial.trial_id, epoch)
         if self.max_t is not None and epoch >= self.max_t:
-            return TrialScheduler.STOP  # --max-epochs reached, whatever the rule says: a loop of its own would go on
+            return (
+                TrialScheduler.STOP
+            )  # --max-epochs reached, whatever the rule says: a loop of its own would go on
         if why is None:
             return TrialScheduler.CONTINUE
         self.stopped += 1
