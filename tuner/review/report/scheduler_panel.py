@@ -135,13 +135,23 @@ def savings_line(experiment: ExperimentRecord) -> str:
         return f"No early stopping: FIFO runs every trial to its end ({ran} epochs in all)."
     horizon = experiment.horizon
     end = "max epochs" if horizon >= max_epochs else f"epoch {horizon}, where the trainable's own loop ends"
+    # a loop whose length differs by config: a stopped trial's own loop may have ended it sooner than the horizon
+    ends = {t.loop_end for t in trials if t.loop_end is not None}
+    varying = bool(ends) and (len(ends) > 1 or max(t.epochs for t in trials) > min(ends))
+    up_to = "up to " if varying and saved else ""
     line = (
-        f"Trials ran {ran} epochs, and would have run {full} had the scheduler stopped none (each to {end}): "
-        f"early stopping saved {saved} epochs ({saved / full if full else 0:.0%})"
+        f"Trials ran {ran} epochs, and would have run {'up to ' if varying else ''}{full} had the scheduler "
+        f"stopped none (each to {end}): early stopping saved {up_to}{saved} epochs ({saved / full if full else 0:.0%})"
     )
     if per_epoch:
         line += f", about {format_seconds(saved * per_epoch)} of trial time at {format_seconds(per_epoch)} an epoch"
     line += "."
+    if varying:
+        line += (
+            f" The trainable's own loop ended trials at different epochs ({min(ends)} to "
+            f"{max(max(ends), horizon)}), so a stopped trial's own loop may have ended it sooner: the saving is "
+            "at most this."
+        )
     if experiment.config.scheduler == "asha":
         line += (
             " ASHA runs more than ideal halving would: the first trials to reach a rung go on before it has a "
