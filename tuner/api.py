@@ -187,9 +187,10 @@ class Experiment:
     @property
     def history(self) -> pd.DataFrame:
         """A DataFrame, one row an epoch of a trial: trial id, epoch, two clocks, and every metric the trainable
-        reported. ``seconds``: when the epoch ended on the sweep's clock, from the sweep's first result (the
-        trial's start, to the second as Ray stamps it, plus its own training time so far): what to plot
-        several trials against. ``trial_seconds``: the training time the trial itself had spent by then (Ray's
+        reported (one named as a column of the frame's own, such as ``epoch``, as ``reported_epoch``).
+        ``seconds``: when the epoch ended on the sweep's clock, from the sweep's first result (the trial's start,
+        to the second as Ray stamps it, plus its own training time so far): what to plot several trials
+        against. ``trial_seconds``: the training time the trial itself had spent by then (Ray's
         ``time_total_s``), waiting for a slot not counted: what one trial's cost is."""
         import pandas as pd
 
@@ -200,8 +201,12 @@ class Experiment:
         timed = [(trial, when, row) for trial in record.trials for when, row in trial.times()]
         start = min((when for _, when, _ in timed), default=0.0)
         rows = []
+        own = ("trial_id", "epoch", "seconds", "trial_seconds")
         for trial, when, row in timed:
-            values = {k: cell(v) for k, v in row.items() if not bookkeeping(k)}
+            # a metric named as one of the frame's own columns (Lightning's 0-based ``epoch``) keeps its values
+            values = {
+                f"reported_{k}" if k in own else k: cell(v) for k, v in row.items() if not bookkeeping(k)
+            }
             rows.append(
                 {
                     **values,

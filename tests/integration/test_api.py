@@ -15,7 +15,8 @@ def _train(config, *, max_epochs=3):
     from ray import tune
 
     for epoch in range(1, max_epochs + 1):
-        tune.report({"loss": (config["lr"] - 0.01) ** 2 + 1.0 / epoch, "accuracy": epoch / 10})
+        # "epoch" counted from 0, as Lightning's trainer.current_epoch is
+        tune.report({"loss": (config["lr"] - 0.01) ** 2 + 1.0 / epoch, "accuracy": epoch / 10, "epoch": epoch - 1})
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +43,7 @@ def test_a_sweep_from_python_returns_its_experiment_as_dataframes(swept):
     history = exp.history
     assert len(history) == 12 and list(history.columns[:4]) == ["trial_id", "epoch", "seconds", "trial_seconds"]
     assert sorted(history["epoch"].unique()) == [1, 2, 3] and "accuracy" in history.columns
+    assert (history["reported_epoch"] == history["epoch"] - 1).all()  # the trainable's own, kept beside tuner's
 
 
 def test_best_and_the_report_agree_with_what_the_cli_writes(swept):
