@@ -188,9 +188,9 @@ class Experiment:
     def history(self) -> pd.DataFrame:
         """A DataFrame, one row an epoch of a trial: trial id, epoch, two clocks, and every metric the trainable
         reported (one named as a column of the frame's own, such as ``epoch``, as ``reported_epoch``).
-        ``seconds``: when the epoch ended on the sweep's clock, from the sweep's first result (the trial's start,
-        to the second as Ray stamps it, plus its own training time so far): what to plot several trials
-        against. ``trial_seconds``: the training time the trial itself had spent by then (Ray's
+        ``seconds``: when the epoch ended on the sweep's clock, from its first trial's start, the time between a
+        stop and its resume left out (each stretch a trial trained starts to the second as Ray stamps it, plus
+        its own training time): what to plot several trials against. ``trial_seconds``: the training time the trial itself had spent by then (Ray's
         ``time_total_s``), waiting for a slot not counted: what one trial's cost is."""
         import pandas as pd
 
@@ -199,7 +199,7 @@ class Experiment:
 
         record = self._read()
         timed = [(trial, when, row) for trial in record.trials for when, row in trial.times()]
-        start = min((when for _, when, _ in timed), default=0.0)
+        clock = record.clock()  # the time between a stop and its resume left out
         rows = []
         own = ("trial_id", "epoch", "seconds", "trial_seconds")
         for trial, when, row in timed:
@@ -212,7 +212,7 @@ class Experiment:
                     **values,
                     "trial_id": trial.trial_id,
                     "epoch": _int(row.get("training_iteration")),
-                    "seconds": when - start,
+                    "seconds": clock(when),
                     "trial_seconds": _float(row.get("time_total_s")),
                 }
             )

@@ -31,8 +31,15 @@ from tuner.values import number as _number
 from tuner.where import locate
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from tuner.folder.fates import RungRecord
     from tuner.ray_compat.state_file import TrialState
+
+
+# a trial that did not train for longer than this between two results (a pause, a wait for a slot, a resume)
+# trained in two stretches; up to a second is the rounding of Ray's whole-second stamps
+STRETCH_BREAK_S = 1.05
 
 
 @dataclass
@@ -114,21 +121,32 @@ class TrialRecord:
         return ""
 
     def times(self) -> list[tuple[float, Row]]:
-        """(seconds since the epoch, row) for each result, as exact as the trial's own clock allows: Ray
-        stamps results in whole seconds, so the trial's start is read once and its training time added."""
-        starts = [
-            s - t
-            for r in self.rows
-            if (s := _number(r.get("timestamp"))) is not None
-            and (t := _number(r.get("time_total_s"))) is not None
-        ]
-        start = min(starts) if starts else None
-        out = []
+        """(seconds since the epoch, row) for each result, as exact as the trial's own clock allows: Ray stamps
+        results in whole seconds, so each stretch the trial trained without a break starts once (its stamp less
+        its training time so far) and its training time is added. A pause, a wait or a resume between two
+        results starts a new stretch (read at one start, a trial continued an hour after a pause showed its
+        later epochs an hour early)."""
+        out: list[tuple[float, Row]] = []
+        stretch: list[tuple[float | None, Row]] = []  # (stamp less training time, row)
+
+        def close() -> None:
+            starts = [s for s, _ in stretch if s is not None]
+            start = min(starts) if starts else None
+            for _, row in stretch:
+                total, stamp = _number(row.get("time_total_s")), _number(row.get("timestamp"))
+                when = start + total if start is not None and total is not None else stamp
+                if when is not None:
+                    out.append((when, row))
+            stretch.clear()
+
         for row in self.rows:
-            total, stamp = _number(row.get("time_total_s")), _number(row.get("timestamp"))
-            when = start + total if start is not None and total is not None else stamp
-            if when is not None:
-                out.append((when, row))
+            stamp, total = _number(row.get("timestamp")), _number(row.get("time_total_s"))
+            began = stamp - total if stamp is not None and total is not None else None
+            starts = [s for s, _ in stretch if s is not None]
+            if began is not None and starts and began - min(starts) > STRETCH_BREAK_S:
+                close()
+            stretch.append((began, row))
+        close()
         return out
 
     def output(self, name: str = STDOUT_FILE) -> str:
@@ -253,6 +271,25 @@ class ExperimentRecord:
         from tuner.folder import spent
 
         return spent.read(self.path).at_once or None
+
+    def clock(self) -> Callable[[float], float]:
+        """Seconds since the epoch to seconds of the sweep, what the review plots against: from its first trial's
+        start, the time between a stop and its resume left out (``Spent.clock``); an experiment that recorded
+        no runs counts from its first trial's start, as its results tell it."""
+        from tuner.folder import spent
+
+        sweep = spent.read(self.path).clock()
+        if sweep is not None:
+            return sweep
+        first = min(
+            (
+                when - (_number(row.get("time_this_iter_s")) or 0.0)
+                for t in self.trials
+                for when, row in t.times()
+            ),
+            default=0.0,
+        )
+        return lambda when: when - first
 
     def planned_at_once(self) -> int | None:
         """How many trials the plan let run at once, None where no plan was kept (tuner/folder/plan.py)."""

@@ -132,3 +132,27 @@ def test_the_page_of_a_sweep_running_now_does_not_send_its_reader_to_tuner_resum
     assert "Not finished: " in build(experiment) and "tuner resume" in build(experiment)
     page = build(experiment, running=True)
     assert "Live: the sweep is running" in page and "Not finished: " not in page
+
+
+def test_the_sweeps_clock_leaves_out_the_time_between_a_stop_and_its_resume(tmp_path):
+    """Trial a trained 2 epochs, the sweep was stopped, and resumed an hour later: a trained 2 more and b started.
+    Read at one start, a's later epochs came an hour early; b's an hour late against the sweep's own time."""
+    import tuner
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.4, 0.3, 0.2]), "b": ("TERMINATED", [0.6, 0.1])})
+    stamps = {"a": [(1001, 1.0), (1002, 2.0), (4602, 3.0), (4603, 4.0)], "b": [(4602, 1.0), (4603, 2.0)]}
+    for trial_id, rows in stamps.items():
+        losses = [0.5, 0.4, 0.3, 0.2] if trial_id == "a" else [0.6, 0.1]
+        lines = ["loss,training_iteration,trial_id,timestamp,time_total_s,time_this_iter_s"] + [
+            f"{loss},{n},{trial_id},{stamp},{total},1.0" for n, (loss, (stamp, total)) in enumerate(zip(losses, rows, strict=True), 1)
+        ]
+        (tmp_path / "exp" / trial_id / "progress.csv").write_text("\n".join(lines) + "\n")
+    spent = {"wall": 5.0, "epochs": 6, "runs": [[1000.0, 1002.5], [4600.5, 4603.5]]}
+    (tmp_path / "exp" / "spent.json").write_text(json.dumps(spent))
+    record = load(str(experiment.path), running=False)
+    assert [when for when, _ in record.trial("a").times()] == [1001, 1002, 4602, 4603]  # two stretches
+    clock = record.clock()
+    assert [clock(when) for when, _ in record.trial("a").times()] == [1.0, 2.0, 4.0, 5.0]
+    assert [clock(when) for when, _ in record.trial("b").times()] == [4.0, 5.0]
+    history = tuner.load(str(experiment.path)).history
+    assert history["seconds"].max() == 5.0

@@ -7,7 +7,8 @@ it. A kill -9 loses the driver's last seconds, not the count: the larger of the 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, fields
 
 from tuner import storage
 from tuner.folder.names import SPENT_FILE, SPENT_SIDECAR
@@ -16,13 +17,16 @@ from tuner.folder.names import SPENT_FILE, SPENT_SIDECAR
 @dataclass
 class Spent:
     """Wall time (seconds, from the first trial's start), epochs in all, GPU-hours, whether the budget ended
-    the sweep, and the most trials seen running at once (what a replay of the sweep runs with)."""
+    the sweep, the most trials seen running at once (what a replay of the sweep runs with), and each run's
+    span (seconds since the epoch, from its first trial's start to its last count): the review's clock leaves
+    out the time between a stop and its resume."""
 
     wall: float = 0.0
     epochs: int = 0
     gpu_hours: float = 0.0
     ended_by_budget: bool = False
     at_once: int = 0
+    runs: list[list[float]] = field(default_factory=list)
 
     def of(self, kind: str) -> float:
         """One budget unit's amount (tuner.limits WALL, EPOCHS, GPU_HOURS name these fields)."""
@@ -36,6 +40,7 @@ class Spent:
             self.gpu_hours + other.gpu_hours,
             other.ended_by_budget,
             max(self.at_once, other.at_once),
+            self.runs + other.runs,
         )
 
     def larger(self, other: Spent) -> Spent:
@@ -45,7 +50,31 @@ class Spent:
             max(self.gpu_hours, other.gpu_hours),
             self.ended_by_budget or other.ended_by_budget,
             max(self.at_once, other.at_once),
+            max(self.runs, other.runs, key=lambda runs: (len(runs), runs[-1][1] if runs else 0.0)),
         )
+
+    def clock(self) -> Callable[[float], float] | None:
+        """Seconds since the epoch to seconds of the sweep: from its first run's start, the time between its
+        runs left out (a moment between two runs counts as the end of the first); None when no run was
+        recorded (an experiment from before they were)."""
+        spans = [r[:2] for r in self.runs if isinstance(r, list) and len(r) >= 2]
+        runs = sorted(
+            (float(start), float(end))
+            for start, end in spans
+            if isinstance(start, (int, float)) and isinstance(end, (int, float)) and end >= start
+        )
+        if not runs:
+            return None
+
+        def seconds(when: float) -> float:
+            before = 0.0
+            for start, end in runs:
+                if when <= end:
+                    return before + max(when - start, 0.0)
+                before += end - start
+            return before + (when - runs[-1][1])  # after the last count (a result of its last second)
+
+        return seconds
 
     def to_json(self, **extra: str | None) -> str:  # extra keys: the running count's budget
         return json.dumps({**asdict(self), **extra}, indent=1) + "\n"

@@ -109,7 +109,7 @@ def hypervolume_over_time(
     )
     if not events:
         return []
-    start = events[0][0] - float(number(events[0][2].get("time_this_iter_s")) or 0.0)
+    clock = experiment.clock()  # the time between a stop and its resume left out
     latest: dict[str, tuple[float, ...]] = {}
     out = []
     for when, trial_id, row in events:
@@ -120,7 +120,7 @@ def hypervolume_over_time(
             latest.pop(trial_id, None)  # its point is not a feasible one any more
         else:
             latest[trial_id] = as_point(objectives, values)
-        out.append((when - start, pareto.hypervolume(list(latest.values()), ref)))
+        out.append((clock(when), pareto.hypervolume(list(latest.values()), ref)))
     return out
 
 

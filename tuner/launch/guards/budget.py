@@ -117,6 +117,7 @@ class BudgetWatch(RunStartCallback):
         self.now_spent = Spent(at_once=self.before.at_once)
         self.ended = False
         self._started = False
+        self._run_from: float | None = None  # seconds since the epoch at this run's first trial start
         self._last_step: float | None = None
         self._last_save = 0.0
 
@@ -151,6 +152,7 @@ class BudgetWatch(RunStartCallback):
         if not self._started:
             self._started = True
             self._last_step = self.clock()
+            self._run_from = time.time()
 
     def on_trial_result(
         self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
@@ -167,6 +169,8 @@ class BudgetWatch(RunStartCallback):
             gpus = sum(_gpus(t) for t in running)
             self.now_spent.gpu_hours += step * gpus / 3600.0
         self._last_step = now
+        if self._run_from is not None:
+            self.now_spent.runs = [[self._run_from, time.time()]]
         self.now_spent.at_once = max(self.now_spent.at_once, len(running))
         self._check(trials)
         if now - self._last_save >= SAVE_EVERY_S:

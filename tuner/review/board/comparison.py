@@ -23,7 +23,7 @@ _SAME_ANYWAY = ("name", "storage_path", "origin", "searcher_chosen", "scheduler_
 
 
 def best_so_far(record: ExperimentRecord) -> list[tuple[int, float, float]]:
-    """(epochs trained by all trials together, seconds since the sweep's first result, best value so far) at
+    """(epochs trained by all trials together, seconds of the sweep (``ExperimentRecord.clock``), best value so far) at
     each report, in the order the reports came."""
     reports = sorted(
         (when, value)
@@ -32,9 +32,10 @@ def best_so_far(record: ExperimentRecord) -> list[tuple[int, float, float]]:
         if (value := number(row.get(record.metric))) is not None
     )
     better = pick(record.mode)
+    clock = record.clock()  # the time between a stop and its resume left out
     out: list[tuple[int, float, float]] = []
     for n, (when, value) in enumerate(reports, 1):
-        out.append((n, when - reports[0][0], value if not out else better(out[-1][2], value)))
+        out.append((n, clock(when), value if not out else better(out[-1][2], value)))
     return out
 
 
@@ -67,7 +68,7 @@ def chart(records: list[ExperimentRecord], names: list[str]) -> go.Figure:
                 col=col,
             )
     fig.update_xaxes(title_text="epochs trained, all trials together", row=1, col=1)
-    fig.update_xaxes(title_text="seconds since the first result", row=1, col=2)
+    fig.update_xaxes(title_text="seconds of each sweep, since its first trial started", row=1, col=2)
     fig.update_yaxes(title_text=f"best {metric} so far", row=1, col=1)
     fig.update_layout(height=430, margin={"t": 40}, legend={"orientation": "h", "y": -0.25})
     return fig

@@ -59,14 +59,14 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
         for when, row in t.times()
         if (v := number(row.get(metric))) is not None
     )
-    times = sorted(when for t in trials for when, _ in t.times())
-    start = times[0] if times else 0.0
-    scale, unit = (60.0, "minutes") if times and times[-1] - start >= 120 else (1.0, "seconds")
+    clock = experiment.clock()  # the time between a stop and its resume left out
+    last = max((clock(when) for t in trials for when, _ in t.times()), default=0.0)
+    scale, unit = (60.0, "minutes") if last >= 120 else (1.0, "seconds")
     by_time: list[tuple[float, float | None]] = []
     best: float | None = None
     for when, value in events:
         best = value if best is None else better(best, value)
-        by_time.append(((when - start) / scale, best))
+        by_time.append((clock(when) / scale, best))
     # one above the other: side by side, the two views' titles run into each other on a narrow screen
     fig = make_subplots(
         rows=2, cols=1, subplot_titles=("against trials", "against wall time"), vertical_spacing=0.2
@@ -118,14 +118,14 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
         col=1,
     )
     fig.update_xaxes(title_text="trials, in the order they were made", row=1, col=1)
-    fig.update_xaxes(title_text=f"{unit} since the first result", row=2, col=1)
+    fig.update_xaxes(title_text=f"{unit} of the sweep, since its first trial started", row=2, col=1)
     fig.update_yaxes(title_text=f"best {metric} so far (trials' bests)", row=1, col=1)
     fig.update_yaxes(title_text=f"best {metric} reported so far", row=2, col=1)
-    if (
-        not times or times[-1] - start < 2
-    ):  # Ray stamps results to the second: within one, only the order is sure
+    if last < 2:  # Ray stamps results to the second: within one, only the order is sure
         fig.update_xaxes(
-            title_text="seconds since the first result (all within about a second)", row=2, col=1
+            title_text="seconds of the sweep, since its first trial started (all within about a second)",
+            row=2,
+            col=1,
         )
     fig.update_layout(height=640, margin={"t": 40})
     return fig
