@@ -20,7 +20,6 @@ A resumed sweep gets its curves back from the experiment's own results.
 
 from __future__ import annotations
 
-import functools
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -43,6 +42,7 @@ from tuner.schedulers.curve_fitting import (
     chance_said,
 )
 from tuner.schedulers.curve_model import PowerLawEnsemble
+from tuner.schedulers.pausing import pause_keeps
 from tuner.values import number
 
 if TYPE_CHECKING:
@@ -418,24 +418,3 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
             elif record.status == "PAUSED":
                 self.frozen.add(record.trial_id)
         # the loop's end, as the sweep had learnt it, comes from LoopWatch.at_run_start (tuner/launch/guards/)
-
-
-def pause_keeps(trial: Trial, result: Result) -> bool:
-    """Whether pausing ``trial`` at ``result`` keeps every epoch it ran: a class trainable saves when paused, a
-    function trainable keeps only the checkpoint it last reported, so it must have reported one with this
-    result (Ray marks it ``should_checkpoint``)."""
-    name = getattr(trial, "trainable_name", None)  # a replay's or a test's stand-in has none
-    return bool(result.get("should_checkpoint")) or not (name and _reports_its_checkpoints(name))
-
-
-@functools.lru_cache(maxsize=64)
-def _reports_its_checkpoints(trainable_name: str) -> bool:
-    """A function trainable's (its checkpoints are the ones it reports); False where the name is not registered
-    (a replay's trials). Read once a name: Ray's registry unpickles the class at every read."""
-    from ray.tune.registry import get_trainable_cls
-    from ray.tune.trainable.function_trainable import FunctionTrainable
-
-    try:
-        return issubclass(get_trainable_cls(trainable_name), FunctionTrainable)
-    except Exception:  # noqa: BLE001 - Ray's registry raises several types for a name it does not hold
-        return False

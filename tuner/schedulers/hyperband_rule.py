@@ -25,6 +25,7 @@ from ray.tune.schedulers import TrialScheduler
 from tuner.folder.fates import RUNG, STOPPED, DecisionLog
 from tuner.schedulers.brackets import bracket_epochs, brackets
 from tuner.schedulers.comparing import EPOCH, Comparison, Standing, epoch_of
+from tuner.schedulers.pausing import warn_once_if_lost
 from tuner.schedulers.rule_base import Rule
 
 if TYPE_CHECKING:
@@ -136,7 +137,10 @@ class HyperBandRule(Rule):
         bracket.update(trial, result)
         if bracket.goes_on(trial):
             return TrialScheduler.CONTINUE
-        return self._at_round(tune_controller, trial, bracket, result)
+        action = self._at_round(tune_controller, trial, bracket, result)
+        if action == TrialScheduler.PAUSE:
+            warn_once_if_lost(trial, result, self.label)
+        return action
 
     def _at_round(
         self, tune_controller: TuneController, trial: Trial, bracket: Bracket, result: dict[str, Value]
