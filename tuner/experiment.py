@@ -291,6 +291,13 @@ class ExperimentRecord:
         )
         return lambda when: when - first
 
+    def epochs_trained(self) -> int:
+        """Epochs trained in all, each one run again counted again (a trial continued from a checkpoint older than
+        its pause): the sweep's own count (``spent.json``), at least the distinct epochs its trials hold."""
+        from tuner.folder import spent
+
+        return max(spent.read(self.path).epochs, sum(t.epochs for t in self.trials))
+
     def planned_at_once(self) -> int | None:
         """How many trials the plan let run at once, None where no plan was kept (tuner/folder/plan.py)."""
         return plan.trials_at_once(self.path)

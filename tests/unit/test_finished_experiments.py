@@ -156,3 +156,18 @@ def test_the_sweeps_clock_leaves_out_the_time_between_a_stop_and_its_resume(tmp_
     assert [clock(when) for when, _ in record.trial("b").times()] == [4.0, 5.0]
     history = tuner.load(str(experiment.path)).history
     assert history["seconds"].max() == 5.0
+
+
+def test_epochs_run_again_from_an_earlier_checkpoint_are_counted_where_the_report_counts_epochs(tmp_path):
+    """A function trainable paused (or killed) after its last checkpoint runs the epochs since again: its rows keep
+    each epoch once, the sweep's own count has every one it trained."""
+    from tuner.review.report.scheduler_panel import savings_line
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.4, 0.3]), "b": ("TERMINATED", [0.6, 0.1])})
+    (tmp_path / "exp" / "spent.json").write_text(json.dumps({"wall": 3.0, "epochs": 7}))
+    record = load(str(experiment.path), running=False)
+    assert record.epochs_trained() == 7
+    assert savings_line(record) == (
+        "No early stopping: FIFO runs every trial to its end (5 epochs in all; 7 trained, 2 of them run again from "
+        "an earlier checkpoint)."
+    )

@@ -131,8 +131,14 @@ def savings_line(experiment: ExperimentRecord) -> str:
         float(r["time_this_iter_s"]) for t in trials for r in t.rows if _number(r.get("time_this_iter_s"))
     ]
     per_epoch = sum(seconds) / len(seconds) if seconds else 0.0
+    # epochs run again: a trial continued (after a pause, a restart) from a checkpoint older than its last epoch
+    again = experiment.epochs_trained() - ran
+    trained = (
+        f"{ran + again} trained, {again} of them run again from an earlier checkpoint" if again > 0 else ""
+    )
     if experiment.config.scheduler == "fifo":
-        return f"No early stopping: FIFO runs every trial to its end ({ran} epochs in all)."
+        also = f"; {trained}" if trained else ""
+        return f"No early stopping: FIFO runs every trial to its end ({ran} epochs in all{also})."
     horizon = experiment.horizon
     end = "max epochs" if horizon >= max_epochs else f"epoch {horizon}, where the trainable's own loop ends"
     # a loop whose length differs by config: a stopped trial's own loop may have ended it sooner than the horizon
@@ -140,7 +146,7 @@ def savings_line(experiment: ExperimentRecord) -> str:
     varying = bool(ends) and (len(ends) > 1 or max(t.epochs for t in trials) > min(ends))
     up_to = "up to " if varying and saved else ""
     line = (
-        f"Trials ran {ran} epochs, and would have run {'up to ' if varying else ''}{full} had the scheduler "
+        f"Trials ran {ran} epochs{f' ({trained})' if trained else ''}, and would have run {'up to ' if varying else ''}{full} had the scheduler "
         f"stopped none (each to {end}): early stopping saved {up_to}{saved} epochs ({saved / full if full else 0:.0%})"
     )
     if per_epoch:
