@@ -171,3 +171,17 @@ def test_epochs_run_again_from_an_earlier_checkpoint_are_counted_where_the_repor
         "No early stopping: FIFO runs every trial to its end (5 epochs in all; 7 trained, 2 of them run again from "
         "an earlier checkpoint)."
     )
+
+
+def test_a_trial_whose_progress_csv_is_gone_is_read_from_its_result_json(tmp_path):
+    """One lost file made another trial the best everywhere, silently: Ray's result.json holds the same results."""
+    experiment = _experiment(tmp_path, {"best": ("TERMINATED", [0.5, 0.2]), "other": ("TERMINATED", [0.6, 0.4])})
+    trial = tmp_path / "exp" / "best"
+    (trial / "progress.csv").unlink()
+    results = [{"loss": loss, "training_iteration": n, "trial_id": "best", "config": {"lr": 0.1}}
+               for n, loss in enumerate([0.5, 0.2], 1)]  # fmt: skip
+    (trial / "result.json").write_text("".join(json.dumps(r) + "\n" for r in results) + '{"loss": 0.1, "trai')
+    record = load(str(experiment.path), running=False)
+    best = record.best_trial()
+    assert best is not None and best.trial_id == "best" and best.epochs == 2
+    assert record.trial("best").rows[-1]["config/lr"] == "0.1"  # nested keys as Ray's CSV writes them

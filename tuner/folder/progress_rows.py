@@ -1,4 +1,5 @@
-"""A trial's results as its ``progress.csv`` holds them, one row an epoch: what every review of a trial reads.
+"""A trial's results as its ``progress.csv`` holds them, one row an epoch: what every review of a trial reads
+(from Ray's ``result.json`` where the CSV is gone).
 
 Read with ``csv.reader`` rather than ``csv.DictReader`` (a review of thousands of trials reads as many files), to
 the same rows.
@@ -23,17 +24,46 @@ def read_rows(trial_path: str) -> list[Row]:
     saved yet; resumed from the checkpoint before it, it reports that epoch again. The later report is the
     one the trial went on from, so it stands."""
     text = storage.read_text(trial_path, "progress.csv")
-    lines = csv.reader(io.StringIO(text)) if text else iter(())
-    header = next(lines, [])
-    rows = [
-        dict(zip(header, row, strict=True)) if len(row) == len(header) else _uneven(header, row)
-        for row in lines
-        if row
-    ]
+    if text is None:  # lost or deleted: Ray's result.json holds the same results
+        rows = _from_result_json(trial_path)
+    else:
+        lines = csv.reader(io.StringIO(text))
+        header = next(lines, [])
+        rows = [
+            dict(zip(header, row, strict=True)) if len(row) == len(header) else _uneven(header, row)
+            for row in lines
+            if row
+        ]
     latest: dict[str, int] = {}
     for i, row in enumerate(rows):
         latest[row.get("training_iteration") or f"row {i}"] = i
     return [row for i, row in enumerate(rows) if latest[row.get("training_iteration") or f"row {i}"] == i]
+
+
+def _from_result_json(trial_path: str) -> list[Row]:
+    """The rows ``progress.csv`` would hold, from ``result.json`` (one result a line, nested as reported):
+    nested keys joined by ``/`` and values as text, as Ray writes the CSV."""
+    import json
+
+    rows = []
+    for line in (storage.read_text(trial_path, "result.json") or "").splitlines():
+        try:
+            result = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by a kill: the results before it stand
+        if isinstance(result, dict):
+            rows.append(dict(_as_text(result)))
+    return rows
+
+
+def _as_text(result: dict[str, object], prefix: str = "") -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for key, value in result.items():
+        if isinstance(value, dict):
+            out += _as_text(value, f"{prefix}{key}/")
+        else:
+            out.append((f"{prefix}{key}", "" if value is None else str(value)))
+    return out
 
 
 def _uneven(header: list[str], row: list[str]) -> Row:
