@@ -185,3 +185,17 @@ def test_a_trial_whose_progress_csv_is_gone_is_read_from_its_result_json(tmp_pat
     best = record.best_trial()
     assert best is not None and best.trial_id == "best" and best.epochs == 2
     assert record.trial("best").rows[-1]["config/lr"] == "0.1"  # nested keys as Ray's CSV writes them
+
+
+def test_an_out_file_goes_into_folders_made_for_it_or_is_refused_in_one_line(tmp_path, run_cli):
+    """export and report wrote into a folder that did not exist with a traceback, where plot and compare made it."""
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3])})
+    exported = run_cli("export", experiment.path, "--out", tmp_path / "new" / "deeper" / "best.json")
+    assert exported.code == 0 and json.loads((tmp_path / "new" / "deeper" / "best.json").read_text())["trial_id"] == "a"
+    (tmp_path / "afile").write_text("")
+    for command, name in (("export", "best.json"), ("report", "r.html")):
+        refused = run_cli(command, experiment.path, "--out", tmp_path / "afile" / name)
+        assert refused.code == 2 and refused.err.strip() == (
+            f"tuner: error: --out {tmp_path / 'afile' / name}: cannot make the folder {tmp_path / 'afile'}: "
+            f"{tmp_path / 'afile'} is a file, not a folder"
+        )

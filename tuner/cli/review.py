@@ -7,6 +7,8 @@ path (``TUNER_STORAGE_PATH``, default ~/tuner_results).
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from tuner.errors import UsageError
@@ -74,6 +76,7 @@ def export(experiment: str, out_file: str | None, pick: str | None, weights: str
         text = json.dumps(best, indent=2) + "\n"
     else:
         raise UsageError(f"--out {out_file}: use a .yaml, .yml or .json file name")
+    _folder_for(path.parent, out_file)
     path.write_text(text, encoding="utf-8")
     click.echo(f"wrote {path}")
 
@@ -108,8 +111,19 @@ def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None
     unknown = [m for m in metrics if m not in known]
     if unknown:
         raise UsageError(f"--metric {unknown[0]}: no trial reported it; reported: {', '.join(sorted(known))}")
+    _folder_for(Path(out_dir), out_dir)
     for path in plot_experiment(record, Path(out_dir), list(metrics) or None):
         click.echo(str(path))
+
+
+def _folder_for(folder: Path, out: str) -> None:
+    """The folder an --out goes into, made as needed; a path that cannot be one is refused in one line."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        blocking = next((p for p in (folder, *folder.parents) if p.exists()), folder)
+        why = f"{blocking} is a file, not a folder" if blocking.is_file() else (exc.strerror or str(exc))
+        raise UsageError(f"--out {out}: cannot make the folder {folder}: {why}") from None
 
 
 @click.command()
@@ -176,6 +190,7 @@ def report(experiment: str, out_file: str | None) -> None:
         out_file = str(report_path(record.path) or f"{Path(record.path).name}-report.html")
     elif not out_file.lower().endswith((".html", ".htm")):
         raise UsageError(f"--out {out_file}: use a file name ending in .html")
+    _folder_for(Path(out_file).parent, out_file)
     Path(out_file).write_text(build(record), encoding="utf-8")
     click.echo(f"wrote {out_file}")
 
@@ -206,6 +221,7 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
     if not out_file.lower().endswith(".png"):
         raise UsageError(f"--out {out_file}: use a file name ending in .png")
     click.echo(render(comparing.summary_rows(records), fmt))
+    _folder_for(Path(out_file).parent, out_file)
     path = comparing.plot(records, Path(out_file))
     if fmt == "table":
         click.echo(f"wrote {path}")
