@@ -26,6 +26,12 @@ def test_a_port_in_use_is_one_line_and_exit_2(run_cli, tmp_path):
         result = run_cli("dashboard", tmp_path, "--port", port)
     assert result.code == 2
     assert result.err.startswith(f"tuner: error: port {port} on 127.0.0.1 is in use") and result.err.count("\n") == 1
+    # a host that is no address of this machine is not blamed on the port
+    for host in ("999.1.1.1", "203.0.113.7"):  # a name that resolves to nothing; a documentation-only address
+        result = run_cli("dashboard", tmp_path, "--host", host, "--port", port)
+        assert result.code == 2 and result.err.startswith(
+            f"tuner: error: --host {host}: not an address this machine can listen on ("
+        ), result.err
 
 
 def test_only_127_0_0_1_goes_without_a_token():

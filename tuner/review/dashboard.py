@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import signal
 import socket
 import subprocess
@@ -23,7 +24,15 @@ def port_free(host: str, port: int) -> None:
     with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
         try:
             probe.bind((host, port))
+        except socket.gaierror as exc:  # not the port's doing: the host is no address of this machine
+            raise UsageError(
+                f"--host {host}: not an address this machine can listen on ({exc.strerror or exc})"
+            ) from None
         except OSError as exc:
+            if exc.errno == errno.EADDRNOTAVAIL:
+                raise UsageError(
+                    f"--host {host}: not an address this machine can listen on ({exc.strerror})"
+                ) from None
             raise UsageError(
                 f"port {port} on {host} is in use ({exc.strerror or exc}); pass another --port"
             ) from None
