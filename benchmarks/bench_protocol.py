@@ -325,7 +325,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[2], help="trials at once (1, 2, 8)")
     parser.add_argument("--form", choices=protocol.FORMS, default="surrogate", help="see "
                         "benchmarks/protocol.py")  # fmt: skip
-    parser.add_argument("--methods", nargs="+", default=["default", "fifo+random", "asha+random"])
+    parser.add_argument("--methods", nargs="+", help="methods to run (default: default fifo+random asha+random); "
+                        "with --print, the methods to tabulate")  # fmt: skip
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes")
     parser.add_argument("--off-protocol", action="store_true", help="allow tasks and seeds the protocol does not "
                         "pair (a check, never a figure)")  # fmt: skip
@@ -341,8 +342,9 @@ def main() -> None:
         protocol.write_reference()
         return
     if args.print:
-        show(args.print, args.against, None)
+        show(args.print, args.against, args.methods)
         return
+    args.methods = args.methods or ["default", "fifo+random", "asha+random"]
     path = sweep(args)
     show([str(path)], args.against, None)
 
