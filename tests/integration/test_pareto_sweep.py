@@ -169,4 +169,4 @@ def test_metric_alone_takes_each_metrics_mode_from_the_space_by_name(tmp_path, r
     one = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--dry-run", "--metric", "acc")
     assert one.code == 0 and "mode: max" in one.out and "objectives: None" in one.out
     unknown = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--dry-run", "--metric", "loss")
-    assert unknown.code == 2 and "does not say whether to minimise or maximise it; pass --mode" in unknown.err
+    assert unknown.code == 2 and "maximise it (it declares acc (max), size (min)); pass --mode min or --mode max" in unknown.err

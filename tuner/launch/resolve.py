@@ -153,7 +153,8 @@ def _choose_searcher(config: SweepConfig, space: SearchSpace) -> SweepConfig:
 
 def _modes_by_name(metric: str | None, space: SearchSpace) -> str:
     """The space's mode for each metric named (``--metric`` alone may reorder or pick among the space's
-    ``metrics``); a metric the space does not name takes its mode when it has one, else needs ``--mode``."""
+    ``metrics``); a metric the space does not name needs ``--mode`` (taking the space's mode for loss, a sweep
+    of ``--metric accuracy`` looked for the lowest accuracy)."""
     from tuner.objectives import parse_objectives
 
     declared = {o.name: o.mode for o in parse_objectives(space.metric, space.mode)}
@@ -161,15 +162,13 @@ def _modes_by_name(metric: str | None, space: SearchSpace) -> str:
         return space.mode
     modes = []
     for name in (n.strip() for n in metric.split(",")):
-        if name in declared:
-            modes.append(declared[name])
-        elif len(set(declared.values())) == 1:
-            modes.append(next(iter(declared.values())))
-        else:
+        if name not in declared:
+            said = ", ".join(f"{n} ({m})" for n, m in declared.items())
             raise UsageError(
-                f"--metric {name}: the space does not say whether to minimise or maximise it; pass "
-                "--mode (one per metric, e.g. --mode min,max)"
+                f"--metric {name}: the space does not say whether to minimise or maximise it (it declares "
+                f"{said}); pass --mode min or --mode max (one per metric, e.g. --mode min,max)"
             )
+        modes.append(declared[name])
     return ",".join(modes)
 
 
