@@ -30,6 +30,9 @@ def locate(ref: str) -> str:
             if not (path / CONFIG_FILE).is_file():
                 raise UsageError(f"{path} is not a tuner experiment (no {CONFIG_FILE})")
             return str(path.resolve())
+    files = [c for c in candidates if c.is_file()]
+    if files:
+        raise UsageError(f"{files[0]} is a file, not an experiment's folder")
     where = " or ".join(str(c) for c in candidates)
     raise UsageError(f"unknown experiment {ref!r}: no folder {where}")
 

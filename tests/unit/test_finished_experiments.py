@@ -199,3 +199,9 @@ def test_an_out_file_goes_into_folders_made_for_it_or_is_refused_in_one_line(tmp
             f"tuner: error: --out {tmp_path / 'afile' / name}: cannot make the folder {tmp_path / 'afile'}: "
             f"{tmp_path / 'afile'} is a file, not a folder"
         )
+
+
+def test_a_file_given_as_an_experiment_is_called_a_file(tmp_path, run_cli):
+    (tmp_path / "notes.txt").write_text("")
+    result = run_cli("results", tmp_path / "notes.txt")
+    assert result.code == 2 and result.err.strip() == f"tuner: error: {tmp_path / 'notes.txt'} is a file, not an experiment's folder"
