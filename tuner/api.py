@@ -277,7 +277,7 @@ def sweep(
     settings = objectives_given(settings, "tuner.sweep()")
     unknown = sorted(set(settings) - set(USER_SETTINGS))
     if unknown:
-        raise unknown_setting("tuner.sweep()", unknown[0], "metrics")
+        raise unknown_setting("tuner.sweep()", unknown[0], "metrics", "config", "dry_run")
     given = {k: v for k, v in settings.items() if v is not None}
     given["space"] = _space_ref(space)
     resolved = resolve(given, config)

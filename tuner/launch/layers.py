@@ -55,7 +55,7 @@ def read_yaml_settings(path: str | Path) -> dict[str, Setting]:
     for key, value in loaded.items():
         name = str(key).replace("-", "_")
         if name not in USER_SETTINGS:
-            raise unknown_setting(f"config file {path}", str(key))
+            raise unknown_setting(f"config file {path}", str(key), "metrics")
         out[name] = coerce(name, value, f"config file {path}")
     return out
 
