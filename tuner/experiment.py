@@ -127,12 +127,11 @@ class TrialRecord:
         results starts a new stretch (read at one start, a trial continued an hour after a pause showed its
         later epochs an hour early)."""
         out: list[tuple[float, Row]] = []
-        stretch: list[tuple[float | None, Row]] = []  # (stamp less training time, row)
+        stretch: list[Row] = []
+        start: float | None = None  # the earliest start the stretch's rows read
 
         def close() -> None:
-            starts = [s for s, _ in stretch if s is not None]
-            start = min(starts) if starts else None
-            for _, row in stretch:
+            for row in stretch:
                 total, stamp = _number(row.get("time_total_s")), _number(row.get("timestamp"))
                 when = start + total if start is not None and total is not None else stamp
                 if when is not None:
@@ -142,10 +141,12 @@ class TrialRecord:
         for row in self.rows:
             stamp, total = _number(row.get("timestamp")), _number(row.get("time_total_s"))
             began = stamp - total if stamp is not None and total is not None else None
-            starts = [s for s, _ in stretch if s is not None]
-            if began is not None and starts and began - min(starts) > STRETCH_BREAK_S:
+            if began is not None and start is not None and began - start > STRETCH_BREAK_S:
                 close()
-            stretch.append((began, row))
+                start = None
+            if began is not None:
+                start = began if start is None else min(start, began)
+            stretch.append(row)
         close()
         return out
 
@@ -278,18 +279,20 @@ class ExperimentRecord:
         no runs counts from its first trial's start, as its results tell it."""
         from tuner.folder import spent
 
-        sweep = spent.read(self.path).clock()
-        if sweep is not None:
-            return sweep
+        timed = [(when, row) for t in self.trials for when, row in t.times()]
         first = min(
-            (
-                when - (_number(row.get("time_this_iter_s")) or 0.0)
-                for t in self.trials
-                for when, row in t.times()
-            ),
-            default=0.0,
+            (when - (_number(row.get("time_this_iter_s")) or 0.0) for when, row in timed), default=0.0
         )
-        return lambda when: when - first
+        record = spent.read(self.path)
+        runs = record.spans()
+        if (
+            runs
+        ):  # results from before runs were recorded (an experiment of an earlier tuner, resumed): one run
+            earlier = [when for when, _ in timed if when < runs[0][0]]
+            if earlier:
+                record.runs = [[first, max(earlier)], *(list(r) for r in runs)]
+        sweep = record.clock()
+        return sweep if sweep is not None else (lambda when: when - first)
 
     def epochs_trained(self) -> int:
         """Epochs trained in all, each one run again counted again (a trial continued from a checkpoint older than

@@ -61,7 +61,7 @@ def test_an_address_where_another_service_listens_is_refused_in_one_line_not_wai
         proc = tuner_process("sweep", "--space", "cifar_small", *SYNTHETIC, "--address", address,
                              "--storage-path", tmp_path)  # fmt: skip
         one_line_error(proc, f"cannot join a Ray cluster at {address}", "no Ray GCS answered", "6379")
-        assert time.monotonic() - started < 40
+        assert time.monotonic() - started < 60  # a 15 s probe and the start, on a busy 2-core box
         assert not list(tmp_path.iterdir()), "nothing written"
     finally:
         server.shutdown()

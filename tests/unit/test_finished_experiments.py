@@ -156,6 +156,11 @@ def test_the_sweeps_clock_leaves_out_the_time_between_a_stop_and_its_resume(tmp_
     assert [clock(when) for when, _ in record.trial("b").times()] == [4.0, 5.0]
     history = tuner.load(str(experiment.path)).history
     assert history["seconds"].max() == 5.0
+    # an experiment of an earlier tuner, resumed by this one, recorded only the resume's run: its results before
+    # that run count as one run from the first trial's start to its last result there
+    (tmp_path / "exp" / "spent.json").write_text(json.dumps({**spent, "runs": [[4600.5, 4603.5]]}))
+    clock = load(str(experiment.path), running=False).clock()
+    assert [clock(when) for when, _ in record.trial("a").times()] == [1.0, 2.0, 3.5, 4.5]
 
 
 def test_epochs_run_again_from_an_earlier_checkpoint_are_counted_where_the_report_counts_epochs(tmp_path):
@@ -184,7 +189,7 @@ def test_a_trial_whose_progress_csv_is_gone_is_read_from_its_result_json(tmp_pat
     record = load(str(experiment.path), running=False)
     best = record.best_trial()
     assert best is not None and best.trial_id == "best" and best.epochs == 2
-    assert record.trial("best").rows[-1]["config/lr"] == "0.1"  # nested keys as Ray's CSV writes them
+    assert record.trial("best").rows[-1] == {"loss": "0.2", "training_iteration": "2", "trial_id": "best"}  # as the CSV
 
 
 def test_an_out_file_goes_into_folders_made_for_it_or_is_refused_in_one_line(tmp_path, run_cli):

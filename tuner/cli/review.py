@@ -220,8 +220,8 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
     comparing.check_comparable(records)
     if not out_file.lower().endswith(".png"):
         raise UsageError(f"--out {out_file}: use a file name ending in .png")
+    _folder_for(Path(out_file).parent, out_file)  # before anything is printed: a refusal is the one line
     click.echo(render(comparing.summary_rows(records), fmt))
-    _folder_for(Path(out_file).parent, out_file)
     path = comparing.plot(records, Path(out_file))
     if fmt == "table":
         click.echo(f"wrote {path}")

@@ -112,7 +112,9 @@ def sweep_options(func: CommandFunction) -> CommandFunction:
             "Pareto front is searched. [default: the space's]",
         ),
         click.option(
-            "--mode", help="min or max; one per metric (min,max) or one for all. [default: the space's]"
+            "--mode",
+            help="min or max; one per metric (min,max) or one for all. [default: the space's, for a metric it "
+            "declares; another needs --mode]",
         ),
         click.option(
             "--constraint",
@@ -241,10 +243,12 @@ def print_outcome(summary: Summary) -> None:
     if summary.unfinished:
         raise SweepEnded(signal_exit(None))
     if failed and len(failed) >= summary.trials:  # its "best" is the best of the failures: no success
-        raise TunerError(
-            f"every trial failed ({len(failed)} of {summary.trials}), after reporting {summary.metric} or before; "
-            "the error of your code is above"
+        where = (
+            "your code's error is above"
+            if first is not None
+            else "each one's error is in the failed: lines above"
         )
+        raise TunerError(f"every trial failed ({len(failed)} of {summary.trials}); {where}")
     if summary.best is None:
         broke = summary.infeasible or (summary.pareto["infeasible"] if summary.pareto else None)
         raise TunerError(

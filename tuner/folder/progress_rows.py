@@ -41,8 +41,8 @@ def read_rows(trial_path: str) -> list[Row]:
 
 
 def _from_result_json(trial_path: str) -> list[Row]:
-    """The rows ``progress.csv`` would hold, from ``result.json`` (one result a line, nested as reported):
-    nested keys joined by ``/`` and values as text, as Ray writes the CSV."""
+    """The rows ``progress.csv`` would hold, from ``result.json`` (one result a line, nested as reported): the
+    config left out, nested keys joined by ``/`` and values as text, as Ray writes the CSV."""
     import json
 
     rows = []
@@ -52,6 +52,7 @@ def _from_result_json(trial_path: str) -> list[Row]:
         except ValueError:
             continue  # a line cut short by a kill: the results before it stand
         if isinstance(result, dict):
+            result.pop("config", None)  # Ray's CSV leaves the config out (params.json holds it)
             rows.append(dict(_as_text(result)))
     return rows
 

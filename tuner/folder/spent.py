@@ -50,19 +50,28 @@ class Spent:
             max(self.gpu_hours, other.gpu_hours),
             self.ended_by_budget or other.ended_by_budget,
             max(self.at_once, other.at_once),
-            max(self.runs, other.runs, key=lambda runs: (len(runs), runs[-1][1] if runs else 0.0)),
+            [
+                list(r)
+                for r in max(
+                    self.spans(), other.spans(), key=lambda runs: (len(runs), runs[-1][1] if runs else 0.0)
+                )
+            ],
+        )
+
+    def spans(self) -> list[tuple[float, float]]:
+        """Each run's (start, end), in order; a damaged entry is left out."""
+        spans = [r[:2] for r in self.runs if isinstance(r, list) and len(r) >= 2]
+        return sorted(
+            (float(start), float(end))
+            for start, end in spans
+            if isinstance(start, (int, float)) and isinstance(end, (int, float)) and end >= start
         )
 
     def clock(self) -> Callable[[float], float] | None:
         """Seconds since the epoch to seconds of the sweep: from its first run's start, the time between its
         runs left out (a moment between two runs counts as the end of the first); None when no run was
         recorded (an experiment from before they were)."""
-        spans = [r[:2] for r in self.runs if isinstance(r, list) and len(r) >= 2]
-        runs = sorted(
-            (float(start), float(end))
-            for start, end in spans
-            if isinstance(start, (int, float)) and isinstance(end, (int, float)) and end >= start
-        )
+        runs = self.spans()
         if not runs:
             return None
 

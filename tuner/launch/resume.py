@@ -108,15 +108,16 @@ def _by_the_budget(folder: str) -> str:
     """How many of the trials the budget ended, those it ended before their first epoch apart (the review lists
     them as never started), as a clause; empty when it ended none."""
     from tuner import experiment
-    from tuner.folder.fates import recorded
+    from tuner.folder.fates import NEVER_STARTED
 
-    ended = [tid for tid, decision in recorded(folder).items() if decision.get("budget")]
+    # by their fates, as tuner results tells them (a trial whose last epoch spent the budget ran to its end)
+    fates = [t.fate for t in experiment.load(folder).trials]
+    unstarted = sum(1 for fate in fates if fate.startswith(NEVER_STARTED))
+    ended = unstarted + sum(1 for fate in fates if fate.startswith("ended by the budget"))
     if not ended:
         return ""
-    epochs = {t.trial_id: t.epochs for t in experiment.load(folder).trials}
-    unstarted = sum(1 for tid in ended if not epochs.get(tid))
     before = f", {unstarted} of them before its first epoch (never started)" if unstarted else ""
-    return f", {len(ended)} of them by the budget{before}"
+    return f", {ended} of them by the budget{before}"
 
 
 def resume_banner(folder: str, statuses: dict[str, str], errored: str, planned: int | None) -> str:

@@ -32,7 +32,7 @@ def reread_auth_mode() -> None:
 class ClusterAnswer:
     """What a cluster's GCS says of itself before this machine joins it: its Ray and Python versions, that it
     refused to answer for want of an auth token, or that no GCS answered at all (``silent``: the probe's client
-    timed out or said it could not reach one; all unset when the probe failed otherwise)."""
+    said it could not reach one; all unset when the probe failed otherwise)."""
 
     ray: str | None = None
     python: str | None = None
@@ -63,19 +63,19 @@ def cluster_versions(host_port: str, timeout_s: float = PROBE_TIMEOUT_S) -> Clus
     import subprocess
     import sys
 
-    timed_out = False
     try:
         done = subprocess.run([sys.executable, "-c", _PROBE, host_port], capture_output=True, text=True,
                               timeout=timeout_s)  # fmt: skip
         stdout, stderr = done.stdout, done.stderr
     except subprocess.TimeoutExpired as exc:
-        stdout, timed_out = "", True
+        stdout = ""
         stderr = exc.stderr.decode(errors="replace") if isinstance(exc.stderr, bytes) else (exc.stderr or "")
     wants_token = "InvalidAuthToken" in stderr or "Authentication token is missing" in stderr
     try:
         answer = json.loads(stdout.strip().splitlines()[-1])
     except (ValueError, IndexError):
-        silent = not wants_token and (timed_out or any(said in stderr for said in NO_GCS))
+        # Ray's client said no GCS answered (a timeout alone may be a slow head: Ray's own start then decides)
+        silent = not wants_token and any(said in stderr for said in NO_GCS)
         return ClusterAnswer(wants_token=wants_token, silent=silent)
     return ClusterAnswer(answer.get("ray") or None, answer.get("python") or None, wants_token)
 

@@ -229,7 +229,10 @@ class LiveTable(Restored, ProgressReporter):
     def _ended_by_the_sweep(self, trial_id: str) -> str | None:
         """``ENDED_BY_BUDGET`` or ``ENDED_BY_STALL`` for a trial the sweep's end cut short (paused ones too),
         as its fate says; None when a scheduler stopped it or nothing is known."""
-        decision = self.fates.decisions().get(trial_id) if self.fates is not None else None
+        try:
+            decision = self.fates.decisions().get(trial_id) if self.fates is not None else None
+        except OSError:  # the storage holding the fates is away: the table goes on, as a stop
+            decision = None
         if not decision or decision.get("stopped"):
             return None
         if decision.get("budget"):

@@ -94,9 +94,13 @@ def summarize(sweep: Sweep, record: ExperimentRecord, running: bool) -> Row:
         from tuner.review.front import summary
 
         front = len(summary(record)["front"])
-    starts = [times[0][0] for t in record.trials if (times := t.times())]
-    ends = [times[-1][0] for t in record.trials if (times := t.times())]
-    wall = spent.read(record.path).wall or (max(ends) - min(starts) if starts else 0.0)
+    spans = [
+        (times[0][0], times[-1][0]) for t in record.trials if (times := t.times())
+    ]  # each trial's read once
+    started = min((start for start, _ in spans), default=None)
+    wall = spent.read(record.path).wall or (
+        max(end for _, end in spans) - started if started is not None else 0.0
+    )
     return Row(
         sweep=sweep,
         state=state_of(record, running),
@@ -109,7 +113,7 @@ def summarize(sweep: Sweep, record: ExperimentRecord, running: bool) -> Row:
         fates=record.fate_counts(),
         best=best.best(record.metric, record.mode) if best is not None else None,
         front=front,
-        started=min(starts) if starts else None,
+        started=started,
         wall=wall,
         epochs=sum(t.epochs for t in record.trials),
     )
