@@ -110,10 +110,11 @@ def test_resume_decides_what_happens_to_errored_trials(run_cli, tmp_path, errore
     result = run_cli("resume", folder, "--errored", errored)
     trial = experiment.load(str(folder)).trials[0]
     epochs = [int(float(r["epoch"])) for r in trial.rows]
-    assert result.code == 0, result.err[-2000:]  # its epoch-1 result is still the sweep's best
-    if errored == "skip":
+    if errored == "skip":  # its only trial failed and stays failed: no success to report
+        assert result.code == 1 and "every trial failed (1 of 1)" in result.err, result.err[-2000:]
         assert trial.status == "ERROR" and epochs == [1]
     else:
+        assert result.code == 0, result.err[-2000:]
         assert trial.status == "TERMINATED" and epochs == [1, 2, 3]
         # resume goes on from the epoch-1 checkpoint (2 epochs since); restart trains all 3 again
         assert int(trial.rows[-1]["iterations_since_restore"]) == (2 if errored == "resume" else 3)
