@@ -383,9 +383,10 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
     # replaced it (tuner/folder/unsaved.py)
     dirs = set(known) | unsaved.unlisted(folder, set(known))
     trials = []
+    wanted = (*(o.name for o in config.objective_list), *(c.metric for c in config.constraint_list))
     for dir_name in sorted(dirs):
         trial_path = storage.join(folder, dir_name)
-        rows = read_rows(trial_path)
+        rows = read_rows(trial_path, wanted)
         trial_id = _trial_id(dir_name, rows, known)
         state: TrialState = states.get(trial_id, {})
         try:

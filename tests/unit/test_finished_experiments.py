@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 
 from tuner.experiment import load
@@ -210,3 +211,33 @@ def test_a_file_given_as_an_experiment_is_called_a_file(tmp_path, run_cli):
     (tmp_path / "notes.txt").write_text("")
     result = run_cli("results", tmp_path / "notes.txt")
     assert result.code == 2 and result.err.strip() == f"tuner: error: {tmp_path / 'notes.txt'} is a file, not an experiment's folder"
+
+
+def test_a_constraints_metric_reported_after_the_first_epoch_is_read_and_judged(tmp_path):
+    """Ray's CSV keeps the columns of a trial's first result: a figure measured once after training, reported with
+    the last epoch only, is in result.json alone. It was judged as not reported, so every trial broke mem<=5."""
+    from tuner.launch.watching.reporting import MetricGuard, MetricNeverReported
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3])})
+    config = yaml.safe_load((tmp_path / "exp" / "tuner_config.yaml").read_text())
+    (tmp_path / "exp" / "tuner_config.yaml").write_text(yaml.safe_dump({**config, "constraints": ["mem<=5"]}))
+    results = [{"loss": 0.5, "training_iteration": 1, "trial_id": "a"},
+               {"loss": 0.3, "training_iteration": 2, "trial_id": "a", "mem": 2.5}]  # fmt: skip
+    (tmp_path / "exp" / "a" / "result.json").write_text("".join(json.dumps(r) + "\n" for r in results))
+    record = load(str(experiment.path), running=False)
+    assert record.trial("a").rows[-1]["mem"] == "2.5" and record.breaks(record.trial("a")) == []
+    assert record.best_trial() is not None and record.best_trial().trial_id == "a"
+
+    # the sweep's guard: a constraint's metric missing from a result is no error until the trial ends without it
+    from types import SimpleNamespace
+
+    guard = MetricGuard("loss", constrained=("mem",))
+    trial = SimpleNamespace(trial_id="a", last_result=results[-1])
+    guard.on_trial_result(0, [], trial, results[0])
+    guard.on_trial_result(0, [], trial, results[1])
+    guard.on_trial_complete(0, [], trial)
+    never = SimpleNamespace(trial_id="b", last_result=results[0])
+    guard.on_trial_result(0, [], never, results[0])
+    guard.on_trial_complete(0, [], never)  # named here, raised at the step's end (Ray swallows it at a trial's end)
+    with pytest.raises(MetricNeverReported, match="never reports metric 'mem'; it reports: loss; pass --constraint"):
+        guard.on_step_end(0, [])

@@ -19,16 +19,20 @@ from tuner import storage
 Row: TypeAlias = dict[str, str]
 
 
-def read_rows(trial_path: str) -> list[Row]:
+def read_rows(trial_path: str, wanted: tuple[str, ...] = ()) -> list[Row]:
     """One row per epoch. A trial stopped by a signal can have reported an epoch whose checkpoint was not
     saved yet; resumed from the checkpoint before it, it reports that epoch again. The later report is the
-    one the trial went on from, so it stands."""
+    one the trial went on from, so it stands. ``wanted``: the metrics the sweep decides on; Ray's CSV keeps
+    the columns of a trial's first result, so one reported later (a figure measured after training, for a
+    constraint) is read from ``result.json``, as is a trial whose CSV is gone."""
     text = storage.read_text(trial_path, "progress.csv")
-    if text is None:  # lost or deleted: Ray's result.json holds the same results
+    lines = csv.reader(io.StringIO(text or ""))
+    header = next(lines, [])
+    if text is None or (header and any(m not in header for m in wanted)):
         rows = _from_result_json(trial_path)
     else:
-        lines = csv.reader(io.StringIO(text))
-        header = next(lines, [])
+        rows = []
+    if not rows:
         rows = [
             dict(zip(header, row, strict=True)) if len(row) == len(header) else _uneven(header, row)
             for row in lines

@@ -276,8 +276,8 @@ def fit(
             raise stop.ended_with_ray() from exc
         if refused is None:
             raise TunerError(f"the sweep failed: {exc}") from exc
-    if guard is not None and guard.problem:
-        raise UsageError(guard.problem)
+    if guard is not None and guard.problem:  # found where Ray goes on past a callback's error (a trial's end)
+        raise MetricNeverReported(guard.problem)
     try:
         summary = _wrap_up(cfg, folder)
     except OSError as exc:

@@ -9,7 +9,7 @@ from ray.tune.callback import Callback
 
 from tuner.errors import UsageError
 from tuner.folder.fates import FateFollower
-from tuner.folder.pickled import Restored
+from tuner.folder.pickled import Restored, fresh
 from tuner.launch.watching.live_table import LiveTable
 from tuner.objectives import Constraint, Mode, Objective
 from tuner.ray_compat.state_file import bookkeeping
@@ -78,33 +78,52 @@ def forget_metric_problem() -> None:
 
 
 class MetricGuard(Restored, Callback):
-    """Stops the sweep at the first result that lacks a metric it decides on (the metric, each objective, each
-    constraint's), naming what was reported."""
+    """Stops the sweep at the first result that lacks a metric it ranks by (the metric, each objective), and at
+    the end of the first trial that never reported a constraint's metric (a constraint is judged on a trial's
+    last result, so a figure measured once after training is reported at the last epoch only), naming what was
+    reported."""
 
-    SINCE = {"objectives": lambda state: (), "constrained": lambda state: ()}
+    SINCE = {"objectives": lambda state: (), "constrained": lambda state: (), "_seen": fresh(dict)}
 
     def __init__(self, metric: str, *objectives: str, constrained: tuple[str, ...] = ()) -> None:
         self.metric = metric
         self.objectives = objectives
         self.constrained = constrained
         self.problem: str | None = None
+        self._seen: dict[str, set[str]] = {}  # trial id -> the constrained metrics it has reported
 
     def on_trial_result(
         self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
     ) -> None:
+        missing = [m for m in (self.metric, *self.objectives) if m not in result]
+        if missing:
+            self._refuse(missing[0], result, "--metric")
+        if self.constrained:
+            self._seen.setdefault(trial.trial_id, set()).update(m for m in self.constrained if m in result)
+
+    def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
+        """Found here, the problem ends the sweep at the step's end: Ray takes an error raised while it stops a
+        trial as the trial's, with a traceback, and goes on."""
+        seen = self._seen.pop(trial.trial_id, set())
+        missing = [m for m in self.constrained if m not in seen]
+        if missing and trial.last_result and self.problem is None:
+            self._name(missing[0], trial.last_result, "--constraint")
+
+    def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
+        if self.problem is not None:
+            raise MetricNeverReported(self.problem)
+
+    def _refuse(self, metric: str, result: Result, flag: str) -> None:
+        raise MetricNeverReported(self._name(metric, result, flag))
+
+    def _name(self, metric: str, result: Result, flag: str) -> str:
         global _noticed
-        wanted = (self.metric, *self.objectives, *self.constrained)
-        missing = [m for m in wanted if m not in result]
-        if not missing:
-            return
         reported = sorted(k for k in result if not bookkeeping(k))
-        flag = "--constraint" if missing[0] in self.constrained else "--metric"
-        self.problem = (
-            f"the trainable never reports metric {missing[0]!r}; it reports: "
+        self.problem = _noticed = (
+            f"the trainable never reports metric {metric!r}; it reports: "
             f"{', '.join(reported) or '(nothing)'}; pass {flag} with one of those"
         )
-        _noticed = self.problem
-        raise MetricNeverReported(self.problem)
+        return self.problem
 
 
 class OomNotice(Callback):
