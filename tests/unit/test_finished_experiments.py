@@ -56,6 +56,7 @@ def test_resuming_a_finished_sweep_says_so_and_starts_nothing(tmp_path):
     from tuner.launch.resume import resume_sweep
 
     experiment = _experiment(tmp_path, {"ran": ("TERMINATED", [0.5, 0.3]), "crashed": ("ERROR", [0.1])})
+    (tmp_path / "exp" / "search_gen_state-2026-01-01_00-00-00.json").write_text("{}")  # a searcher's: it can grow
     before = sorted(p.name for p in (tmp_path / "exp").iterdir())
     said: list[str] = []
     summary = resume_sweep(str(experiment.path), out=said.append)
@@ -241,3 +242,16 @@ def test_a_constraints_metric_reported_after_the_first_epoch_is_read_and_judged(
     guard.on_trial_complete(0, [], never)  # named here, raised at the step's end (Ray swallows it at a trial's end)
     with pytest.raises(MetricNeverReported, match="never reports metric 'mem'; it reports: loss; pass --constraint"):
         guard.on_step_end(0, [])
+
+
+def test_a_finished_sweep_that_planned_every_trial_is_told_to_start_anew_not_to_grow(tmp_path):
+    """A grid's or PBT's trials are Tune's variants, made at the start: --num-samples and --budget are refused
+    there, so the hint must not offer them."""
+    from tuner.launch.resume import resume_sweep
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3])})
+    (tmp_path / "exp" / "basic-variant-state-2026-01-01_00-00-00.json").write_text("{}")
+    said: list[str] = []
+    resume_sweep(str(experiment.path), out=said.append)
+    assert said[0].endswith("nothing is left to resume; it planned every trial at its start (a grid, or PBT) and "
+                            "cannot grow: start a new sweep for more")  # fmt: skip

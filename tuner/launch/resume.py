@@ -96,11 +96,18 @@ def _ended(folder: str, errored: str, planned: int | None) -> str | None:
     ended = ("TERMINATED", "ERROR") if errored == "skip" else ("TERMINATED",)
     if len(statuses) < planned or any(status not in ended for status in statuses):
         return None
+    from tuner.ray_compat import can_grow
+
     failed = statuses.count("ERROR")
     rerun = f"; --errored resume or restart runs its {failed} errored trial(s) again" if failed else ""
+    grow = (
+        f"--num-samples N (more than {planned}) or --budget grows it"
+        if can_grow(folder)
+        else "it planned every trial at its start (a grid, or PBT) and cannot grow: start a new sweep for more"
+    )
     return (
         f"{folder}: the sweep finished, every one of its {planned} trial(s) ended, so nothing is left to resume; "
-        f"--num-samples N (more than {planned}) or --budget grows it{rerun}"
+        f"{grow}{rerun}"
     )
 
 
