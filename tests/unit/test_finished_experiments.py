@@ -228,6 +228,9 @@ def test_a_constraints_metric_reported_after_the_first_epoch_is_read_and_judged(
     record = load(str(experiment.path), running=False)
     assert record.trial("a").rows[-1]["mem"] == "2.5" and record.breaks(record.trial("a")) == []
     assert record.best_trial() is not None and record.best_trial().trial_id == "a"
+    from tuner.review.report.page import fate_rows
+
+    assert [row["breaks"] for row in fate_rows(record)] == [""]  # the report's table says what each trial breaks
 
     # the sweep's guard: a constraint's metric missing from a result is no error until the trial ends without it
     from types import SimpleNamespace

@@ -110,7 +110,10 @@ def test_a_trial_that_breaks_a_constraint_is_never_the_best():
     table = build_reporter("loss", "min", ["x"], 1, also=["mem"], constraints=[bound])
     text = table.text([cheap, greedy])
     assert "Best so far: trial a, loss 0.5" in text
+    assert "(trials ranked by their best loss, lowest first, those that break a bound last)" in text
     assert first_cells(text) == ["a", "b"]
+    # the table says why the better-looking b ranks below a
+    assert [r.split("|")[3].strip() for r in rows(text)] == ["yes", "no"] and "meets bounds" in text
     assert f"Best so far: none yet that meets {bound}" in table.text([greedy])
 
 

@@ -247,18 +247,19 @@ class LiveTable(Restored, ProgressReporter):
             return [f"Best so far: none yet that meets {', '.join(map(str, self.constraints))}"]
         best = first[2]
         order = "lowest" if self.mode == "min" else "highest"
+        last = ", those that break a bound last" if self.constraints else ""
         value = self.best(best)
         if len(self.objectives) > 1:
             return [
                 f"Pareto front so far: {len(front)} trial(s) on {', '.join(map(str, self.objectives))}, "
                 f"marked {ON_FRONT} in the table: {', '.join(t.trial_id for t in front)}",
-                f"Rows ranked by each trial's best {self.metric}, {order} first; best {self.metric}: trial "
+                f"Rows ranked by each trial's best {self.metric}, {order} first{last}; best {self.metric}: trial "
                 f"{best.trial_id}, {value:.4g}",
             ]
         params = "{" + ", ".join(f"'{k}': {short(v)}" for k, v in self._params(best).items()) + "}"
         return [
             f"Best so far: trial {best.trial_id}, {self.metric} {value:.4g} (trials ranked by their best "
-            f"{self.metric}, {order} first); parameters={params}"
+            f"{self.metric}, {order} first{last}); parameters={params}"
         ]
 
     def _point(self, trial: Trial) -> list[float] | None:
@@ -324,7 +325,9 @@ class LiveTable(Restored, ProgressReporter):
         located = len(places - {None}) > 1
         marked = len(self.objectives) > 1
         on_front = {t.trial_id for t in front}
-        headers = ["trial", "state", *(["front"] if marked else []), *(["where"] if located else [])]
+        bounded = bool(self.constraints)  # a trial that breaks one ranks last: the column says why
+        headers = ["trial", "state", *(["front"] if marked else []), *(["meets bounds"] if bounded else [])]
+        headers += ["where"] if located else []
         headers += [*self.parameters, *(self._heading(m) for m in metrics)]
         rows = []
         for t in shown:
@@ -333,6 +336,11 @@ class LiveTable(Restored, ProgressReporter):
             rows.append(
                 [t.trial_id, self.state(t)]
                 + ([ON_FRONT if t.trial_id in on_front else ""] if marked else [])
+                + (
+                    [("no" if self.breaks(t) else "yes") if self.best(t) is not None else ""]
+                    if bounded
+                    else []
+                )
                 + ([location(result)] if located else [])
                 + [cell(params.get(p)) for p in self.parameters]
                 + [cell(self.best(t) if m == BEST else lookup(result, m)) for m in metrics]

@@ -187,7 +187,8 @@ def _importance_section(experiment: ExperimentRecord) -> str:
 
 
 def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
-    """One row a trial, best first: its rank, with several objectives whether it is on the front, its fate
+    """One row a trial, best first: its rank, with several objectives whether it is on the front, under
+    constraints what it breaks (a trial that breaks one ranks after every one that does not), its fate
     (next to the id, so that the explanation is in view on a narrow screen), best value and the epoch it came
     at, epochs run, its config, the order it was made in (as the best-so-far chart counts trials), and the
     other metrics it reported at its best epoch."""
@@ -198,6 +199,7 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
     others = [m for m in reported_metrics(experiment) if m != metric]
     made = {t.trial_id: i for i, t in enumerate(experiment.trials, 1)}
     front = _on_front(experiment)
+    bounded = bool(experiment.config.constraint_list)
     rows = []
     for rank, trial in enumerate(experiment.ranked(), 1):
         best_row = trial.best_row(metric, mode) or {}
@@ -205,6 +207,8 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
             "#": rank,
             "trial": trial.trial_id,
             **({"on front": "●" if trial.trial_id in front else ""} if front is not None else {}),
+            # under constraints, why a better-looking trial ranks below: what its last result breaks
+            **({"breaks": "; ".join(experiment.breaks(trial))} if bounded else {}),
             "fate": trial.fate,
             f"best {metric}": trial.best(metric, mode),
             "at epoch": int(float(best_row["training_iteration"])) if best_row else None,
