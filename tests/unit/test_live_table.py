@@ -313,3 +313,9 @@ def test_a_trial_the_budget_or_a_stall_ended_is_not_counted_as_stopped_early(tmp
     text = build_reporter("loss", "min", ["x"], max_epochs=4, stopped_label="ASHA", folder=folder).text(trials, True)
     assert "Number of trials: 5 (1 stopped early, 2 ended by the budget, 1 ended by the stall, 1 finished)" in text
     assert "ASHA: 1 trial(s) stopped early so far" in text
+
+
+def test_a_trial_id_that_reads_as_a_number_is_shown_as_it_is():
+    """Ray's ids are hex: 18587e85 read as a number was shown as 1.859e+89, and the trial could not be found."""
+    text = build_reporter("loss", "min", ["x"], max_epochs=2).text([trial("18587e85", {"x": 1}, 0.5)])
+    assert first_cells(text) == ["18587e85"]

@@ -345,7 +345,15 @@ class LiveTable(Restored, ProgressReporter):
                 + [cell(params.get(p)) for p in self.parameters]
                 + [cell(self.best(t) if m == BEST else lookup(result, m)) for m in metrics]
             )
-        table = tabulate(rows, headers=headers, tablefmt="psql", showindex=False, floatfmt=FLOAT_FORMAT)
+        # a trial id is text: tabulate read one such as 18587e85 as a number and showed 1.859e+89
+        table = tabulate(
+            rows,
+            headers=headers,
+            tablefmt="psql",
+            showindex=False,
+            floatfmt=FLOAT_FORMAT,
+            disable_numparse=[0],
+        )
         lines = [table]
         if hidden:
             more = ", ".join(f"{n} {state}" for state, n in sorted(hidden.items(), key=in_order))
