@@ -21,7 +21,7 @@ from tuner.folder import horizon as trial_length
 from tuner.folder import plan
 from tuner.folder.fates import cut_by_scheduler, family
 from tuner.folder.names import STDOUT_FILE
-from tuner.folder.progress_rows import Row, read_rows
+from tuner.folder.progress_rows import Row, read_rows, result_times
 from tuner.nesting import flatten
 from tuner.objectives import Mode, pick, sign
 from tuner.ray_compat.state_file import saved_trial_states
@@ -35,11 +35,6 @@ if TYPE_CHECKING:
 
     from tuner.folder.fates import RungRecord
     from tuner.ray_compat.state_file import TrialState
-
-
-# a trial that did not train for longer than this between two results (a pause, a wait for a slot, a resume)
-# trained in two stretches; up to a second is the rounding of Ray's whole-second stamps
-STRETCH_BREAK_S = 1.05
 
 
 @dataclass
@@ -121,34 +116,8 @@ class TrialRecord:
         return ""
 
     def times(self) -> list[tuple[float, Row]]:
-        """(seconds since the epoch, row) for each result, as exact as the trial's own clock allows: Ray stamps
-        results in whole seconds, so each stretch the trial trained without a break starts once (its stamp less
-        its training time so far) and its training time is added. A pause, a wait or a resume between two
-        results starts a new stretch (read at one start, a trial continued an hour after a pause showed its
-        later epochs an hour early)."""
-        out: list[tuple[float, Row]] = []
-        stretch: list[Row] = []
-        start: float | None = None  # the earliest start the stretch's rows read
-
-        def close() -> None:
-            for row in stretch:
-                total, stamp = _number(row.get("time_total_s")), _number(row.get("timestamp"))
-                when = start + total if start is not None and total is not None else stamp
-                if when is not None:
-                    out.append((when, row))
-            stretch.clear()
-
-        for row in self.rows:
-            stamp, total = _number(row.get("timestamp")), _number(row.get("time_total_s"))
-            began = stamp - total if stamp is not None and total is not None else None
-            if began is not None and start is not None and began - start > STRETCH_BREAK_S:
-                close()
-                start = None
-            if began is not None:
-                start = began if start is None else min(start, began)
-            stretch.append(row)
-        close()
-        return out
+        """(seconds since the epoch, row) for each result (``progress_rows.result_times``)."""
+        return result_times(self.rows)
 
     def output(self, name: str = STDOUT_FILE) -> str:
         """What the trial printed to standard output (``stdout.log``) or error (``stderr.log``), over all its runs."""

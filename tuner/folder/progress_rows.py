@@ -13,6 +13,7 @@ import itertools
 from typing import TypeAlias, cast
 
 from tuner import storage
+from tuner.values import number as _number
 
 # One row of a trial's ``progress.csv``, one result: each column's text as the CSV holds it (read a number with
 # tuner.values.number).
@@ -77,3 +78,39 @@ def _uneven(header: list[str], row: list[str]) -> Row:
     if len(row) > len(header):
         out[None] = row[len(header) :]
     return cast(Row, out)  # Row is DictReader's row type, whose keys are text but for that None
+
+
+# a trial that did not train for longer than this between two results (a pause, a wait for a slot, a resume)
+# trained in two stretches; up to a second is the rounding of Ray's whole-second stamps
+STRETCH_BREAK_S = 1.05
+
+
+def result_times(rows: list[Row]) -> list[tuple[float, Row]]:
+    """(seconds since the epoch, row) for each result, as exact as the trial's own clock allows: Ray stamps
+    results in whole seconds, so each stretch the trial trained without a break starts once (its stamp less
+    its training time so far) and its training time is added. A pause, a wait or a resume between two
+    results starts a new stretch (read at one start, a trial continued an hour after a pause showed its
+    later epochs an hour early)."""
+    out: list[tuple[float, Row]] = []
+    stretch: list[Row] = []
+    start: float | None = None  # the earliest start the stretch's rows read
+
+    def close() -> None:
+        for row in stretch:
+            total, stamp = _number(row.get("time_total_s")), _number(row.get("timestamp"))
+            when = start + total if start is not None and total is not None else stamp
+            if when is not None:
+                out.append((when, row))
+        stretch.clear()
+
+    for row in rows:
+        stamp, total = _number(row.get("timestamp")), _number(row.get("time_total_s"))
+        began = stamp - total if stamp is not None and total is not None else None
+        if began is not None and start is not None and began - start > STRETCH_BREAK_S:
+            close()
+            start = None
+        if began is not None:
+            start = began if start is None else min(start, began)
+        stretch.append(row)
+    close()
+    return out

@@ -103,6 +103,26 @@ class CurveFitting:
     _cache: tuple[int, PredictionTable] | None
     _pool_cache: tuple[tuple[int, int], NDArray[np.float64]] | None
 
+    def _take(self, trial_id: str, epoch: int, value: float | None) -> None:
+        """A result into the trial's curve of best values so far (higher is better); a repeated or missing
+        epoch keeps the curve whole."""
+        curve = self.curves.setdefault(trial_id, [])
+        sign = -1.0 if self._mode == "min" else 1.0
+        while len(curve) < epoch:
+            seen = sign * value if value is not None and len(curve) == epoch - 1 else -math.inf
+            curve.append(max(seen, curve[-1]) if curve else seen)
+            self._best = max(self._best, curve[-1])
+        self._version += 1
+        if self.loop_ends.reported(epoch):  # past where loops ended so far: their lengths differ by config
+            self._horizon_moved()
+
+    def _horizon_moved(self) -> None:
+        """Every prediction was made to the old horizon: made again to the new one."""
+        self._predicted = {}
+        self._version += 1
+        if self.model is not None and self._pool:
+            self._pool_means = self.model.curves(self._pool_rows, np.array([self.horizon]))[:, :, 0]
+
     @property
     def horizon(self) -> int:
         """The epoch whose value the model predicts: ``max_t``, or where the trainable's own loop ends trials

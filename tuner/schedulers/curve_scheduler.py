@@ -175,13 +175,6 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
             return None
         return f"freeze-thaw predicts each trial's {self._metric or 'metric'} at epoch {epochs}"
 
-    def _horizon_moved(self) -> None:
-        """Every prediction was made to the old horizon: made again to the new one."""
-        self._predicted = {}
-        self._version += 1
-        if self.model is not None and self._pool:
-            self._pool_means = self.model.curves(self._pool_rows, np.array([self.horizon]))[:, :, 0]
-
     def on_trial_remove(self, tune_controller: TuneController, trial: Trial) -> None:
         self._end(trial.trial_id)
 
@@ -379,20 +372,6 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
                 "reason": reason,
             },
         )
-
-    # --- data -----------------------------------------------------------------------------------------
-    def _take(self, trial_id: str, epoch: int, value: float | None) -> None:
-        """A result into the trial's curve of best values so far (higher is better); a repeated or missing
-        epoch keeps the curve whole."""
-        curve = self.curves.setdefault(trial_id, [])
-        sign = -1.0 if self._mode == "min" else 1.0
-        while len(curve) < epoch:
-            seen = sign * value if value is not None and len(curve) == epoch - 1 else -math.inf
-            curve.append(max(seen, curve[-1]) if curve else seen)
-            self._best = max(self._best, curve[-1])
-        self._version += 1
-        if self.loop_ends.reported(epoch):  # past where loops ended so far: their lengths differ by config
-            self._horizon_moved()
 
     # --- resume ---------------------------------------------------------------------------------------
     def _restore(self) -> None:

@@ -27,18 +27,18 @@ from ray.tune import Callback, ProgressReporter
 from tuner.folder.fates import FateFollower
 from tuner.folder.pickled import Restored, fresh, none
 from tuner.launch.watching.table_cells import (
-    ENDED_BY_BUDGET,
-    ENDED_BY_STALL,
     FINISHED,
     NEVER_STARTED,
     STOPPED_EARLY,
     cell,
+    ended_by_the_sweep,
     fair_share,
     in_order,
     location,
     lookup,
     place_of,
     result_of,
+    says_nothing,
     short,
 )
 from tuner.launch.watching.table_rows import Ranked, RankKey, TableRows
@@ -224,20 +224,7 @@ class LiveTable(Restored, ProgressReporter):
         epoch = number(result_of(trial).get("training_iteration"))
         if epoch is None or epoch >= self.max_epochs:
             return FINISHED
-        return self._ended_by_the_sweep(trial.trial_id) or STOPPED_EARLY
-
-    def _ended_by_the_sweep(self, trial_id: str) -> str | None:
-        """``ENDED_BY_BUDGET`` or ``ENDED_BY_STALL`` for a trial the sweep's end cut short (paused ones too),
-        as its fate says; None when a scheduler stopped it or nothing is known."""
-        try:
-            decision = self.fates.decisions().get(trial_id) if self.fates is not None else None
-        except OSError:  # the storage holding the fates is away: the table goes on, as a stop
-            decision = None
-        if not decision or decision.get("stopped"):
-            return None
-        if decision.get("budget"):
-            return ENDED_BY_BUDGET
-        return ENDED_BY_STALL if decision.get("stall") else None
+        return ended_by_the_sweep(self.fates, trial.trial_id) or STOPPED_EARLY
 
     def _best_line(self, first: Ranked | None, front: list[Trial]) -> list[str]:
         """``first``: the first trial in rank order (one with a value that meets the constraints, if any has)."""
@@ -370,29 +357,18 @@ class LiveTable(Restored, ProgressReporter):
             values = [lookup(result_of(t), m) for t in shown]
             if all(v is None for v in values):
                 continue
-            if m in DIAGNOSTICS and m != self.metric and self._says_nothing(m, shown, values):
+            if m in DIAGNOSTICS and m != self.metric and says_nothing(m, shown, values):
                 continue
             kept.append(m)
         if any(self.best(t) is not None for t in shown):
             kept.insert(kept.index(self.metric) if self.metric in kept else 0, BEST)
         return kept
 
-    def _says_nothing(self, name: str, shown: list[Trial], values: list[Value]) -> bool:
-        from tuner.nesting import flatten
-
-        if name in ADJUSTS:
-            given = [flatten(t.config or {}).get(ADJUSTS[name]) for t in shown]
-            return all(v is None or v == g for v, g in zip(values, given, strict=True))
-        return all(v is None or v == 0 for v in values)
-
     def _heading(self, metric: str) -> str:
         return f"{self.metric} (best)" if metric == BEST else self.columns[metric]
 
 
 BEST = "\0best"  # the column of each trial's best value of the metric (no reported name can be this)
-# A diagnostic that repeats a parameter until the run changes it: the batch size the out-of-memory fallback
-# trains at, the searched batch_size until an OOM halves it.
-ADJUSTS = {"batch_size_effective": "batch_size"}
 
 
 class SweepReporter(LiveTable):

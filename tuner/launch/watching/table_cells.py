@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
+    from tuner.folder.fates import FateFollower
     from tuner.launch.watching.table_rows import Ranked
     from tuner.value_types import Result, Scalar, Value
 
@@ -83,3 +84,32 @@ def cell(value: Value) -> Scalar:
 
 def short(value: Value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else repr(value)
+
+
+# A diagnostic that repeats a parameter until the run changes it: the batch size the out-of-memory fallback
+# trains at, the searched batch_size until an OOM halves it.
+ADJUSTS = {"batch_size_effective": "batch_size"}
+
+
+def says_nothing(name: str, shown: list[Trial], values: list[Value]) -> bool:
+    """A diagnostic column with nothing new in any row shown: a parameter it repeats, or a count of zero."""
+    from tuner.nesting import flatten
+
+    if name in ADJUSTS:
+        given = [flatten(t.config or {}).get(ADJUSTS[name]) for t in shown]
+        return all(v is None or v == g for v, g in zip(values, given, strict=True))
+    return all(v is None or v == 0 for v in values)
+
+
+def ended_by_the_sweep(fates: FateFollower | None, trial_id: str) -> str | None:
+    """``ENDED_BY_BUDGET`` or ``ENDED_BY_STALL`` for a trial the sweep's end cut short (paused ones too), as
+    its fate says; None when a scheduler stopped it or nothing is known."""
+    try:
+        decision = fates.decisions().get(trial_id) if fates is not None else None
+    except OSError:  # the storage holding the fates is away: the table goes on, as a stop
+        decision = None
+    if not decision or decision.get("stopped"):
+        return None
+    if decision.get("budget"):
+        return ENDED_BY_BUDGET
+    return ENDED_BY_STALL if decision.get("stall") else None
