@@ -78,6 +78,24 @@ def test_a_death_on_a_node_this_driver_cannot_read_says_only_what_is_known():
     assert death(RAY_DEATH, None, 0, 1, "c").startswith("died: its process ended without a Python error in epoch 2")
 
 
+def test_a_completed_trials_open_crash_record_goes_as_it_completes_and_a_signals_stack_stays(tmp_path):
+    """A trial stopped at its last epoch never unwinds its run's section; the driver removes the empty record
+    when Tune completes the trial, not thousands of them at the sweep's end. A stack a signal wrote stays."""
+    from types import SimpleNamespace
+
+    from tuner.launch.guards.crashes import CrashNamer
+
+    for name, text in [("done", RUN_MARKER), ("died", RUN_MARKER + "Fatal Python error: Segmentation fault\n")]:
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "crash.txt").write_text(text)
+    namer = CrashNamer(str(tmp_path), None)
+    for name in ("done", "died", "never-made"):
+        namer.on_trial_complete(0, [], SimpleNamespace(relative_logdir=name))
+    assert not (tmp_path / "done" / "crash.txt").exists()
+    assert (tmp_path / "died" / "crash.txt").exists()
+    CrashNamer(None, None).on_trial_complete(0, [], SimpleNamespace(relative_logdir="done"))  # a bucket: none here
+
+
 def test_an_ordinary_error_is_not_a_death():
     assert death("ValueError: bad lr", "", 0, 1, "c") is None
 

@@ -16,6 +16,7 @@ from tuner.ray_compat import (
     last_step,
     quiet_benign_sync_races,
     repair_saved_statuses,
+    settle_saved_statuses,
 )
 
 
@@ -64,6 +65,31 @@ def test_the_repair_works_on_a_storage_uri_too(tmp_path):
     path = _write_state(tmp_path, {"a": "PAUSED"})
     assert repair_saved_statuses(f"file://{tmp_path}", {"a": "TERMINATED"}) == ["a"]
     assert _saved(path) == {"a": "TERMINATED"}
+
+
+def test_a_sweeps_end_repairs_and_reopens_in_one_write(tmp_path):
+    """Finished trials the state still holds open are marked finished, and errored trials whose failure was a
+    refused write are reopened; one trial that failed in its own code stays failed."""
+    trial_data = [
+        [json.dumps({"trial_id": tid, "status": status, "relative_logdir": f"t_{tid}"}), runtime]
+        for tid, status, runtime in [
+            ("a", "PAUSED", "{}"),
+            ("b", "ERROR", '{\n  "error_filename": "error.txt",\n  "last_result": {}\n}'),
+            ("c", "ERROR", '{"error_filename": "own.txt"}'),
+        ]
+    ]
+    path = tmp_path / "experiment_state-2026-01-01_00-00-00.json"
+    path.write_text(json.dumps({"trial_data": trial_data, "runner_data": {}, "stats": {}}))
+    asked = []
+
+    def refused(trial_dir, error_file):
+        asked.append((trial_dir, error_file))
+        return trial_dir == "t_b"
+
+    assert settle_saved_statuses(tmp_path, {"a": "TERMINATED", "b": "ERROR", "c": "ERROR"}, refused) == ["b"]
+    assert _saved(path) == {"a": "TERMINATED", "b": "PAUSED", "c": "ERROR"}
+    assert asked == [("t_b", "error.txt"), ("t_c", "own.txt")]  # each errored trial's own error file, by name
+    assert settle_saved_statuses(tmp_path, None, lambda *_: False) == []  # no last step: nothing to repair
 
 
 class _Trial:

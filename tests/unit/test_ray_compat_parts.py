@@ -154,15 +154,18 @@ def test_part_28_the_end_of_a_run_reads_every_trials_rows_through_the_method_tun
     from ray.tune.analysis.experiment_analysis import ExperimentAnalysis
     from ray.tune.result_grid import ResultGrid
 
-    from tuner.ray_compat.result_frames import FETCH, frames_unread
+    from tuner.ray_compat.result_frames import FETCH, TO_RESULT, frames_unread
 
     assert f"self._trial_dataframes = self.{FETCH}()" in inspect.getsource(ExperimentAnalysis.__init__)
     # the grid asks for each trial's frame with .get, so a trial without one reads as no frame, not an error
     assert "trial_dataframes.get(trial.trial_id)" in inspect.getsource(ResultGrid._trial_to_result)
-    original = getattr(ExperimentAnalysis, FETCH)
+    # and builds one result a trial through the method tuner skips
+    assert f"self.{TO_RESULT}(trial) for trial in" in inspect.getsource(ResultGrid.__init__)
+    original, to_result = getattr(ExperimentAnalysis, FETCH), getattr(ResultGrid, TO_RESULT)
     with frames_unread():
         assert getattr(ExperimentAnalysis, FETCH)(object()) == {}
-    assert getattr(ExperimentAnalysis, FETCH) is original
+        assert getattr(ResultGrid, TO_RESULT)(object(), object()) is None
+    assert getattr(ExperimentAnalysis, FETCH) is original and getattr(ResultGrid, TO_RESULT) is to_result
 
 
 def test_part_19_with_parameters_puts_its_data_once_and_ray_flushes_it_at_every_init():

@@ -307,9 +307,9 @@ def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
 
     crashes.tidy(storage.local_path(folder))
     statuses = ray_compat.last_step(folder)
-    if statuses is not None:
-        ray_compat.repair_saved_statuses(folder, statuses)
-    reopened = ray_compat.reopen_saved_trials(folder, disk.stopped_trials(folder))
+    reopened = ray_compat.settle_saved_statuses(
+        folder, statuses, lambda trial_dir, error_file: disk.refused_write(folder, trial_dir, error_file)
+    )
     if statuses is not None:
         statuses.update({trial_id: "PAUSED" for trial_id in reopened})
     fates.persist(folder)

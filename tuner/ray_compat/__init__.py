@@ -111,6 +111,7 @@ if TYPE_CHECKING:
         last_step,
         reopen_saved_trials,
         repair_saved_statuses,
+        settle_saved_statuses,
         status_file,
     )
 
@@ -124,6 +125,7 @@ _STATUSES = (
     "last_step",
     "reopen_saved_trials",
     "repair_saved_statuses",
+    "settle_saved_statuses",
     "status_file",
 )
 
@@ -171,6 +173,7 @@ __all__ = [
     "relocate_saved_search",
     "reopen_saved_trials",
     "repair_saved_statuses",
+    "settle_saved_statuses",
     "spec_form_warnings_off",
     "status_file",
     "trials_waiting",

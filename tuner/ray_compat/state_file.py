@@ -107,7 +107,7 @@ def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str,
             out[trial["trial_id"]] = {
                 "status": trial["status"],
                 "dir": trial.get("relative_logdir"),
-                "error_file": _error_filename(runtime_json),
+                "error_file": error_filename(runtime_json),
                 "made": _made(trial.get("experiment_tag")),
                 "config": trial.get("config") if isinstance(trial.get("config"), dict) else None,
             }
@@ -122,7 +122,7 @@ def saved_trial_states(folder: str | Path, name: str | None = None) -> dict[str,
 _ERROR_FILENAME = re.compile(r'^\s*"error_filename": (null|"(?:[^"\\]|\\.)*"),?$', re.M)
 
 
-def _error_filename(runtime_json: str) -> str | None:
+def error_filename(runtime_json: str) -> str | None:
     """The error file's name in a trial's runtime record, read without parsing the rest of it when Ray wrote it as
     it does (a top-level key on a line of its own, before the last result); parsed whole otherwise."""
     last_result = runtime_json.find('"last_result"')

@@ -158,17 +158,21 @@ def nearly_full(free: int, where: str, reserve: int) -> str:
 def stopped_trials(folder: str) -> list[str]:
     """The errored trials whose last failure was a write the storage refused: to be run again, not failed (a
     trial that failed in its own code since is left as it is)."""
-    from tuner import storage
-    from tuner.launch.guards.crashes import last_failure_of
     from tuner.ray_compat.state_file import saved_trial_states
 
-    stopped = []
-    for trial_id, state in saved_trial_states(folder).items():
-        if state["status"] != "ERROR" or not state["dir"]:
-            continue
-        trial = storage.join(folder, state["dir"])
-        name = state["error_file"] or "error.txt"
-        text = storage.read_text(trial, name) or ""
-        if refusal(last_failure_of(text)):
-            stopped.append(trial_id)
-    return stopped
+    return [
+        trial_id
+        for trial_id, state in saved_trial_states(folder).items()
+        if state["status"] == "ERROR" and refused_write(folder, state["dir"], state["error_file"])
+    ]
+
+
+def refused_write(folder: str, trial_dir: str | None, error_file: str | None) -> bool:
+    """Whether an errored trial's last failure was a write the storage refused."""
+    from tuner import storage
+    from tuner.launch.guards.crashes import last_failure_of
+
+    if not trial_dir:
+        return False
+    text = storage.read_text(storage.join(folder, trial_dir), error_file or "error.txt") or ""
+    return refusal(last_failure_of(text)) is not None
