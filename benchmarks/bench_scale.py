@@ -237,6 +237,23 @@ def make(trials: int, storage: str, interrupt_at: int | None = None) -> str:
     return str(folder)
 
 
+def interrupt_raw(trials: int, storage: str, interrupt_at: int) -> None:
+    """The same Ctrl-C to raw Ray Tune (verbose 0) running the same trials: how long its end takes, beside
+    tuner's. Its ``fit`` returns a grid of the trials so far; the child's own check of a whole run then fails,
+    which is no part of the time."""
+    name = f"raw-interrupted-{time.time_ns()}"
+    started = time.perf_counter()
+    run = subprocess.Popen([sys.executable, __file__, "--child", "raw", str(trials), storage, name],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    while run.poll() is None and _trial_folders(Path(storage, name)) < interrupt_at:
+        time.sleep(0.5)
+    asked = time.perf_counter()
+    os.killpg(run.pid, signal.SIGINT)
+    run.wait()
+    print(f"# raw Ray Tune: Ctrl-C at {_trial_folders(Path(storage, name))} trial folders ({asked - started:.0f} s "
+          f"in): ended in {time.perf_counter() - asked:.1f} s")  # fmt: skip
+
+
 LOAD = "import sys, time; import tuner; s = time.perf_counter(); n = len(tuner.load(sys.argv[1]).trials); print(time.perf_counter() - s, n)"
 
 
@@ -285,7 +302,8 @@ def main() -> None:
                         "output); ratios are against the first")  # fmt: skip
     parser.add_argument("--make", type=int, metavar="N", help="first make an experiment of N instant trials")
     parser.add_argument("--interrupt-at", type=int, metavar="K",
-                        help="with --make: Ctrl-C the sweep at K trials, time its end, then resume it")
+                        help="with --make: Ctrl-C the sweep at K trials, time its end, then resume it; with "
+                        "raw among --sides, first the same Ctrl-C to raw Ray Tune")
     parser.add_argument("--storage", default=tempfile.gettempdir(), help="where --make puts it")
     parser.add_argument("--review", metavar="EXP", help="time the review of this experiment")
     args = parser.parse_args()
@@ -296,6 +314,8 @@ def main() -> None:
         if len(set(sides)) < len(sides):
             parser.error("each side once")
         sizes([int(n) for n in args.sizes.split(",")], args.rounds, sides)
+    if args.make and args.interrupt_at and "raw" in args.sides.split(","):
+        interrupt_raw(args.make, args.storage, args.interrupt_at)
     folder = make(args.make, args.storage, args.interrupt_at) if args.make else args.review
     if folder:
         review(folder, args.rounds)
