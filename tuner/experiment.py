@@ -189,13 +189,14 @@ class ExperimentRecord:
         return max(self.horizon - trial.epochs, 0) if cut_by_scheduler(trial.fate) else 0
 
     def breaks(self, trial: TrialRecord) -> list[str]:
-        """The constraints (``--constraint``) the trial's last result breaks, in words; none without constraints."""
+        """The constraints (``--constraint``) the trial breaks, in words, each judged on the value it last reported;
+        none without constraints."""
         constraints = self.config.constraint_list
         if not constraints or not trial.rows:
             return []
-        from tuner.objectives import broken
+        from tuner.objectives import broken, judged
 
-        return broken(constraints, trial.rows[-1])
+        return broken(constraints, judged(constraints, trial.rows))
 
     def best_trial(self) -> TrialRecord | None:
         """The best trial by the first objective; under constraints, the best that meets them all; one that

@@ -198,6 +198,20 @@ def violations(constraints: Sequence[Constraint], result: Result) -> list[float]
     return [c.violation(number(result.get(c.metric))) for c in constraints]
 
 
+def judged(constraints: Sequence[Constraint], rows: Sequence[Result]) -> Result:
+    """What a trial's constraints are judged on: its last row, with each constraint's metric as the trial last
+    reported it (a figure measured at some epochs only, or once after training, keeps its last value)."""
+    last = dict(rows[-1]) if rows else {}
+    for c in constraints:
+        if last.get(c.metric) in (None, ""):
+            earlier = next(
+                (row[c.metric] for row in reversed(rows) if row.get(c.metric) not in (None, "")), None
+            )
+            if earlier is not None:
+                last[c.metric] = earlier
+    return last
+
+
 def broken(constraints: Sequence[Constraint], result: Result) -> list[str]:
     """The constraints ``result`` breaks, as the user wrote them, with the value it had."""
     from tuner.values import number

@@ -148,3 +148,22 @@ def test_the_plan_keeps_its_trials_at_once_as_data_and_an_older_one_is_read_from
     assert record.planned_at_once() == 3 and record.plan_lines() == [
         "resources: 1 CPU and 0 GPU per trial (the words may change)"
     ]
+
+
+def test_a_new_sweep_at_a_path_forgets_what_the_driver_kept_for_an_earlier_one_there(tmp_path, monkeypatch):
+    """A sweep refused at its first result had its folder removed but left its rung decisions beside it, and the
+    next sweep of that name compared its trials with them."""
+    from tuner import storage
+    from tuner.folder.fates import FateLog, recorded
+    from tuner.folder.names import SIDECARS
+    from tuner.launch.runner import forget_sidecars
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    folder = str(tmp_path / "exp")
+    FateLog(folder).record("old", "rung", "", {"rung": 1, "value": 0.5, "kept": True})
+    for name in SIDECARS:
+        storage.sidecar(folder, name).parent.mkdir(parents=True, exist_ok=True)
+        storage.sidecar(folder, name).write_text("{}")
+    forget_sidecars(folder)
+    assert not any(storage.sidecar(folder, name).exists() for name in SIDECARS)
+    assert recorded(folder) == {}

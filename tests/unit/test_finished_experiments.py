@@ -235,16 +235,51 @@ def test_a_constraints_metric_reported_after_the_first_epoch_is_read_and_judged(
     # the sweep's guard: a constraint's metric missing from a result is no error until the trial ends without it
     from types import SimpleNamespace
 
-    guard = MetricGuard("loss", constrained=("mem",))
+    guard = MetricGuard("loss", constrained=("mem",), max_epochs=2)
     trial = SimpleNamespace(trial_id="a", last_result=results[-1])
     guard.on_trial_result(0, [], trial, results[0])
     guard.on_trial_result(0, [], trial, results[1])
     guard.on_trial_complete(0, [], trial)
-    never = SimpleNamespace(trial_id="b", last_result=results[0])
-    guard.on_trial_result(0, [], never, results[0])
-    guard.on_trial_complete(0, [], never)  # named here, raised at the step's end (Ray swallows it at a trial's end)
+    never = SimpleNamespace(trial_id="b", last_result={"loss": 0.4, "training_iteration": 2})
+    guard.on_trial_result(0, [], never, never.last_result)
+    guard.on_trial_complete(0, [], never)  # another trial reported mem: the name is right, this one broke it
+    guard.on_step_end(0, [])
+    # no trial ever reported it: a trial stopped early may not have reached the epoch that measures it ...
+    fresh = MetricGuard("loss", constrained=("mem",), max_epochs=2)
+    early = SimpleNamespace(trial_id="c", last_result=results[0])
+    fresh.on_trial_result(0, [], early, results[0])
+    fresh.on_trial_complete(0, [], early)
+    fresh.on_step_end(0, [])
+    # ... but one that ran all its epochs without it says the name is wrong: named at its end, raised at the
+    # step's end (Ray swallows an error raised at a trial's end)
+    whole = SimpleNamespace(trial_id="d", last_result={"loss": 0.4, "training_iteration": 2})
+    fresh.on_trial_result(0, [], whole, whole.last_result)
+    fresh.on_trial_complete(0, [], whole)
     with pytest.raises(MetricNeverReported, match="never reports metric 'mem'; it reports: loss; pass --constraint"):
-        guard.on_step_end(0, [])
+        fresh.on_step_end(0, [])
+
+
+def test_a_result_without_a_ranked_metric_is_refused_in_words_that_are_true():
+    """Every result must carry the metrics a sweep ranks by (Ray Tune's rule; its searchers read them from each
+    result). At the first result the name may be wrong; after results that carried it, the experiment is kept."""
+    from types import SimpleNamespace
+
+    from tuner.launch.watching.reporting import MetricGuard, MetricNeverReported
+
+    trial = SimpleNamespace(trial_id="a", last_result=None)
+    guard = MetricGuard("loss")
+    with pytest.raises(MetricNeverReported) as first:
+        guard.on_trial_result(0, [], trial, {"train_loss": 0.5, "training_iteration": 1})
+    assert str(first.value) == (
+        "trial a's result at epoch 1 has no metric 'loss'; it reports: train_loss; pass --metric with one of "
+        "those, or report 'loss' at every epoch: every result must carry the metrics a sweep ranks by, as in Ray Tune"
+    )
+    assert not first.value.keep  # bad input, as a wrong flag: the experiment this sweep made goes
+    guard = MetricGuard("loss", "latency_ms")
+    guard.on_trial_result(0, [], trial, {"loss": 0.5, "latency_ms": 3.0, "training_iteration": 1})
+    with pytest.raises(MetricNeverReported, match=r"trial a's result at epoch 2 has no metric 'latency_ms', which earlier results carried;") as later:
+        guard.on_trial_result(0, [], trial, {"loss": 0.4, "training_iteration": 2})
+    assert later.value.keep and "continue with tuner resume" in str(later.value)
 
 
 def test_a_finished_sweep_that_planned_every_trial_is_told_to_start_anew_not_to_grow(tmp_path):

@@ -50,6 +50,23 @@ def test_a_strict_bound_met_exactly_is_broken_and_a_missing_value_breaks_every_b
     assert Constraint.parse("size<=10").violation(None) == math.inf
     assert Constraint.parse("size<=10").violation(float("nan")) == math.inf
 
+def test_a_constraint_is_judged_on_the_value_last_reported_and_not_at_a_rung_before_it_is_reported():
+    """A figure measured at some epochs only (or once after training) keeps its last value for the summary; at a
+    rung, a result that does not carry it yet is not judged on it."""
+    from tuner.objectives import broken, judged
+    from tuner.schedulers.comparing import Comparison
+
+    mem = [Constraint.parse("mem<=100")]
+    rows = [{"loss": "0.5", "mem": "51.2", "training_iteration": "1"}, {"loss": "0.3", "mem": "", "training_iteration": "2"}]
+    assert judged(mem, rows) == {"loss": "0.3", "mem": "51.2", "training_iteration": "2"}
+    assert broken(mem, judged(mem, rows)) == []
+    assert broken(mem, judged(mem, [{"loss": "0.3"}])) == ["mem not reported breaks mem<=100"]
+    ranking = Comparison.of((Objective("loss", "min"),), mem)
+    assert ranking.standing({"loss": 0.3}).violation == 0 and ranking.standing({"loss": 0.3}).broke == ()
+    assert ranking.standing({"loss": 0.3, "mem": 150.0}).violation == 50.0
+    assert math.isinf(ranking.standing({"loss": 0.3, "mem": float("nan")}).violation)  # reported, not a number
+
+
 
 @pytest.mark.parametrize("text, fragment", [("latency=3", "is not METRIC<=VALUE"), ("x<=fast", "not a number"),
                                             ("x<=inf", "finite")])  # fmt: skip

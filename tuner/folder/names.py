@@ -29,3 +29,5 @@ FATES_SIDECAR = ".tuner-fates.jsonl"
 STATUS_SIDECAR = ".tuner-statuses.json"
 STALL_SIDECAR = ".tuner-stalled.json"
 PACKING_SIDECAR = ".tuner-packing.json"
+# every one of them: a new sweep at a path forgets what the driver kept for an earlier one there
+SIDECARS = (SPENT_SIDECAR, FATES_SIDECAR, STATUS_SIDECAR, STALL_SIDECAR, PACKING_SIDECAR)

@@ -80,14 +80,17 @@ def run_sweep(
                     out(line)
                 launched = True
                 return launch(plan, out, stop, reuse_actors=reuse_actors)
-            except MetricNeverReported:
-                discard = not existed  # bad input, as a wrong flag is: the folder this sweep made goes
+            except MetricNeverReported as exc:
+                # bad input, as a wrong flag is: the folder this sweep made goes, unless results worth keeping
+                # came before the problem
+                discard = not existed and not exc.keep
                 raise
             finally:
                 cluster.disconnect(started)
     finally:
         if discard:
             storage.remove_tree(folder)
+            forget_sidecars(folder)
         elif not launched and not existed:
             storage.remove_if_empty(folder)  # a sweep refused before its first trial leaves nothing
 
@@ -101,7 +104,7 @@ def launch(
     from ray.tune.search import BasicVariantGenerator, Searcher
 
     from tuner.folder.fates import FateLog
-    from tuner.launch.guards.budget import BudgetWatch, forget_spent
+    from tuner.launch.guards.budget import BudgetWatch
     from tuner.launch.guards.loop_end import LoopWatch, TableLength, followers
     from tuner.launch.guards.signals import StepEndStop
     from tuner.launch.guards.stall import StallAwareSearcher, StallWatch
@@ -124,6 +127,7 @@ def launch(
 
     cfg = plan.config
     folder = cfg.experiment_path
+    forget_sidecars(folder)
     storage.prepare(folder)
     save_config(cfg, folder)
     plan_record.write(folder, describe(plan), plan.trials_at_once)  # the review shows it as it was
@@ -144,13 +148,14 @@ def launch(
             raise UsageError(f"--warm-start: searcher {cfg.searcher} takes no earlier trials here")
         planned.add_observations(plan.warm_start.points, first=plan.warm_start.best())
     guard = MetricGuard(
-        *(o.name for o in cfg.objective_list), constrained=tuple(c.metric for c in cfg.constraint_list)
+        *(o.name for o in cfg.objective_list),
+        constrained=tuple(c.metric for c in cfg.constraint_list),
+        max_epochs=cfg.max_epochs,
     )
     watch = StallWatch(cfg.stall_timeout, folder, fate_log=fate_log)
     generator = isinstance(search_alg, BasicVariantGenerator)  # Tune's own: it gets the raw space
     if isinstance(search_alg, Searcher):
         search_alg = StallAwareSearcher(search_alg, watch)
-    forget_spent(folder)
     callbacks: list[Callback] = [
         guard,
         watch,
@@ -235,6 +240,16 @@ def launch(
             packings.forget(packing_key)
 
 
+def forget_sidecars(folder: str) -> None:
+    """A new sweep at ``folder``, or one refused and removed: what the driver kept beside an earlier sweep at that
+    path (its decisions, statuses, spending) is not this one's. A sweep refused at its first result once left its
+    rung decisions there, and the next sweep of that name compared its trials with them."""
+    from tuner.folder.names import SIDECARS
+
+    for name in SIDECARS:
+        storage.sidecar(folder, name).unlink(missing_ok=True)
+
+
 def fit(
     tuner: Tuner,
     cfg: SweepConfig,
@@ -266,7 +281,7 @@ def fit(
     except Exception as exc:
         problem = (guard.problem if guard is not None else None) or metric_problem()
         if problem:
-            raise MetricNeverReported(problem) from exc
+            raise problem from exc
         # Ray fails in many ways when the disk fills under it; its last good state is kept (atomic copies).
         refused = (
             disk.refusal_of(exc) or (stop.reason if stop is not None else None) or disk.room_left(folder)
@@ -277,7 +292,7 @@ def fit(
         if refused is None:
             raise TunerError(f"the sweep failed: {exc}") from exc
     if guard is not None and guard.problem:  # found where Ray goes on past a callback's error (a trial's end)
-        raise MetricNeverReported(guard.problem)
+        raise guard.problem
     try:
         summary = _wrap_up(cfg, folder)
     except OSError as exc:

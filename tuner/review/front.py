@@ -18,7 +18,7 @@ from tuner import pareto
 from tuner.folder.names import PARETO_FILE
 from tuner.folder.summary import ParetoRecord
 from tuner.nesting import flatten, unflatten
-from tuner.objectives import Constraint, Objective, as_point, broken, reported, violations
+from tuner.objectives import Constraint, Objective, as_point, broken, judged, reported, violations
 from tuner.value_types import Value
 from tuner.values import jsonable, number, plain
 
@@ -41,13 +41,16 @@ class Point:
 
 
 def point(trial: TrialRecord, objectives: list[Objective], constraints: Sequence[Constraint]) -> Point | None:
-    """A trial's point: its last row that reported every objective as a finite number."""
-    for row in reversed(trial.rows):
-        values = reported(objectives, row)
-        if values is not None:
-            epoch = int(float(row.get("training_iteration") or 0))
-            return Point(trial, values, epoch, tuple(broken(constraints, row)))
-    return None
+    """A trial's point: its last row's objectives, as the live table places it; none where one of them is not a
+    finite number there (a trial whose loss went nan at the end is not on the front by an earlier epoch)."""
+    if not trial.rows:
+        return None
+    row = trial.rows[-1]
+    values = reported(objectives, row)
+    if values is None:
+        return None
+    epoch = int(float(row.get("training_iteration") or 0))
+    return Point(trial, values, epoch, tuple(broken(constraints, judged(constraints, trial.rows))))
 
 
 def points(experiment: ExperimentRecord) -> list[Point]:

@@ -83,11 +83,13 @@ class Comparison:
         return None
 
     def standing(self, result: Result) -> Standing:
+        """A result as the rules compare it. A constraint whose metric the result does not carry is not judged
+        there: a figure measured once after training comes at the last epoch only (the summary judges every
+        trial on the value it last reported)."""
         values = {o.name: v for o in self.objectives if (v := number(result.get(o.name))) is not None}
-        standing = self.from_values(values, sum(violations(self.constraints, result)))
-        return Standing(
-            standing.point, standing.violation, standing.values, tuple(broken(self.constraints, result))
-        )
+        seen = [c for c in self.constraints if c.metric in result]
+        standing = self.from_values(values, sum(violations(seen, result)))
+        return Standing(standing.point, standing.violation, standing.values, tuple(broken(seen, result)))
 
     def from_values(self, values: Mapping[str, float], violation: float = 0.0) -> Standing:
         """A standing from values written down earlier (a resumed sweep's rungs)."""

@@ -76,11 +76,6 @@ def persist_spent(folder: str, record: ExperimentRecord | None = None) -> Spent:
     return spent
 
 
-def forget_spent(folder: str) -> None:
-    """Before a new sweep: a count the driver kept for an earlier experiment at this path is not its own."""
-    spent_record.forget_running(folder)
-
-
 def forget_ended(folder: str) -> None:
     """Before a run that extends the budget: the last run's end by the budget is not this one's."""
     spent = load_spent(folder)

@@ -186,7 +186,16 @@ class LiveTable(Restored, ProgressReporter):
             self._bests[trial_id] = value if kept is None else pick(self.mode)(kept, value)
 
     def breaks(self, trial: Trial) -> bool:
-        return bool(self.constraints) and any(v > 0 for v in violations(self.constraints, result_of(trial)))
+        """Whether the trial breaks a constraint, each judged on the value it last reported (Tune keeps each
+        metric's last value), as the summary judges it."""
+        if not self.constraints:
+            return False
+        result = dict(result_of(trial))
+        analysis = getattr(trial, "metric_analysis", None) or {}
+        for c in self.constraints:
+            if c.metric not in result and "last" in analysis.get(c.metric, {}):
+                result[c.metric] = analysis[c.metric]["last"]
+        return any(v > 0 for v in violations(self.constraints, result))
 
     def ranked(self, trials: list[Trial]) -> list[Trial]:
         """Best first: trials with a value before those without, those that meet the constraints first."""

@@ -60,14 +60,20 @@ def build_reporter(
 
 
 class MetricNeverReported(UsageError):
-    """The trainable does not report a metric the sweep decides on: bad input, found at its first result."""
+    """The trainable does not report a metric the sweep decides on: bad input. ``keep``: found after results
+    worth keeping (a later epoch lacked it), so the experiment stays for ``tuner resume`` once the trainable is
+    fixed; found at a first result, the experiment this sweep made goes, as a wrong flag changes nothing."""
+
+    def __init__(self, message: str, keep: bool = False) -> None:
+        super().__init__(message)
+        self.keep = keep
 
 
-_noticed: str | None = None  # what the guard of this process's running sweep found (a resumed sweep runs
-# the guard Ray restored, which the driver does not hold)
+_noticed: MetricNeverReported | None = None  # what the guard of this process's running sweep found (a
+# resumed sweep runs the guard Ray restored, which the driver does not hold)
 
 
-def metric_problem() -> str | None:
+def metric_problem() -> MetricNeverReported | None:
     """What a MetricGuard found in the sweep that ran last in this process, else None."""
     return _noticed
 
@@ -78,52 +84,90 @@ def forget_metric_problem() -> None:
 
 
 class MetricGuard(Restored, Callback):
-    """Stops the sweep at the first result that lacks a metric it ranks by (the metric, each objective), and at
-    the end of the first trial that never reported a constraint's metric (a constraint is judged on a trial's
-    last result, so a figure measured once after training is reported at the last epoch only), naming what was
-    reported."""
+    """Stops the sweep at a result that lacks a metric it ranks by (the metric, each objective): every result must
+    carry them, as Ray Tune requires (its searchers read them from every result). A constraint is judged on a
+    trial's last result, so a figure measured once after training may come at the last epoch only: the guard
+    stops the sweep only when a trial that ran all ``max_epochs`` never reported it and no trial has."""
 
-    SINCE = {"objectives": lambda state: (), "constrained": lambda state: (), "_seen": fresh(dict)}
+    SINCE = {
+        "objectives": lambda state: (),
+        "constrained": lambda state: (),
+        "_seen": fresh(dict),
+        "max_epochs": lambda state: None,
+        "_carried": fresh(set),
+        "_reported": fresh(set),
+    }
 
-    def __init__(self, metric: str, *objectives: str, constrained: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, metric: str, *objectives: str, constrained: tuple[str, ...] = (), max_epochs: int | None = None
+    ) -> None:
         self.metric = metric
         self.objectives = objectives
         self.constrained = constrained
-        self.problem: str | None = None
+        self.max_epochs = max_epochs
+        self.problem: MetricNeverReported | None = None
         self._seen: dict[str, set[str]] = {}  # trial id -> the constrained metrics it has reported
+        self._carried: set[str] = set()  # the ranked metrics some result has carried
+        self._reported: set[str] = set()  # the constrained metrics some trial has reported
 
     def on_trial_result(
         self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
     ) -> None:
-        missing = [m for m in (self.metric, *self.objectives) if m not in result]
+        ranked = (self.metric, *self.objectives)
+        missing = [m for m in ranked if m not in result]
         if missing:
-            self._refuse(missing[0], result, "--metric")
+            self._refuse_missing(missing[0], trial, result)
+        self._carried.update(ranked)
         if self.constrained:
-            self._seen.setdefault(trial.trial_id, set()).update(m for m in self.constrained if m in result)
+            here = {m for m in self.constrained if m in result}
+            self._seen.setdefault(trial.trial_id, set()).update(here)
+            self._reported |= here
 
     def on_trial_complete(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
         """Found here, the problem ends the sweep at the step's end: Ray takes an error raised while it stops a
-        trial as the trial's, with a traceback, and goes on."""
+        trial as the trial's, with a traceback, and goes on. A trial stopped early may not have reached the
+        epoch where its loop reports a constraint's metric: only a whole one says the name is wrong."""
         seen = self._seen.pop(trial.trial_id, set())
-        missing = [m for m in self.constrained if m not in seen]
-        if missing and trial.last_result and self.problem is None:
-            self._name(missing[0], trial.last_result, "--constraint")
+        missing = [m for m in self.constrained if m not in seen and m not in self._reported]
+        last = trial.last_result or {}
+        whole = self.max_epochs is None or (number(last.get("training_iteration")) or 0) >= self.max_epochs
+        if missing and last and whole and self.problem is None:
+            self._set(MetricNeverReported(self._never(missing[0], last, "--constraint")))
 
     def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         if self.problem is not None:
-            raise MetricNeverReported(self.problem)
+            raise self.problem
 
-    def _refuse(self, metric: str, result: Result, flag: str) -> None:
-        raise MetricNeverReported(self._name(metric, result, flag))
+    def _refuse_missing(self, metric: str, trial: Trial, result: Result) -> None:
+        epoch = result.get("training_iteration")
+        if metric not in self._carried:
+            problem = MetricNeverReported(
+                f"trial {trial.trial_id}'s result at epoch {epoch} has no metric {metric!r}; it reports: "
+                f"{_reported(result)}; pass --metric with one of those, or report {metric!r} at every epoch: every "
+                "result must carry the metrics a sweep ranks by, as in Ray Tune"
+            )
+        else:
+            problem = MetricNeverReported(
+                f"trial {trial.trial_id}'s result at epoch {epoch} has no metric {metric!r}, which earlier results "
+                f"carried; every result must carry the metrics a sweep ranks by, as in Ray Tune (report the last "
+                f"value again at epochs that measure none); the results so far are kept: fix the trainable and "
+                f"continue with tuner resume",
+                keep=True,
+            )
+        self._set(problem)
+        raise problem
 
-    def _name(self, metric: str, result: Result, flag: str) -> str:
+    def _set(self, problem: MetricNeverReported) -> None:
         global _noticed
-        reported = sorted(k for k in result if not bookkeeping(k))
-        self.problem = _noticed = (
-            f"the trainable never reports metric {metric!r}; it reports: "
-            f"{', '.join(reported) or '(nothing)'}; pass {flag} with one of those"
-        )
-        return self.problem
+        self.problem = _noticed = problem
+
+    @staticmethod
+    def _never(metric: str, result: Result, flag: str) -> str:
+        return f"the trainable never reports metric {metric!r}; it reports: {_reported(result)}; pass {flag} with one of those"
+
+
+def _reported(result: Result) -> str:
+    return ", ".join(sorted(k for k in result if not bookkeeping(k))) or "(nothing)"
 
 
 class OomNotice(Callback):
