@@ -354,6 +354,7 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
     dirs = set(known) | unsaved.unlisted(folder, set(known))
     trials = []
     wanted = (*(o.name for o in config.objective_list), *(c.metric for c in config.constraint_list))
+    asked = plan.inactive_dropped(folder)
     for dir_name in sorted(dirs):
         trial_path = storage.join(folder, dir_name)
         rows = read_rows(trial_path, wanted)
@@ -365,7 +366,8 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
             trial_config = {}
         # a trial not started yet has no params.json
         trial_config = trial_config or dict(state.get("config") or {})
-        trial_config = flatten(trial_config)  # a nested config's parameters by their full names (model/width)
+        # a nested config's parameters by their full names (model/width), those its branch did not ask left out
+        trial_config = asked(flatten(trial_config))
         status = state.get("status") or ("RUNNING" if rows else "PENDING")
         error, error_file = "", None
         decision = decisions.get(trial_id)

@@ -135,11 +135,18 @@ class TrialTimeout:
         )
 
 
-def describe_spent(spent: Spent, budget: str | None, took: float | None = None) -> str:
+def describe_spent(
+    spent: Spent, budget: str | None, took: float | None = None, distinct: int | None = None
+) -> str:
     """The summary's spending line. ``took``: seconds from the command's start to its summary (what a user
-    timed); the trials' wall time, which a budget counts, runs from the first trial's start."""
+    timed); the trials' wall time, which a budget counts, runs from the first trial's start. ``distinct``: the
+    epochs the trials hold, each once, where some were run again (``tuner results`` and the report count those)."""
     ran = f"{format_seconds(spent.wall)} of wall time from the first trial's start"
-    epochs = f"{spent.epochs} epochs" + (f", {spent.gpu_hours:.3g} GPU-hours" if spent.gpu_hours else "")
+    again = spent.epochs - distinct if distinct is not None else 0
+    epochs = f"{spent.epochs} epochs" + (
+        f" ({distinct} distinct, {again} run again from an earlier checkpoint)" if again > 0 else ""
+    )
+    epochs += f", {spent.gpu_hours:.3g} GPU-hours" if spent.gpu_hours else ""
     since = f"{format_seconds(took)} from the command's start to this summary" if took is not None else None
     if budget:
         end = "; the sweep ended on it" if spent.ended_by_budget else ""

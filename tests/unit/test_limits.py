@@ -110,6 +110,12 @@ def test_the_spending_line_says_how_long_the_command_took_and_what_the_trials_an
         "spent: 38 s from the command's start to this summary; the sweep's trials ran for 8.19 s, 26 epochs in all"
     )
     assert describe_spent(spent, None) == "spent: 8.19 s of wall time from the first trial's start, 26 epochs"
+    # PBT, HyperBand or BOHB continued a trial from a checkpoint older than its pause: tuner results counts 20
+    assert describe_spent(spent, None, took=38.2, distinct=20) == (
+        "spent: 38 s from the command's start to this summary; the sweep's trials ran for 8.19 s, 26 epochs (20 "
+        "distinct, 6 run again from an earlier checkpoint) in all"
+    )
+    assert describe_spent(spent, None, distinct=26).endswith(", 26 epochs")
     ended = Spent(wall=60.0, epochs=9, gpu_hours=0.25, ended_by_budget=True)
     assert describe_spent(ended, "1m", took=71.0) == (
         "budget: 1 min of wall time; spent 1 min of wall time from the first trial's start, 9 epochs, "

@@ -210,3 +210,19 @@ def test_a_configspace_normal_keeps_its_bounds_under_every_searcher_and_bohb():
     assert min(drawn) == 0.0 and max(drawn) == 1.0 and 0.45 < float(np.median(drawn)) < 0.55
     built = configuration_space(searchers.plan_search(dict(params), "bohb", 0))
     assert type(built["x"]).__name__ == "UniformFloatHyperparameter"  # the normal's quantile, in (0, 1)
+
+
+def test_a_parameter_its_branch_did_not_ask_is_left_out_of_the_reviewed_config_and_only_there(tmp_path):
+    """Tune holds an unasked conditional parameter as None; the review shows the config as the trainable had it.
+    A None the parameter took where it was asked, or under another parent value, stays."""
+    from tuner.folder import plan
+
+    plan.write(str(tmp_path), ["plan"], 2, {"momentum": {"parent": "optimizer", "where": ["'adam'"]}})
+    drop = plan.inactive_dropped(str(tmp_path))
+    assert drop({"optimizer": "adam", "momentum": None, "lr": 0.1}) == {"optimizer": "adam", "lr": 0.1}
+    assert drop({"optimizer": "sgd", "momentum": None}) == {"optimizer": "sgd", "momentum": None}
+    assert drop({"optimizer": "adam", "momentum": 0.9}) == {"optimizer": "adam", "momentum": 0.9}
+    assert plan.trials_at_once(str(tmp_path)) == 2
+    (tmp_path / "old").mkdir()
+    plan.write(str(tmp_path / "old"), ["plan"], 1)  # a plan without conditions drops nothing
+    assert plan.inactive_dropped(str(tmp_path / "old"))({"momentum": None}) == {"momentum": None}

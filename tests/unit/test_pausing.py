@@ -29,9 +29,10 @@ def test_a_function_trainable_keeps_an_epoch_only_where_it_reported_a_checkpoint
     assert pausing.pause_keeps(function, {"training_iteration": 3, "should_checkpoint": True})
     assert pausing.pause_keeps(saves, {"training_iteration": 2})  # a class saves when it is paused
     with caplog.at_level(logging.WARNING, logger=pausing.__name__):
-        pausing.warn_once_if_lost(saves, {"training_iteration": 1}, "HyperBand")
-        pausing.warn_once_if_lost(function, {"training_iteration": 3, "should_checkpoint": True}, "HyperBand")
-        pausing.warn_once_if_lost(function, {"training_iteration": 1}, "HyperBand")
-        pausing.warn_once_if_lost(other, {"training_iteration": 1}, "HyperBand")
+        pausing.warn_once_if_lost(saves, {"training_iteration": 1}, "HyperBand", 8)
+        pausing.warn_once_if_lost(function, {"training_iteration": 3, "should_checkpoint": True}, "HyperBand", 8)
+        pausing.warn_once_if_lost(function, {"training_iteration": 8}, "HyperBand", 8)  # at the end: never continued
+        pausing.warn_once_if_lost(function, {"training_iteration": 1}, "HyperBand", 8)
+        pausing.warn_once_if_lost(other, {"training_iteration": 1}, "HyperBand", 8)
     [said] = [r.getMessage() for r in caplog.records]
     assert said.startswith("HyperBand pauses trial f1 at epoch 1, where it reported no checkpoint")

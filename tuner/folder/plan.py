@@ -6,17 +6,57 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
 from tuner.folder.names import PLAN_DATA_FILE, PLAN_FILE
 from tuner.storage import read_text, write_text
+from tuner.value_types import Value
 
 AT_ONCE = "trials_at_once"  # how many trials the plan let run at once
+UNASKED = (
+    "unasked"  # conditional parameter -> its parent and the parent's values (repr) where it is not asked
+)
+
+# a conditional parameter's parent, and the parent values (as ``repr``) under which it is not asked
+Unasked = dict[str, dict[str, str | list[str]]]
 
 
-def write(folder: str, lines: list[str], trials_at_once: int) -> None:
+def write(folder: str, lines: list[str], trials_at_once: int, unasked: Unasked | None = None) -> None:
     """Keep the plan as printed, and its numbers."""
     write_text(folder, PLAN_FILE, "\n".join(lines) + "\n")
-    write_text(folder, PLAN_DATA_FILE, json.dumps({AT_ONCE: trials_at_once}) + "\n")
+    data: dict[str, object] = {AT_ONCE: trials_at_once}
+    if unasked:
+        data[UNASKED] = unasked
+    write_text(folder, PLAN_DATA_FILE, json.dumps(data) + "\n")
+
+
+def _data(folder: str) -> dict[str, object]:
+    try:
+        value = json.loads(read_text(folder, PLAN_DATA_FILE) or "null")
+    except ValueError:
+        value = None
+    return value if isinstance(value, dict) else {}
+
+
+def inactive_dropped(folder: str) -> Callable[[dict[str, Value]], dict[str, Value]]:
+    """A trial's config without the conditional parameters its parent's value left unasked (Tune holds them as
+    None; the trainable never saw them, as an Optuna define-by-run, a HyperOpt branch or a ConfigSpace
+    condition has it)."""
+    found = _data(folder).get(UNASKED)
+    unasked = found if isinstance(found, dict) else {}
+
+    def drop(config: dict[str, Value]) -> dict[str, Value]:
+        return {
+            name: value
+            for name, value in config.items()
+            if not (
+                value is None
+                and isinstance(rule := unasked.get(name), dict)
+                and repr(config.get(str(rule.get("parent")))) in (rule.get("where") or [])
+            )
+        }
+
+    return drop
 
 
 def lines(folder: str) -> list[str]:
@@ -27,12 +67,9 @@ def lines(folder: str) -> list[str]:
 def trials_at_once(folder: str) -> int | None:
     """How many trials the plan let run at once; None where no plan was kept. A sweep made before the numbers
     were kept has them only in its printed resources line."""
-    try:
-        value = json.loads(read_text(folder, PLAN_DATA_FILE) or "null")
-    except ValueError:
-        value = None
-    if isinstance(value, dict) and isinstance(value.get(AT_ONCE), int):
-        return int(value[AT_ONCE])
+    found = _data(folder).get(AT_ONCE)
+    if isinstance(found, int):
+        return found
     for line in lines(folder):
         found = re.match(r"resources: .*; (\d+) trial\(s\) at once", line)
         if found:

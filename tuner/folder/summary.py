@@ -96,6 +96,7 @@ class Summary:
     spent: Spent | None = None  # what the sweep spent in all, against ``budget``
     budget: str | None = None
     took: float | None = None  # seconds from the command's (or the call's) start to this summary
+    distinct_epochs: int | None = None  # epochs the trials hold, each once (``spent`` counts those run again)
     unfinished: int = 0  # trials not run to their end, the not started ones included
     not_started: int = 0
     to_come: int = 0  # of the not started, the planned trials the searcher had not proposed yet

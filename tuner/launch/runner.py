@@ -130,7 +130,9 @@ def launch(
     forget_sidecars(folder)
     storage.prepare(folder)
     save_config(cfg, folder)
-    plan_record.write(folder, describe(plan), plan.trials_at_once)  # the review shows it as it was
+    plan_record.write(
+        folder, describe(plan), plan.trials_at_once, unasked(plan)
+    )  # the review shows it as it was
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
     max_concurrent = plan.max_concurrent
@@ -238,6 +240,31 @@ def launch(
     finally:
         if packing_key is not None:
             packings.forget(packing_key)
+
+
+def unasked(plan: SweepPlan) -> plan_record.Unasked:
+    """Each conditional parameter's parent and the parent values where it is not asked, for the review to leave
+    it out of those configs as the trainable had them: a native space's conditions as written (an Optuna
+    define-by-run's, a HyperOpt branch's, a ConfigSpace condition's), and those the search plan traced in a
+    ``sample_from``."""
+    from tuner.native_spaces.distributions import BranchDraw
+    from tuner.values import plain
+
+    out: plan_record.Unasked = {
+        p.name: {"parent": p.branches.parent, "where": where}
+        for p in plan.search_plan.conditionals
+        if (where := [key for key, value in p.branches.constants.items() if value is None])
+    }
+    params = plan.space.flat_params
+    for name, value in params.items():
+        draw = getattr(value, "func", None)
+        if name in out or not isinstance(draw, BranchDraw) or not draw.parent:
+            continue
+        choices = getattr(params.get(draw.parent), "categories", None) or []
+        where = [repr(plain(c)) for c in choices if plain(c) not in draw.branches]
+        if where:
+            out[name] = {"parent": draw.parent, "where": where}
+    return out
 
 
 def forget_sidecars(folder: str) -> None:

@@ -22,9 +22,22 @@ if TYPE_CHECKING:
 
 class RecordingPBT(PopulationBasedTraining):
     # PBT's own arguments, passed on untouched
-    def __init__(self, *args: Any, fate_log: DecisionLog | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, fate_log: DecisionLog | None = None, max_epochs: int | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
+        self.max_epochs = max_epochs
+
+    def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Value]) -> str:
+        """Ray's PBT pauses a trial at a perturbation to let a waiting one run: said once where that runs epochs
+        again (a function trainable that reported no checkpoint there), as HyperBand and BOHB say it."""
+        from tuner.schedulers.pausing import warn_once_if_lost
+
+        decision = str(super().on_trial_result(tune_controller, trial, result))
+        if decision == self.PAUSE:
+            warn_once_if_lost(trial, result, "PBT", getattr(self, "max_epochs", None) or 2**31)
+        return decision
 
     def _exploit(self, tune_controller: TuneController, trial: Trial, trial_to_clone: Trial) -> None:
         before = dict(trial_to_clone.config)

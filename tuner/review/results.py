@@ -57,6 +57,7 @@ def summarize(experiment: ExperimentRecord) -> Summary:
         failed=[Failure(t.trial_id, t.error, t.error_file, explained(t.error)) for t in experiment.failed()],
         nonfinite=[f"{t.trial_id}: {t.nonfinite(metric)}" for t in experiment.trials if t.nonfinite(metric)],
         fates=experiment.fate_counts(),
+        distinct_epochs=sum(t.epochs for t in experiment.trials),
     )
     best = experiment.best_trial()
     if best is not None:
@@ -125,7 +126,7 @@ def format_summary(summary: Summary) -> list[str]:
     if summary.spent is not None:
         from tuner.limits import describe_spent
 
-        lines.append(describe_spent(summary.spent, summary.budget, summary.took))
+        lines.append(describe_spent(summary.spent, summary.budget, summary.took, summary.distinct_epochs))
     if summary.stalled:
         lines.append(f"stalled: {summary.stalled}")
     # in the fates' words: a created trial that never ran has not started; the plan's remainder is still to come

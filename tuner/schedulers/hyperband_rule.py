@@ -139,7 +139,7 @@ class HyperBandRule(Rule):
             return TrialScheduler.CONTINUE
         action = self._at_round(tune_controller, trial, bracket, result)
         if action == TrialScheduler.PAUSE:
-            warn_once_if_lost(trial, result, self.label)
+            warn_once_if_lost(trial, result, self.label, self.max_t)
         return action
 
     def _at_round(

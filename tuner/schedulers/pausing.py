@@ -28,10 +28,12 @@ def pause_keeps(trial: Trial, result: Result) -> bool:
     return bool(result.get("should_checkpoint")) or not (name and _reports_its_checkpoints(name))
 
 
-def warn_once_if_lost(trial: Trial, result: Result, scheduler: str) -> None:
-    """A pause at ``result`` that will run epochs again: said once a trainable, with what to do."""
+def warn_once_if_lost(trial: Trial, result: Result, scheduler: str, max_t: int) -> None:
+    """A pause at ``result`` that will run epochs again: said once a trainable, with what to do. A trial paused
+    at ``max_t`` only waits for its round's verdict: it is never continued, so nothing is run again."""
     name = getattr(trial, "trainable_name", "")
-    if name in _warned or pause_keeps(trial, result):
+    epoch = result.get("training_iteration")
+    if name in _warned or pause_keeps(trial, result) or (isinstance(epoch, int) and epoch >= max_t):
         return
     _warned.add(name)
     log.warning(

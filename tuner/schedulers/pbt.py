@@ -68,6 +68,7 @@ class Pbt(SchedulerEntry):
             resample_probability=RESAMPLE_PROBABILITY,
             log_config=True,
             fate_log=ctx.fate_log,
+            max_epochs=ctx.max_epochs,
         )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
