@@ -8,6 +8,7 @@ median rule are tuner's own, on Tune's public scheduler interface (tuner/schedul
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ray.tune.schedulers import PopulationBasedTraining
@@ -23,20 +24,23 @@ if TYPE_CHECKING:
 class RecordingPBT(PopulationBasedTraining):
     # PBT's own arguments, passed on untouched
     def __init__(
-        self, *args: Any, fate_log: DecisionLog | None = None, max_epochs: int | None = None, **kwargs: Any
+        self,
+        *args: Any,
+        fate_log: DecisionLog | None = None,
+        on_pause: Callable[[Trial, dict[str, Value]], None] | None = None,
+        **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
         self.fate_log = fate_log
-        self.max_epochs = max_epochs
+        self.on_pause = on_pause
 
     def on_trial_result(self, tune_controller: TuneController, trial: Trial, result: dict[str, Value]) -> str:
-        """Ray's PBT pauses a trial at a perturbation to let a waiting one run: said once where that runs epochs
-        again (a function trainable that reported no checkpoint there), as HyperBand and BOHB say it."""
-        from tuner.schedulers.pausing import warn_once_if_lost
-
+        """Ray's PBT pauses a trial at a perturbation to let a waiting one run: ``on_pause`` hears of each (the
+        scheduler's entry says once where that runs epochs again, as HyperBand and BOHB say it)."""
         decision = str(super().on_trial_result(tune_controller, trial, result))
-        if decision == self.PAUSE:
-            warn_once_if_lost(trial, result, "PBT", getattr(self, "max_epochs", None) or 2**31)
+        on_pause = getattr(self, "on_pause", None)  # a PBT saved before it had one
+        if decision == self.PAUSE and on_pause is not None:
+            on_pause(trial, result)
         return decision
 
     def _exploit(self, tune_controller: TuneController, trial: Trial, trial_to_clone: Trial) -> None:

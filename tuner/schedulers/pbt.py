@@ -7,10 +7,12 @@ constants stay as drawn (for the seed space: layer widths, which a checkpoint's 
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.schedulers.base import SchedulerContext, SchedulerEntry
+from tuner.schedulers.pausing import warn_once_if_lost
 
 if TYPE_CHECKING:
     from ray.tune.schedulers import TrialScheduler
@@ -68,7 +70,7 @@ class Pbt(SchedulerEntry):
             resample_probability=RESAMPLE_PROBABILITY,
             log_config=True,
             fate_log=ctx.fate_log,
-            max_epochs=ctx.max_epochs,
+            on_pause=functools.partial(warn_once_if_lost, scheduler="PBT", max_t=ctx.max_epochs),
         )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
