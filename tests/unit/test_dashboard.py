@@ -123,3 +123,16 @@ def test_an_experiment_that_cannot_be_read_is_listed_with_why_beside_the_others(
     rows = Catalog([str(tmp_path)]).rows()
     assert [(r.sweep.key, r.sweep.name, r.state) for r in rows] == [("0/broken", "broken", "unreadable")]
     assert rows[0].problem and "unreadable" in rows_html(rows)
+
+
+def test_the_grow_command_a_sweep_page_offers_is_one_resume_takes():
+    """An interrupted sweep that had made 2 of its 6 trials was offered '--num-samples 4', which resume refuses
+    (not more than the 6 it plans); a grid's or PBT's sweep cannot grow at all."""
+    from tuner.review.board.catalog import FINISHED, INTERRUPTED, Row, Sweep
+    from tuner.review.board.sweep_page import commands
+
+    sweep = Sweep("0/s", "s", "/runs/s")
+    made_two = dict(commands(Row(sweep, INTERRUPTED, trials=2, planned=6)))
+    assert made_two["grow it to 12 trials (the searcher keeps all it learnt)"] == "tuner resume /runs/s --num-samples 12"
+    assert "tuner resume /runs/s --num-samples 8" in commands(Row(sweep, FINISHED, trials=4, planned=None))[0]
+    assert not any("--num-samples" in c for _, c in commands(Row(sweep, FINISHED, trials=4, planned=4, grows=False)))

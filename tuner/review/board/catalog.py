@@ -56,6 +56,8 @@ class Row:
     metric: str = ""
     mode: str = ""
     trials: int = 0
+    planned: int | None = None  # the trials the sweep plans (--num-samples); None where a budget ends it
+    grows: bool = True  # --num-samples can grow it (a grid's or PBT's trials were all made at its start)
     fates: dict[str, int] = field(default_factory=dict)
     best: float | None = None
     front: int | None = None  # the Pareto front's size, with several objectives
@@ -86,6 +88,7 @@ def state_of(record: ExperimentRecord, running: bool) -> str:
 def summarize(sweep: Sweep, record: ExperimentRecord, running: bool) -> Row:
     """The index's row of one experiment, as read now."""
     from tuner.folder import spent
+    from tuner.ray_compat.growth import can_grow
 
     config = record.config
     best = record.best_trial()
@@ -110,6 +113,8 @@ def summarize(sweep: Sweep, record: ExperimentRecord, running: bool) -> Row:
         metric=record.metric,
         mode=record.mode,
         trials=len(record.trials),
+        planned=config.trials_cap,
+        grows=can_grow(record.path),
         fates=record.fate_counts(),
         best=best.best(record.metric, record.mode) if best is not None else None,
         front=front,

@@ -31,8 +31,8 @@ def commands(row: Row) -> list[tuple[str, str]]:
     found = []
     if row.state == INTERRUPTED:
         found.append(("continue it where it stopped", f"tuner resume {folder}"))
-    if row.state in (FINISHED, INTERRUPTED):
-        more = max(row.trials * 2, row.trials + 1)
+    if row.state in (FINISHED, INTERRUPTED) and row.grows:
+        more = 2 * max(row.trials, row.planned or 0)  # more than it plans, or resume refuses it
         found.append(
             (
                 f"grow it to {more} trials (the searcher keeps all it learnt)",
