@@ -275,6 +275,10 @@ class ExperimentRecord:
         """How many trials the plan let run at once, None where no plan was kept (tuner/folder/plan.py)."""
         return plan.trials_at_once(self.path)
 
+    def scales(self) -> dict[str, str]:
+        """Each numeric parameter's scale as the space draws it ("log" or "linear"; tuner/folder/plan.py)."""
+        return plan.scales(self.path)
+
     def plan_lines(self) -> list[str]:
         """The plan the sweep printed before its first trial (empty for a sweep made before it was kept)."""
         return plan.lines(self.path)

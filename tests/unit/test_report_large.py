@@ -109,6 +109,11 @@ def test_an_axis_is_log_only_where_the_values_lie_evenly_on_it(tmp_path):
     draw = random.Random(3)
     assert axis_for("lr", [10 ** draw.uniform(-4, -1) for _ in range(8)]).label == "lr (log)"
     assert axis_for("steps", [n + 0.5 for n in range(20)]).label == "steps"  # 0.5 to 19.5, evenly
+    # a handful of trials cannot tell the draws apart: the scale the space draws on decides (plan.json)
+    few_lr, few_width = [0.0003297, 0.01594, 0.03154, 0.047, 0.09], [1.2, 2.5, 3.1, 19.0, 20.0]
+    assert axis_for("lr", few_lr, scale="log").label == "lr (log)"
+    assert axis_for("width", few_width, scale="linear").label == "width"
+    assert axis_for("width", few_width).label == "width (log)"  # what the guess alone said of these five
 
 
 def test_the_best_so_far_is_drawn_by_its_steps(tmp_path):

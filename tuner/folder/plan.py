@@ -21,13 +21,31 @@ UNASKED = (
 Unasked = dict[str, dict[str, str | list[str]]]
 
 
-def write(folder: str, lines: list[str], trials_at_once: int, unasked: Unasked | None = None) -> None:
+SCALES = "scales"  # numeric parameter -> "log" or "linear", as the space draws it
+
+
+def write(
+    folder: str,
+    lines: list[str],
+    trials_at_once: int,
+    unasked: Unasked | None = None,
+    scales: dict[str, str] | None = None,
+) -> None:
     """Keep the plan as printed, and its numbers."""
     write_text(folder, PLAN_FILE, "\n".join(lines) + "\n")
     data: dict[str, object] = {AT_ONCE: trials_at_once}
     if unasked:
         data[UNASKED] = unasked
+    if scales:
+        data[SCALES] = scales
     write_text(folder, PLAN_DATA_FILE, json.dumps(data) + "\n")
+
+
+def scales(folder: str) -> dict[str, str]:
+    """Each numeric parameter's scale as the space draws it ("log" or "linear"); empty for a sweep made before
+    they were kept, or for parameters a function draws."""
+    found = _data(folder).get(SCALES)
+    return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
 
 
 def _data(folder: str) -> dict[str, object]:

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tuner.launch.guards.signals import OrderlyStop
     from tuner.launch.placement.packing import MeasureFn
     from tuner.launch.watching.reporting import MetricGuard
+    from tuner.value_types import Space
 
 log = logging.getLogger(__name__)
 
@@ -130,9 +131,10 @@ def launch(
     forget_sidecars(folder)
     storage.prepare(folder)
     save_config(cfg, folder)
+    # the review shows it as it was
     plan_record.write(
-        folder, describe(plan), plan.trials_at_once, unasked(plan)
-    )  # the review shows it as it was
+        folder, describe(plan), plan.trials_at_once, unasked(plan), scales(plan.space.flat_params)
+    )
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
     max_concurrent = plan.max_concurrent
@@ -264,6 +266,20 @@ def unasked(plan: SweepPlan) -> plan_record.Unasked:
         where = [repr(plain(c)) for c in choices if plain(c) not in draw.branches]
         if where:
             out[name] = {"parent": draw.parent, "where": where}
+    return out
+
+
+def scales(params: Space) -> dict[str, str]:
+    """Each range parameter's scale as the space draws it, for the report's axes: a handful of trials cannot
+    tell a log-uniform draw from a uniform one."""
+    from ray.tune.search.sample import Float, Integer, LogUniform, Quantized
+
+    out = {}
+    for name, value in params.items():
+        if isinstance(value, (Float, Integer)):
+            sampler = value.get_sampler()
+            inner = sampler.get_sampler() if isinstance(sampler, Quantized) else sampler
+            out[name] = "log" if isinstance(inner, LogUniform) else "linear"
     return out
 
 

@@ -28,19 +28,24 @@ class Axis:
     ticks: list[tuple[float, str]]
 
 
-def axis_for(label: str, values: Sequence[Value], choices: bool = True) -> Axis:
+def axis_for(label: str, values: Sequence[Value], choices: bool = True, scale: str | None = None) -> Axis:
     """An axis in the values' own units: whole numbers with few values (batch sizes, widths) as those values;
-    other numbers on a linear axis, or a log one where they span a factor of 16 or more and lie more evenly on
-    it (a log-uniform draw does; a uniform draw from 0 to 1 spans a factor of hundreds too, and would crowd
-    the top of a log axis); text as categories. ``choices=False`` (a metric) keeps numbers continuous."""
+    other numbers on the ``scale`` the space draws them on ("log" or "linear"), else on a linear axis, or a log
+    one where they span a factor of 16 or more and lie more evenly on it (a log-uniform draw does; a uniform draw
+    from 0 to 1 spans a factor of hundreds too, and would crowd the top of a log axis); text as categories.
+    ``choices=False`` (a metric) keeps numbers continuous."""
     numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(numbers) == len(values) and numbers:
         low, high = min(numbers), max(numbers)
         unique = sorted(set(numbers))
         if choices and len(unique) <= MAX_CATEGORIES and all(float(v).is_integer() for v in unique):
             return categories(label, [show(v) for v in values], [show(v) for v in unique])
+        spread = low > 0 and high > low
         if (
-            low > 0
+            spread
+            and scale == "log"
+            or scale is None
+            and spread
             and high / low >= LOG_SPAN
             and _unevenness(numbers, math.log10) < _unevenness(numbers, float)
         ):

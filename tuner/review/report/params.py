@@ -29,10 +29,11 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
     if len(trials) < 2:
         return None
     axes = []
+    scales = experiment.scales()
     for name in sorted({k for t in trials for k in t.config}):
         values = [t.config.get(name) for t in trials]
         if len({show(v) for v in values}) > 1:
-            axes.append(axis_for(name, values))
+            axes.append(axis_for(name, values, scale=scales.get(name)))
     scores = [t.scored(metric, mode) for t in trials]
     fates = [kind(t.fate) for t in trials]
     if (
