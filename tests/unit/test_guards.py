@@ -96,6 +96,8 @@ def test_a_resumed_run_counts_on_from_what_was_saved(tmp_path):
     folder.mkdir()
     (folder / "spent.json").write_text(json.dumps({"wall": 5.0, "epochs": 7, "gpu_hours": 0.0}))
     watch = BudgetWatch(str(folder), "9ep")
+    assert watch.before.epochs == 0  # read at the run's start only, not each time Ray builds or unpickles it
+    watch.setup()  # as Tune starts the run
     t = trial("a")
     watch.on_trial_result(0, [t], t, {"training_iteration": 1})
     assert not watch.ended

@@ -97,18 +97,20 @@ class BudgetWatch(RunStartCallback):
         self.budget_text = budget
         self.fate_log = fate_log
         self.clock = clock
-        self._reset()
+        self._reset(read=False)
 
     @property
     def live_key(self) -> str:
         return f"budget:{self.folder}"
 
-    def _reset(self) -> None:
+    def _reset(self, read: bool = True) -> None:
+        """``read``: what earlier runs spent, read from the experiment, which at 8,000 trials takes seconds: only
+        at a run's start (Tune's ``setup``), not again when Ray builds or unpickles the watch."""
         from tuner.ray_compat import register_live
 
         register_live(self.live_key, self)
         self.budget = Budget.parse(self.budget_text) if self.budget_text else None
-        self.before = load_spent(storage.here(self.folder)) if self.folder else Spent()
+        self.before = load_spent(storage.here(self.folder)) if self.folder and read else Spent()
         self.now_spent = Spent(at_once=self.before.at_once)
         self.ended = False
         self._started = False
@@ -126,7 +128,7 @@ class BudgetWatch(RunStartCallback):
 
     def __setstate__(self, state: _BudgetState) -> None:
         self.__dict__.update(state)
-        self._reset()
+        self._reset(read=False)
 
     def at_run_start(self) -> None:
         """At the start of every run: the budget as saved now (``tuner resume --budget`` changes it)."""
