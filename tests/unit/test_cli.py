@@ -185,6 +185,9 @@ def test_a_stopped_sweeps_last_line_counts_not_started_trials_as_its_fates_do():
     summary.unfinished, summary.not_started, summary.to_come, summary.signal = 5796, 5796, 5794, signal.SIGINT
     lines = format_summary(summary)
     assert "fates: 4204 ran to max epochs (3), 2 not started yet" in lines
+    # no trial was the best: the saved summary is not called a best config, after a line saying there is none
+    assert "no trial reported 'loss'; no best config" in lines
+    assert "4206 trial(s), 0 failed; saved the summary, with no best trial, in /x/exp/best_config.json" in lines
     assert lines[-1] == (
         "stopped by SIGINT: 0 trial(s) unfinished, 2 not started yet and 5794 more to come of the 10000 planned; "
         "continue with: tuner resume /x/exp"

@@ -67,6 +67,19 @@ def test_a_constraint_is_judged_on_the_value_last_reported_and_not_at_a_rung_bef
     assert math.isinf(ranking.standing({"loss": 0.3, "mem": float("nan")}).violation)  # reported, not a number
 
 
+def test_a_nan_objective_ranks_last_by_fronts_and_says_so_not_that_another_trial_dominated_it():
+    from tuner.schedulers.comparing import Comparison
+
+    fronts = Comparison.of((Objective("loss", "min"), Objective("ms", "min")))
+    at = {
+        "b": fronts.standing({"loss": 0.3, "ms": 2.0}),
+        "c": fronts.standing({"loss": 0.2, "ms": 3.0}),
+        "a": fronts.standing({"loss": float("nan"), "ms": 1.0}),
+    }
+    verdict = fronts.at_rung("a", at, 2, 1)
+    assert not verdict.kept and verdict.why == "loss not a finite number (ranked last)"
+
+
 
 @pytest.mark.parametrize("text, fragment", [("latency=3", "is not METRIC<=VALUE"), ("x<=fast", "not a number"),
                                             ("x<=inf", "finite")])  # fmt: skip

@@ -119,8 +119,9 @@ def format_summary(summary: Summary) -> list[str]:
         lines.append(f"non-finite: trial {text} (such values are never ranked)")
     if summary.fates:
         lines.append(fates_line(summary.fates))
+    saved = "saved" if summary.best is not None else "saved the summary, with no best trial, in"
     lines.append(
-        f"{summary.trials} trial(s), {len(summary.failed)} failed; saved {summary.experiment}/{BEST_FILE}"
+        f"{summary.trials} trial(s), {len(summary.failed)} failed; {saved} {summary.experiment}/{BEST_FILE}"
     )
     lines.append(report_line(summary))
     if summary.spent is not None:

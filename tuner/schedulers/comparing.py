@@ -294,7 +294,12 @@ class ByFronts(Comparison):
         return pareto.order([standings[i].point for i in ids], [standings[i].violation for i in ids])
 
     def _breaks(self, standing: Standing) -> str:
-        return f"infeasible ({'; '.join(standing.broke)})" if standing.broke else ""
+        """Why a standing ranks last whatever the others did: a bound it breaks, or an objective that is not a
+        finite number there (ranked as the worst, never as a point on a front)."""
+        if standing.broke:
+            return f"infeasible ({'; '.join(standing.broke)})"
+        unranked = [o.name for o in self.objectives if o.name not in standing.values]
+        return f"{', '.join(unranked)} not a finite number (ranked last)" if unranked else ""
 
     def _dominated_by(self, trial: T, standings: Mapping[T, Standing]) -> int:
         feasible = [t for t in standings if standings[t].violation <= 0]
