@@ -44,6 +44,11 @@ def test_a_conditional_parameter_is_searched_in_its_branch_only(run_cli, tmp_pat
     refused = run_cli("sweep", "--space", space, "--searcher", "optuna", "--warm-start", tmp_path / "cond",
                       "--storage-path", tmp_path, "--name", "warm")  # fmt: skip
     assert refused.code == 2 and "this space has conditional parameters (momentum)" in refused.err
+    # the searchers it offers take the earlier trials here: following the advice works
+    assert "pass --searcher with one that draws them at random and takes the rest: gp, cqr, bayesopt" in refused.err
+    warm = run_cli("sweep", "--space", space, "--searcher", "gp", "--scheduler", "fifo", "--warm-start",
+                   tmp_path / "cond", "--num-samples", "2", "--storage-path", tmp_path, "--name", "warm")  # fmt: skip
+    assert warm.code == 0, warm.out[-2000:] + warm.err[-2000:]
 
     grown = run_cli("resume", tmp_path / "cond", "--num-samples", "13")  # the saved searcher restores and goes on
     assert grown.code == 0, grown.out[-2000:] + grown.err[-2000:]

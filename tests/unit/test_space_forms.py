@@ -158,6 +158,23 @@ def test_a_function_of_the_others_without_a_draw_is_computed():
     assert config["warmup_lr"] == pytest.approx(config["lr"] / 10)
 
 
+def test_a_function_drawn_at_random_may_read_a_parameter_the_space_lists_after_it():
+    """Ray's docs list a conditional momentum before the optimizer it reads; a searcher that draws it at random
+    (gp models no branches) drew it before the optimizer was decided, and every sweep failed."""
+    space = {
+        "lr": tune.loguniform(1e-4, 1e-1),
+        "momentum": tune.sample_from(lambda spec: np.random.choice([0.5, 0.9]) if spec.config.optimizer == "sgd" else 0.0),
+        "optimizer": tune.choice(["sgd", "adam"]),
+    }
+    plan = plan_search(space, "gp")
+    assert plan_of(plan, "momentum").treatment == RANDOM
+    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
+    for i in range(6):
+        config = built.suggest(f"t{i}")
+        assert list(config) == ["lr", "momentum", "optimizer"]  # in the space's order, as the trainable reads it
+        assert config["momentum"] in ((0.5, 0.9) if config["optimizer"] == "sgd" else (0.0,)), config
+
+
 def test_a_function_reading_a_name_the_space_lacks_says_so():
     how = plan_of(plan_search({"x": tune.sample_from(lambda c: c["nope"] * 2), "y": tune.uniform(0, 1)}, "optuna"),
                   "x").how  # fmt: skip

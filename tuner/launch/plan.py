@@ -177,20 +177,27 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: SearchPlan
             "--warm-start seeds a model with one value per earlier trial; a sweep on several objectives "
             "starts without it"
         )
+    conditional = search_plan.conditionals or _conditionals(space)
+    # a searcher that asks conditional parameters as it runs (define-by-run) cannot be told earlier trials
+    able = [
+        e.name
+        for e in searchers.ENTRIES
+        if e.takes_earlier_results and not (conditional and e.models_conditionals)
+    ]
     if not entry.takes_earlier_results:
-        able = [e.name for e in searchers.ENTRIES if e.takes_earlier_results]
         chosen = (
             "auto chose searcher" if (config.searcher_chosen or "").startswith("auto chose") else "searcher"
         )
         raise UsageError(
             f"--warm-start: {chosen} {entry.name}, which cannot take earlier results; pass --searcher with one "
-            f"that can: {', '.join(able)}"
+            f"that can{' here' if conditional else ''}: {', '.join(able)}"
         )
     if search_plan.conditionals:
         names = ", ".join(p.name for p in search_plan.conditionals)
         raise UsageError(
-            f"--warm-start: this space has conditional parameters ({names}), whose searcher is defined "
-            "as it runs and cannot take earlier results; start without --warm-start"
+            f"--warm-start: this space has conditional parameters ({names}), which {entry.name} asks as it runs "
+            f"and so cannot take earlier results; pass --searcher with one that draws them at random and takes "
+            f"the rest: {', '.join(able)} (or start without --warm-start)"
         )
     warm = warm_start.gather(
         config.warm_start or [],
@@ -199,6 +206,14 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: SearchPlan
         as_mode(config.mode or space.mode),
     )
     return warm_start.encode(warm, search_plan)
+
+
+def _conditionals(space: SearchSpace) -> list[str]:
+    """The space's conditional parameters as a searcher that models them plans them (none where it cannot)."""
+    try:
+        return [p.name for p in searchers.plan_search(space.flat_params, "optuna").conditionals]
+    except UsageError:
+        return []
 
 
 def keeps_checkpoints(trainable: TrainableForm) -> bool:

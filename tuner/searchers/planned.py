@@ -111,9 +111,7 @@ class PlannedSearcher(Restored, LastResultOnCompletion, WrappingSearcher):
             if p.treatment in (RANDOM, *SEARCHED) and p.name in again:  # exactly as it ran, not re-decoded
                 config[p.name] = again[p.name]
             elif p.treatment == RANDOM:
-                config[p.name] = plain(  # the function drawn at random
-                    p.domain.sample(config=unflatten(config), random_state=rng)
-                )
+                continue  # a function of the others, drawn once they are decided
             elif p.treatment in (NATIVE, ENCODED):
                 raw = suggestion[p.name]
                 config[p.name] = plain(p.decode(raw) if p.decode else raw)
@@ -125,6 +123,11 @@ class PlannedSearcher(Restored, LastResultOnCompletion, WrappingSearcher):
             config[c.name] = plain(
                 decode(c.name, c.branches, config[c.branches.parent], suggestion, c.encoded, config)
             )
+        for (
+            p
+        ) in self.plan.params:  # the functions drawn at random, after what they read, in the space's order
+            if p.treatment == RANDOM and p.name not in config:
+                config[p.name] = plain(p.domain.sample(config=unflatten(config), random_state=rng))
         for p in self.plan.params:  # made from the others, once they are all decided
             if p.treatment in (DERIVED, COMPUTED) and p.name not in config and p.decode is not None:
                 config[p.name] = plain(p.decode(suggestion.get(p.name), config))
