@@ -142,6 +142,11 @@ def parse_objectives(metric: str, mode: str) -> list[Objective]:
         raise UsageError(
             f"--metric {metric!r} has an empty name; give names separated by commas, e.g. loss,latency_ms"
         )
+    if spaced := next((n for n in names if len(n.split()) > 1), None):
+        raise UsageError(
+            f"--metric {metric!r}: {spaced!r} is not one metric's name; give several separated by commas, e.g. "
+            f"{','.join(spaced.split())}"
+        )
     if len(set(names)) < len(names):
         raise UsageError(f"--metric {metric!r} names a metric twice")
     for m in modes:

@@ -31,6 +31,7 @@ def test_one_mode_serves_every_metric_and_one_per_metric_is_kept_in_order():
     ("loss,,x", "min", "empty name"),
     ("loss,loss", "min", "twice"),
     ("loss,x", "min,best", "unknown mode 'best'"),
+    ("loss latency_ms", "min", "'loss latency_ms' is not one metric's name; give several separated by commas, e.g. loss,latency_ms"),
 ])  # fmt: skip
 def test_bad_objectives_are_one_line_each(metric, mode, fragment):
     with pytest.raises(UsageError, match=fragment):
