@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
-from tuner.folder.fates import RUNG, STOPPED, DecisionLog
+from tuner.folder.fates import DecisionLog
 from tuner.folder.horizon import LoopEnds
 from tuner.folder.pickled import fresh, loop_ends
 from tuner.schedulers.comparing import Comparison, SignedValues, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
+from tuner.schedulers.stopping import compared, stopped
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
@@ -75,23 +76,18 @@ class AshaRule(Rule):
         standing = at[trial.trial_id] = self.comparison.standing(result)
         verdict = self.comparison.at_rung(trial.trial_id, at, self.eta, milestone, before)
         before.add(self.comparison.signed(standing))
-        if self.fate_log:
-            data: dict[str, Value] = {
-                "rung": milestone,
-                "epoch": epoch,
-                **verdict.record,
-                "arrived": len(at) - 1,
-                "kept": verdict.kept,
-            }
-            self.fate_log.record(trial.trial_id, RUNG, "", data)
-            if not verdict.kept:
-                self.fate_log.record(
-                    trial.trial_id, STOPPED, f"stopped early by ASHA at epoch {epoch}: {verdict.why}"
-                )
+        data: dict[str, Value] = {
+            "rung": milestone,
+            "epoch": epoch,
+            **verdict.record,
+            "arrived": len(at) - 1,
+            "kept": verdict.kept,
+        }
+        compared(self.fate_log, trial.trial_id, data)
         if verdict.kept:
             return TrialScheduler.CONTINUE
         self.stopped += 1
-        return TrialScheduler.STOP
+        return stopped(self.fate_log, trial.trial_id, "ASHA", epoch, verdict.why)
 
     def follow_loop(self, epochs: int) -> str | None:
         """The trainable's own loop ends trials at ``epochs`` (tuner/launch/guards/loop_end.py): the rungs from

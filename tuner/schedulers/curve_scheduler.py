@@ -28,7 +28,7 @@ import numpy as np
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
-from tuner.folder.fates import PAUSED, RUNG, STOPPED, THAWED, DecisionLog
+from tuner.folder.fates import PAUSED, THAWED, DecisionLog
 from tuner.folder.horizon import LoopEnds
 from tuner.folder.pickled import Restored, loop_ends
 from tuner.schedulers.comparing import epoch_of
@@ -43,6 +43,7 @@ from tuner.schedulers.curve_fitting import (
 )
 from tuner.schedulers.curve_model import PowerLawEnsemble
 from tuner.schedulers.pausing import pause_keeps
+from tuner.schedulers.stopping import compared, stopped
 from tuner.values import number
 
 if TYPE_CHECKING:
@@ -327,13 +328,7 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         self.frozen.discard(trial_id)
         why = why or f"{chance_said(mine.chance)} chance to beat the best (stopped under {HOPELESS:.1%})"
         self._record(trial_id, epoch, value, mine, "stopped", why)
-        if self.fate_log:
-            self.fate_log.record(
-                trial_id,
-                STOPPED,
-                f"stopped early by freeze-thaw at epoch {epoch}: predicted {self._said(mine)}; {why}",
-            )
-        return TrialScheduler.STOP
+        return stopped(self.fate_log, trial_id, "freeze-thaw", epoch, f"predicted {self._said(mine)}; {why}")
 
     def _stop_hopeless(self, tune_controller: TuneController, current: Trial) -> None:
         """Paused trials the model now gives almost no chance are stopped, so a sweep's waiting list holds only
@@ -355,10 +350,9 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         if not self.fate_log:
             return
         reason = verdict + (f": predicted {self._said(mine)}" if mine else "") + (f"; {why}" if why else "")
-        self.fate_log.record(
+        compared(
+            self.fate_log,
             trial_id,
-            RUNG,
-            "",
             {
                 "rung": epoch,
                 "epoch": epoch,

@@ -22,11 +22,12 @@ from typing import TYPE_CHECKING, cast
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
-from tuner.folder.fates import RUNG, STOPPED, DecisionLog
+from tuner.folder.fates import DecisionLog
 from tuner.schedulers.brackets import bracket_epochs, brackets
 from tuner.schedulers.comparing import EPOCH, Comparison, Standing, epoch_of
 from tuner.schedulers.pausing import warn_once_if_lost
 from tuner.schedulers.rule_base import Rule
+from tuner.schedulers.stopping import compared, stopped
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
@@ -262,15 +263,14 @@ class HyperBandRule(Rule):
             }
             if len(self.comparison.objectives) > 1:
                 data["values"] = {o.name: result.get(o.name) for o in self.comparison.objectives}
-            self.fate_log.record(trial.trial_id, RUNG, "", data)
+            compared(self.fate_log, trial.trial_id, data)
         for trial in bad:
             epoch = (bracket.live.get(trial) or {}).get(EPOCH)
-            self.fate_log.record(
-                trial.trial_id,
-                STOPPED,
-                f"stopped early by {self.label} at epoch {epoch}: {self.comparison.round_why(trial, standings)} "
-                f"not among the best {len(good)} of {len(good) + len(bad)} in its bracket",
+            why = (
+                f"{self.comparison.round_why(trial, standings)} not among the best {len(good)} of "
+                f"{len(good) + len(bad)} in its bracket"
             )
+            stopped(self.fate_log, trial.trial_id, self.label, epoch, why)
 
     def debug_string(self) -> str:
         """The live table's status lines: each bracket's trials by status and the epoch of its next round."""

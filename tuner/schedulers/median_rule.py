@@ -20,10 +20,11 @@ import numpy as np
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
-from tuner.folder.fates import STOPPED, DecisionLog
+from tuner.folder.fates import DecisionLog
 from tuner.folder.pickled import none
 from tuner.schedulers.comparing import ByFronts, Comparison, Standing, epoch_of
 from tuner.schedulers.rule_base import Rule
+from tuner.schedulers.stopping import stopped
 
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
@@ -70,11 +71,7 @@ class MedianRule(Rule):
         if why is None:
             return TrialScheduler.CONTINUE
         self.stopped += 1
-        if self.fate_log:
-            self.fate_log.record(
-                trial.trial_id, STOPPED, f"stopped early by the median rule at epoch {epoch}: {why}"
-            )
-        return TrialScheduler.STOP
+        return stopped(self.fate_log, trial.trial_id, "the median rule", epoch, why)
 
     def on_trial_complete(self, tune_controller: TuneController, trial: Trial, result: Result) -> None:
         """A trial's last result counts once more in its running mean, as in Ray's rule."""

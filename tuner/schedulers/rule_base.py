@@ -1,4 +1,5 @@
-"""What tuner's early-stopping rules share on Tune's public scheduler interface: the comparison they rank by."""
+"""What tuner's early-stopping rules share on Tune's public scheduler interface: the comparison they rank by
+(how each decides and records a stop: tuner/schedulers/stopping.py)."""
 
 from __future__ import annotations
 
