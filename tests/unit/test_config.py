@@ -314,3 +314,26 @@ def test_a_dry_run_says_why_auto_chose_freeze_thaw_with_the_figure_for_its_concu
     other = run_cli("sweep", "--space", "cifar_small", "--dataset", "synthetic", "--searcher", "random",
                     "--storage-path", tmp_path, "--dry-run")  # fmt: skip
     assert other.code == 0 and "auto chose freeze-thaw: " in other.out and "held out:" not in other.out
+
+
+def test_a_pbt_population_larger_than_its_slots_is_told_what_taking_turns_costs(run_cli, tmp_path):
+    """Ray's PBT pauses a trial at each perturbation while others wait; a class without reset_config then starts
+    a new process every turn (a reviewer saw its pid change at every epoch)."""
+    space = tmp_path / "cls_space.py"
+    space.write_text(
+        "from ray import tune\nfrom tuner import SearchSpace\n\n\n"
+        "class Train(tune.Trainable):\n"
+        "    def setup(self, config):\n        self.x = 0\n"
+        "    def step(self):\n        self.x += 1\n        return {'loss': 1.0 / self.x}\n"
+        "    def save_checkpoint(self, d):\n        return {'x': self.x}\n"
+        "    def load_checkpoint(self, state):\n        self.x = state['x']\n\n\n"
+        "SPACE = SearchSpace(trainable=Train, params={'lr': tune.loguniform(1e-4, 1e-1)}, metric='loss', mode='min')\n"
+    )
+    got = run_cli("sweep", "--space", space, "--scheduler", "pbt", "--num-samples", "4", "--max-epochs", "4",
+                  "--storage-path", tmp_path, "--dry-run")  # fmt: skip
+    assert got.code == 0, got.err
+    assert (
+        "  PBT's 4 trials take turns on 2 slot(s): at each perturbation a trial is paused while another waits, and "
+        "continued later from its checkpoint; Train has no reset_config, so each turn starts a new process (define "
+        "it to reuse one)"
+    ) in got.out.splitlines()

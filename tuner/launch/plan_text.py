@@ -50,6 +50,7 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         f"resources: {cfg.cpus_per_trial:g} CPU and {cfg.gpus_per_trial:g} GPU per trial; "
         f"{plan.trials_at_once} trial(s) at once"
     )
+    lines += _turns(plan)
     if 0 < float(cfg.gpus_per_trial or 0) < 1 and cfg.address is None and plan.packing is None:
         from tuner.launch.placement.packing import mps_running
 
@@ -119,3 +120,22 @@ def limit_lines(cfg: SweepConfig, trials: str) -> list[str]:
             "stop with their last checkpoint"
         ]
     return [*lines, TrialTimeout.parse(cfg.trial_timeout).describe()]
+
+
+def _turns(plan: SweepPlan) -> list[str]:
+    """PBT's population larger than the trials that run at once: what taking turns costs, said before it does."""
+    from tuner.launch.trial import forms
+
+    population = plan.config.planned_trials
+    if plan.scheduler.name != "pbt" or population <= plan.trials_at_once:
+        return []
+    line = (
+        f"  PBT's {population} trials take turns on {plan.trials_at_once} slot(s): at each perturbation a trial is "
+        "paused while another waits, and continued later from its checkpoint"
+    )
+    if not forms.reusable(plan.trainable):
+        from tuner.ray_compat import own_code
+
+        name = getattr(own_code(plan.trainable), "__name__", "the trainable")
+        line += f"; {name} has no reset_config, so each turn starts a new process (define it to reuse one)"
+    return [line]
