@@ -224,6 +224,13 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
     click.echo(render(comparing.summary_rows(records), fmt))
     path = comparing.plot(records, Path(out_file))
     if fmt == "table":
+        named = comparing.shared_reference_named(records) if records[0].config.several_objectives else {}
+        if named:
+            ref = ", ".join(f"{name} {value:.4g}" for name, value in named.items())
+            click.echo(
+                f"hypervolume: each sweep's up to one reference point for all ({ref}), so they compare; each "
+                "sweep's own, in its pareto.json, is up to its own"
+            )
         click.echo(f"wrote {path}")
 
 

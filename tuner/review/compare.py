@@ -51,6 +51,13 @@ def shared_reference(experiments: list[ExperimentRecord]) -> tuple[float, ...] |
     return reference(experiments[0], pooled)
 
 
+def shared_reference_named(experiments: list[ExperimentRecord]) -> dict[str, float]:
+    """``shared_reference`` by objective, each in its own sign (empty where no sweep has a feasible point)."""
+    ref = shared_reference(experiments)
+    objectives = experiments[0].config.objective_list
+    return {} if ref is None else {o.name: v * sign(o.mode) for o, v in zip(objectives, ref, strict=True)}
+
+
 def _reports(experiment: ExperimentRecord) -> list[tuple[float, float | None]]:
     """Every epoch's report in the order it arrived: (time, value of the metric)."""
     out = []
