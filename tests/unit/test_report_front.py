@@ -260,7 +260,7 @@ def test_compare_puts_two_objective_sweeps_fronts_together_measured_up_to_one_re
     assert ref == front.reference(one, front.points(one) + front.points(other))  # pooled: one box for both
     named = compare.shared_reference_named([one, other])  # as the command says it, each in its own sign
     assert list(named) == [o.name for o in one.config.objective_list]
-    assert [named[o.name] for o in one.config.objective_list] == pytest.approx([o.as_min(v) for o, v in zip(one.config.objective_list, ref)])
+    assert [named[o.name] for o in one.config.objective_list] == pytest.approx([o.as_min(v) for o, v in zip(one.config.objective_list, ref, strict=True)])
     rows = compare.summary_rows([other, one])
     assert [r["front"] for r in rows] == [3, 3]
     assert rows[0]["hypervolume"] > rows[1]["hypervolume"]  # the larger hypervolume first
