@@ -93,9 +93,12 @@ def test_a_trial_left_paused_when_the_run_ends_keeps_every_epoch_it_reported(tmp
     trials = [Trial("train", config={"lr": 0.05}, trial_id=f"t{i}", stub=True) for i in range(2)]
     for trial in trials:  # as log_trial_start makes them, in a folder of the test's
         logger._writers[trial], logger._last[trial] = SummaryWriter(f"{folder}/{trial.trial_id}", flush_secs=30), {}
+    import numpy as np
+
     for epoch in (1, 2, 3):
         for trial in trials:
-            result = {"training_iteration": epoch, "loss": 1.0 / epoch}
+            # numpy scalars, as a loop reports them without .item(): np.float32 is no float, np.int64 no int
+            result = {"training_iteration": epoch, "loss": np.float32(1.0 / epoch), "n": np.int64(epoch), "ok": True}
             trial.update_last_result(result)
             logger.log_trial_result(epoch, trial, result)
     logger.on_experiment_end(trials)
@@ -104,3 +107,4 @@ def test_a_trial_left_paused_when_the_run_ends_keeps_every_epoch_it_reported(tmp
         accumulator = EventAccumulator(f"{folder}/{trial.trial_id}")
         accumulator.Reload()
         assert [e.step for e in accumulator.Scalars("loss")] == [1, 2, 3], trial.trial_id
+        assert [e.value for e in accumulator.Scalars("n")] == [1, 2, 3] and "ok" not in accumulator.Tags()["scalars"]

@@ -12,10 +12,12 @@ text. Its session status is success only for a trial that ran all its epochs.
 from __future__ import annotations
 
 import logging
+import numbers
 from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import TYPE_CHECKING, TypeAlias, cast
+from typing import TYPE_CHECKING, SupportsFloat, TypeAlias, TypeGuard, cast
 
+import numpy as np
 from ray.tune.logger import TBXLoggerCallback
 
 from tuner.folder.fates import FateFollower, fate, kind
@@ -88,9 +90,9 @@ class TensorBoardLogger(TBXLoggerCallback):
             writer.add_scalar(key, value, global_step=epoch)
             self._last[trial][key] = value
         found = result.get(self.metric)
-        if isinstance(found, (int, float)) and found == found:
+        if _real(found) and float(found) == float(found):
             best = self._best.get(trial)
-            if best is None or better(found, best, self.mode):
+            if best is None or better(float(found), best, self.mode):
                 self._best[trial] = float(found)
         writer.flush()
 
@@ -241,12 +243,14 @@ def own_metrics(result: Result) -> dict[str, float]:
     return {
         key: float(value)
         for key, value in result.items()
-        if key != "epoch"
-        and not bookkeeping(key)
-        and isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and value == value
+        if key != "epoch" and not bookkeeping(key) and _real(value) and float(value) == float(value)
     }
+
+
+def _real(value: object) -> TypeGuard[SupportsFloat]:
+    """A real number as a trainable reports one: a Python number, or a numpy scalar (``np.float32`` and
+    ``np.int64`` are not ``float`` or ``int``: their metrics were left out of TensorBoard); never a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 
 
 def _hparam(value: Value) -> Scalar:
