@@ -271,14 +271,15 @@ def sweep(
     from tuner.launch.layers import objectives_given
     from tuner.launch.resolve import resolve
     from tuner.launch.runner import run_sweep
-    from tuner.settings import USER_SETTINGS, unknown_setting
+    from tuner.settings import USER_SETTINGS, coerce, unknown_setting
 
     begun = time.time()
     settings = objectives_given(settings, "tuner.sweep()")
     unknown = sorted(set(settings) - set(USER_SETTINGS))
     if unknown:
         raise unknown_setting("tuner.sweep()", unknown[0], "metrics", "config", "dry_run")
-    given = {k: v for k, v in settings.items() if v is not None}
+    # each in its field's type, as a flag's is: num_samples="3" is read as 3, max_epochs="abc" or 2.5 is refused
+    given = {k: coerce(k, v, "tuner.sweep()") for k, v in settings.items() if v is not None}
     given["space"] = _space_ref(space)
     resolved = resolve(given, config)
     summary = run_sweep(resolved, out=_say, dry_run=dry_run)

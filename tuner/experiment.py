@@ -24,6 +24,7 @@ from tuner.folder.names import STDOUT_FILE
 from tuner.folder.progress_rows import Row, read_rows, result_times
 from tuner.nesting import flatten
 from tuner.objectives import Mode, pick, sign
+from tuner.ray_compat.messages import in_words
 from tuner.ray_compat.state_file import saved_trial_states
 from tuner.settings import SweepConfig, load_saved_config
 from tuner.value_types import ConfigDraft
@@ -377,7 +378,7 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
         decision = decisions.get(trial_id)
         if status == "ERROR":
             name = state.get("error_file") or "error.txt"
-            error = fates.failure(decision) or last_line(storage.read_text(trial_path, name) or "")
+            error = fates.failure(decision) or in_words(last_line(storage.read_text(trial_path, name) or ""))
             error_file = storage.join(trial_path, name) if storage.exists(trial_path, name) else None
         record = TrialRecord(trial_id, trial_path, status, trial_config, rows, error, error_file)
         record.rungs = [r for r in (decision or {}).get("rungs", []) if isinstance(r, dict)]

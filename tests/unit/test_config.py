@@ -337,3 +337,17 @@ def test_a_pbt_population_larger_than_its_slots_is_told_what_taking_turns_costs(
         "continued later from its checkpoint; Train has no reset_config, so each turn starts a new process (define "
         "it to reuse one)"
     ) in got.out.splitlines()
+
+
+@pytest.mark.parametrize("bad, said", [
+    ({"num_samples": "abc"}, "tuner.sweep(): num_samples must be a whole number, got 'abc'"),
+    ({"max_epochs": 2.5}, "tuner.sweep(): max_epochs must be a whole number, got 2.5"),
+    ({"num_samples": True}, "tuner.sweep(): num_samples must be a whole number, got True"),
+])  # fmt: skip
+def test_the_notebook_api_checks_its_settings_types_as_the_flags_do(bad, said):
+    """A raw TypeError ('<' not supported between 'str' and 'int') came out, and max_epochs=2.5 was planned."""
+    import tuner
+
+    with pytest.raises(tuner.UsageError) as refused:
+        tuner.sweep("cifar_small", dry_run=True, **bad)
+    assert str(refused.value) == said

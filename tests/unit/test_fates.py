@@ -167,3 +167,15 @@ def test_a_new_sweep_at_a_path_forgets_what_the_driver_kept_for_an_earlier_one_t
     forget_sidecars(folder)
     assert not any(storage.sidecar(folder, name).exists() for name in SIDECARS)
     assert recorded(folder) == {}
+
+
+def test_the_fates_file_is_written_even_when_nothing_decided_a_trials_end(tmp_path, monkeypatch):
+    """docs/review.md lists fates.json in every experiment; a sweep whose trials all ran to their end had none."""
+    import json
+
+    from tuner.folder.fates import persist
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    (tmp_path / "exp").mkdir()
+    persist(str(tmp_path / "exp"))
+    assert json.loads((tmp_path / "exp" / "fates.json").read_text()) == {}

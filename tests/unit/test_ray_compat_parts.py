@@ -473,3 +473,18 @@ def test_part_18_rays_sync_to_a_bucket_leaves_out_files_through_the_filesystem_t
     (tmp_path / "trial" / "result.json").write_text("{}")
     state_left_out = ray_storage._ExcludingLocalFilesystem(root_path=tmp_path, exclude=["experiment_state-*"])
     assert [Path(p).name for p in state_left_out.find(str(tmp_path))] == ["result.json"]
+
+
+def test_part_24_a_metric_reported_as_a_tensor_fails_in_words_that_say_what_to_do():
+    """Ray refuses a torch tensor among the metrics with advice to report a checkpoint; the failure's line says
+    to report a number. The words are Ray's own (its session module), checked here on every Ray version."""
+    from ray.train._internal import session
+
+    from tuner.ray_compat.messages import TENSOR_METRIC, in_words
+
+    assert TENSOR_METRIC in inspect.getsource(session)
+    ray_line = "ValueError: Passing objects containg Torch tensors as metrics is not supported as it will throw an exception on deserialization."
+    assert in_words(ray_line).startswith(
+        "a metric was reported as a torch tensor; report a number instead, e.g. loss.item() or float(loss) (Ray: "
+    )
+    assert in_words("ValueError: bad lr") == "ValueError: bad lr"

@@ -226,10 +226,10 @@ def _merge(decision: Decision, entry: LogEntry) -> None:
 
 
 def persist(folder: str) -> None:
-    """Write every decision into the experiment (after Ray's last sync) and forget the local log."""
+    """Write every decision into the experiment (after Ray's last sync) and forget the local log; an empty one
+    where nothing decided a trial's end (every trial ran to its end), so that the file is always there to read."""
     decisions = recorded(folder)
-    if decisions:
-        storage.write_text(folder, FATES_FILE, json.dumps(decisions, indent=1) + "\n")
+    storage.write_text(folder, FATES_FILE, json.dumps(decisions, indent=1) + "\n")
     storage.sidecar(folder, LOG_NAME).unlink(missing_ok=True)
 
 
