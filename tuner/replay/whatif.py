@@ -73,7 +73,9 @@ def check_replayable(experiment: ExperimentRecord, scheduler: str) -> list[Trial
         )
     reported = [t for t in experiment.trials if t.rows]
     if not reported:
-        raise UsageError(f"{experiment.path} has no results yet: there is nothing to replay")
+        raise UsageError(
+            f"{experiment.path} has no results (no trial reported one): there is nothing to replay"
+        )
     if max(t.epochs for t in reported) < 2:
         raise UsageError(
             f"{experiment.path} has one result per trial, not one per epoch: a scheduler has "
@@ -90,7 +92,7 @@ def check_replayable(experiment: ExperimentRecord, scheduler: str) -> list[Trial
         if not any(d.startswith("checkpoint_") for t in reported for d in storage.list_dirs(t.path)):
             raise UsageError(
                 f"--scheduler {scheduler} pauses trials and continues them from their checkpoints, "
-                f"and {experiment.config.space}'s trainable saved none; replay it under asha, "
+                f"and {_space_name(experiment.config.space)}'s trainable saved none; replay it under asha, "
                 "median or fifo"
             )
     return reported
@@ -336,3 +338,9 @@ def _config_key(config: Config) -> str:
 def _sorted_if_numbers(values: list[Value]) -> list[Value] | list[float]:
     numbers = [v for v in values if isinstance(v, (int, float))]
     return sorted(numbers) if len(numbers) == len(values) else values
+
+
+def _space_name(space: str) -> str:
+    """The space as its user knows it: a space made in a notebook is kept under a name tuner gave it
+    (``python:train-7fee3fddf410``), which says nothing to them."""
+    return "the sweep" if space.startswith("python:") else space

@@ -282,7 +282,7 @@ def best_export(
                 f"{experiment.path}: every trial that reported {experiment.metric!r} broke a constraint "
                 f"({', '.join(experiment.config.constraints or [])}); none is exported"
             )
-        raise UsageError(f"{experiment.path} has no trial that reported {experiment.metric!r} yet")
+        raise UsageError(f"{experiment.path} has no trial that reported {experiment.metric!r}")
     row = chosen.best_row(experiment.metric, experiment.mode) or {}
     out: BestExport = {
         "config": unflatten(chosen.config),  # as the trainable reads it
