@@ -279,7 +279,8 @@ def test_a_loop_shorter_than_max_epochs_is_counted_alike_in_every_view(run_cli, 
     assert at_once.endswith(
         ("at most 2 running at once", "at most 1 running at once (the plan allowed 2)")
     ), at_once
-    assert json.loads((folder / "plan.json").read_text()) == {"trials_at_once": 2}, "kept as data, not words"
+    kept = json.loads((folder / "plan.json").read_text())  # kept as data, not words
+    assert kept == {"trials_at_once": 2, "scales": {"lr": "log"}}, kept
     page = folder / "report.html"
     assert page.is_file() and f"report: {page} (written again by: tuner report {folder})" in result.out
     assert "ended by its own loop at epoch 3" in page.read_text()
