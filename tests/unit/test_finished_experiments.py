@@ -259,6 +259,26 @@ def test_a_constraints_metric_reported_after_the_first_epoch_is_read_and_judged(
         fresh.on_step_end(0, [])
 
 
+def test_a_metric_reported_as_a_tensor_ends_the_sweep_at_the_first_trial_it_fails(tmp_path):
+    """Every trial fails alike in Ray's report: the first one's failure ends the sweep, saying what to report."""
+    from types import SimpleNamespace
+
+    from tuner.launch.watching.reporting import MetricGuard, MetricNeverReported
+
+    error = tmp_path / "error.txt"
+    error.write_text("Failure # 1\nTraceback ...\nValueError: Passing objects containg Torch tensors as metrics is not supported.\n")
+    guard = MetricGuard("loss")
+    guard.on_trial_error(0, [], SimpleNamespace(trial_id="a", error_file=str(error)))
+    with pytest.raises(MetricNeverReported, match=r"^trial a: a metric was reported as a torch tensor; report a number") as ended:
+        guard.on_step_end(0, [])
+    assert not ended.value.keep  # no result came: bad input, the experiment goes
+    other = tmp_path / "other.txt"
+    other.write_text("Failure # 1\nValueError: bad lr\n")
+    calm = MetricGuard("loss")
+    calm.on_trial_error(0, [], SimpleNamespace(trial_id="b", error_file=str(other)))
+    calm.on_step_end(0, [])  # a trial's own error is the trial's: the sweep goes on
+
+
 def test_a_result_without_a_ranked_metric_is_refused_in_words_that_are_true():
     """Every result must carry the metrics a sweep ranks by (Ray Tune's rule; its searchers read them from each
     result). At the first result the name may be wrong; after results that carried it, the experiment is kept."""

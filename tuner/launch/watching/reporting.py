@@ -132,7 +132,22 @@ class MetricGuard(Restored, Callback):
         last = trial.last_result or {}
         whole = self.max_epochs is None or (number(last.get("training_iteration")) or 0) >= self.max_epochs
         if missing and last and whole and self.problem is None:
-            self._set(MetricNeverReported(self._never(missing[0], last, "--constraint")))
+            # every metric the trial reported, not only its last result's (Tune keeps each one's last value)
+            ever = {**dict.fromkeys(getattr(trial, "metric_analysis", None) or {}, 0.0), **last}
+            self._set(MetricNeverReported(self._never(missing[0], ever, "--constraint")))
+
+    def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
+        """A metric reported as a torch tensor fails the trial in Ray's ``report``; every other trial would fail
+        alike, so the sweep ends at the step's end, saying what to report instead."""
+        from tuner.launch.guards.crashes import last_failure
+        from tuner.ray_compat.messages import TENSOR_METRIC, in_words
+
+        failure = last_failure(trial.error_file)
+        if TENSOR_METRIC in failure and self.problem is None:
+            line = next((ln.strip() for ln in failure.splitlines() if TENSOR_METRIC in ln), failure.strip())
+            self._set(
+                MetricNeverReported(f"trial {trial.trial_id}: {in_words(line)}", keep=bool(self._carried))
+            )
 
     def on_step_end(self, iteration: int, trials: list[Trial], **info: object) -> None:
         if self.problem is not None:
