@@ -337,6 +337,10 @@ def test_a_pbt_population_larger_than_its_slots_is_told_what_taking_turns_costs(
         "continued later from its checkpoint; Train has no reset_config, so each turn starts a new process (define "
         "it to reuse one)"
     ) in got.out.splitlines()
+    assert "distinct epochs:" not in got.out  # a class saves when it is paused: nothing is run again
+    function = run_cli("sweep", "--space", "cifar_small", "--dataset", "synthetic", "--scheduler", "hyperband",
+                       "--num-samples", "4", "--storage-path", tmp_path, "--dry-run")  # fmt: skip
+    assert function.code == 0 and "  distinct epochs: hyperband pauses trials at epochs it sets, and a function " in function.out
 
 
 @pytest.mark.parametrize("bad, said", [

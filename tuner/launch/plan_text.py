@@ -71,6 +71,14 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     else:
         worst = plan.scheduler.worst_case_epochs(plan.context)
         lines.append(f"epochs: at most {worst} in all ({trials}, up to {cfg.max_epochs} each)")
+        from tuner.launch.trial import forms
+        from tuner.ray_compat import own_code
+
+        if plan.scheduler.runs_epochs_again and not forms.is_class(own_code(plan.trainable)):
+            lines.append(
+                f"  distinct epochs: {plan.scheduler.name} pauses trials at epochs it sets, and a function that "
+                "reported no checkpoint there runs the epochs since again when continued (the summary counts them)"
+            )
     lines += limit_lines(cfg, trials)
     return lines
 

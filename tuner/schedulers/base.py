@@ -61,6 +61,9 @@ class SchedulerEntry:
     pauses_trials: ClassVar[bool] = False
     takes_no_searcher: ClassVar[bool] = False  # Ray runs it over its variant generator only (PBT)
     needs_checkpoints: ClassVar[bool] = False  # trials must continue from another trial's checkpoint
+    # It pauses or copies trials at epochs it sets (HyperBand's rounds, PBT's perturbations), where a function
+    # trainable that saves every few epochs may have saved nothing: continued, such a trial runs epochs again.
+    runs_epochs_again: ClassVar[bool] = False
     # Checkpoints kept per trial besides its latest: the best by the metric. Two, so that a damaged latest
     # always has a whole one behind it from the second epoch on (tuner resume goes on from it). None keeps all,
     # for schedulers that hand a trial's latest checkpoint to another trial at any time.

@@ -13,6 +13,7 @@ if TYPE_CHECKING:  # the rules import Ray; --help and the plan do not need it
 
 class _Brackets(SchedulerEntry):
     pauses_trials = True
+    runs_epochs_again = True
     needs_checkpoints = True  # a paused trial continues from its checkpoint; without one it would start over
     label = ""
     largest_first = False  # the order trials fill a band's brackets in, as the rule fills them

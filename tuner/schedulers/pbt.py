@@ -48,6 +48,7 @@ class Pbt(SchedulerEntry):
         "population based training: the worse quarter copies a better trial's checkpoint and perturbs it"
     )
     needs_checkpoints = True
+    runs_epochs_again = True
     # PBT explores by perturbing its population; Ray runs it only over random draws.
     requires_searcher = "random"
     takes_no_searcher = True
