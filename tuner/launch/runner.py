@@ -17,7 +17,7 @@ from tuner import algorithms, storage, storage_outage
 from tuner.errors import StorageRefused, TunerError, UsageError
 from tuner.folder import plan as plan_record
 from tuner.folder.summary import Summary
-from tuner.launch import guards
+from tuner.launch import guards, plan_data
 from tuner.launch.per_trial import checkpoint_config, sync_config, trial_folder_name, wrapped_trainable
 from tuner.launch.plan import Print, SweepPlan, place, prepare
 from tuner.launch.plan_text import describe
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from tuner.launch.guards.signals import OrderlyStop
     from tuner.launch.placement.packing import MeasureFn
     from tuner.launch.watching.reporting import MetricGuard
-    from tuner.value_types import Space
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +132,11 @@ def launch(
     save_config(cfg, folder)
     # the review shows it as it was
     plan_record.write(
-        folder, describe(plan), plan.trials_at_once, unasked(plan), scales(plan.space.flat_params)
+        folder,
+        describe(plan),
+        plan.trials_at_once,
+        plan_data.unasked(plan),
+        plan_data.scales(plan.space.flat_params),
     )
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
@@ -242,45 +245,6 @@ def launch(
     finally:
         if packing_key is not None:
             packings.forget(packing_key)
-
-
-def unasked(plan: SweepPlan) -> plan_record.Unasked:
-    """Each conditional parameter's parent and the parent values where it is not asked, for the review to leave
-    it out of those configs as the trainable had them: a native space's conditions as written (an Optuna
-    define-by-run's, a HyperOpt branch's, a ConfigSpace condition's), and those the search plan traced in a
-    ``sample_from``."""
-    from tuner.native_spaces.distributions import BranchDraw
-    from tuner.values import plain
-
-    out: plan_record.Unasked = {
-        p.name: {"parent": p.branches.parent, "where": where}
-        for p in plan.search_plan.conditionals
-        if (where := [key for key, value in p.branches.constants.items() if value is None])
-    }
-    params = plan.space.flat_params
-    for name, value in params.items():
-        draw = getattr(value, "func", None)
-        if name in out or not isinstance(draw, BranchDraw) or not draw.parent:
-            continue
-        choices = getattr(params.get(draw.parent), "categories", None) or []
-        where = [repr(plain(c)) for c in choices if plain(c) not in draw.branches]
-        if where:
-            out[name] = {"parent": draw.parent, "where": where}
-    return out
-
-
-def scales(params: Space) -> dict[str, str]:
-    """Each range parameter's scale as the space draws it, for the report's axes: a handful of trials cannot
-    tell a log-uniform draw from a uniform one."""
-    from ray.tune.search.sample import Float, Integer, LogUniform, Quantized
-
-    out = {}
-    for name, value in params.items():
-        if isinstance(value, (Float, Integer)):
-            sampler = value.get_sampler()
-            inner = sampler.get_sampler() if isinstance(sampler, Quantized) else sampler
-            out[name] = "log" if isinstance(inner, LogUniform) else "linear"
-    return out
 
 
 def forget_sidecars(folder: str) -> None:

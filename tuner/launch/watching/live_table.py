@@ -30,6 +30,7 @@ from tuner.launch.watching.table_cells import (
     FINISHED,
     NEVER_STARTED,
     STOPPED_EARLY,
+    breaks_constraints,
     cell,
     ended_by_the_sweep,
     fair_share,
@@ -52,7 +53,6 @@ from tuner.objectives import (
     pick,
     reported,
     sign,
-    violations,
 )
 from tuner.spec import DIAGNOSTICS
 from tuner.values import number
@@ -186,16 +186,7 @@ class LiveTable(Restored, ProgressReporter):
             self._bests[trial_id] = value if kept is None else pick(self.mode)(kept, value)
 
     def breaks(self, trial: Trial) -> bool:
-        """Whether the trial breaks a constraint, each judged on the value it last reported (Tune keeps each
-        metric's last value), as the summary judges it."""
-        if not self.constraints:
-            return False
-        result = dict(result_of(trial))
-        analysis = getattr(trial, "metric_analysis", None) or {}
-        for c in self.constraints:
-            if c.metric not in result and "last" in analysis.get(c.metric, {}):
-                result[c.metric] = analysis[c.metric]["last"]
-        return any(v > 0 for v in violations(self.constraints, result))
+        return breaks_constraints(self.constraints, trial)
 
     def ranked(self, trials: list[Trial]) -> list[Trial]:
         """Best first: trials with a value before those without, those that meet the constraints first."""

@@ -3,8 +3,10 @@ readable width), the states in a sweep's order, and the rows shared fairly among
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
+
+from tuner.objectives import Constraint, violations
 
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
@@ -113,3 +115,16 @@ def ended_by_the_sweep(fates: FateFollower | None, trial_id: str) -> str | None:
     if decision.get("budget"):
         return ENDED_BY_BUDGET
     return ENDED_BY_STALL if decision.get("stall") else None
+
+
+def breaks_constraints(constraints: Sequence[Constraint], trial: Trial) -> bool:
+    """Whether the trial breaks a constraint, each judged on the value it last reported (Tune keeps each metric's
+    last value), as the summary judges it."""
+    if not constraints:
+        return False
+    result = dict(result_of(trial))
+    analysis = getattr(trial, "metric_analysis", None) or {}
+    for c in constraints:
+        if c.metric not in result and "last" in analysis.get(c.metric, {}):
+            result[c.metric] = analysis[c.metric]["last"]
+    return any(v > 0 for v in violations(constraints, result))
