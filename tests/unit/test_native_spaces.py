@@ -226,3 +226,20 @@ def test_a_parameter_its_branch_did_not_ask_is_left_out_of_the_reviewed_config_a
     (tmp_path / "old").mkdir()
     plan.write(str(tmp_path / "old"), ["plan"], 1)  # a plan without conditions drops nothing
     assert plan.inactive_dropped(str(tmp_path / "old"))({"momentum": None}) == {"momentum": None}
+
+
+def test_importance_takes_a_parameter_left_out_where_its_branch_did_not_ask_it():
+    """The reviewed config leaves an unasked conditional parameter out; the report's importance read every trial's
+    config by every name and failed with KeyError: 'momentum'."""
+    from tuner.experiment import TrialRecord
+    from tuner.objectives import Objective
+    from tuner.review.report.importance import importance
+
+    trials = []
+    for i in range(10):
+        sgd = i % 2 == 0
+        config = {"lr": 10 ** -(1 + i / 3), "optimizer": "sgd" if sgd else "adam", **({"momentum": 0.5 + i / 40} if sgd else {})}
+        rows = [{"training_iteration": "1", "loss": str(0.3 + i / 10 + (0.2 if sgd else 0.0))}]
+        trials.append(TrialRecord(f"t{i}", f"/x/t{i}", "TERMINATED", config, rows, "", None))
+    found = importance(trials, Objective("loss", "min"))
+    assert found is not None and set(found[0]) == {"lr", "optimizer", "momentum"}

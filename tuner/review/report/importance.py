@@ -89,11 +89,12 @@ def importance(trials: list[TrialRecord], objective: Objective) -> Importance | 
         fitted = random.Random(0).sample(reached, IMPORTANCE_FIT_AT_MOST)
     for t in fitted:
         params = {
-            # a parameter under a FloatDistribution is a number in every trial (above)
+            # a parameter under a FloatDistribution is a number in every trial (above); one a trial's branch
+            # did not ask (left out of its config) is a category of its own
             n: (
                 as_float(t.config[n])
                 if isinstance(distributions[n], FloatDistribution)
-                else show(t.config[n])
+                else show(t.config.get(n))
             )
             for n in names
         }
