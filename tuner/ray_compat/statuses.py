@@ -6,7 +6,8 @@ trial dirty. A trial that sync HyperBand paused and later stops without restarti
 is never marked, so the saved state keeps calling a finished trial PAUSED. ``StatusRecorder`` writes
 the controller's statuses at each step into a file beside the experiment (tuner/storage.py's
 ``sidecar``); ``repair_saved_statuses`` writes the finished ones back into Ray's saved state; ``reopen_saved_trials``
-marks paused the trials a refused write (a full disk) errored, which Ray would otherwise never continue.
+marks paused the trials a refused write (a full disk) errored, which Ray would otherwise never continue;
+``settle_saved_statuses`` does both in one read at a sweep's end.
 """
 
 from __future__ import annotations
