@@ -33,22 +33,15 @@ def check_objectives(scheduler: str, searcher: str | None, objectives: Sequence[
     if len(objectives) <= 1:
         return
     count = f"{len(objectives)} objectives ({', '.join(map(str, objectives))})"
-    if not SCHEDULER_REGISTRY[scheduler].multi_objective:
-        able = ", ".join(e.name for e in SCHEDULERS if e.multi_objective)
-        raise UsageError(
-            f"--scheduler {scheduler} ranks trials by one value and cannot decide on {count}; use "
-            f"one that can: {able}"
-        )
-    if (
-        searcher is not None
-        and searcher in SEARCHER_REGISTRY
-        and not SEARCHER_REGISTRY[searcher].multi_objective
+    for flag, chosen, entries, cannot, besides in (
+        ("--scheduler", scheduler, SCHEDULERS, "ranks trials by one value and cannot decide on", ""),
+        ("--searcher", searcher, SEARCHERS, "models one value and cannot search", " (or auto)"),
     ):
-        able = ", ".join(e.name for e in SEARCHERS if e.multi_objective)
-        raise UsageError(
-            f"--searcher {searcher} models one value and cannot search {count}; use one that can: "
-            f"{able} (or auto)"
-        )
+        able = [e.name for e in entries if e.multi_objective]
+        if chosen in {e.name for e in entries} - set(able):
+            raise UsageError(
+                f"{flag} {chosen} {cannot} {count}; use one that can: {', '.join(able)}{besides}"
+            )
 
 
 def scheduler_context(

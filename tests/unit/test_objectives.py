@@ -271,7 +271,7 @@ def test_a_resumed_scheduler_gets_its_rungs_back_from_the_fate_log(tmp_path):
 def test_a_comparison_saved_when_one_class_held_both_rankings_loads_as_its_own():
     import pickle
 
-    from tuner.schedulers.comparing import ByFronts, ByValue, Comparison
+    from tuner.schedulers.comparing import ByFronts, ByValue, Comparison, Constrained
 
     for several, ranking in ((True, ByFronts), (False, ByValue)):
         objectives = (Objective("loss", "min"), Objective("ms", "min"))[: 1 + several]
@@ -287,7 +287,10 @@ def test_a_comparison_saved_when_one_class_held_both_rankings_loads_as_its_own()
     saved = Comparison.__new__(Comparison)
     saved.__dict__.update(objectives=loss, constraints=(Constraint.parse("mb<=100"),), first=loss[0], by_fronts=True)
     rule = pickle.loads(pickle.dumps(MedianRule(1, 3, saved)))
-    assert type(rule.comparison) is ByFronts and rule.debug_string().startswith("median rule by fronts")
+    assert type(rule.comparison) is Constrained and rule.debug_string().startswith("median rule by fronts")
+    # a ByFronts saved with one objective under constraints loads as the class that ranks one value
+    fronts = ByFronts(loss, (Constraint.parse("mb<=100"),))
+    assert type(pickle.loads(pickle.dumps(fronts))) is Constrained
     with pytest.raises(TypeError, match="Comparison.of"):
         Comparison(loss)
 

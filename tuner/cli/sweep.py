@@ -250,7 +250,7 @@ def print_outcome(summary: Summary) -> None:
         )
         raise TunerError(f"every trial failed ({len(failed)} of {summary.trials}); {where}")
     if summary.best is None:
-        broke = summary.infeasible or (summary.pareto["infeasible"] if summary.pareto else None)
+        broke = summary.infeasible
         raise TunerError(
             f"every trial that reported {summary.metric} broke a constraint ({broke}); no best config"
             if broke

@@ -90,8 +90,10 @@ class Summary:
     fates: dict[str, int] = field(default_factory=dict)  # each fate's family, most common first
     best: BestTrial | None = None
     pareto: ParetoRecord | None = None  # pareto.json's record, on several objectives
-    constraints: list[str] | None = None  # on one objective under constraints
-    infeasible: int | None = None
+    constraints: list[str] | None = (
+        None  # the sweep's (best_config.json keeps them here on one objective only)
+    )
+    infeasible: int | None = None  # trials that broke one (on several objectives, of those with a point)
     # How this run ended (shown and turned into the exit code; not kept in best_config.json).
     spent: Spent | None = None  # what the sweep spent in all, against ``budget``
     budget: str | None = None

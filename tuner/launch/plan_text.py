@@ -101,7 +101,7 @@ def objective_lines(plan: SweepPlan) -> list[str]:
         )
         decides = (
             f"ranked last by {plan.scheduler.name}"
-            if plan.scheduler.multi_objective and plan.scheduler.name != "fifo"
+            if plan.scheduler.ranks_constraints
             else f"not seen by {plan.scheduler.name}"
         )
         lines.append(

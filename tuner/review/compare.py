@@ -72,8 +72,11 @@ def _reports(experiment: ExperimentRecord) -> list[tuple[float, float | None]]:
 def summary_rows(experiments: list[ExperimentRecord]) -> list[dict[str, Scalar]]:
     """One row a sweep, the best first; with several objectives also its front's size and its hypervolume up
     to the shared reference (more is better)."""
-    several = experiments[0].config.several_objectives
-    ref = shared_reference(experiments) if several else None
+    if experiments[0].config.several_objectives:  # the larger hypervolume first
+        ref: tuple[float, ...] | None = shared_reference(experiments)
+        towards, key = -1.0, "hypervolume"
+    else:  # the best value first
+        ref, towards, key = None, sign(experiments[0].mode), f"best_{experiments[0].metric}"
     rows: list[dict[str, Scalar]] = []
     for e in experiments:
         best = e.best_trial()
@@ -96,10 +99,7 @@ def summary_rows(experiments: list[ExperimentRecord]) -> list[dict[str, Scalar]]
                 "fates": "; ".join(f"{n} {f}" for f, n in fates.most_common()),
             }
         )
-    if several:  # the larger hypervolume first
-        return sorted(rows, key=lambda r: -float(r["hypervolume"] or 0.0))
-    towards, key = sign(experiments[0].mode), f"best_{experiments[0].metric}"
-    return sorted(rows, key=lambda r: (r[key] is None, towards * (r[key] or 0.0)))
+    return sorted(rows, key=lambda r: (r[key] is None, towards * float(r[key] or 0.0)))
 
 
 def _front_cells(experiment: ExperimentRecord, ref: tuple[float, ...] | None) -> dict[str, Scalar]:

@@ -71,46 +71,56 @@ def summarize(experiment: ExperimentRecord) -> Summary:
             best.path,
             best.fate,
         )
+    summary.constraints = experiment.config.constraints or None
     if experiment.config.several_objectives:
         from tuner.review import front
 
         summary.pareto = front.write(experiment)
-    elif experiment.config.constraints:
+        summary.infeasible = summary.pareto["infeasible"]  # of the trials with a point on every objective
+    elif summary.constraints:
         summary.infeasible = sum(1 for t in experiment.trials if experiment.breaks(t))
-        summary.constraints = experiment.config.constraints
     write_text(experiment.path, BEST_FILE, json.dumps(jsonable(summary.to_json()), indent=2) + "\n")
     return summary
 
 
+def _bounds(summary: Summary) -> list[str]:
+    """One objective under constraints: how many trials broke one."""
+    if not summary.constraints:
+        return []
+    return [
+        f"constraints: {', '.join(summary.constraints)}; {summary.infeasible} trial(s) broke one and are never "
+        "the best"
+    ]
+
+
 def format_summary(summary: Summary) -> list[str]:
     """The lines printed when a sweep ends."""
-    lines = []
-    if summary.pareto:
+    if summary.pareto:  # the front says what broke a constraint: none is on it
         from tuner.review.front import format_front
 
-        lines += format_front(summary.pareto, summary.experiment)
+        lines, which, bounds = (
+            format_front(summary.pareto, summary.experiment),
+            f"by {summary.metric}, the first objective",
+            [],
+        )
+    else:
+        lines, which, bounds = [], "trial", _bounds(summary)
     best = summary.best
     if best is not None:
-        which = f"best by {summary.metric}, the first objective" if summary.pareto else "best trial"
         lines += [
-            f"{which}: {best.trial_id} ({summary.metric} {best.value:.4g} at epoch {best.epoch})",
+            f"best {which}: {best.trial_id} ({summary.metric} {best.value:.4g} at epoch {best.epoch})",
             f"  config: {json.dumps(jsonable(best.config), sort_keys=True)}",
             f"  checkpoint: {best.checkpoint or 'none (the trainable saves no checkpoints)'}",
         ]
         if best.fate:
             lines.append(f"  fate: {best.fate}")
     else:
-        constrained = summary.constraints or (summary.pareto["constraints"] if summary.pareto else None)
         lines.append(
             f"no trial reported {summary.metric!r}"
-            + (" and met every constraint" if constrained else "")
+            + (" and met every constraint" if summary.constraints else "")
             + "; no best config"
         )
-    if summary.constraints:
-        lines.append(
-            f"constraints: {', '.join(summary.constraints)}; {summary.infeasible} trial(s) broke one and "
-            "are never the best"
-        )
+    lines += bounds
     for failure in summary.failed:
         # A hung or signal-killed trial's error file holds only Ray's account of its end; the fate says more.
         where = f" ({failure.error_file})" if failure.error_file and not failure.explained else ""

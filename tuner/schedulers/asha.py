@@ -30,6 +30,7 @@ class Asha(SchedulerEntry):
     summary = "asynchronous successive halving: the worse half stopped at each rung"
     # several objectives: ranked by fronts at each rung (tuner/schedulers/comparing.py)
     multi_objective = True
+    ranks_constraints = True
     stops_as = "ASHA"
 
     def build(self, ctx: SchedulerContext) -> AshaRule:

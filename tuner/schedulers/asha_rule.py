@@ -146,15 +146,4 @@ class AshaRule(Rule):
 
     def debug_string(self) -> str:
         """The live table's status line."""
-        if self.comparison.by_fronts:
-            shown = ", ".join(f"epoch {m}: {len(at)}" for m, at in sorted(self.live_rungs().items()))
-            return (
-                f"ASHA by fronts: {self.stopped} trial(s) stopped early so far; results compared at {shown}"
-            )
-        first = self.comparison.first
-        cutoffs = []
-        for milestone, at in sorted(self.live_rungs().items()):
-            cutoff = self.comparison.cutoff(list(at.values()), self.eta)
-            cutoffs.append(f"epoch {milestone}: {'-' if cutoff is None else f'{cutoff:.4g}'}")
-        relation = "at most" if first.mode == "min" else "at least"
-        return f"rung cutoffs ({first.name} {relation} this to go on): {', '.join(cutoffs)}"
+        return self.comparison.asha_status(self.live_rungs(), self.eta, self.stopped)

@@ -74,6 +74,7 @@ class SchedulerEntry:
     # rule must see a trial's last result before it completes, as Ray's does, so a stopper may not end it first.
     ends_at_max_epochs: ClassVar[bool] = False
     multi_objective: ClassVar[bool] = False  # decides on several objectives (by fronts) as well as on one
+    ranks_constraints: ClassVar[bool] = False  # compares trials with those that break a constraint last
     # The live table's count of trials stopped early names the scheduler so; None: it stops none.
     stops_as: ClassVar[str | None] = None
     # Its searcher makes a new trial only when the scheduler wants one (freeze-thaw: a paused trial may be

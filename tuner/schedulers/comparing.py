@@ -3,7 +3,9 @@
 ASHA, HyperBand and the median rule are each one implementation (asha_rule.py, hyperband_rule.py,
 median_rule.py) that asks a ``Comparison`` where a trial stands; the rungs and rounds stay with the rules, the
 ranking is the comparison's. ``ByValue`` (one objective, no constraint) compares as Ray's rules do; ``ByFronts``
-(several objectives or constraints) ranks trials by fronts. ``Comparison.of`` picks one, once per sweep.
+(several objectives) ranks trials by fronts; ``Constrained`` (one objective under constraints) ranks them as
+fronts of one value, those that break a bound last. ``Comparison.of`` picks one, once per sweep: how many
+objectives a sweep has is asked there and nowhere else in the rules.
 """
 
 from __future__ import annotations
@@ -46,9 +48,9 @@ class RungVerdict:
 
 
 class Comparison:
-    """The ranking of one sweep's objectives and constraints: ``ByValue`` or ``ByFronts``, chosen once by
-    ``Comparison.of``. ASHA and HyperBand call the same methods on either; the median rule, which keeps other
-    data by fronts, and the status lines ask ``by_fronts``."""
+    """The ranking of one sweep's objectives and constraints: ``ByValue``, ``ByFronts`` or ``Constrained``,
+    chosen once by ``Comparison.of``. ASHA and HyperBand call the same methods on each; the median rule, which
+    keeps other data when it ranks by fronts, asks ``by_fronts`` once."""
 
     by_fronts = False
 
@@ -64,13 +66,19 @@ class Comparison:
     @staticmethod
     def of(objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()) -> Comparison:
         """By one value as Ray's rules compare, unless there are several objectives or constraints."""
-        ranking = ByFronts if len(objectives) > 1 or constraints else ByValue
-        return ranking(objectives, constraints)
+        return Comparison.kind(objectives, constraints)(objectives, constraints)
+
+    @staticmethod
+    def kind(objectives: Sequence[Objective], constraints: Sequence[Constraint]) -> type[Comparison]:
+        if len(objectives) > 1:
+            return ByFronts
+        return Constrained if constraints else ByValue
 
     def __setstate__(self, state: dict[str, object]) -> None:
+        """A comparison saved before the rankings were classes of their own (one class held both), or before one
+        objective under constraints had its own, takes the class its objectives and constraints pick now."""
         self.__dict__.update(state)
-        if type(self) is Comparison:  # saved when one class held both rankings; it kept which in by_fronts
-            self.__class__ = ByFronts if state.get("by_fronts") else ByValue
+        self.__class__ = Comparison.kind(self.objectives, self.__dict__.get("constraints", ()))
 
     # --- a result as a standing -----------------------------------------------------------------------------
 
@@ -144,6 +152,14 @@ class Comparison:
         """Why a trial was not among a round's best, before "not among the best K of N in its bracket"."""
         raise NotImplementedError
 
+    def round_values(self, result: Result) -> dict[str, Value]:
+        """What a HyperBand round's record keeps beyond the first objective's value (each objective's, by fronts)."""
+        return {}
+
+    def asha_status(self, rungs: Mapping[int, Mapping[str, Standing]], eta: float, stopped: int) -> str:
+        """ASHA's line in the live table: each rung's cutoff, or by fronts the results compared at each."""
+        raise NotImplementedError
+
 
 class ByValue(Comparison):
     """One objective and no constraint, compared as Ray's rules do: ASHA's cutoff is the interpolated
@@ -191,11 +207,19 @@ class ByValue(Comparison):
         value = standings[trial].values.get(self.first.name)
         return f"{self.first.name} {value:.4g}" if value is not None else self.first.name
 
+    def asha_status(self, rungs: Mapping[int, Mapping[str, Standing]], eta: float, stopped: int) -> str:
+        cutoffs = []
+        for milestone, at in sorted(rungs.items()):
+            cutoff = self.cutoff(list(at.values()), eta)
+            cutoffs.append(f"epoch {milestone}: {'-' if cutoff is None else f'{cutoff:.4g}'}")
+        relation = "at most" if self.first.mode == "min" else "at least"
+        return f"rung cutoffs ({self.first.name} {relation} this to go on): {', '.join(cutoffs)}"
+
 
 class ByFronts(Comparison):
-    """Several objectives or constraints: feasible trials first by non-dominated sorting, ties on a front broken
-    by crowding distance, then infeasible ones by how far they break their bounds (tuner/pareto.py). A missing
-    objective ranks as the worst."""
+    """Several objectives: feasible trials first by non-dominated sorting, ties on a front broken by crowding
+    distance, then infeasible ones by how far they break their bounds (tuner/pareto.py). A missing objective
+    ranks as the worst."""
 
     by_fronts = True
 
@@ -203,15 +227,22 @@ class ByFronts(Comparison):
         return True
 
     def ranked_by(self) -> str:
-        if len(self.objectives) > 1:
-            by = f"fronts of {', '.join(map(str, self.objectives))} (non-dominated sorting, crowding distance breaking ties)"
-        else:
-            by = str(self.first)
-        return by + (
+        return self._by_what() + (
             f"; trials that break {', '.join(map(str, self.constraints))} rank last"
             if self.constraints
             else ""
         )
+
+    def _by_what(self) -> str:
+        objectives = ", ".join(map(str, self.objectives))
+        return f"fronts of {objectives} (non-dominated sorting, crowding distance breaking ties)"
+
+    def round_values(self, result: Result) -> dict[str, Value]:
+        return {"values": {o.name: result.get(o.name) for o in self.objectives}}
+
+    def asha_status(self, rungs: Mapping[int, Mapping[str, Standing]], eta: float, stopped: int) -> str:
+        shown = ", ".join(f"epoch {m}: {len(at)}" for m, at in sorted(rungs.items()))
+        return f"ASHA by fronts: {stopped} trial(s) stopped early so far; results compared at {shown}"
 
     def at_rung(
         self,
@@ -240,11 +271,12 @@ class ByFronts(Comparison):
     def _rung_why(
         self, trial_id: str, at: Mapping[str, Standing], milestone: int, keep: int, place: int
     ) -> str:
-        breaks = self._breaks(at[trial_id])
-        if breaks:
-            return breaks
-        if len(self.objectives) == 1:  # one objective under constraints: a ranking, no front
-            return f"ranked {place} of {len(at)} at the rung; only the best {keep} go{'es' if keep == 1 else ''} on"
+        return self._breaks(at[trial_id]) or self._behind(trial_id, at, milestone, keep, place)
+
+    def _behind(
+        self, trial_id: str, at: Mapping[str, Standing], milestone: int, keep: int, place: int
+    ) -> str:
+        """Why a trial that breaks no bound did not go on past a rung."""
         beaten = self._dominated_by(trial_id, at)
         if beaten:
             return f"dominated by {beaten} trial{'s' if beaten > 1 else ''} at the epoch-{milestone} rung"
@@ -306,6 +338,24 @@ class ByFronts(Comparison):
         if trial not in feasible:
             return 0
         return pareto.dominated_by(feasible.index(trial), [standings[t].point for t in feasible])
+
+
+class Constrained(ByFronts):
+    """One objective under constraints: trials that meet the bounds first, by the value, then those that break
+    them, by how far (the fronts of one value are a ranking)."""
+
+    def _by_what(self) -> str:
+        return str(self.first)
+
+    def round_values(self, result: Result) -> dict[str, Value]:
+        return {}
+
+    def _behind(
+        self, trial_id: str, at: Mapping[str, Standing], milestone: int, keep: int, place: int
+    ) -> str:
+        return (
+            f"ranked {place} of {len(at)} at the rung; only the best {keep} go{'es' if keep == 1 else ''} on"
+        )
 
 
 @overload

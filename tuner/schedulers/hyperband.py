@@ -45,6 +45,7 @@ class HyperBand(_Brackets):
     summary = "synchronous HyperBand brackets: trials wait for their bracket, the worse half stopped"
     label = "HyperBand"
     multi_objective = True  # several objectives: each round keeps the best by fronts
+    ranks_constraints = True
 
     def build(self, ctx: SchedulerContext) -> HyperBandRule:
         from tuner.schedulers.hyperband_rule import HyperBandRule

@@ -261,8 +261,7 @@ class HyperBandRule(Rule):
                 "keep": len(good),
                 "of": len(good) + len(bad),
             }
-            if len(self.comparison.objectives) > 1:
-                data["values"] = {o.name: result.get(o.name) for o in self.comparison.objectives}
+            data.update(self.comparison.round_values(result))
             compared(self.fate_log, trial.trial_id, data)
         for trial in bad:
             epoch = (bracket.live.get(trial) or {}).get(EPOCH)

@@ -17,6 +17,7 @@ class Median(SchedulerEntry):
     summary = "median stopping rule: stop a trial worse than the median of the others at the same epoch"
     # several objectives: the worse half by fronts stops (tuner/schedulers/median_rule.py)
     multi_objective = True
+    ranks_constraints = True
     stops_as = "median rule"
 
     def build(self, ctx: SchedulerContext) -> MedianRule:

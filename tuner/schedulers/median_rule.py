@@ -58,12 +58,7 @@ class MedianRule(Rule):
         epoch = epoch_of(result)
         if epoch is None or not self.comparison.reported(result):
             return TrialScheduler.CONTINUE
-        standing = self.comparison.standing(result)
-        if self.comparison.by_fronts:
-            why = self._by_fronts(trial.trial_id, int(epoch), standing)
-        else:
-            self.history.setdefault(trial.trial_id, []).append((epoch, standing))
-            why = self._by_median(trial.trial_id, epoch)
+        why = self._judge.result(self, trial.trial_id, epoch, self.comparison.standing(result))
         if self.max_t is not None and epoch >= self.max_t:
             return (
                 TrialScheduler.STOP
@@ -75,46 +70,74 @@ class MedianRule(Rule):
 
     def on_trial_complete(self, tune_controller: TuneController, trial: Trial, result: Result) -> None:
         """A trial's last result counts once more in its running mean, as in Ray's rule."""
-        if (
-            (epoch := epoch_of(result)) is not None
-            and self.comparison.reported(result)
-            and not self.comparison.by_fronts
-        ):
-            self.history.setdefault(trial.trial_id, []).append((epoch, self.comparison.standing(result)))
+        if (epoch := epoch_of(result)) is not None and self.comparison.reported(result):
+            self._judge.complete(self, trial.trial_id, epoch, self.comparison.standing(result))
 
-    def _by_median(self, trial_id: str, epoch: float) -> str | None:
-        if epoch < self.grace_period:
+    @property
+    def _judge(self) -> type[RunningMedian] | type[WorseHalf]:
+        """How this sweep's results are judged: the one place the rule asks how its comparison ranks."""
+        return WorseHalf if self.comparison.by_fronts else RunningMedian
+
+    def debug_string(self) -> str:
+        """The live table's status line."""
+        return self._judge.status(self)
+
+
+class RunningMedian:
+    """One objective, as Ray's rule: a trial's best value so far against the median of the others' running
+    means up to its epoch."""
+
+    @staticmethod
+    def result(rule: MedianRule, trial_id: str, epoch: int, standing: Standing) -> str | None:
+        rule.history.setdefault(trial_id, []).append((epoch, standing))
+        if epoch < rule.grace_period:
             return None
-        signed = self.comparison.signed
+        signed = rule.comparison.signed
         means = []
-        for other, seen in self.history.items():
+        for other, seen in rule.history.items():
             if other == trial_id or seen[-1][0] < epoch:
                 continue
-            scoped = [signed(s) for at, s in seen if self.grace_period <= at <= epoch]
+            scoped = [signed(s) for at, s in seen if rule.grace_period <= at <= epoch]
             mean = float(np.mean(scoped)) if scoped else math.nan
             if np.isfinite(mean):
                 means.append(mean)
-        if len(means) < self.min_samples:
+        if len(means) < rule.min_samples:
             return None
         median = float(np.median(means))
-        best = max(signed(s) for _, s in self.history[trial_id])
+        best = max(signed(s) for _, s in rule.history[trial_id])
         if max(median, best) == best:  # Ray's test: not strictly worse than the median (a nan best is)
             return None
-        first = self.comparison.first
+        first = rule.comparison.first
         shown = (lambda v: v) if first.mode == "max" else (lambda v: -v)
         return f"best {first.name} {shown(best):.4g} worse than the median {shown(median):.4g} of the other trials"
 
-    def _by_fronts(self, trial_id: str, epoch: int, standing: Standing) -> str | None:
-        here = self.at_epoch.setdefault(epoch, {})
+    @staticmethod
+    def complete(rule: MedianRule, trial_id: str, epoch: int, standing: Standing) -> None:
+        rule.history.setdefault(trial_id, []).append((epoch, standing))
+
+    @staticmethod
+    def status(rule: MedianRule) -> str:
+        """None: the live table's count of stopped trials says it all."""
+        return ""
+
+
+class WorseHalf:
+    """Several objectives or constraints: a result in the worse half by fronts among those at its epoch."""
+
+    @staticmethod
+    def result(rule: MedianRule, trial_id: str, epoch: int, standing: Standing) -> str | None:
+        here = rule.at_epoch.setdefault(epoch, {})
         here[trial_id] = standing
-        if epoch < self.grace_period or len(here) - 1 < self.min_samples:
+        if epoch < rule.grace_period or len(here) - 1 < rule.min_samples:
             return None
-        fronts = self.comparison
-        assert isinstance(fronts, ByFronts)  # called only by fronts
+        fronts = rule.comparison
+        assert isinstance(fronts, ByFronts)  # the judge of a comparison by fronts
         return fronts.worse_half_why(trial_id, here) if fronts.in_worse_half(trial_id, here) else None
 
-    def debug_string(self) -> str:
-        """The live table's status line: by one value the live table's count of stopped trials says it all."""
-        if not self.comparison.by_fronts:
-            return ""
-        return f"median rule by fronts: {sum(len(at) for at in self.at_epoch.values())} results compared"
+    @staticmethod
+    def complete(rule: MedianRule, trial_id: str, epoch: int, standing: Standing) -> None:
+        """A last result was judged as it came."""
+
+    @staticmethod
+    def status(rule: MedianRule) -> str:
+        return f"median rule by fronts: {sum(len(at) for at in rule.at_epoch.values())} results compared"

@@ -26,6 +26,7 @@ from ray.tune import Callback, ProgressReporter
 
 from tuner.folder.fates import FateFollower
 from tuner.folder.pickled import Restored, fresh, none
+from tuner.launch.watching.front_marks import OneBest, marks
 from tuner.launch.watching.table_cells import (
     FINISHED,
     NEVER_STARTED,
@@ -49,9 +50,7 @@ from tuner.objectives import (
     Mode,
     Objective,
     as_mode,
-    as_point,
     pick,
-    reported,
     sign,
 )
 from tuner.spec import DIAGNOSTICS
@@ -66,7 +65,6 @@ EVERY_S = 10.0
 MAX_ROWS = 30
 MAX_FINAL_ROWS = 100  # the last table shows every trial up to this many; a larger sweep's is bounded too
 FLOAT_FORMAT = ".4g"  # four significant figures: enough to rank trials, few enough to read
-ON_FRONT = "●"  # the front's trials in the table (several objectives)
 
 # Tune's statuses in the words the review uses; a TERMINATED trial is "finished" or "stopped early" by its epochs.
 WORDS = {"PENDING": "pending", "RUNNING": "running", "PAUSED": "paused", "ERROR": "errored"}
@@ -235,39 +233,25 @@ class LiveTable(Restored, ProgressReporter):
         best = first[2]
         order = "lowest" if self.mode == "min" else "highest"
         last = ", those that break a bound last" if self.constraints else ""
-        value = self.best(best)
-        if len(self.objectives) > 1:
-            return [
-                f"Pareto front so far: {len(front)} trial(s) on {', '.join(map(str, self.objectives))}, "
-                f"marked {ON_FRONT} in the table: {', '.join(t.trial_id for t in front)}",
-                f"Rows ranked by each trial's best {self.metric}, {order} first{last}; best {self.metric}: trial "
-                f"{best.trial_id}, {value:.4g}",
-            ]
         params = "{" + ", ".join(f"'{k}': {short(v)}" for k, v in self._params(best).items()) + "}"
-        return [
-            f"Best so far: trial {best.trial_id}, {self.metric} {value:.4g} (trials ranked by their best "
-            f"{self.metric}, {order} first{last}); parameters={params}"
-        ]
+        ranked = f"{order} first{last}"
+        value = self.best(best)
+        assert value is not None  # ranked first with a value
+        return self._marks.best_lines(front, best.trial_id, value, self.metric, ranked, params)
+
+    @property
+    def _marks(self) -> OneBest:
+        return marks(tuple(self.objectives))
 
     def _point(self, trial: Trial) -> list[float] | None:
-        """A trial's point on the objectives at its last result (none with one objective, none that breaks a
-        constraint or lacks an objective)."""
-        if len(self.objectives) < 2:
-            return None
-        values = reported(
-            self.objectives, {o.name: lookup(result_of(trial), o.name) for o in self.objectives}
-        )
-        if values is None or self.breaks(trial):
-            return None
-        return list(as_point(self.objectives, values))
+        """A trial's point on the objectives at its last result (none with one objective)."""
+        return self._marks.point(trial, self.breaks)
 
     def _front(
         self, finished_front: list[tuple[Ranked, list[float]]], open_ranked: list[Ranked]
     ) -> list[Trial]:
         """The trials on the front of the results so far (each at its last result), in rank order: the front of
-        the finished trials' front and the open trials (none with one objective)."""
-        if len(self.objectives) < 2:
-            return []
+        the finished trials' front and the open trials (none with one objective: no trial has a point)."""
         from tuner import pareto
 
         candidates = list(finished_front)
@@ -310,10 +294,10 @@ class LiveTable(Restored, ProgressReporter):
         metrics = self._metrics_shown(shown)
         # where a trial runs says something only when trials run on more than one machine
         located = len(places - {None}) > 1
-        marked = len(self.objectives) > 1
+        view = self._marks
         on_front = {t.trial_id for t in front}
         bounded = bool(self.constraints)  # a trial that breaks one ranks last: the column says why
-        headers = ["trial", "state", *(["front"] if marked else []), *(["meets bounds"] if bounded else [])]
+        headers = ["trial", "state", *view.headers, *(["meets bounds"] if bounded else [])]
         headers += ["where"] if located else []
         headers += [*self.parameters, *(self._heading(m) for m in metrics)]
         rows = []
@@ -322,7 +306,7 @@ class LiveTable(Restored, ProgressReporter):
             params = self._params(t)
             rows.append(
                 [t.trial_id, self.state(t)]
-                + ([ON_FRONT if t.trial_id in on_front else ""] if marked else [])
+                + view.cells(t.trial_id, on_front)
                 + (
                     [("no" if self.breaks(t) else "yes") if self.best(t) is not None else ""]
                     if bounded

@@ -45,13 +45,16 @@ def section(experiment: ExperimentRecord) -> str:
         return f"<p class=note>No trial has reported every objective ({html.escape(names)}) yet.</p>"
     best = pareto_front.front(experiment)
     on_front = {p.trial.trial_id for p in best}
-    two = len(objectives) == 2
-    figure = scatter(objectives, found, best) if two else parallel(objectives, found, on_front)
+    if len(objectives) == 2:  # a plane shows the trade-off itself; more need an axis each
+        figure, note = scatter(objectives, found, best), scatter_note(objectives)
+    else:
+        figure, note = parallel(objectives, found, on_front), PARALLEL_NOTE
+    note += " ×: breaks a constraint." if experiment.config.constraint_list else ""
     return "\n".join(
         [
             f"<p>{html.escape(counts_line(experiment, found, on_front))}</p>",
             figure_html(figure),
-            f"<p class=note>{html.escape(reading_note(objectives, bool(experiment.config.constraint_list)))}</p>",
+            f"<p class=note>{html.escape(note)}</p>",
             front_table(objectives, best),
             "<h3>Hypervolume over time</h3>",
             figure_html(hypervolume_figure(experiment)),
@@ -82,24 +85,23 @@ def counts_line(experiment: ExperimentRecord, found: list[pareto_front.Point], o
     return line + "."
 
 
-def reading_note(objectives: list[Objective], constrained: bool) -> str:
-    broken = " ×: breaks a constraint." if constrained else ""
-    if len(objectives) == 2:
-        corner = (
-            f"{'left' if objectives[0].mode == 'min' else 'right'} and "
-            f"{'bottom' if objectives[1].mode == 'min' else 'top'}"
-        )
-        return (
-            f"Each trial at its last epoch that reported both objectives. The better corner is {corner}; the "
-            "staircase is the edge of what the front dominates: a front trial is at least as good on both "
-            "as any trial beyond it. Hollow: stopped early (its values are from the epoch it stopped at). "
-            f"Faded: dominated.{broken}"
-        )
-    return (
-        "One line a trial, at its last epoch that reported every objective; each axis has its better end at "
-        "the top, so no other trial's line is above a front trial's on every axis. Dotted: stopped early."
-        + broken
+def scatter_note(objectives: list[Objective]) -> str:
+    corner = (
+        f"{'left' if objectives[0].mode == 'min' else 'right'} and "
+        f"{'bottom' if objectives[1].mode == 'min' else 'top'}"
     )
+    return (
+        f"Each trial at its last epoch that reported both objectives. The better corner is {corner}; the "
+        "staircase is the edge of what the front dominates: a front trial is at least as good on both "
+        "as any trial beyond it. Hollow: stopped early (its values are from the epoch it stopped at). "
+        "Faded: dominated."
+    )
+
+
+PARALLEL_NOTE = (
+    "One line a trial, at its last epoch that reported every objective; each axis has its better end at "
+    "the top, so no other trial's line is above a front trial's on every axis. Dotted: stopped early."
+)
 
 
 def axis_title(objective: Objective) -> str:

@@ -1,0 +1,73 @@
+"""What the live table shows of a sweep's objectives: with one, the best trial so far; with several, also the
+front of the results so far, its trials marked in a column of their own. ``marks`` picks one, and is the only
+place the live table asks how many objectives there are."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import TYPE_CHECKING
+
+from tuner.launch.watching.table_cells import lookup, result_of
+from tuner.objectives import Objective, as_point, reported
+
+if TYPE_CHECKING:
+    from ray.tune.experiment import Trial
+
+ON_FRONT = "●"  # the front's trials in the table
+
+
+class OneBest:
+    """One objective: the best trial, and no front (no trial has a point to place on one)."""
+
+    headers: tuple[str, ...] = ()
+
+    def point(self, trial: Trial, breaks: Callable[[Trial], bool]) -> list[float] | None:
+        return None
+
+    def cells(self, trial_id: str, on_front: set[str]) -> list[str]:
+        return []
+
+    def best_lines(
+        self, front: list[Trial], best: str, value: float, metric: str, ranked: str, params: str
+    ) -> list[str]:
+        return [
+            f"Best so far: trial {best}, {metric} {value:.4g} (trials ranked by their best {metric}, {ranked}); parameters={params}"
+        ]
+
+
+class Front(OneBest):
+    """Several objectives: each trial's point at its last result, none for one that breaks a constraint or lacks
+    an objective; the front of those points is marked in the table and named above it."""
+
+    headers = ("front",)
+
+    def __init__(self, objectives: tuple[Objective, ...]) -> None:
+        self.objectives = objectives
+
+    def point(self, trial: Trial, breaks: Callable[[Trial], bool]) -> list[float] | None:
+        values = reported(
+            self.objectives, {o.name: lookup(result_of(trial), o.name) for o in self.objectives}
+        )
+        if values is None or breaks(trial):
+            return None
+        return list(as_point(self.objectives, values))
+
+    def cells(self, trial_id: str, on_front: set[str]) -> list[str]:
+        return [ON_FRONT if trial_id in on_front else ""]
+
+    def best_lines(
+        self, front: list[Trial], best: str, value: float, metric: str, ranked: str, params: str
+    ) -> list[str]:
+        return [
+            f"Pareto front so far: {len(front)} trial(s) on {', '.join(map(str, self.objectives))}, "
+            f"marked {ON_FRONT} in the table: {', '.join(t.trial_id for t in front)}",
+            f"Rows ranked by each trial's best {metric}, {ranked}; best {metric}: trial {best}, {value:.4g}",
+        ]
+
+
+@lru_cache(maxsize=8)
+def marks(objectives: Sequence[Objective]) -> OneBest:
+    """The view of a sweep's objectives (the live table keeps the objectives, not this, so that it pickles as
+    it did)."""
+    return Front(tuple(objectives)) if len(objectives) > 1 else OneBest()
