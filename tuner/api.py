@@ -103,11 +103,9 @@ class Experiment:
         params = sorted({k for t in record.trials for k in t.config})
         others = [o.name for o in record.config.objective_list[1:]]
         at_best = [m for m in reported_metrics(record) if m != metric]
-        on_front: set[str] | None = None
-        if record.config.several_objectives:
-            from tuner.review.front import front
+        from tuner.review.front import on_front as front_ids
 
-            on_front = {p.trial.trial_id for p in front(record)}
+        on_front = front_ids(record)
         extra = [f"last_{n}" for n in others] + (["front"] if on_front is not None else [])
         extra += ["feasible"] if record.config.constraints else []
         rows = []

@@ -71,6 +71,14 @@ def front(experiment: ExperimentRecord) -> list[Point]:
     return sorted((found[i] for i in keep), key=lambda p: first.as_min(p.values[first.name]))
 
 
+def on_front(experiment: ExperimentRecord) -> set[str] | None:
+    """The ids of the trials on the front; None with one objective, where there is no front to be on: every
+    view of the trials asks this, and shows a front only where it is not None."""
+    if not experiment.config.several_objectives:
+        return None
+    return {p.trial.trial_id for p in front(experiment)}
+
+
 def reference(experiment: ExperimentRecord, found: list[Point] | None = None) -> tuple[float, ...] | None:
     """The hypervolume's reference point (less is better): a tenth beyond the worst feasible value seen on each
     objective, so that every feasible trial counts."""

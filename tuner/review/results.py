@@ -223,11 +223,9 @@ def trial_rows(experiment: ExperimentRecord, top: int | None = None) -> list[dic
     """One row per trial, best first: id, status, parameters, best and last metric, epochs run."""
     metric, mode = experiment.metric, experiment.mode
     params = sorted({k for t in experiment.trials for k in t.config})
-    on_front = None
-    if experiment.config.several_objectives:
-        from tuner.review.front import front
+    from tuner.review.front import on_front as front_ids
 
-        on_front = {p.trial.trial_id for p in front(experiment)}
+    on_front = front_ids(experiment)
     rows = []
     for trial in experiment.ranked()[:top]:
         row: dict[str, Value] = {"trial_id": trial.trial_id, "status": trial.status}
@@ -307,12 +305,13 @@ def best_export(
     damaged = experiment.checkpoint_damage(chosen)
     if damaged is not None:
         out["checkpoint_damaged"] = damaged
-    if experiment.config.several_objectives:
-        from tuner.review.front import front, point
+    from tuner.review.front import on_front, point
 
+    ids = on_front(experiment)
+    if ids is not None:
         at = point(chosen, experiment.config.objective_list, experiment.config.constraint_list)
         out["values"] = at.values if at else {}
-        out["on_front"] = any(p.trial.trial_id == chosen.trial_id for p in front(experiment))
+        out["on_front"] = chosen.trial_id in ids
     if experiment.breaks(chosen):
         out["breaks"] = experiment.breaks(chosen)
     return out

@@ -92,11 +92,9 @@ def summarize(sweep: Sweep, record: ExperimentRecord, running: bool) -> Row:
 
     config = record.config
     best = record.best_trial()
-    front = None
-    if config.several_objectives:
-        from tuner.review.front import summary
+    from tuner.review.front import on_front
 
-        front = len(summary(record)["front"])
+    ids = on_front(record)
     spans = [
         (times[0][0], times[-1][0]) for t in record.trials if (times := t.times())
     ]  # each trial's read once
@@ -117,7 +115,7 @@ def summarize(sweep: Sweep, record: ExperimentRecord, running: bool) -> Row:
         grows=can_grow(record.path),
         fates=record.fate_counts(),
         best=best.best(record.metric, record.mode) if best is not None else None,
-        front=front,
+        front=None if ids is None else len(ids),
         started=started,
         wall=wall,
         epochs=sum(t.epochs for t in record.trials),

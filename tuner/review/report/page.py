@@ -192,13 +192,14 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
     (next to the id, so that the explanation is in view on a narrow screen), best value and the epoch it came
     at, epochs run, its config, the order it was made in (as the best-so-far chart counts trials), and the
     other metrics it reported at its best epoch."""
+    from tuner.review.front import on_front
     from tuner.review.plots import reported_metrics
 
     metric, mode = experiment.metric, experiment.mode
     params = sorted({k for t in experiment.trials for k in t.config})
     others = [m for m in reported_metrics(experiment) if m != metric]
     made = {t.trial_id: i for i, t in enumerate(experiment.trials, 1)}
-    front = _on_front(experiment)
+    front = on_front(experiment)
     bounded = bool(experiment.config.constraint_list)
     rows = []
     for rank, trial in enumerate(experiment.ranked(), 1):
@@ -220,16 +221,6 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
             row[f"{name} at best epoch"] = cell(best_row.get(name))
         rows.append(row)
     return rows
-
-
-def _on_front(experiment: ExperimentRecord) -> set[str] | None:
-    """The ids of the trials on the front (several objectives), as pareto.json and ``tuner results`` say;
-    None with one objective."""
-    if not experiment.config.several_objectives:
-        return None
-    from tuner.review.front import summary
-
-    return {str(row["trial_id"]) for row in summary(experiment)["front"]}
 
 
 def _fates_table(experiment: ExperimentRecord) -> str:
