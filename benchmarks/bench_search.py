@@ -114,7 +114,8 @@ def final_values(args: argparse.Namespace) -> dict:
     from concurrent.futures import ProcessPoolExecutor
 
     jobs = [(dataset, trials, searcher, seed, args.concurrent) for dataset in args.datasets for trials in args.trials
-            for searcher in [*args.searchers, "optuna-direct"] for seed in range(args.seeds)]  # fmt: skip
+            for searcher in [*args.searchers, "optuna-direct"]
+            for seed in range(args.first_seed, args.first_seed + args.seeds)]  # fmt: skip
     results: dict = {}
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs, initializer=_quiet_worker) as pool:
@@ -607,6 +608,8 @@ def main() -> None:
                         "nb201-imagenet (NAS-Bench-201)")  # fmt: skip
     parser.add_argument("--trials", type=int, nargs="+", default=[32, 64])
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument("--first-seed", type=int, default=0, help="the final-value runs' seeds start here (fresh "
+                        "seeds for a held-out check)")
     parser.add_argument("--searchers", nargs="+", default=[searchers.AUTO, *(n for n in searchers.NAMES if n != "bohb")])
     parser.add_argument("--concurrent", type=int, default=1, help="trials at once in the final-value replays")
     parser.add_argument("--fifo-trials", type=int, default=32, help="FIFO-random's trials: sets the budget")

@@ -21,7 +21,7 @@ from tuner.folder import horizon as trial_length
 from tuner.folder import plan
 from tuner.folder.fates import cut_by_scheduler, family
 from tuner.folder.names import STDOUT_FILE
-from tuner.folder.progress_rows import Row, read_rows, result_times
+from tuner.folder.progress_rows import Row, config_at, read_rows, result_times
 from tuner.nesting import flatten
 from tuner.objectives import Mode, pick, sign
 from tuner.ray_compat.messages import in_words
@@ -45,7 +45,8 @@ class TrialRecord:
     trial_id: str
     path: str
     status: str
-    config: ConfigDraft  # by full names (model/width), as params.json holds them
+    # by full names (model/width), as params.json holds them; one PBT changed, as its best epoch was trained
+    config: ConfigDraft
     rows: list[Row] = field(default_factory=list)
     error: str = ""  # the last line of its error
     error_file: str | None = None  # the whole error, inside the experiment folder
@@ -208,12 +209,12 @@ class ExperimentRecord:
         return ranked[0] if ranked else None
 
     def best_checkpoint(self, trial: TrialRecord) -> str | None:
-        """The checkpoint saved at the trial's best epoch, else its newest one still kept; a damaged one
-        (tuner/folder/checkpoints.py) is passed over."""
+        """The checkpoint saved at the trial's best epoch; where that epoch saved none, or its checkpoint is
+        damaged (tuner/folder/checkpoints.py), the best whole one kept by the metric, else the newest."""
         return self._checkpoint_choice(trial)[0]
 
-    def checkpoint_damage(self, trial: TrialRecord) -> str | None:
-        """Why the checkpoint of the trial's best epoch was passed over, in words; None when it was not."""
+    def checkpoint_note(self, trial: TrialRecord) -> str | None:
+        """Why ``best_checkpoint`` is not the best epoch's own, in words; None when it is (or none is kept)."""
         return self._checkpoint_choice(trial)[1]
 
     def _checkpoint_choice(self, trial: TrialRecord) -> tuple[str | None, str | None]:
@@ -221,21 +222,36 @@ class ExperimentRecord:
         from tuner.folder.names import DAMAGED_PREFIX
 
         row = trial.best_row(self.metric, self.mode)
-        note = None
-        if row and row.get("checkpoint_dir_name"):
-            name = row["checkpoint_dir_name"]
-            at_best = storage.join(trial.path, name)
-            if storage.is_dir(at_best):
-                why = damage(at_best)
-                if why is None:
-                    return at_best, None
-                note = f"the best epoch's checkpoint {name} is damaged ({why})"
-            elif storage.is_dir(storage.join(trial.path, DAMAGED_PREFIX + name)):
-                note = f"the best epoch's checkpoint {name} was found damaged and set aside by tuner resume"
-        kept = newest_whole(trial.path)
-        if note is not None:
-            note += f"; the newest whole one, {kept}, stands in" if kept else "; no whole checkpoint is kept"
-        return (storage.join(trial.path, kept) if kept else None), note
+        if not row:
+            return None, None
+        name = row.get("checkpoint_dir_name")
+        epoch = row.get("training_iteration")
+        if not name:
+            note = f"no checkpoint was saved at the best epoch ({epoch})"
+        elif storage.is_dir(at_best := storage.join(trial.path, name)):
+            why = damage(at_best)
+            if why is None:
+                return at_best, None
+            note = f"the best epoch's checkpoint {name} is damaged ({why})"
+        elif storage.is_dir(storage.join(trial.path, DAMAGED_PREFIX + name)):
+            note = f"the best epoch's checkpoint {name} was found damaged and set aside by tuner resume"
+        else:
+            note = f"the best epoch's checkpoint {name} is not kept"
+        saved = [
+            (value, r)
+            for r in trial.rows
+            if r.get("checkpoint_dir_name") not in (None, "", name)
+            and (value := _number(r.get(self.metric))) is not None
+            and damage(storage.join(trial.path, r["checkpoint_dir_name"])) is None
+        ]
+        if saved:
+            value, kept = pick(self.mode)(saved, key=lambda pair: pair[0])
+            stands = f"epoch {kept.get('training_iteration')}'s ({self.metric} {value:.4g}), the best whole one kept"
+            return storage.join(trial.path, kept["checkpoint_dir_name"]), f"{note}; {stands}, stands in"
+        newest = newest_whole(trial.path)
+        if newest is None:
+            return None, (None if not name else f"{note}; no whole checkpoint is kept")
+        return storage.join(trial.path, newest), f"{note}; the newest whole one, {newest}, stands in"
 
     def at_once(self) -> int | None:
         """The most trials the sweep ran at once (its ``spent.json``, or while it runs the driver's own
@@ -392,6 +408,11 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
             live,
         )
         record.loop_end = fates.loop_end(status, record.epochs, config.max_epochs, decision)
+        if (decision or {}).get("perturbed") and (
+            at_best := record.best_row(config.metric or "loss", config.objective.mode)
+        ):
+            trained = config_at(trial_path, at_best)  # PBT changed its config: the best epoch's stands
+            record.config = asked(flatten(trained)) if trained is not None else record.config
         trials.append(record)
     made = {trial_id: state.get("made") for trial_id, state in states.items()}
     # the order Tune made them

@@ -232,5 +232,5 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
     exported = run_cli("export", folder)
     assert exported.code == 0, exported.err
     out = json.loads(exported.out)
-    assert out["checkpoint"] != at_best and "checkpoint.pt has 4 bytes where" in out["checkpoint_damaged"]
+    assert out["checkpoint"] != at_best and "checkpoint.pt has 4 bytes where" in out["checkpoint_note"]
     assert exported.err.startswith("tuner: note: the best epoch's checkpoint"), exported.err

@@ -313,3 +313,45 @@ def test_a_finished_sweep_that_planned_every_trial_is_told_to_start_anew_not_to_
     resume_sweep(str(experiment.path), out=said.append)
     assert said[0].endswith("nothing is left to resume; it planned every trial at its start (a grid, or PBT) and "
                             "cannot grow: start a new sweep for more")  # fmt: skip
+
+
+def test_a_best_epoch_that_saved_no_checkpoint_gets_the_best_kept_one_and_says_so(tmp_path):
+    """A trainable that saves every second epoch: its best epoch (1) saved none. The newest checkpoint (epoch 4,
+    ten times worse) was named as the best's, silently; the best one kept stands in, and every view says which."""
+    from tuner.review.results import best_export, format_summary, summarize
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.01, 0.03, 0.05, 0.1])})
+    trial = tmp_path / "exp" / "a"
+    rows = ["loss,training_iteration,trial_id,checkpoint_dir_name"]
+    rows += [f"{loss},{n},a,{f'checkpoint_00000{n // 2 - 1}' if n % 2 == 0 else ''}"
+             for n, loss in enumerate([0.01, 0.03, 0.05, 0.1], 1)]  # fmt: skip
+    (trial / "progress.csv").write_text("\n".join(rows) + "\n")
+    for name in ("checkpoint_000000", "checkpoint_000001"):
+        (trial / name).mkdir()
+        (trial / name / "state.json").write_text("{}")
+    record = load(str(experiment.path), running=False)
+    best = record.trial("a")
+    assert record.best_checkpoint(best) == str(trial / "checkpoint_000000")  # epoch 2's, not epoch 4's
+    note = "no checkpoint was saved at the best epoch (1); epoch 2's (loss 0.03), the best whole one kept, stands in"
+    assert record.checkpoint_note(best) == note
+    summary = summarize(record)
+    assert f"    ({note})" in format_summary(summary)
+    assert json.loads((tmp_path / "exp" / "best_config.json").read_text())["checkpoint_note"] == note
+    assert best_export(record)["checkpoint_note"] == note
+
+
+def test_a_trial_pbt_changed_after_its_best_epoch_shows_the_config_that_epoch_trained_with(tmp_path):
+    """PBT continued the trial with k 0 -> 3 after its best epoch: the best config was said to be k=3, which never
+    reached that value. result.json keeps each result's config."""
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.01, 1.3, 1.3]), "b": ("TERMINATED", [1.1, 1.1, 1.1])})
+    trial = tmp_path / "exp" / "a"
+    (trial / "params.json").write_text(json.dumps({"k": 3}))
+    results = [{"loss": loss, "training_iteration": n, "trial_id": "a", "config": {"k": 0 if n == 1 else 3}}
+               for n, loss in enumerate([0.01, 1.3, 1.3], 1)]  # fmt: skip
+    (trial / "result.json").write_text("".join(json.dumps(r) + "\n" for r in results))
+    fates = {"a": {"perturbed": ["perturbed by PBT at epoch 1: continued from trial b's epoch-1 checkpoint with k 0 -> 3"]}}
+    (tmp_path / "exp" / "fates.json").write_text(json.dumps(fates))
+    record = load(str(experiment.path), running=False)
+    best = record.best_trial()
+    assert best is not None and best.trial_id == "a" and best.config == {"k": 0}
+    assert "perturbed by PBT" in best.fate

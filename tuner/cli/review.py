@@ -64,8 +64,8 @@ def export(experiment: str, out_file: str | None, pick: str | None, weights: str
     from tuner.review.results import best_export
 
     best = best_export(experiments.load(experiment), pick, weights)
-    if "checkpoint_damaged" in best:
-        click.echo(f"tuner: note: {best['checkpoint_damaged']}", err=True)
+    if "checkpoint_note" in best:
+        click.echo(f"tuner: note: {best['checkpoint_note']}", err=True)
     if out_file is None:
         click.echo(json.dumps(best, indent=2))
         return

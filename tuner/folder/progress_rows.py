@@ -13,6 +13,7 @@ import itertools
 from typing import TypeAlias, cast
 
 from tuner import storage
+from tuner.value_types import ConfigDraft
 from tuner.values import number as _number
 
 # One row of a trial's ``progress.csv``, one result: each column's text as the CSV holds it (read a number with
@@ -60,6 +61,28 @@ def _from_result_json(trial_path: str) -> list[Row]:
             result.pop("config", None)  # Ray's CSV leaves the config out (params.json holds it)
             rows.append(dict(_as_text(result)))
     return rows
+
+
+def config_at(trial_path: str, row: Row) -> ConfigDraft | None:
+    """The config a result was trained with, as ``result.json`` keeps it beside each result (the CSV does not):
+    under PBT a trial's config changes as it goes, and its best epoch may predate its last config. The last
+    result of the row's epoch and time stands (a resumed epoch is reported again)."""
+    import json
+
+    found = None
+    for line in (storage.read_text(trial_path, "result.json") or "").splitlines():
+        try:
+            result = json.loads(line)
+        except ValueError:
+            continue
+        if (
+            isinstance(result, dict)
+            and str(result.get("training_iteration")) == row.get("training_iteration")
+            and row.get("timestamp") in (None, str(result.get("timestamp")))
+            and isinstance(result.get("config"), dict)
+        ):
+            found = result["config"]
+    return found
 
 
 def _as_text(result: dict[str, object], prefix: str = "") -> list[tuple[str, str]]:

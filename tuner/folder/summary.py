@@ -50,6 +50,7 @@ class BestConfigRecord(TypedDict):
     config: NotRequired[ConfigDraft]
     checkpoint: NotRequired[str | None]
     trial_path: NotRequired[str]
+    checkpoint_note: NotRequired[str]
     pareto: NotRequired[ParetoRecord]
     infeasible: NotRequired[int | None]
     constraints: NotRequired[list[str]]
@@ -77,6 +78,7 @@ class BestTrial:
     checkpoint: str | None
     trial_path: str
     fate: str = ""
+    checkpoint_note: str | None = None  # why the checkpoint is not the best epoch's own
 
 
 @dataclass
@@ -131,6 +133,8 @@ class Summary:
                     "trial_path": self.best.trial_path,
                 }
             )
+            if self.best.checkpoint_note:
+                out["checkpoint_note"] = self.best.checkpoint_note
         if self.pareto is not None:
             out["pareto"] = self.pareto
         elif self.constraints:

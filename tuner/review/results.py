@@ -39,7 +39,7 @@ class BestExport(TypedDict):
     trial_id: str
     checkpoint: str | None
     experiment: str
-    checkpoint_damaged: NotRequired[str]
+    checkpoint_note: NotRequired[str]  # why the checkpoint is not the best epoch's own
     values: NotRequired[dict[str, float]]
     on_front: NotRequired[bool]
     breaks: NotRequired[list[str]]
@@ -70,6 +70,7 @@ def summarize(experiment: ExperimentRecord) -> Summary:
             experiment.best_checkpoint(best),
             best.path,
             best.fate,
+            experiment.checkpoint_note(best),
         )
     summary.constraints = experiment.config.constraints or None
     if experiment.config.several_objectives:
@@ -112,6 +113,8 @@ def format_summary(summary: Summary) -> list[str]:
             f"  config: {json.dumps(jsonable(best.config), sort_keys=True)}",
             f"  checkpoint: {best.checkpoint or 'none (the trainable saves no checkpoints)'}",
         ]
+        if best.checkpoint_note:
+            lines.append(f"    ({best.checkpoint_note})")
         if best.fate:
             lines.append(f"  fate: {best.fate}")
     else:
@@ -302,9 +305,9 @@ def best_export(
         "checkpoint": experiment.best_checkpoint(chosen),
         "experiment": str(experiment.path),
     }
-    damaged = experiment.checkpoint_damage(chosen)
-    if damaged is not None:
-        out["checkpoint_damaged"] = damaged
+    note = experiment.checkpoint_note(chosen)
+    if note is not None:
+        out["checkpoint_note"] = note
     from tuner.review.front import on_front, point
 
     ids = on_front(experiment)

@@ -173,6 +173,8 @@ def _best_section(experiment: ExperimentRecord) -> str:
         for k, v in best.config.items()
     )
     checkpoint = experiment.best_checkpoint(best) or "(none kept)"
+    note = experiment.checkpoint_note(best)
+    checkpoint += f" ({note})" if note else ""
     return (
         f"<p><b>Trial {html.escape(best.trial_id)}</b>: {html.escape(experiment.metric)} <b>{value:.4g}</b> at epoch "
         f"{int(float(row.get('training_iteration') or 0))}; {html.escape(best.fate)}.</p>"
