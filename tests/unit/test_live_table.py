@@ -319,3 +319,16 @@ def test_a_trial_id_that_reads_as_a_number_is_shown_as_it_is():
     """Ray's ids are hex: 18587e85 read as a number was shown as 1.859e+89, and the trial could not be found."""
     text = build_reporter("loss", "min", ["x"], max_epochs=2).text([trial("18587e85", {"x": 1}, 0.5)])
     assert first_cells(text) == ["18587e85"]
+
+
+def test_a_trial_that_failed_ranks_after_those_that_did_not_as_the_summary_ranks_it():
+    """The last table named a crashed trial the best so far while the summary under it named another: a config
+    that crashes is not recommended while one that ran is there, in the table as in every review."""
+    trials = [
+        trial("ok", {"x": 1}, 0.9, 0.6),
+        trial("bad", {"x": 2}, 0.3, 0.2, status="ERROR"),
+        trial("worse", {"x": 3}, 0.8, 0.7),
+    ]
+    text = build_reporter("loss", "min", ["x"], max_epochs=2).text(trials, True)
+    assert first_cells(text) == ["ok", "worse", "bad"]
+    assert "Best so far: trial ok, loss 0.6" in text

@@ -29,9 +29,10 @@ def results(experiment: str, top: int | None, fmt: str) -> None:
     if fmt == "table":
         order = "lowest" if record.mode == "min" else "highest"
         fates = f"; {fates_line(record.fate_counts())}" if record.trials else ""
+        failed = ", those that failed after those that did not" if record.failed() else ""
         click.echo(
             f"{record.path}  ({len(record.trials)} trials, ranked by each trial's best {record.metric}, {order} "
-            f"first{fates})"
+            f"first{failed}{fates})"
         )
     click.echo(render(trial_rows(record, top), fmt))
 

@@ -187,12 +187,14 @@ class LiveTable(Restored, ProgressReporter):
         return breaks_constraints(self.constraints, trial)
 
     def ranked(self, trials: list[Trial]) -> list[Trial]:
-        """Best first: trials with a value before those without, those that meet the constraints first."""
+        """Best first: trials with a value before those without, those that meet the constraints first, those
+        that failed after those that did not."""
         return sorted(trials, key=self._key)
 
     def _key(self, trial: Trial) -> RankKey:
         best = self.best(trial)
-        return (best is None, self.breaks(trial), sign(self.mode) * (best or 0.0))
+        errored = trial.status == "ERROR"  # a config that crashed is not recommended while one that ran is there
+        return (best is None, self.breaks(trial), errored, sign(self.mode) * (best or 0.0))
 
     # --- lines -----------------------------------------------------------------------------------------------
 

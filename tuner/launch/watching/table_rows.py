@@ -23,9 +23,8 @@ from tuner.open_trials import OpenTrials
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
-RankKey = tuple[
-    bool, bool, float
-]  # (no value yet, breaks a constraint, value in the sign where less is better)
+# (no value yet, breaks a constraint, errored, value in the sign where less is better): as every review ranks
+RankKey = tuple[bool, bool, bool, float]
 Ranked = tuple[RankKey, int, "Trial"]  # a trial's key, then the order it was first seen in: unique
 
 
