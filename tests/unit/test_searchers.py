@@ -395,3 +395,32 @@ def test_bohbs_space_is_built_by_tuner_as_rays_converter_of_2_60_builds_it():
     }
     for name, (domain, made) in expected.items():
         assert hyperparameter(name, domain) == made, name
+
+
+def test_bohb_rounds_a_stepped_domain_to_its_step_as_the_plan_says():
+    """BOHB's models take no step: the plan said "randint(8, 64, q=8) searched by bohb" and the trials got 19, 42,
+    43. Each value is now drawn without the step and rounded to it, upper bounds as Tune's own draws keep them."""
+    import random
+
+    from ray import tune
+
+    from tuner.searchers import plan_search
+
+    space = {
+        "a": tune.quniform(0, 1, 0.25),
+        "b": tune.qrandint(8, 64, 8),
+        "lr": tune.qloguniform(1e-4, 1e-1, 5e-5),
+    }
+    plan = plan_search(space, "bohb")
+    assert [p.how for p in plan.params] == [
+        "searched by bohb, rounded to a multiple of 0.25",
+        "searched by bohb, rounded to a multiple of 8",
+        "searched by bohb in log space, rounded to a multiple of 5e-05",
+    ]
+    rng = random.Random(0)
+    for p in plan.params:
+        values = {p.decode(p.encoded.sample(random_state=rng.randrange(2**31))) for _ in range(200)}
+        q = space[p.name].get_sampler().q
+        assert all(abs(v / q - round(v / q)) < 1e-9 for v in values), (p.name, values)
+        assert min(values) >= space[p.name].lower and max(values) <= space[p.name].upper
+    assert 64 in {plan.params[1].decode(x) for x in (60.5, 63.9)}  # qrandint's upper bound is drawn

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from tuner.objectives import Objectives, single
 from tuner.searchers.base import SearcherEntry
-from tuner.searchers.plan import ParamPlan, SearchPlan
+from tuner.searchers.plan import ParamPlan, SearchPlan, stepped
 
 if TYPE_CHECKING:
     from ConfigSpace import ConfigurationSpace
@@ -27,6 +27,16 @@ class BohbKde(SearcherEntry):
     models_conditionals = True  # one hyperparameter per branch, under a condition on its parent
 
     def plan_domain(self, name: str, value: Domain, text: str) -> ParamPlan:
+        """BOHB's models take no step: a stepped domain is searched without it and rounded to it."""
+        from ray.tune.search.sample import Float, Integer, Normal, Quantized
+
+        sampler = value.get_sampler()
+        if (
+            isinstance(value, (Float, Integer))
+            and isinstance(sampler, Quantized)
+            and not isinstance(sampler.get_sampler(), Normal)
+        ):
+            return stepped(name, value, text, self.name)
         return self.plan_native(name, value, text)
 
     def space_for(self, plan: SearchPlan) -> ConfigurationSpace:

@@ -66,7 +66,9 @@ def hyperparameter(
     from ray.tune.search.sample import Categorical, Float, Integer, LogUniform, Normal, Quantized, Uniform
 
     sampler = domain.get_sampler()
-    if isinstance(sampler, Quantized):  # BOHB's models take no step, as Ray's converter says
+    if isinstance(
+        sampler, Quantized
+    ):  # a step is the plan's to round to (tuner/searchers/plan.py ``stepped``)
         sampler = sampler.get_sampler()
     if isinstance(domain, Categorical):
         return CS.CategoricalHyperparameter(name, choices=list(domain.categories))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from tuner.objectives import Objectives, ray_form
 from tuner.searchers.base import QUANTILE, SearcherEntry
-from tuner.searchers.plan import ParamPlan, SearchPlan, log_quantized
+from tuner.searchers.plan import ParamPlan, SearchPlan, stepped
 
 if TYPE_CHECKING:
     from optuna.samplers import BaseSampler
@@ -47,7 +47,7 @@ class OptunaTPE(SearcherEntry):
             and isinstance(sampler.get_sampler(), LogUniform)
         ):
             # Optuna takes a log domain only without a step
-            return log_quantized(name, value, text, self.name)
+            return stepped(name, value, text, self.name)
         return self.plan_native(name, value, text, normal=QUANTILE)
 
     def space_for(self, plan: SearchPlan) -> dict[str, Domain] | DefineByRun:

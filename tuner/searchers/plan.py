@@ -284,23 +284,24 @@ class Rounded:
         return int(round(value)) if self.integer else value
 
 
-def log_quantized(name: str, value: Float | Integer, text: str, searcher: str) -> ParamPlan:
-    """A log-scale domain with a step (``tune.qloguniform``, ``tune.qlograndint``), for a model that takes log
-    domains only without one: searched in log space, each value rounded to the step as Tune's draw is."""
+def stepped(name: str, value: Float | Integer, text: str, searcher: str) -> ParamPlan:
+    """A domain with a step (``tune.quniform``, ``tune.qrandint``, ``tune.qloguniform``...) for a model that takes
+    none, or none on a log scale: searched without it, each value rounded to the step as Tune's draw is."""
     from ray import tune
-    from ray.tune.search.sample import Integer
+    from ray.tune.search.sample import Integer, LogUniform
 
-    q = value.get_sampler().q
+    sampler = value.get_sampler()
+    q, log = sampler.q, isinstance(sampler.get_sampler(), LogUniform)
     integer = isinstance(value, Integer)
-    top = value.upper - 1 if integer else value.upper  # Tune's integer upper bounds are exclusive
-    encoded = (
-        tune.lograndint(value.lower, value.upper)
-        if isinstance(value, Integer)  # ``integer``
-        else tune.loguniform(value.lower, value.upper)
-    )
+    # Tune's integer upper bound is exclusive, but with a step above 1 it is among the values drawn
+    top = value.upper - 1 if integer and q == 1 else value.upper
+    if integer:
+        encoded = (tune.lograndint if log else tune.randint)(int(value.lower), int(value.upper))
+    else:
+        encoded = (tune.loguniform if log else tune.uniform)(value.lower, value.upper)
     low = math.ceil(value.lower / q) * q
     high = math.floor(top / q) * q
-    how = f"searched by {searcher} in log space, rounded to a multiple of {q:g}"
+    how = f"searched by {searcher}{' in log space' if log else ''}, rounded to a multiple of {q:g}"
     return ParamPlan(name, text, how, ENCODED, encoded, Rounded(q, low, high, integer))
 
 

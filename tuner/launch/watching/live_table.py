@@ -193,7 +193,9 @@ class LiveTable(Restored, ProgressReporter):
 
     def _key(self, trial: Trial) -> RankKey:
         best = self.best(trial)
-        errored = trial.status == "ERROR"  # a config that crashed is not recommended while one that ran is there
+        errored = (
+            trial.status == "ERROR"
+        )  # a config that crashed is not recommended while one that ran is there
         return (best is None, self.breaks(trial), errored, sign(self.mode) * (best or 0.0))
 
     # --- lines -----------------------------------------------------------------------------------------------
