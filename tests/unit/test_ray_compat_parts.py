@@ -488,3 +488,26 @@ def test_part_24_a_metric_reported_as_a_tensor_fails_in_words_that_say_what_to_d
         "a metric was reported as a torch tensor; report a number instead, e.g. loss.item() or float(loss) (Ray: "
     )
     assert in_words("ValueError: bad lr") == "ValueError: bad lr"
+
+
+def test_pbt_keeps_a_perturbed_value_inside_its_domain_and_on_its_step():
+    """Ray's PBT multiplies a value by 0.8 or 1.2 and leaves it there: a width from qrandint(8, 64, 8) became 77,
+    beyond the space and off its step, and 8 became 10. Every perturbation now lands back in the space."""
+    import random
+
+    from ray import tune
+    from ray.tune.schedulers.pbt import _explore
+
+    from tuner.schedulers.pbt import WithinDomains, mutations
+
+    space = {"model/width": tune.qrandint(8, 64, 8), "lr": tune.loguniform(1e-4, 1e-1), "opt": tune.choice(["a", "b"])}
+    mutable = mutations(space)
+    keep = WithinDomains({n: d for n, d in mutable.items() if not isinstance(d, list)})
+    random.seed(0)
+    seen = set()
+    for width, lr in ((64, 0.1), (8, 1e-4), (56, 0.05)):
+        for _ in range(50):
+            config, _ = _explore({"model/width": width, "lr": lr, "opt": "a"}, mutable, 0.25, (1.2, 0.8), keep)
+            seen.add(config["model/width"])
+            assert 1e-4 <= config["lr"] <= 1e-1 and config["opt"] in ("a", "b")
+    assert seen <= set(range(8, 65, 8)) and {8, 64} <= seen

@@ -42,6 +42,34 @@ def mutations(params: Space) -> dict[str, list[Value] | Float | Integer]:
     return out
 
 
+class WithinDomains:
+    """PBT's explore step, kept inside the space: Ray's multiplies a value by 0.8 or 1.2 and leaves it there, so a
+    width drawn from ``qrandint(8, 64, 8)`` became 77. Each perturbed number is brought back within its domain's
+    bounds and onto its step (Ray's ``custom_explore_fn``, applied after its own perturbation; picklable, as Ray
+    saves the scheduler)."""
+
+    def __init__(self, domains: dict[str, Float | Integer]) -> None:
+        self.domains = domains
+
+    def __call__(self, config: dict[str, Value]) -> dict[str, Value]:
+        from ray.tune.search.sample import Integer, Quantized
+
+        for name, domain in self.domains.items():
+            value = config.get(name)
+            if not isinstance(value, (int, float)) or isinstance(value, bool):
+                continue
+            sampler = domain.get_sampler()
+            q = sampler.q if isinstance(sampler, Quantized) else None
+            integer = isinstance(domain, Integer)
+            top = domain.upper - 1 if integer and not (q and q > 1) else domain.upper  # as Tune draws
+            if q:
+                value = round(value / q) * q
+                top = top // q * q if integer else top
+            value = min(max(value, domain.lower), top)
+            config[name] = int(round(value)) if integer else float(value)
+        return config
+
+
 class Pbt(SchedulerEntry):
     name = "pbt"
     summary = (
@@ -69,6 +97,9 @@ class Pbt(SchedulerEntry):
             hyperparam_mutations=mutable,
             quantile_fraction=QUANTILE,
             resample_probability=RESAMPLE_PROBABILITY,
+            custom_explore_fn=WithinDomains(
+                {name: d for name, d in mutable.items() if not isinstance(d, list)}
+            ),
             log_config=True,
             fate_log=ctx.fate_log,
             on_pause=functools.partial(warn_once_if_lost, scheduler="PBT", max_t=ctx.max_epochs),
@@ -79,6 +110,6 @@ class Pbt(SchedulerEntry):
         every = interval(ctx.max_epochs)
         return [
             f"PBT: every {every} epoch(s), a trial in the worst {QUANTILE:.0%} continues from the checkpoint of one "
-            f"in the best {QUANTILE:.0%} with perturbed {mutable} (x0.8 or x1.2, a neighbouring choice, or "
+            f"in the best {QUANTILE:.0%} with perturbed {mutable} (x0.8 or x1.2 within its domain and step, a neighbouring choice, or "
             f"redrawn {RESAMPLE_PROBABILITY:.0%} of the time); every trial runs {ctx.max_epochs} epochs"
         ]
