@@ -88,7 +88,8 @@ def test_a_chatty_trainables_lines_stay_in_its_trial_folder(run_cli, tmp_path):
 
 
 @pytest.mark.parametrize(("name", "trainable", "advice"), [
-    ("function_report_keywords", "train", "report checkpoints and continue from tune.get_checkpoint()"),
+    ("function_report_keywords", "train", "report checkpoints and continue from tune.get_checkpoint() (if it does, "
+                                          "where tuner cannot see it, say so: train.checkpoints = True)"),
     ("class_without_checkpoints", "Bowl", "define save_checkpoint(checkpoint_dir) and load_checkpoint(checkpoint_dir) "
                                           "on the class"),
 ])  # fmt: skip
@@ -99,7 +100,8 @@ def test_a_form_without_checkpoints_is_refused_by_a_pausing_scheduler_in_one_lin
     assert result.code == 2
     assert result.err.strip().splitlines() == [
         f"tuner: error: --scheduler hyperband pauses trials and continues them from their checkpoints, but trainable "
-        f"{trainable} does not continue from a checkpoint; {advice}, or choose another scheduler (asha, fifo, median)"
+        f"{trainable} does not continue from a checkpoint; {advice}, or choose another scheduler (asha, fifo, median, "
+        "freeze-thaw)"
     ]
     assert not (tmp_path / "refused").exists()
 

@@ -424,3 +424,24 @@ def test_bohb_rounds_a_stepped_domain_to_its_step_as_the_plan_says():
         assert all(abs(v / q - round(v / q)) < 1e-9 for v in values), (p.name, values)
         assert min(values) >= space[p.name].lower and max(values) <= space[p.name].upper
     assert 64 in {plan.params[1].decode(x) for x in (60.5, 63.9)}  # qrandint's upper bound is drawn
+
+
+def test_a_function_that_resumes_through_a_helper_of_its_module_keeps_checkpoints(tmp_path):
+    """A trainable that calls load_state(), which asks Tune for the checkpoint, was refused by HyperBand as one
+    that "does not continue from a checkpoint"."""
+    import importlib.util
+
+    source = (
+        "from ray import tune\n"
+        "def load_state():\n    return tune.get_checkpoint()\n"
+        "def restore():\n    return load_state()\n"
+        "def train(config):\n    restore()\n"
+        "def fresh(config):\n    return config\n"
+    )
+    (tmp_path / "helper_space.py").write_text(source)
+    spec = importlib.util.spec_from_file_location("helper_space", tmp_path / "helper_space.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    from tuner.launch.trial.forms import keeps_checkpoints
+
+    assert keeps_checkpoints(module.train, None) and not keeps_checkpoints(module.fresh, None)

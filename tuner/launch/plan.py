@@ -154,7 +154,8 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
         )
         raise UsageError(
             f"--scheduler {config.scheduler} {why}, but trainable {space.trainable_name} does not continue from "
-            f"a checkpoint; {checkpoint_advice(trainable)}, or choose another scheduler (asha, fifo, median)"
+            f"a checkpoint; {checkpoint_advice(trainable)}, or choose another scheduler "
+            f"({', '.join(e.name for e in schedulers.ENTRIES if not e.needs_checkpoints)})"
         )
     if config.scheduler == "pbt":
         from tuner.schedulers.pbt import mutations

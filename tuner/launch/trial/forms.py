@@ -75,10 +75,36 @@ def keeps_checkpoints(trainable: TrainableForm, declared: bool | None) -> bool:
             own.save_checkpoint is not Trainable.save_checkpoint
             and own.load_checkpoint is not Trainable.load_checkpoint
         )
+    return asks_for_checkpoint(own)
+
+
+def asks_for_checkpoint(function: Callable[..., object], depth: int = 3) -> bool:
+    """Whether a function's source, or that of a function of its own module it calls (a ``load_state`` helper,
+    a few calls deep), asks Tune for a checkpoint; True where there is no source to read (let it run)."""
+    import ast
+    import textwrap
+
     try:
-        return "get_checkpoint" in inspect.getsource(own)
+        source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):
-        return True  # no source to read: let it run
+        return True
+    if "get_checkpoint" in source:
+        return True
+    if depth == 0:
+        return False
+    module = getattr(function, "__module__", None)
+    names = getattr(function, "__globals__", {})
+    called = {
+        node.func.id
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    helpers = [
+        f
+        for name in called
+        if inspect.isfunction(f := names.get(name)) and f.__module__ == module and f is not function
+    ]
+    return any(asks_for_checkpoint(f, depth - 1) for f in helpers)
 
 
 def reusable(trainable: TrainableForm) -> bool:
@@ -98,9 +124,14 @@ def checkpoint_advice(trainable: TrainableForm) -> str:
     """What to add so that a trainable continues from a checkpoint, in its own form's words."""
     from tuner.ray_compat import own_code
 
-    if is_class(own_code(trainable)):
+    own = own_code(trainable)
+    if is_class(own):
         return "define save_checkpoint(checkpoint_dir) and load_checkpoint(checkpoint_dir) on the class"
-    return "report checkpoints and continue from tune.get_checkpoint()"
+    name = getattr(own, "__name__", "train")
+    return (
+        "report checkpoints and continue from tune.get_checkpoint() (if it does, where tuner cannot see it, "
+        f"say so: {name}.checkpoints = True)"
+    )
 
 
 def declared_resources(trainable: TrainableForm) -> dict[str, float]:
