@@ -445,3 +445,34 @@ def test_a_function_that_resumes_through_a_helper_of_its_module_keeps_checkpoint
     from tuner.launch.trial.forms import keeps_checkpoints
 
     assert keeps_checkpoints(module.train, None) and not keeps_checkpoints(module.fresh, None)
+
+
+def test_rays_advice_on_the_spec_form_of_sample_from_is_said_once_not_at_every_draw():
+    """The derived parameter of Ray's docs, sample_from(lambda spec: spec.config.alpha * ...), printed Ray's
+    deprecation warning 400 times before the plan."""
+    import logging
+
+    import numpy as np
+    from ray import tune
+
+    from tuner.searchers import plan_search
+
+    said: list[str] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    logger = logging.getLogger("ray.tune.search.sample")
+    handler = Catch()
+    logger.addHandler(handler)
+    try:
+        space = {
+            "alpha": tune.uniform(0, 1),
+            "beta": tune.sample_from(lambda spec: spec.config.alpha * np.random.normal()),
+        }
+        for searcher in ("optuna", "random", "cqr"):
+            plan_search(space, searcher)
+    finally:
+        logger.removeHandler(handler)
+    assert len([m for m in said if "spec dict are deprecated" in m]) <= 1

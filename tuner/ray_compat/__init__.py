@@ -93,6 +93,7 @@ from tuner.ray_compat.terminal import (
     crash_noise,
     quiet_terminal,
     quiet_worker_crashes,
+    spec_form_warning_once,
     spec_form_warnings_off,
 )
 from tuner.ray_compat.trainable_forms import declared_resources, own_code
@@ -174,6 +175,7 @@ __all__ = [
     "reopen_saved_trials",
     "repair_saved_statuses",
     "settle_saved_statuses",
+    "spec_form_warning_once",
     "spec_form_warnings_off",
     "status_file",
     "trials_waiting",

@@ -24,8 +24,9 @@ forwarder and passes every other line on.
 
 12. The older ``sample_from(lambda spec: spec.config.x)`` form (Ray 2.60): Ray warns that it is deprecated
 at every draw. The search plan draws such a function a thousand times per branch to probe it, so
-``spec_form_warnings_off`` holds that one logger back while tuner probes (the sweep's own draws still
-warn, once per trial, as Ray decided).
+``spec_form_warnings_off`` holds that one logger back while tuner probes, and ``spec_form_warning_once``
+lets each of its messages through once a process: the form of Ray's own docs flooded the terminal with 400
+copies of the advice before the plan (the plan's other draws, then one per trial).
 """
 
 from __future__ import annotations
@@ -136,6 +137,7 @@ def quiet_terminal() -> None:
     its warning about trials that never reported and its tracebacks of writes a full disk refused (all
     logged in the driver)."""
     install_filter(TOKEN_LOGGER, _DropTokenWarning())
+    spec_form_warning_once()
     install_filter(TRIAL_LOGGER, _DropTrialTracebacks())
     install_filter(SWEEP_LOGGER, _DropFailureList())
     install_filter(SWEEP_LOGGER, _DropInterruptNotices())
@@ -223,6 +225,23 @@ def quiet_worker_crashes() -> bool:
 
 
 SAMPLE_LOGGER = "ray.tune.search.sample"
+
+
+class _OnceEach(logging.Filter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: set[str] = set()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message in self.seen:
+            return False
+        self.seen.add(message)
+        return True
+
+
+def spec_form_warning_once() -> None:
+    install_filter(SAMPLE_LOGGER, _OnceEach())
 
 
 @contextlib.contextmanager

@@ -67,8 +67,10 @@ def entry(name: str) -> SearcherEntry:
 
 def plan_search(params: Space, name: str, seed: int = 0) -> SearchPlan:
     """How searcher ``name`` treats each parameter; a parameter it cannot search names those that can."""
+    from tuner.ray_compat import spec_form_warning_once
     from tuner.searchers.planning import plan_search as plan
 
+    spec_form_warning_once()  # Ray's advice on sample_from(lambda spec: ...) is said once, not at every draw
     try:
         return plan(params, entry(name), seed)
     except CannotSearch as exc:
