@@ -470,6 +470,7 @@ def test_rays_advice_on_the_spec_form_of_sample_from_is_said_once_not_at_every_d
         space = {
             "alpha": tune.uniform(0, 1),
             "beta": tune.sample_from(lambda spec: spec.config.alpha * np.random.normal()),
+            "div": tune.sample_from(lambda config: config["alpha"] / 10),  # planned by drawing beta
         }
         for searcher in ("optuna", "random", "cqr"):
             plan_search(space, searcher)
