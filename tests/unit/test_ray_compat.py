@@ -289,9 +289,20 @@ def test_probing_the_older_spec_form_does_not_flood_the_terminal(caplog):
     from tuner.ray_compat.terminal import SAMPLE_LOGGER
     from tuner.searchers.probe import probe_function
 
+    from tuner.ray_compat.terminal import spec_form_warning_once
+
     domain = tune.sample_from(lambda spec: np.random.choice([1, 2]) if spec.config.x == "a" else 0)
-    with caplog.at_level(logging.WARNING, logger=SAMPLE_LOGGER):
-        assert probe_function(domain, 0, config={"x": "a"})[0] == [1, 2]
-        assert not caplog.records
-        domain.sample(config={"x": "a"})  # a draw outside probing still warns, as Ray decided
-    assert "deprecated" in caplog.text and caplog.records[0].name == SAMPLE_LOGGER
+    logger = logging.getLogger(SAMPLE_LOGGER)
+    installed, logger.filters = logger.filters, []  # as in a fresh process
+    try:
+        with caplog.at_level(logging.WARNING, logger=SAMPLE_LOGGER):
+            assert probe_function(domain, 0, config={"x": "a"})[0] == [1, 2]
+            assert not caplog.records
+            domain.sample(config={"x": "a"})  # a draw outside probing still warns, as Ray decided
+            assert "deprecated" in caplog.text and caplog.records[0].name == SAMPLE_LOGGER
+            spec_form_warning_once()
+            for _ in range(3):
+                domain.sample(config={"x": "a"})
+            assert len(caplog.records) == 2  # Ray's first, then once more for tuner's filter's first sight
+    finally:
+        logger.filters = installed
