@@ -108,6 +108,22 @@ def final_job(job: tuple[str, int, str, int, int]) -> dict:
             "seconds": time.perf_counter() - started}  # fmt: skip
 
 
+def tpe_variant(options: dict[str, str]) -> None:
+    """The optuna searcher's TPE with other settings, in this process and the replay processes it forks."""
+    from tuner.searchers import optuna_samplers
+
+    given = {k: {"true": True, "false": False}.get(v.lower(), int(v) if v.isdigit() else v) for k, v in options.items()}
+    warmup = given.pop("warmup", None)
+    original = optuna_samplers.FreshTPE.__init__
+
+    def init(self, count: int, seed: int | None = None, **kwargs) -> None:
+        if given.get("multivariate") is False:
+            kwargs.pop("group", None)  # grouping needs the multivariate model
+        original(self, count if warmup is None else warmup, seed=seed, **{**kwargs, **given})
+
+    optuna_samplers.FreshTPE.__init__ = init
+
+
 def final_values(args: argparse.Namespace) -> dict:
     """Every searcher (and Optuna's own TPESampler) on every table, budget and seed, on ``args.jobs``
     processes; tuner's searchers replayed with ``args.concurrent`` trials at once."""
@@ -610,6 +626,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--first-seed", type=int, default=0, help="the final-value runs' seeds start here (fresh "
                         "seeds for a held-out check)")
+    parser.add_argument("--tpe", nargs="+", default=[], metavar="OPTION=VALUE", help="a variant of the optuna "
+                        "searcher's TPE to try on development tables: warmup=N, or TPESampler's own options "
+                        "(constant_liar=false, n_ei_candidates=64, multivariate=false)")
     parser.add_argument("--searchers", nargs="+", default=[searchers.AUTO, *(n for n in searchers.NAMES if n != "bohb")])
     parser.add_argument("--concurrent", type=int, default=1, help="trials at once in the final-value replays")
     parser.add_argument("--fifo-trials", type=int, default=32, help="FIFO-random's trials: sets the budget")
@@ -636,6 +655,8 @@ def main() -> None:
                         "once): each median's change from the first to the second, with a bootstrap interval")  # fmt: skip
     args = parser.parse_args()
     args.sources = expand_sources(args.sources)
+    if args.tpe:
+        tpe_variant(dict(option.split("=", 1) for option in args.tpe))
     if args.versus:
         runs = [json.loads(Path(f).read_text()).get("final", {}) for f in args.versus]
         print_versus(runs[0], runs[1], (Path(args.versus[0]).name, Path(args.versus[1]).name))
