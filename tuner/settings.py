@@ -10,6 +10,7 @@ tuner/launch/resolve.py.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -27,6 +28,8 @@ from tuner.storage_outage import DEFAULT_TIMEOUT_S as DEFAULT_STORAGE_TIMEOUT_S
 from tuner.storage_outage import parse_timeout
 
 ENV_PREFIX = "TUNER_"
+MAX_SEED = 2**32 - 1
+MAX_NAME_BYTES = 200  # a folder name's limit is 255 bytes; Ray names files inside after it too
 DEFAULT_STORAGE = "~/tuner_results"
 GPUS_AUTO = "auto"
 DEFAULT_NUM_SAMPLES = 8
@@ -109,19 +112,24 @@ class SweepConfig:
         _check_at_least("max-failures", self.max_failures, 0)
         if self.max_concurrent is not None:
             _check_at_least("max-concurrent", self.max_concurrent, 1)
-        if self.stall_timeout <= 0:
-            raise UsageError(f"--stall-timeout must be more than 0 seconds, got {self.stall_timeout:g}")
-        if self.storage_timeout <= 0:
-            raise UsageError(f"--storage-timeout must be more than 0 seconds, got {self.storage_timeout:g}")
-        if self.cpus_per_trial <= 0:
-            raise UsageError(f"--cpus-per-trial must be more than 0, got {self.cpus_per_trial:g}")
+        if (
+            not 0 <= self.seed <= MAX_SEED
+        ):  # numpy's and Ray's seeds: refused here, not by numpy after the folder
+            raise UsageError(f"--seed must be from 0 to {MAX_SEED}, got {self.seed}")
+        for flag, value in (
+            ("stall-timeout", self.stall_timeout),
+            ("storage-timeout", self.storage_timeout),
+            ("cpus-per-trial", self.cpus_per_trial),
+        ):
+            if not (math.isfinite(value) and value > 0):
+                raise UsageError(f"--{flag} must be a finite number more than 0, got {value:g}")
         if isinstance(self.gpus_per_trial, str):
             if self.gpus_per_trial != GPUS_AUTO:
                 raise UsageError(f"--gpus-per-trial must be a number or 'auto', got {self.gpus_per_trial!r}")
         elif self.gpus_per_trial is not None:
             g = self.gpus_per_trial
-            if g < 0:
-                raise UsageError(f"--gpus-per-trial must be 0 or more, got {g:g}")
+            if not (math.isfinite(g) and g >= 0):
+                raise UsageError(f"--gpus-per-trial must be 0 or more and finite, got {g:g}")
             if g > 1 and g != int(g):
                 raise UsageError(
                     f"--gpus-per-trial above 1 must be a whole number, got {g:g}; fractions go up to 1"
@@ -129,6 +137,14 @@ class SweepConfig:
         if self.name is not None and (not self.name or "/" in self.name or self.name.startswith(".")):
             raise UsageError(
                 f"--name {self.name!r} must be a plain folder name (no '/', not starting with '.')"
+            )
+        if self.name is not None and len(self.name.encode()) > MAX_NAME_BYTES:
+            raise UsageError(
+                f"--name is {len(self.name.encode())} bytes long; a folder name takes at most {MAX_NAME_BYTES}"
+            )
+        if not self.storage_path.strip():
+            raise UsageError(
+                "--storage-path is empty; give a folder (or s3://, gs:// URI) to keep experiments in"
             )
 
     def _check_objectives(self) -> None:
@@ -330,10 +346,13 @@ def load_saved_config(folder: str | Path) -> SweepConfig:
     """The settings an experiment ran with, from its ``tuner_config.yaml``."""
     import yaml
 
-    text = storage.read_text(folder, CONFIG_FILE)
+    where = f"{str(folder).rstrip('/')}/{CONFIG_FILE}"
+    try:
+        text = storage.read_text(folder, CONFIG_FILE)
+    except UnicodeDecodeError:
+        raise UsageError(f"{where} is corrupted: not UTF-8 text") from None
     if text is None:
         raise UsageError(f"{folder} is not a tuner experiment: no {CONFIG_FILE}")
-    where = f"{str(folder).rstrip('/')}/{CONFIG_FILE}"
     try:
         # libyaml's safe loader where PyYAML has it: the same reading, a tenth of the time (the dashboard reads
         # hundreds of these at its start)

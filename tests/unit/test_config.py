@@ -146,8 +146,16 @@ def test_bad_sweep_files_name_the_problem(tmp_path, text, message):
         ({"gpus_per_trial": 1.5}, "fractions go up to 1"),
         ({"gpus_per_trial": -1.0}, "must be 0 or more"),
         ({"cpus_per_trial": 0.0}, "more than 0"),
-        ({"stall_timeout": 0.0}, "--stall-timeout must be more than 0 seconds"),
+        ({"stall_timeout": 0.0}, "--stall-timeout must be a finite number more than 0"),
         ({"name": "a/b"}, "plain folder name"),
+        # each of these crashed with a traceback, --seed after the experiment's folder was made
+        ({"seed": -1}, "--seed must be from 0 to 4294967295, got -1"),
+        ({"seed": 2**64}, "--seed must be from 0 to 4294967295"),
+        ({"gpus_per_trial": float("inf")}, "--gpus-per-trial must be 0 or more and finite, got inf"),
+        ({"cpus_per_trial": float("nan")}, "--cpus-per-trial must be a finite number more than 0, got nan"),
+        ({"stall_timeout": float("nan")}, "--stall-timeout must be a finite number"),
+        ({"name": "n" * 300}, "--name is 300 bytes long; a folder name takes at most 200"),
+        ({"storage_path": ""}, "--storage-path is empty"),
     ],
 )
 def test_invalid_settings_are_usage_errors(settings, message):
@@ -355,3 +363,31 @@ def test_the_notebook_api_checks_its_settings_types_as_the_flags_do(bad, said):
     with pytest.raises(tuner.UsageError) as refused:
         tuner.sweep("cifar_small", dry_run=True, **bad)
     assert str(refused.value) == said
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (b"num_samples: 2\nnum-samples: 3\n", "'num-samples' sets num_samples again; give each setting once"),
+        (b"num_samples: 2\nnum_samples: 3\n", "is not valid YAML at line 2: 'num_samples' is given twice"),
+        (b"\xff\xfe bad", "is not UTF-8 text"),
+    ],
+)
+def test_a_sweep_file_that_says_a_setting_twice_or_is_not_text_is_refused_in_one_line(tmp_path, text, message):
+    """Both forms of a key were taken silently (the last won), and a file not in UTF-8 crashed with a traceback."""
+    path = tmp_path / "sweep.yaml"
+    path.write_bytes(text)
+    with pytest.raises(UsageError, match=message):
+        read_yaml_settings(path)
+
+
+def test_a_tuner_variable_one_letter_off_a_setting_is_refused_and_others_are_left_alone():
+    with pytest.raises(UsageError, match="environment TUNER_NUM_SAMPLE: not a tuner setting; did you mean TUNER_NUM_SAMPLES"):
+        env_settings({"TUNER_NUM_SAMPLE": "3"})
+    assert env_settings({"TUNER_IMAGE": "x", "TUNER_SCREENSHOTS": "1", "TUNER_NUM_SAMPLES": "3"}) == {"num_samples": 3}
+
+
+def test_an_experiments_settings_not_in_utf8_are_called_corrupted(tmp_path):
+    (tmp_path / "tuner_config.yaml").write_bytes(b"\xff\xfe bad")
+    with pytest.raises(UsageError, match="tuner_config.yaml is corrupted: not UTF-8 text"):
+        load_saved_config(tmp_path)

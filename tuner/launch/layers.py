@@ -22,12 +22,24 @@ V = TypeVar("V")
 
 
 def env_settings(environ: Mapping[str, str]) -> dict[str, Setting]:
-    """Settings from TUNER_* variables (TUNER_NUM_SAMPLES=20 sets num_samples)."""
+    """Settings from TUNER_* variables (TUNER_NUM_SAMPLES=20 sets num_samples). A variable one letter or so off a
+    setting's (TUNER_NUM_SAMPLE) is refused, as a sweep file's misspelt key is; other TUNER_* names are not
+    tuner's to judge."""
+    import difflib
+
     out = {}
     for name in USER_SETTINGS:
         key = ENV_PREFIX + name.upper()
         if key in environ:
             out[name] = coerce(name, environ[key], f"environment {key}")
+    for key in environ:
+        name = key[len(ENV_PREFIX) :].lower()
+        if key.startswith(ENV_PREFIX) and name not in USER_SETTINGS:
+            near = difflib.get_close_matches(name, USER_SETTINGS, n=1, cutoff=0.8)
+            if near:
+                raise UsageError(
+                    f"environment {key}: not a tuner setting; did you mean {ENV_PREFIX}{near[0].upper()}?"
+                )
     return out
 
 
@@ -39,7 +51,9 @@ def read_yaml_settings(path: str | Path) -> dict[str, Setting]:
     if not path.is_file():
         raise UsageError(f"config file {path} not found")
     try:
-        loaded = yaml.safe_load(path.read_text(encoding="utf-8"))
+        loaded = yaml.load(path.read_text(encoding="utf-8"), Loader=_once_each_loader())  # noqa: S506 - a safe loader
+    except UnicodeDecodeError:
+        raise UsageError(f"config file {path} is not UTF-8 text") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
@@ -56,8 +70,29 @@ def read_yaml_settings(path: str | Path) -> dict[str, Setting]:
         name = str(key).replace("-", "_")
         if name not in USER_SETTINGS:
             raise unknown_setting(f"config file {path}", str(key), "metrics")
+        if name in out:
+            raise UsageError(f"config file {path}: {key!r} sets {name} again; give each setting once")
         out[name] = coerce(name, value, f"config file {path}")
     return out
+
+
+def _once_each_loader() -> type:
+    """PyYAML's safe loader, refusing a key given twice in one mapping (PyYAML keeps the last silently)."""
+    import yaml
+
+    class OnceEach(yaml.SafeLoader):
+        def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[object, object]:
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"{key!r} is given twice", key_node.start_mark
+                    )
+                seen.add(key)
+            return super().construct_mapping(node, deep=deep)
+
+    return OnceEach
 
 
 def objectives_given(settings: Mapping[str, V], where: str) -> dict[str, V | str]:
