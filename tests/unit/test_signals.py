@@ -51,3 +51,23 @@ def test_ray_failing_after_a_signal_ends_as_the_signal_does_not_as_a_failure(tmp
     stop.received = None  # without a signal the same failure is the sweep's own
     with pytest.raises(Exception, match="the sweep failed: Failed to get the object"):
         fit(_RayFailsAfterTheSignal(), None, str(tmp_path), stop=stop)
+
+
+def test_a_sigterm_while_ray_starts_ends_as_an_immediate_stop_not_with_exit_code_15(tmp_path):
+    """Ray's start sets a SIGTERM handler that exits 15 without a word; a preemption in those seconds read as an
+    unexplained exit 15. And a stop before the experiment held its settings named a resume that could not run."""
+    import signal
+
+    from tuner.launch.guards.signals import OrderlyStop, Stopped
+
+    folder = tmp_path / "exp"
+    stop = OrderlyStop(f"continue with: tuner resume {folder}", str(folder))
+    with pytest.raises(Stopped) as ended, stop.through_ray_start():
+        raise SystemExit(signal.SIGTERM)  # what Ray's handler does
+    assert ended.value.exit_code == 143
+    assert str(ended.value) == "SIGTERM received: stopped at once; nothing was saved yet: run the sweep again"
+    folder.mkdir()
+    (folder / "tuner_config.yaml").write_text("space: x.py\n")
+    assert str(stop.at_once(signal.SIGINT)) == f"SIGINT received: stopped at once; continue with: tuner resume {folder}"
+    with pytest.raises(SystemExit), stop.through_ray_start():
+        raise SystemExit(1)  # any other exit passes

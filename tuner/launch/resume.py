@@ -208,7 +208,8 @@ def _resume_claimed(
         # checked here, saved before the run
         config = dataclasses.replace(config, trial_timeout=trial_timeout)
     plan = prepare(config, out, resuming=True)
-    started = cluster.connect(config.address)
+    with stop.through_ray_start():
+        started = cluster.connect(config.address)
     stop.reinstall()  # Ray's core put its own SIGTERM handler in place
     try:
         from ray import tune
@@ -327,7 +328,8 @@ def _start_afresh(
     config = dataclasses.replace(config, **changes)
     out(f"{folder} stopped before its first trial: starting it afresh with its saved settings")
     plan = prepare(config, out, resuming=True)
-    started = cluster.connect(config.address, dashboard=config.dashboard)
+    with stop.through_ray_start():
+        started = cluster.connect(config.address, dashboard=config.dashboard)
     stop.reinstall()  # Ray's core put its own SIGTERM handler in place
     try:
         plan = place(plan)

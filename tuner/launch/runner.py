@@ -71,8 +71,12 @@ def run_sweep(
     folder = plan.config.experiment_path
     launched, existed, discard = False, storage.is_uri(folder) or Path(folder).exists(), False
     try:
-        with claimed(folder, "tuner sweep"), OrderlyStop(f"continue with: tuner resume {folder}") as stop:
-            started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)
+        with (
+            claimed(folder, "tuner sweep"),
+            OrderlyStop(f"continue with: tuner resume {folder}", folder) as stop,
+        ):
+            with stop.through_ray_start():
+                started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)
             stop.reinstall()  # Ray's core put its own SIGTERM handler in place
             try:
                 plan = place(plan, memory_probe)

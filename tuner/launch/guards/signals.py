@@ -18,11 +18,12 @@ ends there, saying so with the resume command (the state saved last stays resuma
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -66,11 +67,13 @@ class OrderlyStop:
     """Within ``with``: SIGTERM/SIGHUP act as Ctrl-C; a second signal, or one outside ``fit``, ends at once.
 
     ``received`` is the first signal's number (None when none came). ``resume_hint`` ends the message of
-    an immediate stop (the experiment's resume command, once the experiment exists).
+    an immediate stop: the experiment's resume command, given only once ``folder`` holds its settings (a stop
+    before says there is nothing to resume).
     """
 
-    def __init__(self, resume_hint: str = "") -> None:
+    def __init__(self, resume_hint: str = "", folder: str | None = None) -> None:
         self.resume_hint = resume_hint
+        self.folder = folder
         self.received: int | None = None
         self.reason: str | None = None  # why the sweep asked itself to stop (``stop_for``), not a signal
         self.at_step_ends = False  # a StepEndStop runs in this sweep: stops are handed to Ray between steps
@@ -171,8 +174,29 @@ class OrderlyStop:
                 threading.Thread(target=self._end_if_ray_ends, args=(signum,), daemon=True).start()
             return
         self.received = self.received or signum
+        raise self.at_once(signum)
+
+    def at_once(self, signum: int) -> Stopped:
+        """The end a signal makes at once, with the resume command where there is something to resume."""
+        from tuner import storage
+        from tuner.folder.names import CONFIG_FILE
+
         hint = f"; {self.resume_hint}" if self.resume_hint else ""
-        raise Stopped(signum, f"{name} received: stopped at once{hint}")
+        if self.folder is not None and not storage.exists(self.folder, CONFIG_FILE):
+            hint = "; nothing was saved yet: run the sweep again"
+        return Stopped(signum, f"{signal.Signals(signum).name} received: stopped at once{hint}")
+
+    @contextlib.contextmanager
+    def through_ray_start(self) -> Iterator[None]:
+        """Ray's start puts in a SIGTERM handler of its own that exits with the signal's number (15) and no
+        word; a SIGTERM in those seconds ends the sweep as any immediate stop does."""
+        try:
+            yield
+        except SystemExit as exc:
+            if exc.code != signal.SIGTERM:
+                raise
+            self.received = self.received or signal.SIGTERM
+            raise self.at_once(signal.SIGTERM) from None
 
     def ended_with_ray(self) -> Stopped:
         """The end of a sweep whose signal (sent to the whole process group) ended the local Ray too: Ray's
