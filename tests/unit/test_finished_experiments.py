@@ -355,3 +355,36 @@ def test_a_trial_pbt_changed_after_its_best_epoch_shows_the_config_that_epoch_tr
     best = record.best_trial()
     assert best is not None and best.trial_id == "a" and best.config == {"k": 0}
     assert "perturbed by PBT" in best.fate
+
+
+def test_an_out_file_inside_an_experiment_is_refused_and_nothing_there_changes(tmp_path, run_cli):
+    """export --out EXP/tuner_config.yaml wrote over the experiment's settings and left it unreadable."""
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3])})
+    settings = (tmp_path / "exp" / "tuner_config.yaml").read_text()
+    for command, name in (("export", "tuner_config.yaml"), ("export", "a/best.json"), ("report", "mine.html")):
+        refused = run_cli(command, experiment.path, "--out", tmp_path / "exp" / name)
+        assert refused.code == 2 and refused.err.strip() == (
+            f"tuner: error: --out {tmp_path / 'exp' / name} is inside the experiment {tmp_path / 'exp'}, whose "
+            "files are tuner's; write it elsewhere"
+        )
+    assert (tmp_path / "exp" / "tuner_config.yaml").read_text() == settings
+    assert run_cli("report", experiment.path).code == 0  # its own report.html is the experiment's to keep
+
+
+def test_compare_in_csv_writes_no_figure_unasked_and_refuses_one_sweep_given_twice(tmp_path, run_cli, monkeypatch):
+    """compare --format csv wrote over ./compare.png without a word."""
+    first = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3])})
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "compare.png").write_text("my own figure")
+    twice = run_cli("compare", first.path, first.path, "--format", "csv")
+    assert twice.code == 2 and twice.err.strip() == f"tuner: error: {first.path} is given more than once; compare different sweeps"
+    assert (tmp_path / "compare.png").read_text() == "my own figure"
+
+
+def test_plot_of_an_experiment_without_results_is_refused_in_one_line(tmp_path, run_cli):
+    experiment = _experiment(tmp_path, {"a": ("ERROR", [])})
+    result = run_cli("plot", experiment.path)
+    assert result.code == 2 and result.err.strip() == (
+        f"tuner: error: {experiment.path} has no results to plot: no trial reported a metric"
+    )
+    assert not (tmp_path / "exp" / "plots").exists()

@@ -77,6 +77,7 @@ def export(experiment: str, out_file: str | None, pick: str | None, weights: str
         text = json.dumps(best, indent=2) + "\n"
     else:
         raise UsageError(f"--out {out_file}: use a .yaml, .yml or .json file name")
+    _outside_experiments(path, out_file)
     _folder_for(path.parent, out_file)
     path.write_text(text, encoding="utf-8")
     click.echo(f"wrote {path}")
@@ -105,16 +106,33 @@ def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None
     from tuner.review.plots import plot_experiment, reported_metrics
 
     record = experiments.load(experiment)
-    if out_dir is None:
-        local = storage.local_path(record.path)
-        out_dir = str(Path(local) / "plots") if local else f"{Path(record.path).name}-plots"
     known = set(reported_metrics(record, diagnostics=True))
+    if not known or not any(t.rows for t in record.trials):
+        raise UsageError(f"{record.path} has no results to plot: no trial reported a metric")
     unknown = [m for m in metrics if m not in known]
     if unknown:
         raise UsageError(f"--metric {unknown[0]}: no trial reported it; reported: {', '.join(sorted(known))}")
+    if out_dir is None:  # the experiment keeps its plots in a folder of its own
+        local = storage.local_path(record.path)
+        out_dir = str(Path(local) / "plots") if local else f"{Path(record.path).name}-plots"
+    else:
+        _outside_experiments(Path(out_dir) / "plot.png", out_dir)
     _folder_for(Path(out_dir), out_dir)
     for path in plot_experiment(record, Path(out_dir), list(metrics) or None):
         click.echo(str(path))
+
+
+def _outside_experiments(target: Path, out: str) -> None:
+    """An --out inside an experiment is refused: its files are tuner's (an export written over its
+    tuner_config.yaml left it unreadable); but for its report, which an experiment keeps as report.html."""
+    from tuner.folder.names import CONFIG_FILE, REPORT_FILE
+
+    target = target.resolve()
+    for above in target.parents:
+        if (above / CONFIG_FILE).is_file() and target != above / REPORT_FILE:
+            raise UsageError(
+                f"--out {out} is inside the experiment {above}, whose files are tuner's; write it elsewhere"
+            )
 
 
 def _folder_for(folder: Path, out: str) -> None:
@@ -191,6 +209,7 @@ def report(experiment: str, out_file: str | None) -> None:
         out_file = str(report_path(record.path) or f"{Path(record.path).name}-report.html")
     elif not out_file.lower().endswith((".html", ".htm")):
         raise UsageError(f"--out {out_file}: use a file name ending in .html")
+    _outside_experiments(Path(out_file), out_file)
     _folder_for(Path(out_file).parent, out_file)
     Path(out_file).write_text(build(record), encoding="utf-8")
     click.echo(f"wrote {out_file}")
@@ -202,14 +221,14 @@ def report(experiment: str, out_file: str | None) -> None:
     "--out",
     "out_file",
     type=click.Path(dir_okay=False),
-    default="compare.png",
-    show_default=True,
-    help="The figure: best so far against trials and against epochs trained.",
+    default=None,
+    help="The figure: best so far against trials and against epochs trained [default: compare.png with the "
+    "table; none with csv or json unless given].",
 )
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
 )
-def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
+def compare(experiments: tuple[str, ...], out_file: str | None, fmt: str) -> None:
     """Several sweeps of one metric side by side (e.g. one space under asha and hyperband)."""
     from pathlib import Path
 
@@ -218,12 +237,20 @@ def compare(experiments: tuple[str, ...], out_file: str, fmt: str) -> None:
     from tuner.review.results import render
 
     records = [experiments_.load(ref) for ref in experiments]
+    twice = sorted({str(r.path) for r in records if [x.path for x in records].count(r.path) > 1})
+    if twice:
+        raise UsageError(f"{', '.join(twice)} is given more than once; compare different sweeps")
     comparing.check_comparable(records)
-    if not out_file.lower().endswith(".png"):
+    out_file = out_file or (
+        "compare.png" if fmt == "table" else None
+    )  # csv and json print only, unless asked
+    if out_file is not None and not out_file.lower().endswith(".png"):
         raise UsageError(f"--out {out_file}: use a file name ending in .png")
-    _folder_for(Path(out_file).parent, out_file)  # before anything is printed: a refusal is the one line
+    if out_file is not None:  # before anything is printed: a refusal is the one line
+        _outside_experiments(Path(out_file), out_file)
+        _folder_for(Path(out_file).parent, out_file)
     click.echo(render(comparing.summary_rows(records), fmt))
-    path = comparing.plot(records, Path(out_file))
+    path = comparing.plot(records, Path(out_file)) if out_file is not None else None
     if fmt == "table":
         named = comparing.shared_reference_named(records) if records[0].config.several_objectives else {}
         if named:
