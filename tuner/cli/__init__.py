@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+import traceback
 from collections.abc import Sequence
 
 import click
@@ -149,12 +150,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         sys.exit(getattr(stop, "exit_code", signal_exit(None)))
     except click.ClickException as exc:
         if _debug:
-            raise
+            traceback.print_exc()  # the traceback, and the exit code a script reads, as without --debug
         click.echo(f"tuner: error: {exc.format_message()}", err=True)
         sys.exit(EXIT_USAGE)
     except TunerError as exc:
         if _debug and str(exc):
-            raise
+            traceback.print_exc()
         if str(exc):  # a sweep that ended early has said why in its summary
             click.echo(f"tuner: error: {exc}", err=True)
         sys.exit(exc.exit_code)
