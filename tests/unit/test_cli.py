@@ -213,3 +213,23 @@ def test_every_command_is_found_in_the_module_that_defines_it():
         for command in importlib.import_module(name).COMMANDS
     }
     assert defined == COMMAND_MODULES
+
+
+@pytest.mark.parametrize(
+    "signature, message",
+    [
+        ("train()", "trainable train takes no config: Tune calls it as train(config), a dict of the trial's parameters"),
+        ("train(config, lr, max_epochs)", "trainable train asks for lr with no default: Tune gives it only config"),
+    ],
+)
+def test_a_function_trainable_nothing_could_call_is_refused_before_anything_starts(run_cli, tmp_path, signature, message):
+    """def train(a, b, c) passed the dry run, started Ray, failed its trial, and named tuner's own frame as the
+    user's code."""
+    space = tmp_path / "sig.py"
+    space.write_text(
+        "from ray import tune\nfrom tuner import SearchSpace\n"
+        f"def {signature}:\n    pass\n"
+        'SPACE = SearchSpace(trainable=train, metric="score", mode="max", params={"x": tune.uniform(0, 1)})\n'
+    )
+    assert_one_line_error(run_cli("sweep", "--space", space, "--dry-run", "--storage-path", tmp_path), message)
+    assert list(tmp_path.iterdir()) == [space]

@@ -120,7 +120,7 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
             f"{config.experiment_path}', or pass another name (--name; a sweep never writes into an existing one)"
         )
     trainable = resolve_trainable(space.trainable)
-    check_form(trainable, space.trainable_name)
+    check_form(trainable, space.trainable_name, RUN_SETTINGS)
     contract(trainable)  # a misnamed or mistyped declaration is one line now, before anything starts
     scheduler = schedulers.entry(config.scheduler)
     context = algorithms.scheduler_context(

@@ -57,7 +57,9 @@ class QuantileSampler(StartCounted, BaseSampler):
     _min_results = 3
 
     def __init__(self, warmup: int, seed: int | None = None) -> None:
-        self._rng = np.random.RandomState(seed)
+        # the candidates' stream apart from the random start's: seeded alike, the first candidates were the random
+        # start's own configs value for value, and proposals came back to them
+        self._rng = np.random.RandomState(None if seed is None else (seed, 1))
         self._random_sampler = RandomSampler(seed=seed)
         self._space_of = IntersectionSearchSpace(include_pruned=True)
         # (results, space, models) of the last fit

@@ -33,9 +33,12 @@ def is_class(trainable: TrainableForm) -> TypeGuard[type[Trainable]]:
     return issubclass(trainable, Trainable)
 
 
-def check_form(trainable: TrainableForm, name: str) -> None:
-    """A class that is not a ``tune.Trainable``, or one without ``step``, is one line before anything starts."""
+def check_form(trainable: TrainableForm, name: str, settings: tuple[str, ...] = ()) -> None:
+    """A class that is not a ``tune.Trainable``, or one without ``step``, is one line before anything starts; so is
+    a function that takes no config, or asks for an argument nothing gives it (``settings``: the run settings
+    tuner gives by name): it failed in every trial, with tuner's own frame named as the user's code."""
     if not inspect.isclass(trainable):
+        _check_function(trainable, name, settings)
         return
     if not is_class(trainable):
         raise UsageError(
@@ -48,6 +51,37 @@ def check_form(trainable: TrainableForm, name: str) -> None:
         raise UsageError(
             f"trainable {name} defines no step(); Tune calls step() once per epoch and reads the "
             "metrics it returns"
+        )
+
+
+def _check_function(trainable: TrainableForm, name: str, settings: tuple[str, ...]) -> None:
+    from tuner.ray_compat import own_code
+
+    own = own_code(trainable)
+    try:
+        params = list(inspect.signature(own).parameters.values())
+    except (TypeError, ValueError):
+        return  # no signature to read (a builtin, a C extension): let it run
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if not params or params[0].kind not in (*positional, inspect.Parameter.VAR_POSITIONAL):
+        raise UsageError(
+            f"trainable {name} takes no config: Tune calls it as {name}(config), a dict of the trial's parameters"
+        )
+    if own is not trainable:
+        return  # tune.with_parameters gives it more by name, which only Tune knows
+    missing = [
+        p.name
+        for p in params[1:]
+        if p.default is inspect.Parameter.empty
+        and p.kind in (*positional, inspect.Parameter.KEYWORD_ONLY)
+        and p.name
+        not in (*settings, "data")  # data: what its loader gives, loaded once (tuner/launch/plan.py)
+    ]
+    if missing:
+        raise UsageError(
+            f"trainable {name} asks for {', '.join(missing)} with no default: Tune gives it only config, and tuner "
+            f"the run settings it names ({', '.join(settings)}); give {'it' if len(missing) == 1 else 'them'} a "
+            f"default, or pass {'it' if len(missing) == 1 else 'them'} with tune.with_parameters"
         )
 
 
