@@ -272,6 +272,8 @@ def sweep(
     from tuner.settings import USER_SETTINGS, coerce, unknown_setting
 
     begun = time.time()
+    if not isinstance(dry_run, bool):  # "no" is a true value: it planned and ran nothing
+        raise UsageError(f"tuner.sweep(): dry_run is True or False, not {dry_run!r}")
     settings = objectives_given(settings, "tuner.sweep()")
     unknown = sorted(set(settings) - set(USER_SETTINGS))
     if unknown:

@@ -49,3 +49,8 @@ class SweepEnded(TunerError):
     def __init__(self, exit_code: int) -> None:
         super().__init__("")
         self.exit_code = exit_code
+
+
+def an(noun: str) -> str:
+    """The noun with its article, for messages: "an int", "a dict"."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"

@@ -134,10 +134,11 @@ class Constraint:
         return f"{self.metric}{self.op}{self.bound:g}"
 
 
-def parse_objectives(metric: str, mode: str) -> list[Objective]:
-    """``metric`` and ``mode`` as given (comma-separated for several): one mode for all, or one per metric."""
+def metric_names(metric: str) -> list[str]:
+    """``--metric`` as given (comma-separated for several), each name checked."""
     names = [n.strip() for n in str(metric).split(",")]
-    modes = [m.strip() for m in str(mode).split(",")]
+    if not any(names):
+        raise UsageError(f"--metric {metric!r} names no metric; give one, or several separated by commas")
     if any(not n for n in names):
         raise UsageError(
             f"--metric {metric!r} has an empty name; give names separated by commas, e.g. loss,latency_ms"
@@ -149,6 +150,13 @@ def parse_objectives(metric: str, mode: str) -> list[Objective]:
         )
     if len(set(names)) < len(names):
         raise UsageError(f"--metric {metric!r} names a metric twice")
+    return names
+
+
+def parse_objectives(metric: str, mode: str) -> list[Objective]:
+    """``metric`` and ``mode`` as given (comma-separated for several): one mode for all, or one per metric."""
+    names = metric_names(metric)
+    modes = [m.strip() for m in str(mode).split(",")]
     for m in modes:
         if m not in MODES:
             raise UsageError(

@@ -116,13 +116,13 @@ class SweepConfig:
             not 0 <= self.seed <= MAX_SEED
         ):  # numpy's and Ray's seeds: refused here, not by numpy after the folder
             raise UsageError(f"--seed must be from 0 to {MAX_SEED}, got {self.seed}")
-        for flag, value in (
-            ("stall-timeout", self.stall_timeout),
-            ("storage-timeout", self.storage_timeout),
-            ("cpus-per-trial", self.cpus_per_trial),
+        for flag, value, unit in (
+            ("stall-timeout", self.stall_timeout, " seconds"),
+            ("storage-timeout", self.storage_timeout, " seconds"),
+            ("cpus-per-trial", self.cpus_per_trial, ""),
         ):
             if not (math.isfinite(value) and value > 0):
-                raise UsageError(f"--{flag} must be a finite number more than 0, got {value:g}")
+                raise UsageError(f"--{flag} must be more than 0{unit} and finite, got {value:g}")
         if isinstance(self.gpus_per_trial, str):
             if self.gpus_per_trial != GPUS_AUTO:
                 raise UsageError(f"--gpus-per-trial must be a number or 'auto', got {self.gpus_per_trial!r}")

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
-from tuner.errors import UsageError
+from tuner.errors import UsageError, an
 from tuner.nesting import flatten
 from tuner.objectives import MODES, Mode, from_mapping, parse_objectives
 from tuner.value_types import ConfigDraft, Result, Space, SpaceEntry, Value
@@ -76,10 +76,12 @@ class SearchSpace:
         if translated is not None:
             object.__setattr__(self, "params", translated.params)
             object.__setattr__(self, "native", translated)
-        if not isinstance(self.params, Mapping) or not self.params:
+        if isinstance(self.params, Mapping) and not self.params:
+            raise UsageError("space params is empty: give at least one parameter to search (a Tune domain)")
+        if not isinstance(self.params, Mapping):
             raise UsageError(
-                "space params must be a non-empty mapping of parameter names to Tune domains, a HyperOpt space, "
-                f"or an Optuna define-by-run function, not {type(self.params).__name__}"
+                "space params must be a mapping of parameter names to Tune domains, a HyperOpt space, "
+                f"or an Optuna define-by-run function, not {an(type(self.params).__name__)}"
             )
 
     @property

@@ -16,7 +16,11 @@ def default_storage() -> Path:
 
 
 def locate(ref: str) -> str:
-    """An experiment by path or storage URI, or by name under the default storage (``TUNER_STORAGE_PATH``)."""
+    """An experiment by path or storage URI, or by name under the default storage (``TUNER_STORAGE_PATH``): a
+    plain folder of that name here does not hide an experiment there."""
+    if not isinstance(ref, (str, os.PathLike)):
+        raise UsageError(f"an experiment is a folder path, a storage URI or a name, not {ref!r}")
+    ref = os.fspath(ref)
     if storage.is_uri(ref):
         folder = ref.rstrip("/")
         if not storage.exists(folder, CONFIG_FILE):
@@ -26,10 +30,11 @@ def locate(ref: str) -> str:
     if "/" not in ref:
         candidates.append(default_storage() / ref)
     for path in candidates:
-        if path.is_dir():
-            if not (path / CONFIG_FILE).is_file():
-                raise UsageError(f"{path} is not a tuner experiment (no {CONFIG_FILE})")
+        if (path / CONFIG_FILE).is_file():
             return str(path.resolve())
+    for path in candidates:
+        if path.is_dir():
+            raise UsageError(f"{path} is not a tuner experiment (no {CONFIG_FILE})")
     files = [c for c in candidates if c.is_file()]
     if files:
         raise UsageError(f"{files[0]} is a file, not an experiment's folder")

@@ -7,6 +7,8 @@ import sys
 
 import pytest
 
+from tuner.errors import UsageError
+
 SWEEP = ("sweep", "--dataset", "synthetic", "--synthetic-size", "50")
 
 
@@ -233,3 +235,46 @@ def test_a_function_trainable_nothing_could_call_is_refused_before_anything_star
     )
     assert_one_line_error(run_cli("sweep", "--space", space, "--dry-run", "--storage-path", tmp_path), message)
     assert list(tmp_path.iterdir()) == [space]
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--metric", ","], "--metric ',' names no metric"),
+        (["--metric", ""], "--metric is empty; give one, or leave the flag out for the space's own"),
+        (["--mode", " "], "--mode is empty"),
+    ],
+)
+def test_an_empty_metric_or_mode_is_refused_not_read_as_the_spaces_own(run_cli, flags, message):
+    assert_one_line_error(run_cli("sweep", "--space", "cifar_small", "--dry-run", *flags), message)
+
+
+def test_a_plain_folder_here_does_not_hide_a_stored_experiment_of_its_name(run_cli, tmp_path, monkeypatch):
+    from tuner.where import locate
+
+    stored = tmp_path / "store" / "sig"
+    stored.mkdir(parents=True)
+    (stored / "tuner_config.yaml").write_text("space: x.py\n")
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sig").mkdir()
+    monkeypatch.setenv("TUNER_STORAGE_PATH", str(tmp_path / "store"))
+    assert locate("sig") == str(stored)
+    with pytest.raises(UsageError, match="an experiment is a folder path, a storage URI or a name, not None"):
+        locate(None)
+
+
+def test_the_notebooks_sweep_takes_dry_run_as_a_bool_only():
+    import tuner
+
+    with pytest.raises(UsageError, match="dry_run is True or False, not 'no'"):
+        tuner.sweep("cifar_small", dry_run="no")
+
+
+def test_a_space_without_parameters_or_not_a_space_is_named_in_words():
+    from tuner import SearchSpace
+
+    with pytest.raises(UsageError, match="space params is empty: give at least one parameter"):
+        SearchSpace(trainable=lambda config: None, metric="loss", mode="min", params={})
+    from tuner.errors import an
+
+    assert (an("int"), an("dict"), an("SearchSpace")) == ("an int", "a dict", "a SearchSpace")

@@ -286,10 +286,8 @@ def test_probing_the_older_spec_form_does_not_flood_the_terminal(caplog):
     import numpy as np
     from ray import tune
 
-    from tuner.ray_compat.terminal import SAMPLE_LOGGER
+    from tuner.ray_compat.terminal import SAMPLE_LOGGER, spec_form_warning_once
     from tuner.searchers.probe import probe_function
-
-    from tuner.ray_compat.terminal import spec_form_warning_once
 
     domain = tune.sample_from(lambda spec: np.random.choice([1, 2]) if spec.config.x == "a" else 0)
     logger = logging.getLogger(SAMPLE_LOGGER)

@@ -136,7 +136,7 @@ def test_the_bound_is_a_setting_resolved_like_the_others(monkeypatch, tmp_path):
     assert resolve({"space": space}, environ={"TUNER_STORAGE_TIMEOUT": "45"}).storage_timeout == 45
     given = {"space": space, "storage_timeout": 20}
     assert resolve(given, environ={"TUNER_STORAGE_TIMEOUT": "45"}).storage_timeout == 20
-    with pytest.raises(UsageError, match="--storage-timeout must be a finite number more than 0"):
+    with pytest.raises(UsageError, match="--storage-timeout must be more than 0 seconds"):
         resolve({"space": space, "storage_timeout": 0}, environ={})
     monkeypatch.setenv("TUNER_STORAGE_TIMEOUT", "90")
     assert storage_outage.timeout_s() == 90 and storage_outage.for_resume(30) == 90

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 import click
 
 from tuner import schedulers, searchers
-from tuner.errors import TunerError
+from tuner.errors import TunerError, UsageError
 from tuner.limits import BUDGET_FORMS
 from tuner.settings import DEFAULT_NUM_SAMPLES, DEFAULT_STORAGE, GPUS_AUTO, Setting, SweepConfig
 
@@ -209,6 +209,9 @@ def sweep_options(func: CommandFunction) -> CommandFunction:
 def given_flags(flags: Mapping[str, Flag]) -> dict[str, Setting]:
     """The sweep flags the user typed (``None`` is "not given")."""
     given = {k: v for k, v in flags.items() if v is not None and v != () and k != "config_file"}
+    for name in ("metric", "mode"):  # an empty variable in "--metric $METRIC" is not "the space's own"
+        if isinstance(value := given.get(name), str) and not value.strip():
+            raise UsageError(f"--{name} is empty; give one, or leave the flag out for the space's own")
     return {k: list(v) if isinstance(v, tuple) else v for k, v in given.items()}
 
 

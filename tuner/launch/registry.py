@@ -17,7 +17,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from tuner.errors import UsageError
+from tuner.errors import UsageError, an
 from tuner.spec import SearchSpace
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ def _space_of(module: ModuleType, where: str) -> SearchSpace:
             f"space file {where} defines no SPACE; add SPACE = SearchSpace(trainable=..., params={{...}})"
         )
     if not isinstance(space, SearchSpace):
-        raise UsageError(f"SPACE in {where} is a {type(space).__name__}, not a tuner.SearchSpace")
+        raise UsageError(f"SPACE in {where} is {an(type(space).__name__)}, not a tuner.SearchSpace")
     return space
 
 

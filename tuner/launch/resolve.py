@@ -155,13 +155,13 @@ def _modes_by_name(metric: str | None, space: SearchSpace) -> str:
     """The space's mode for each metric named (``--metric`` alone may reorder or pick among the space's
     ``metrics``); a metric the space does not name needs ``--mode`` (taking the space's mode for loss, a sweep
     of ``--metric accuracy`` looked for the lowest accuracy)."""
-    from tuner.objectives import parse_objectives
+    from tuner.objectives import metric_names, parse_objectives
 
     declared = {o.name: o.mode for o in parse_objectives(space.metric, space.mode)}
-    if not metric:
+    if metric is None:
         return space.mode
     modes = []
-    for name in (n.strip() for n in metric.split(",")):
+    for name in metric_names(metric):
         if name not in declared:
             said = ", ".join(f"{n} ({m})" for n, m in declared.items())
             raise UsageError(
