@@ -60,3 +60,18 @@ def test_only_file_uris_are_read_as_local_folders():
 def test_a_storage_nobody_can_open_is_a_usage_error():
     with pytest.raises(UsageError, match="cannot open storage nosuchfs://x"):
         storage.prepare("nosuchfs://x/exp")
+
+
+def test_a_storage_path_that_cannot_hold_a_folder_or_lies_inside_an_experiment_is_refused(tmp_path):
+    """/proc/foo was blamed on a full disk; a path inside an experiment made a sweep there."""
+    from tuner import storage
+    from tuner.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"--storage-path /proc/foo: cannot make a folder in /proc"):
+        storage.check_usable("/proc/foo")
+    (tmp_path / "exp").mkdir()
+    (tmp_path / "exp" / "tuner_config.yaml").write_text("space: x.py\n")
+    with pytest.raises(UsageError, match=f"is inside the experiment {tmp_path / 'exp'}; keep experiments side by side"):
+        storage.check_usable(str(tmp_path / "exp" / "more"))
+    storage.check_usable(str(tmp_path / "fresh"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp"]  # the check leaves nothing behind
