@@ -391,3 +391,14 @@ def test_an_experiments_settings_not_in_utf8_are_called_corrupted(tmp_path):
     (tmp_path / "tuner_config.yaml").write_bytes(b"\xff\xfe bad")
     with pytest.raises(UsageError, match="tuner_config.yaml is corrupted: not UTF-8 text"):
         load_saved_config(tmp_path)
+
+
+def test_a_space_file_a_sweep_file_names_is_found_beside_it_when_not_where_the_command_runs(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "fast.py").write_text("")
+    (tmp_path / "sub" / "cfg.yaml").write_text("space: ./fast.py\n")
+    (tmp_path / "other").mkdir()
+    monkeypatch.chdir(tmp_path / "other")
+    assert read_yaml_settings(tmp_path / "sub" / "cfg.yaml")["space"] == str(tmp_path / "sub" / "fast.py")
+    (tmp_path / "other" / "fast.py").write_text("")  # one where the command runs comes first, as before
+    assert read_yaml_settings(tmp_path / "sub" / "cfg.yaml")["space"] == "./fast.py"

@@ -73,7 +73,17 @@ def read_yaml_settings(path: str | Path) -> dict[str, Setting]:
         if name in out:
             raise UsageError(f"config file {path}: {key!r} sets {name} again; give each setting once")
         out[name] = coerce(name, value, f"config file {path}")
-    return out
+    return _beside(out, path)
+
+
+def _beside(settings: dict[str, Setting], path: Path) -> dict[str, Setting]:
+    """A relative space file a sweep file names is read from where the command runs, or else from beside the
+    sweep file (it was "not found" when the command ran elsewhere)."""
+    space = settings.get("space")
+    if isinstance(space, str) and space.endswith(".py") and not Path(space).expanduser().is_absolute():
+        if not Path(space).exists() and (path.parent / space).is_file():
+            settings["space"] = str(path.parent / space)
+    return settings
 
 
 def _once_each_loader() -> type:
