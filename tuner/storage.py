@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
 from tuner.errors import StorageUnreachable, UsageError
-from tuner.folder.names import CONFIG_FILE
 
 if TYPE_CHECKING:
     from pyarrow.fs import FileSystem
@@ -71,11 +70,6 @@ def check_usable(storage_path: str) -> None:
                 f"--storage-path {storage_path} is a file, not a folder; pass a folder for experiments"
             )
         existing = next(p for p in [path, *path.parents] if p.exists())
-        holder = next((p for p in [existing, *existing.parents] if (p / CONFIG_FILE).is_file()), None)
-        if holder is not None:  # a sweep never writes into an existing experiment
-            raise UsageError(
-                f"--storage-path {storage_path} is inside the experiment {holder}; keep experiments side by side"
-            )
         if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
             raise UsageError(f"--storage-path {storage_path}: {existing} is not writable by this user")
         try:  # what the permissions do not tell (a root user, /proc, a read-only mount): make a folder there

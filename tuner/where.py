@@ -42,6 +42,12 @@ def locate(ref: str) -> str:
     raise UsageError(f"unknown experiment {ref!r}: no folder {where}")
 
 
+def experiment_above(path: str | Path) -> Path | None:
+    """The experiment a local path lies in (itself or a folder above it holds an experiment's settings), if any."""
+    here = Path(path).expanduser().resolve()
+    return next((p for p in [here, *here.parents] if (p / CONFIG_FILE).is_file()), None)
+
+
 def local_folder(experiment: str, what: str) -> Path:
     """The experiment (its path or URI) as a local folder, for tools that only read local files (TensorBoard)."""
     plain = storage.local_path(experiment)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tuner import algorithms, schedulers, searchers
@@ -106,6 +107,10 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
         )
     space = load_space(config.space)
     storage.check_usable(config.storage_path)
+    if not resuming and (holder := _inside_experiment(config.storage_path)) is not None:
+        raise UsageError(  # a sweep never writes into an existing experiment
+            f"--storage-path {config.storage_path} is inside the experiment {holder}; keep experiments side by side"
+        )
     if not resuming:
         from tuner.launch.guards.disk import room_left
 
@@ -215,6 +220,14 @@ def _conditionals(space: SearchSpace) -> list[str]:
         return [p.name for p in searchers.plan_search(space.flat_params, "optuna").conditionals]
     except UsageError:
         return []
+
+
+def _inside_experiment(storage_path: str) -> Path | None:
+    from tuner import storage
+    from tuner.where import experiment_above
+
+    plain = storage.local_path(storage_path)
+    return experiment_above(plain) if plain is not None else None
 
 
 def keeps_checkpoints(trainable: TrainableForm) -> bool:
