@@ -57,9 +57,9 @@ class QuantileSampler(StartCounted, BaseSampler):
     _min_results = 3
 
     def __init__(self, warmup: int, seed: int | None = None) -> None:
-        # the candidates' stream apart from the random start's: seeded alike, the first candidates were the random
-        # start's own configs value for value, and proposals came back to them
-        self._rng = np.random.RandomState(None if seed is None else (seed, 1))
+        # the candidates come from a stream seeded as the random start's: the first candidates repeat its values,
+        # which the model ranks as any other (apart, they measured no better: BENCHMARKS.md, 2026-11-29 (fifth))
+        self._rng = np.random.RandomState(seed)
         self._random_sampler = RandomSampler(seed=seed)
         self._space_of = IntersectionSearchSpace(include_pruned=True)
         # (results, space, models) of the last fit
