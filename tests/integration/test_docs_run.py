@@ -5,8 +5,9 @@ tests/unit/test_docs.py's. A page's blocks run in order, in a folder of their ow
 
 What a command names that only a reader's machine has is given the test's own:
 
-- ``EXP``, ``EXP1``, ``EXP2``: the experiment the page's last sweep made; on a page that makes none, a copy of
-  one small sweep of cifar_small on the synthetic set, made once for all pages;
+- ``EXP``, ``EXP1``: the experiment the page's last sweep made; on a page that makes none, a copy of one small
+  sweep of cifar_small on the synthetic set, made once for all pages; ``EXP2``: a copy of that experiment beside
+  it (tuner compare refuses one sweep given twice);
 - an experiment's name as tuner makes it (``cifar_small-freeze-thaw-curves-20261123-101500``, with or without
   ``~/tuner_results/``): the experiment of that space, scheduler and searcher the page made, whatever its time
   stamp; a name no sweep of the page made fails the test, so the docs show only names tuner really produces;
@@ -94,6 +95,11 @@ class Page:
 
     def given(self, word: str) -> str:
         """A word of a command with the reader's names given the test's own (the module's docstring)."""
+        if word == "EXP2":
+            second = self.storage / f"{self.exp().name}-second"
+            if not second.exists():
+                shutil.copytree(self.exp(), second)
+            return str(second)
         if word in PLACEHOLDERS:
             return str(self.exp())
         stamped = STAMPED.match(word)
