@@ -134,6 +134,24 @@ class Constraint:
         return f"{self.metric}{self.op}{self.bound:g}"
 
 
+def check_satisfiable(constraints: Sequence[Constraint]) -> None:
+    """Bounds on one metric that no value meets together (score<=1 and score>=2) make every trial infeasible:
+    refused as the bad input they are."""
+    for c in constraints:
+        for other in constraints:
+            upper, lower = (c, other) if c.op in ("<=", "<") else (other, c)
+            if (
+                c.metric == other.metric
+                and upper.op in ("<=", "<")
+                and lower.op in (">=", ">")
+                and (
+                    upper.bound < lower.bound
+                    or (upper.bound == lower.bound and (upper.op, lower.op) != ("<=", ">="))
+                )
+            ):
+                raise UsageError(f"--constraint {upper} and {lower}: no value of {c.metric} meets both")
+
+
 def metric_names(metric: str) -> list[str]:
     """``--metric`` as given (comma-separated for several), each name checked."""
     names = [n.strip() for n in str(metric).split(",")]

@@ -402,3 +402,24 @@ def test_a_space_file_a_sweep_file_names_is_found_beside_it_when_not_where_the_c
     assert read_yaml_settings(tmp_path / "sub" / "cfg.yaml")["space"] == str(tmp_path / "sub" / "fast.py")
     (tmp_path / "other" / "fast.py").write_text("")  # one where the command runs comes first, as before
     assert read_yaml_settings(tmp_path / "sub" / "cfg.yaml")["space"] == "./fast.py"
+
+
+@pytest.mark.parametrize(
+    "constraints, refused",
+    [
+        (["score<=1", "score>=2"], "--constraint score<=1 and score>=2: no value of score meets both"),
+        (["score<1", "score>=1"], "--constraint score<1 and score>=1: no value of score meets both"),
+        (["score<=1", "score>=1"], None),
+        (["score<=1", "mb>=2"], None),
+    ],
+)
+def test_constraints_no_value_meets_together_are_refused(constraints, refused):
+    """Every trial of such a sweep was infeasible, after all its epochs were trained."""
+    from tuner.objectives import Constraint, check_satisfiable
+
+    parsed = [Constraint.parse(c) for c in constraints]
+    if refused is None:
+        check_satisfiable(parsed)
+        return
+    with pytest.raises(UsageError, match=refused):
+        check_satisfiable(parsed)

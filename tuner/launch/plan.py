@@ -19,7 +19,7 @@ from tuner.errors import UsageError
 from tuner.launch.registry import load_space, resolve_trainable
 from tuner.launch.trial import forms
 from tuner.launch.trial.forms import check_form, checkpoint_advice, declared_keywords
-from tuner.objectives import as_mode
+from tuner.objectives import as_mode, check_satisfiable
 from tuner.searchers.plan import grid_points, is_grid
 from tuner.settings import GPUS_AUTO, SweepConfig
 from tuner.spec import SearchSpace, contract
@@ -107,6 +107,8 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
         )
     space = load_space(config.space)
     storage.check_usable(config.storage_path)
+    if not resuming:  # an experiment saved with them still reads
+        check_satisfiable(config.constraint_list)
     if not resuming and (holder := _inside_experiment(config.storage_path)) is not None:
         raise UsageError(  # a sweep never writes into an existing experiment
             f"--storage-path {config.storage_path} is inside the experiment {holder}; keep experiments side by side"
