@@ -289,3 +289,27 @@ def test_fates_that_cannot_be_read_teach_nothing_and_raise_nothing_into_tune(tmp
     looped = _reports(watch, asha, "looped", 1, 2, 3, 4, 5)
     watch.on_trial_complete(0, [looped], looped)
     assert not said and watch.learnt is None and table.max_epochs == 10
+
+
+def test_a_failure_tune_retries_is_said_as_it_happens(tmp_path, caplog):
+    """With --max-failures a crashed trial ran again without a word while the sweep ran."""
+    import logging
+
+    from ray.tune.experiment import Trial
+
+    from tuner.launch.guards.crashes import CrashNamer
+
+    error = tmp_path / "error.txt"
+    error.write_text("Failure # 1 (occurred at 2026-11-29)\nTraceback (most recent call last):\nRuntimeError: transient failure\n")
+    class Stored(Trial):  # a stub trial has no storage; in a sweep Ray's property gives this file
+        error_file = str(error)
+
+    trial = Stored("train", trial_id="t1", stub=True, max_failures=2)
+    trial.update_last_result({"training_iteration": 3})
+    trial.run_metadata.num_failures = 1
+    with caplog.at_level(logging.WARNING, logger="tuner.launch.guards.crashes"):
+        CrashNamer(None, None).on_trial_recover(1, [trial], trial)
+    assert caplog.messages == [
+        "trial t1 failed after epoch 3 (RuntimeError: transient failure); running it again, failure 1 of the 2 "
+        "--max-failures allows"
+    ]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ from tuner.storage import here
 if TYPE_CHECKING:
     from ray.tune.experiment import Trial
 
+log = logging.getLogger(__name__)
 RUN_MARKER = "--- a run of this trial started; a fatal signal's stack follows when it died of one ---\n"
 # Python's fault handler names the signal in its first line: "Fatal Python error: Segmentation fault".
 _SIGNALS = {
@@ -142,7 +144,21 @@ class CrashNamer(Callback):
         self._oom_kills = oom_kill_count()
 
     def on_trial_recover(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
+        """A failure Tune retries (``--max-failures``) is said as it happens: the sweep said nothing of it."""
         self._name(trial)
+        from tuner.ray_compat.messages import in_words
+
+        lines = [line for line in last_failure(trial.error_file).splitlines() if line.strip()]
+        why = in_words(lines[-1]) if lines else "an error"
+        epoch = int((trial.last_result or {}).get("training_iteration") or 0)
+        log.warning(
+            "trial %s failed after epoch %d (%s); running it again, failure %d of the %d --max-failures allows",
+            trial.trial_id,
+            epoch,
+            why,
+            trial.num_failures,
+            trial.max_failures,
+        )
 
     def on_trial_error(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
         self._name(trial)
