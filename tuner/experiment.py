@@ -211,47 +211,14 @@ class ExperimentRecord:
     def best_checkpoint(self, trial: TrialRecord) -> str | None:
         """The checkpoint saved at the trial's best epoch; where that epoch saved none, or its checkpoint is
         damaged (tuner/folder/checkpoints.py), the best whole one kept by the metric, else the newest."""
-        return self._checkpoint_choice(trial)[0]
+        return self.checkpoint_choice(trial)[0]
 
-    def checkpoint_note(self, trial: TrialRecord) -> str | None:
-        """Why ``best_checkpoint`` is not the best epoch's own, in words; None when it is (or none is kept)."""
-        return self._checkpoint_choice(trial)[1]
+    def checkpoint_choice(self, trial: TrialRecord) -> tuple[str | None, str | None]:
+        """``best_checkpoint``, and why it is not the best epoch's own, in words (None when it is)."""
+        from tuner.folder.checkpoints import choose_for_best
 
-    def _checkpoint_choice(self, trial: TrialRecord) -> tuple[str | None, str | None]:
-        from tuner.folder.checkpoints import damage, newest_whole
-        from tuner.folder.names import DAMAGED_PREFIX
-
-        row = trial.best_row(self.metric, self.mode)
-        if not row:
-            return None, None
-        name = row.get("checkpoint_dir_name")
-        epoch = row.get("training_iteration")
-        if not name:
-            note = f"no checkpoint was saved at the best epoch ({epoch})"
-        elif storage.is_dir(at_best := storage.join(trial.path, name)):
-            why = damage(at_best)
-            if why is None:
-                return at_best, None
-            note = f"the best epoch's checkpoint {name} is damaged ({why})"
-        elif storage.is_dir(storage.join(trial.path, DAMAGED_PREFIX + name)):
-            note = f"the best epoch's checkpoint {name} was found damaged and set aside by tuner resume"
-        else:
-            note = f"the best epoch's checkpoint {name} is not kept"
-        saved = [
-            (value, r)
-            for r in trial.rows
-            if r.get("checkpoint_dir_name") not in (None, "", name)
-            and (value := _number(r.get(self.metric))) is not None
-            and damage(storage.join(trial.path, r["checkpoint_dir_name"])) is None
-        ]
-        if saved:
-            value, kept = pick(self.mode)(saved, key=lambda pair: pair[0])
-            stands = f"epoch {kept.get('training_iteration')}'s ({self.metric} {value:.4g}), the best whole one kept"
-            return storage.join(trial.path, kept["checkpoint_dir_name"]), f"{note}; {stands}, stands in"
-        newest = newest_whole(trial.path)
-        if newest is None:
-            return None, (None if not name else f"{note}; no whole checkpoint is kept")
-        return storage.join(trial.path, newest), f"{note}; the newest whole one, {newest}, stands in"
+        best = trial.best_row(self.metric, self.mode)
+        return choose_for_best(trial.path, trial.rows, best, self.metric, self.mode)
 
     def at_once(self) -> int | None:
         """The most trials the sweep ran at once (its ``spent.json``, or while it runs the driver's own

@@ -333,7 +333,7 @@ def test_a_best_epoch_that_saved_no_checkpoint_gets_the_best_kept_one_and_says_s
     best = record.trial("a")
     assert record.best_checkpoint(best) == str(trial / "checkpoint_000000")  # epoch 2's, not epoch 4's
     note = "no checkpoint was saved at the best epoch (1); epoch 2's (loss 0.03), the best whole one kept, stands in"
-    assert record.checkpoint_note(best) == note
+    assert record.checkpoint_choice(best) == (str(trial / "checkpoint_000000"), note)
     summary = summarize(record)
     assert f"    ({note})" in format_summary(summary)
     assert json.loads((tmp_path / "exp" / "best_config.json").read_text())["checkpoint_note"] == note

@@ -18,7 +18,9 @@ from pathlib import Path
 
 from tuner import storage
 from tuner.folder.names import DAMAGED_PREFIX, MANIFEST_FILE
+from tuner.objectives import Mode, pick
 from tuner.storage import write_atomically
+from tuner.values import number
 
 CHUNK = 1 << 20
 
@@ -117,3 +119,40 @@ def newest_whole(trial_path: str, before: str | None = None) -> str | None:
         if damage(folder) is None:
             return name
     return None
+
+
+def choose_for_best(
+    trial_path: str, rows: list[dict[str, str]], best: dict[str, str] | None, metric: str, mode: Mode
+) -> tuple[str | None, str | None]:
+    """The checkpoint that stands for a trial's best epoch (``best``, one of its ``rows``), and why it is not that
+    epoch's own when it is not: that epoch saved none, or its checkpoint is damaged or gone. The best whole one
+    kept by ``metric`` stands in, else the newest whole one."""
+    if not best:
+        return None, None
+    name = best.get("checkpoint_dir_name")
+    if not name:
+        note = f"no checkpoint was saved at the best epoch ({best.get('training_iteration')})"
+    elif storage.is_dir(at_best := storage.join(trial_path, name)):
+        why = damage(at_best)
+        if why is None:
+            return at_best, None
+        note = f"the best epoch's checkpoint {name} is damaged ({why})"
+    elif storage.is_dir(storage.join(trial_path, DAMAGED_PREFIX + name)):
+        note = f"the best epoch's checkpoint {name} was found damaged and set aside by tuner resume"
+    else:
+        note = f"the best epoch's checkpoint {name} is not kept"
+    saved = [
+        (value, row)
+        for row in rows
+        if row.get("checkpoint_dir_name") not in (None, "", name)
+        and (value := number(row.get(metric))) is not None
+        and damage(storage.join(trial_path, row["checkpoint_dir_name"])) is None
+    ]
+    if saved:
+        value, kept = pick(mode)(saved, key=lambda pair: pair[0])
+        stands = f"epoch {kept.get('training_iteration')}'s ({metric} {value:.4g}), the best whole one kept"
+        return storage.join(trial_path, kept["checkpoint_dir_name"]), f"{note}; {stands}, stands in"
+    newest = newest_whole(trial_path)
+    if newest is None:
+        return None, (None if not name else f"{note}; no whole checkpoint is kept")
+    return storage.join(trial_path, newest), f"{note}; the newest whole one, {newest}, stands in"

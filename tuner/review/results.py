@@ -62,15 +62,16 @@ def summarize(experiment: ExperimentRecord) -> Summary:
     best = experiment.best_trial()
     if best is not None:
         row = best.best_row(metric, mode) or {}
+        checkpoint, note = experiment.checkpoint_choice(best)
         summary.best = BestTrial(
             best.trial_id,
             best.best(metric, mode),
             int(float(row.get("training_iteration") or 0)),
             unflatten(best.config),  # as the trainable read it
-            experiment.best_checkpoint(best),
+            checkpoint,
             best.path,
             best.fate,
-            experiment.checkpoint_note(best),
+            note,
         )
     summary.constraints = experiment.config.constraints or None
     if experiment.config.several_objectives:
@@ -295,6 +296,7 @@ def best_export(
             )
         raise UsageError(f"{experiment.path} has no trial that reported {experiment.metric!r}")
     row = chosen.best_row(experiment.metric, experiment.mode) or {}
+    checkpoint, note = experiment.checkpoint_choice(chosen)
     out: BestExport = {
         "config": unflatten(chosen.config),  # as the trainable reads it
         "metric": experiment.metric,
@@ -302,10 +304,9 @@ def best_export(
         "value": chosen.best(experiment.metric, experiment.mode),
         "epoch": int(float(row.get("training_iteration") or 0)),
         "trial_id": chosen.trial_id,
-        "checkpoint": experiment.best_checkpoint(chosen),
+        "checkpoint": checkpoint,
         "experiment": str(experiment.path),
     }
-    note = experiment.checkpoint_note(chosen)
     if note is not None:
         out["checkpoint_note"] = note
     from tuner.review.front import on_front, point

@@ -172,9 +172,8 @@ def _best_section(experiment: ExperimentRecord) -> str:
         f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_show(v))}</td></tr>"
         for k, v in best.config.items()
     )
-    checkpoint = experiment.best_checkpoint(best) or "(none kept)"
-    note = experiment.checkpoint_note(best)
-    checkpoint += f" ({note})" if note else ""
+    kept, note = experiment.checkpoint_choice(best)
+    checkpoint = (kept or "(none kept)") + (f" ({note})" if note else "")
     return (
         f"<p><b>Trial {html.escape(best.trial_id)}</b>: {html.escape(experiment.metric)} <b>{value:.4g}</b> at epoch "
         f"{int(float(row.get('training_iteration') or 0))}; {html.escape(best.fate)}.</p>"
