@@ -110,9 +110,11 @@ def final_job(job: tuple[str, int, str, int, int]) -> dict:
 
 def tpe_variant(options: dict[str, str]) -> None:
     """The optuna searcher's TPE with other settings, in this process and the replay processes it forks."""
+    import yaml
+
     from tuner.searchers import optuna_samplers
 
-    given = {k: {"true": True, "false": False}.get(v.lower(), int(v) if v.isdigit() else v) for k, v in options.items()}
+    given = {k: yaml.safe_load(v) for k, v in options.items()}  # numbers, true/false as YAML reads them
     warmup = given.pop("warmup", None)
     original = optuna_samplers.FreshTPE.__init__
 
@@ -656,6 +658,8 @@ def main() -> None:
     args = parser.parse_args()
     args.sources = expand_sources(args.sources)
     if args.tpe:
+        if any("=" not in option for option in args.tpe):
+            parser.error(f"--tpe takes OPTION=VALUE, got {' '.join(args.tpe)}")
         tpe_variant(dict(option.split("=", 1) for option in args.tpe))
     if args.versus:
         runs = [json.loads(Path(f).read_text()).get("final", {}) for f in args.versus]

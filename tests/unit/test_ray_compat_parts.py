@@ -511,3 +511,14 @@ def test_pbt_keeps_a_perturbed_value_inside_its_domain_and_on_its_step():
             seen.add(config["model/width"])
             assert 1e-4 <= config["lr"] <= 1e-1 and config["opt"] in ("a", "b")
     assert seen <= set(range(8, 65, 8)) and {8, 64} <= seen
+
+
+def test_pbt_keeps_a_bound_off_the_step_on_the_step():
+    """A value past a bound is brought onto the step within it: qrandint(5, 64, 8) gave 5 (below its first step)."""
+    import pytest
+    from ray import tune
+
+    from tuner.schedulers.pbt import WithinDomains
+
+    keep = WithinDomains({"a": tune.quniform(0, 0.9, 0.3), "w": tune.qrandint(5, 64, 8), "lr": tune.uniform(0, 1)})
+    assert keep({"a": 1.08, "w": 3, "lr": 1.2}) == {"a": pytest.approx(0.9), "w": 8, "lr": 1.0}

@@ -61,13 +61,12 @@ def test_a_sigterm_while_ray_starts_ends_as_an_immediate_stop_not_with_exit_code
     from tuner.launch.guards.signals import OrderlyStop, Stopped
 
     folder = tmp_path / "exp"
-    stop = OrderlyStop(f"continue with: tuner resume {folder}", str(folder))
+    stop = OrderlyStop(f"continue with: tuner resume {folder}", saved=False)
     with pytest.raises(Stopped) as ended, stop.through_ray_start():
         raise SystemExit(signal.SIGTERM)  # what Ray's handler does
     assert ended.value.exit_code == 143
     assert str(ended.value) == "SIGTERM received: stopped at once; nothing was saved yet: run the sweep again"
-    folder.mkdir()
-    (folder / "tuner_config.yaml").write_text("space: x.py\n")
+    stop.saved = True  # the sweep saved its settings
     assert str(stop.at_once(signal.SIGINT)) == f"SIGINT received: stopped at once; continue with: tuner resume {folder}"
     with pytest.raises(SystemExit), stop.through_ray_start():
         raise SystemExit(1)  # any other exit passes

@@ -125,14 +125,14 @@ def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None
 def _outside_experiments(target: Path, out: str) -> None:
     """An --out inside an experiment is refused: its files are tuner's (an export written over its
     tuner_config.yaml left it unreadable); but for its report, which an experiment keeps as report.html."""
-    from tuner.folder.names import CONFIG_FILE, REPORT_FILE
+    from tuner.folder.names import REPORT_FILE
+    from tuner.where import experiment_above
 
-    target = target.resolve()
-    for above in target.parents:
-        if (above / CONFIG_FILE).is_file() and target != above / REPORT_FILE:
-            raise UsageError(
-                f"--out {out} is inside the experiment {above}, whose files are tuner's; write it elsewhere"
-            )
+    above = experiment_above(target.parent)
+    if above is not None and target.expanduser().resolve() != above / REPORT_FILE:
+        raise UsageError(
+            f"--out {out} is inside the experiment {above}, whose files are tuner's; write it elsewhere"
+        )
 
 
 def _folder_for(folder: Path, out: str) -> None:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from tuner import storage
@@ -106,19 +107,23 @@ def set_aside(trial_path: str, name: str) -> str | None:
 
 def newest_whole(trial_path: str, before: str | None = None) -> str | None:
     """The newest whole checkpoint folder in a trial's folder (older than ``before`` when given), or None."""
-    names = [d for d in storage.list_dirs(trial_path) if checkpoint_epoch(d) is not None]
-    names.sort(key=lambda d: checkpoint_epoch(d) or 0, reverse=True)
-    # a folder without a manifest beside ones with theirs was cut short before the sweep registered it
-    manifests = any(has_manifest(storage.join(trial_path, d)) for d in names)
-    for name in names:
-        if before is not None and (checkpoint_epoch(name) or 0) >= (checkpoint_epoch(before) or 0):
-            continue
-        folder = storage.join(trial_path, name)
-        if manifests and not has_manifest(folder):
-            continue
-        if damage(folder) is None:
+    for name in whole_checkpoints(trial_path):
+        if before is None or (checkpoint_epoch(name) or 0) < (checkpoint_epoch(before) or 0):
             return name
     return None
+
+
+def whole_checkpoints(trial_path: str) -> Iterator[str]:
+    """A trial's whole checkpoint folders, newest first, each checked only when asked for: a folder without a
+    manifest beside ones with theirs was cut short before the sweep registered it, and a damaged one is passed
+    over."""
+    names = [d for d in storage.list_dirs(trial_path) if checkpoint_epoch(d) is not None]
+    names.sort(key=lambda d: checkpoint_epoch(d) or 0, reverse=True)
+    manifests = any(has_manifest(storage.join(trial_path, d)) for d in names)
+    for name in names:
+        folder = storage.join(trial_path, name)
+        if not (manifests and not has_manifest(folder)) and damage(folder) is None:
+            yield name
 
 
 def choose_for_best(
@@ -141,12 +146,11 @@ def choose_for_best(
         note = f"the best epoch's checkpoint {name} was found damaged and set aside by tuner resume"
     else:
         note = f"the best epoch's checkpoint {name} is not kept"
+    whole = set(whole_checkpoints(trial_path))
     saved = [
         (value, row)
         for row in rows
-        if row.get("checkpoint_dir_name") not in (None, "", name)
-        and (value := number(row.get(metric))) is not None
-        and damage(storage.join(trial_path, row["checkpoint_dir_name"])) is None
+        if row.get("checkpoint_dir_name") in whole - {name} and (value := number(row.get(metric))) is not None
     ]
     if saved:
         value, kept = pick(mode)(saved, key=lambda pair: pair[0])

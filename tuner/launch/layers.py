@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeAlias, TypeVar, cast
@@ -23,8 +24,8 @@ V = TypeVar("V")
 
 def env_settings(environ: Mapping[str, str]) -> dict[str, Setting]:
     """Settings from TUNER_* variables (TUNER_NUM_SAMPLES=20 sets num_samples). A variable one letter or so off a
-    setting's (TUNER_NUM_SAMPLE) is refused, as a sweep file's misspelt key is; other TUNER_* names are not
-    tuner's to judge."""
+    setting's (TUNER_NUM_SAMPLE) is named with the setting it may mean, a warning only: TUNER_* names of the
+    user's own (TUNER_MODEL) are not tuner's to refuse."""
     import difflib
 
     out = {}
@@ -37,8 +38,11 @@ def env_settings(environ: Mapping[str, str]) -> dict[str, Setting]:
         if key.startswith(ENV_PREFIX) and name not in USER_SETTINGS:
             near = difflib.get_close_matches(name, USER_SETTINGS, n=1, cutoff=0.8)
             if near:
-                raise UsageError(
-                    f"environment {key}: not a tuner setting; did you mean {ENV_PREFIX}{near[0].upper()}?"
+                logging.getLogger(__name__).warning(
+                    "environment %s is not a tuner setting and is left alone; did you mean %s%s?",
+                    key,
+                    ENV_PREFIX,
+                    near[0].upper(),
                 )
     return out
 

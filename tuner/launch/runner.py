@@ -73,7 +73,7 @@ def run_sweep(
     try:
         with (
             claimed(folder, "tuner sweep"),
-            OrderlyStop(f"continue with: tuner resume {folder}", folder) as stop,
+            OrderlyStop(f"continue with: tuner resume {folder}", saved=False) as stop,
         ):
             with stop.through_ray_start():
                 started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)
@@ -134,6 +134,8 @@ def launch(
     forget_sidecars(folder)
     storage.prepare(folder)
     save_config(cfg, folder)
+    if stop is not None:
+        stop.saved = True  # from here a stop leaves something to resume
     # the review shows it as it was
     plan_record.write(
         folder,

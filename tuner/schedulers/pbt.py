@@ -52,21 +52,12 @@ class WithinDomains:
         self.domains = domains
 
     def __call__(self, config: dict[str, Value]) -> dict[str, Value]:
-        from ray.tune.search.sample import Integer, Quantized
+        from tuner.searchers.plan import within
 
         for name, domain in self.domains.items():
             value = config.get(name)
-            if not isinstance(value, (int, float)) or isinstance(value, bool):
-                continue
-            sampler = domain.get_sampler()
-            q = sampler.q if isinstance(sampler, Quantized) else None
-            integer = isinstance(domain, Integer)
-            top = domain.upper - 1 if integer and not (q and q > 1) else domain.upper  # as Tune draws
-            if q:
-                value = round(value / q) * q
-                top = top // q * q if integer else top
-            value = min(max(value, domain.lower), top)
-            config[name] = int(round(value)) if integer else float(value)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                config[name] = within(domain)(value)
         return config
 
 

@@ -284,6 +284,30 @@ class Rounded:
         return int(round(value)) if self.integer else value
 
 
+def within(domain: Float | Integer) -> Rounded:
+    """A number brought into a numeric domain as Tune draws it: onto its step (none: 1 for integers), inside its
+    bounds moved onto that step (Tune's integer upper bound is exclusive, but with a step above 1 it is drawn)."""
+    from ray.tune.search.sample import Integer, Quantized
+
+    sampler = domain.get_sampler()
+    integer = isinstance(domain, Integer)
+    q = sampler.q if isinstance(sampler, Quantized) else None
+    top = domain.upper - 1 if integer and (q is None or q == 1) else domain.upper
+    if q is None:
+        return Rounded(1, domain.lower, top, True) if integer else Clamped(domain.lower, top)
+    return Rounded(q, math.ceil(domain.lower / q) * q, math.floor(top / q) * q, integer)
+
+
+class Clamped(Rounded):
+    """A float kept within [lower, upper], on no step."""
+
+    def __init__(self, lower: float, upper: float) -> None:
+        super().__init__(0.0, lower, upper, False)
+
+    def __call__(self, x: float) -> float:
+        return min(max(float(x), self.lower), self.upper)
+
+
 def stepped(name: str, value: Float | Integer, text: str, searcher: str) -> ParamPlan:
     """A domain with a step (``tune.quniform``, ``tune.qrandint``, ``tune.qloguniform``...) for a model that takes
     none, or none on a log scale: searched without it, each value rounded to the step as Tune's draw is."""
@@ -293,16 +317,12 @@ def stepped(name: str, value: Float | Integer, text: str, searcher: str) -> Para
     sampler = value.get_sampler()
     q, log = sampler.q, isinstance(sampler.get_sampler(), LogUniform)
     integer = isinstance(value, Integer)
-    # Tune's integer upper bound is exclusive, but with a step above 1 it is among the values drawn
-    top = value.upper - 1 if integer and q == 1 else value.upper
     if integer:
         encoded = (tune.lograndint if log else tune.randint)(int(value.lower), int(value.upper))
     else:
         encoded = (tune.loguniform if log else tune.uniform)(value.lower, value.upper)
-    low = math.ceil(value.lower / q) * q
-    high = math.floor(top / q) * q
     how = f"searched by {searcher}{' in log space' if log else ''}, rounded to a multiple of {q:g}"
-    return ParamPlan(name, text, how, ENCODED, encoded, Rounded(q, low, high, integer))
+    return ParamPlan(name, text, how, ENCODED, encoded, within(value))
 
 
 def _numeric_choice(value: Domain) -> TypeGuard[Categorical]:

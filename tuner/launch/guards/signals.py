@@ -67,13 +67,13 @@ class OrderlyStop:
     """Within ``with``: SIGTERM/SIGHUP act as Ctrl-C; a second signal, or one outside ``fit``, ends at once.
 
     ``received`` is the first signal's number (None when none came). ``resume_hint`` ends the message of
-    an immediate stop: the experiment's resume command, given only once ``folder`` holds its settings (a stop
-    before says there is nothing to resume).
+    an immediate stop: the experiment's resume command, once ``saved`` (a stop before the experiment held its
+    settings says there is nothing to resume; the sweep sets it, so the handler reads no storage).
     """
 
-    def __init__(self, resume_hint: str = "", folder: str | None = None) -> None:
+    def __init__(self, resume_hint: str = "", saved: bool = True) -> None:
         self.resume_hint = resume_hint
-        self.folder = folder
+        self.saved = saved
         self.received: int | None = None
         self.reason: str | None = None  # why the sweep asked itself to stop (``stop_for``), not a signal
         self.at_step_ends = False  # a StepEndStop runs in this sweep: stops are handed to Ray between steps
@@ -178,11 +178,8 @@ class OrderlyStop:
 
     def at_once(self, signum: int) -> Stopped:
         """The end a signal makes at once, with the resume command where there is something to resume."""
-        from tuner import storage
-        from tuner.folder.names import CONFIG_FILE
-
         hint = f"; {self.resume_hint}" if self.resume_hint else ""
-        if self.folder is not None and not storage.exists(self.folder, CONFIG_FILE):
+        if not self.saved:
             hint = "; nothing was saved yet: run the sweep again"
         return Stopped(signum, f"{signal.Signals(signum).name} received: stopped at once{hint}")
 
