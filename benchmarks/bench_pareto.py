@@ -98,9 +98,9 @@ def job(spec: tuple[str, str, int, int, int, int, int]) -> dict:
     both = (Objective(src.metric, "min"), Objective("params_k", "min"))
     fifo = method == "fifo+random"
     planned = fifo_trials if fifo else 4 * fifo_trials
-    algorithms = build(src.params, scheduler, searcher, metric=src.metric, mode="min", max_epochs=src.epochs,
+    algorithms = build(src.params, scheduler, searcher, max_epochs=src.epochs,
                        num_samples=planned, seed=seed, workers=workers, grace_period=grace, reduction_factor=eta,
-                       objectives=both if fronts else ())  # fmt: skip
+                       objectives=both if fronts else both[:1])  # fmt: skip
     started = time.perf_counter()
     outcome = replay(WithSize(name, src.curves), algorithms, workers=workers, metric=src.metric, mode="min",
                      num_samples=fifo_trials if fifo else None, max_epochs=src.epochs,

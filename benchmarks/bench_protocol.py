@@ -72,6 +72,7 @@ def tuner_run(job: dict) -> dict:
 def _tuner_replay(job: dict, method: str, params: dict) -> dict:
     from bench_search import resolve_pair
 
+    from tuner.objectives import Objective
     from tuner.replay.engine import replay
     from tuner.replay.setup import build
 
@@ -80,7 +81,7 @@ def _tuner_replay(job: dict, method: str, params: dict) -> dict:
         options = {"can_pause": 0} if method == "default/p0" else {}
     else:
         scheduler, searcher, options = resolve_pair(method, params)
-    algorithms = build(params, scheduler, searcher, metric=protocol.METRIC, mode="max", max_epochs=EPOCHS,
+    algorithms = build(params, scheduler, searcher, objectives=(Objective(protocol.METRIC, "max"),), max_epochs=EPOCHS,
                        num_samples=4 * FULL_TRIALS, seed=job["seed"], workers=job["workers"], trials_cap=None,
                        **options)  # fmt: skip
     curves = _Curves(job["task"], job["form"])

@@ -40,14 +40,15 @@ class SyntheticCurves:
 def run(scheduler: str, trials: int, epochs: int, workers: int):
     from ray import tune
 
+    from tuner.objectives import LOSS
     from tuner.replay.engine import replay
     from tuner.replay.setup import build
 
     params = {"width": tune.choice([4, 8, 16, 32, 64, 128]), "lr": tune.loguniform(1e-4, 1e-1)}
-    algorithms = build(params, scheduler, "random" if scheduler != "bohb" else None, metric="loss", mode="min",
+    algorithms = build(params, scheduler, "random" if scheduler != "bohb" else None, objectives=LOSS,
                        max_epochs=epochs, num_samples=trials, seed=0, workers=workers)  # fmt: skip
     if algorithms.searcher is None:  # BOHB brings its own searcher
-        algorithms = build(params, scheduler, "bohb", metric="loss", mode="min", max_epochs=epochs,
+        algorithms = build(params, scheduler, "bohb", objectives=LOSS, max_epochs=epochs,
                            num_samples=trials, seed=0, workers=workers)  # fmt: skip
     started = time.perf_counter()
     outcome = replay(SyntheticCurves(epochs), algorithms, workers=workers, metric="loss", mode="min",

@@ -88,6 +88,7 @@ def final_job(job: tuple[str, int, str, int, int]) -> dict:
 
     from curve_sources import final_table
 
+    from tuner.objectives import Objective
     from tuner.replay.engine import replay
     from tuner.replay.setup import build
 
@@ -99,7 +100,7 @@ def final_job(job: tuple[str, int, str, int, int]) -> dict:
         value = optuna_peer(dataset, trials, seed)
     else:
         src = final_table(dataset, seed)
-        algorithms = build(src.params, "fifo", searcher, metric=src.metric, mode=src.mode, max_epochs=1,
+        algorithms = build(src.params, "fifo", searcher, objectives=(Objective(src.metric, src.mode),), max_epochs=1,
                            num_samples=trials, seed=seed, workers=workers)  # fmt: skip
         outcome = replay(src.curves, algorithms, workers=workers, metric=src.metric, mode=src.mode,
                          num_samples=trials, max_epochs=1)  # fmt: skip
@@ -216,6 +217,7 @@ def mf_job(job: tuple) -> dict:
     import numpy as np
     from curve_sources import source
 
+    from tuner.objectives import Objective
     from tuner.replay.engine import replay
     from tuner.replay.setup import build
 
@@ -234,7 +236,7 @@ def mf_job(job: tuple) -> dict:
             seconds_budget = fifo_seconds(name, seed, workers, fifo_trials)
         else:
             epochs_budget = fifo_trials * src.epochs
-    algorithms = build(src.params, scheduler, searcher, metric=src.metric, mode=src.mode, max_epochs=src.epochs,
+    algorithms = build(src.params, scheduler, searcher, objectives=(Objective(src.metric, src.mode),), max_epochs=src.epochs,
                        num_samples=planned, seed=seed, workers=workers, trials_cap=fifo_trials if fifo else None,
                        **options)  # fmt: skip
     started = time.perf_counter()
@@ -532,6 +534,7 @@ def warm_job(job: tuple[str, int, str, int]) -> dict:
 
     from tuner import searchers
     from tuner.launch.warm_start import Observation, WarmStart, encode
+    from tuner.objectives import Objective
     from tuner.replay.engine import replay
     from tuner.replay.setup import build
     from tuner.searchers import plan_search
@@ -545,7 +548,7 @@ def warm_job(job: tuple[str, int, str, int]) -> dict:
         searcher, _ = choose(src.params, "fifo", trials)
 
     def sweep(run_seed: int, warm: WarmStart | None = None, rerun: bool = True):
-        algorithms = build(src.params, "fifo", searcher, metric=src.metric, mode=src.mode, max_epochs=1,
+        algorithms = build(src.params, "fifo", searcher, objectives=(Objective(src.metric, src.mode),), max_epochs=1,
                            num_samples=trials, seed=run_seed, workers=1)  # fmt: skip
         if warm is not None:  # as tuner sweep --warm-start does, or with the model alone
             encode(warm, plan_search(src.params, searcher, run_seed))

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
 from tuner.folder.fates import DecisionLog
-from tuner.objectives import Constraint, Mode, Objective
+from tuner.objectives import Constraint, Objective, Objectives
 from tuner.schedulers import ENTRIES as SCHEDULERS
 from tuner.schedulers import REGISTRY as SCHEDULER_REGISTRY
 from tuner.schedulers import SchedulerContext
@@ -47,14 +47,12 @@ def check_objectives(scheduler: str, searcher: str | None, objectives: Sequence[
 def scheduler_context(
     *,
     params: Space,
-    metric: str,
-    mode: Mode,
+    objectives: Objectives,
     max_epochs: int,
     num_samples: int,
     seed: int,
     grace_period: int,
     reduction_factor: int,
-    objectives: Sequence[Objective] = (),
     constraints: Sequence[Constraint] = (),
     fate_log: DecisionLog | None = None,
     can_pause: bool = True,
@@ -62,15 +60,13 @@ def scheduler_context(
 ) -> SchedulerContext:
     return SchedulerContext(
         max_epochs,
-        metric,
-        mode,
+        objectives,
         params,
         num_samples,
         seed,
         fate_log=fate_log,
         grace_period=grace_period,
         reduction_factor=reduction_factor,
-        objectives=tuple(objectives),
         constraints=tuple(constraints),
         can_pause=can_pause,
         trials_cap=trials_cap,
@@ -84,15 +80,13 @@ def searcher_context(
     searcher (sync brackets must never be waited on; PBT runs over Tune's generator only)."""
     entry = SCHEDULER_REGISTRY[scheduler]
     return SearcherContext(
-        ctx.metric,
-        ctx.mode,
+        ctx.objectives,
         planned_trials,
         ctx.seed,
         max_concurrent,
         never_wait=entry.pauses_trials,
         generator_only=entry.takes_no_searcher,
         full_epochs=ctx.max_epochs,
-        objectives=ctx.objectives,
         constraints=ctx.constraints,
     )
 

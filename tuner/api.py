@@ -101,7 +101,7 @@ class Experiment:
         record = self._read()
         metric, mode = record.metric, record.mode
         params = sorted({k for t in record.trials for k in t.config})
-        others = [o.name for o in record.config.objective_list[1:]]
+        others = [o.name for o in record.config.objectives[1:]]
         at_best = [m for m in reported_metrics(record) if m != metric]
         from tuner.review.front import on_front as front_ids
 
@@ -154,7 +154,7 @@ class Experiment:
         from tuner.review.front import front
 
         record = self._read()
-        names = [o.name for o in record.config.objective_list]
+        names = [o.name for o in record.config.objectives]
         params = sorted({k for t in record.trials for k in t.config})
         columns = ["trial_id", *names, "epoch", *params, "fate"]
         if not record.config.several_objectives:

@@ -143,7 +143,7 @@ class ExperimentRecord:
 
     @cached_property  # a record is read once and not changed; a report asks these tens of thousands of times
     def metric(self) -> str:
-        return self.config.metric or "loss"
+        return self.config.objective.name
 
     @cached_property
     def mode(self) -> Mode:
@@ -341,7 +341,7 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
     # replaced it (tuner/folder/unsaved.py)
     dirs = set(known) | unsaved.unlisted(folder, set(known))
     trials = []
-    wanted = (*(o.name for o in config.objective_list), *(c.metric for c in config.constraint_list))
+    wanted = (*(o.name for o in config.objectives), *(c.metric for c in config.constraint_list))
     asked = plan.inactive_dropped(folder)
     for dir_name in sorted(dirs):
         trial_path = storage.join(folder, dir_name)
@@ -371,12 +371,12 @@ def load(ref: str, running: bool | None = None) -> ExperimentRecord:
             config.max_epochs,
             error,
             decision,
-            record.nonfinite(config.metric or "loss"),
+            record.nonfinite(config.objective.name),
             live,
         )
         record.loop_end = fates.loop_end(status, record.epochs, config.max_epochs, decision)
         if (decision or {}).get("perturbed") and (
-            at_best := record.best_row(config.metric or "loss", config.objective.mode)
+            at_best := record.best_row(config.objective.name, config.objective.mode)
         ):
             trained = config_at(trial_path, at_best)  # PBT changed its config: the best epoch's stands
             record.config = asked(flatten(trained)) if trained is not None else record.config

@@ -78,14 +78,14 @@ class Objective:
 
 # What a sweep optimises, in order: one objective is a tuple of one.
 Objectives = tuple[Objective, ...]
+LOSS: Objectives = (Objective("loss", "min"),)  # what a sweep optimises when nothing says otherwise
 
 
 def single(objectives: Objectives) -> Objective:
     """The one objective of a sweep given to a model of one value (tuner/algorithms.py lets only a
     ``multi_objective`` entry meet several)."""
-    if len(objectives) != 1:
-        raise ValueError(f"one objective expected, got {len(objectives)}")
-    return objectives[0]
+    (only,) = objectives  # several here is a registry entry's mistake: unpacking says so
+    return only
 
 
 def ray_form(objectives: Objectives) -> tuple[str | list[str], str | list[str]]:
@@ -152,29 +152,38 @@ def check_satisfiable(constraints: Sequence[Constraint]) -> None:
                 raise UsageError(f"--constraint {upper} and {lower}: no value of {c.metric} meets both")
 
 
-def metric_names(metric: str) -> list[str]:
-    """``--metric`` as given (comma-separated for several), each name checked."""
-    names = [n.strip() for n in str(metric).split(",")]
+Given = str | Sequence[str]  # a flag's "loss,latency_ms", or a YAML list of names (or of modes)
+
+
+def _items(given: Given) -> list[str]:
+    return [str(x).strip() for x in (given.split(",") if isinstance(given, str) else given)]
+
+
+def metric_names(metric: Given) -> list[str]:
+    """``--metric`` as given (comma-separated for several, or a list), each name checked."""
+    shown = metric if isinstance(metric, str) else ",".join(map(str, metric))
+    names = _items(metric)
     if not any(names):
-        raise UsageError(f"--metric {metric!r} names no metric; give one, or several separated by commas")
+        raise UsageError(f"--metric {shown!r} names no metric; give one, or several separated by commas")
     if any(not n for n in names):
         raise UsageError(
-            f"--metric {metric!r} has an empty name; give names separated by commas, e.g. loss,latency_ms"
+            f"--metric {shown!r} has an empty name; give names separated by commas, e.g. loss,latency_ms"
         )
-    if spaced := next((n for n in names if len(n.split()) > 1), None):
+    if spaced := next((n for n in names if len(n.split()) > 1 or "," in n), None):
         raise UsageError(
-            f"--metric {metric!r}: {spaced!r} is not one metric's name; give several separated by commas, e.g. "
-            f"{','.join(spaced.split())}"
+            f"--metric {shown!r}: {spaced!r} is not one metric's name; give several separated by commas, e.g. "
+            f"{','.join(spaced.replace(',', ' ').split())}"
         )
     if len(set(names)) < len(names):
-        raise UsageError(f"--metric {metric!r} names a metric twice")
+        raise UsageError(f"--metric {shown!r} names a metric twice")
     return names
 
 
-def parse_objectives(metric: str, mode: str) -> list[Objective]:
-    """``metric`` and ``mode`` as given (comma-separated for several): one mode for all, or one per metric."""
+def objectives_from(metric: Given, mode: Given) -> Objectives:
+    """What a sweep optimises, from ``metric`` and ``mode`` as given (comma-separated text or lists): one mode
+    for all, or one per metric. The one place the given forms are read; everything after holds the tuple."""
     names = metric_names(metric)
-    modes = [m.strip() for m in str(mode).split(",")]
+    modes = _items(mode)
     for m in modes:
         if m not in MODES:
             raise UsageError(
@@ -187,27 +196,25 @@ def parse_objectives(metric: str, mode: str) -> list[Objective]:
             f"--metric names {len(names)} metric(s) ({', '.join(names)}) but --mode gives {len(modes)} "
             f"modes; give one mode for all or one per metric, e.g. --mode {','.join(['min'] * len(names))}"
         )
-    return [Objective(n, as_mode(m)) for n, m in zip(names, modes, strict=True)]
+    return tuple(Objective(n, as_mode(m)) for n, m in zip(names, modes, strict=True))
 
 
-def encode(objectives: Sequence[Objective]) -> list[str]:
-    """As ``tuner_config.yaml`` keeps them: ``["loss:min", "latency_ms:min"]``."""
-    return [f"{o.name}:{o.mode}" for o in objectives]
-
-
-def decode(saved: Sequence[str]) -> list[Objective]:
-    out = []
-    for item in saved:
-        name, _, mode = str(item).rpartition(":")
-        out.append(Objective(name, as_mode(mode)))
-    return out
-
-
-def from_mapping(metrics: Mapping[str, str]) -> tuple[str, str]:
-    """A space's ``metrics={"loss": "min", ...}`` as the comma-separated metric and mode."""
+def from_mapping(metrics: object, where: str = "space metrics") -> Objectives:
+    """``{"loss": "min", "latency_ms": "min"}``: a space's ``metrics``, a sweep file's, and how
+    ``tuner_config.yaml`` keeps a sweep's objectives."""
     if not isinstance(metrics, Mapping) or not metrics:
-        raise UsageError("space metrics must map each metric to 'min' or 'max', e.g. metrics={'loss': 'min'}")
-    return ",".join(str(k) for k in metrics), ",".join(str(v) for v in metrics.values())
+        raise UsageError(f"{where} must map each metric to 'min' or 'max', e.g. {{'loss': 'min'}}")
+    return objectives_from([str(k) for k in metrics], [str(v) for v in metrics.values()])
+
+
+def as_mapping(objectives: Objectives) -> dict[str, str]:
+    """The objectives as ``tuner_config.yaml`` keeps them (``from_mapping`` reads them back)."""
+    return {o.name: o.mode for o in objectives}
+
+
+def named(objectives: Objectives) -> str:
+    """``loss (min), latency_ms (min)``: the objectives as every message names them."""
+    return ", ".join(map(str, objectives))
 
 
 def reported(objectives: Sequence[Objective], row: Result) -> dict[str, float] | None:

@@ -21,9 +21,16 @@ from tuner.errors import UsageError
 from tuner.folder import format as folder_format
 from tuner.folder.names import CONFIG_FILE
 from tuner.limits import Budget, TrialTimeout
-from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, parse_objectives
-from tuner.objectives import decode as decode_objectives
-from tuner.objectives import encode as encode_objectives
+from tuner.objectives import (
+    LOSS,
+    Constraint,
+    Objective,
+    Objectives,
+    as_mapping,
+    from_mapping,
+    metric_names,
+    objectives_from,
+)
 from tuner.storage_outage import DEFAULT_TIMEOUT_S as DEFAULT_STORAGE_TIMEOUT_S
 from tuner.storage_outage import parse_timeout
 
@@ -36,7 +43,7 @@ DEFAULT_NUM_SAMPLES = 8
 DEFAULT_SCHEDULER = "auto"  # the scheduler registry's DEFAULT; tests/unit/test_registries.py holds them equal
 
 # One setting's value as a SweepConfig holds it and tuner_config.yaml saves it.
-Setting: TypeAlias = str | int | float | bool | list[str] | None
+Setting: TypeAlias = str | int | float | bool | list[str] | dict[str, str] | None
 
 
 @dataclass(frozen=True)
@@ -54,9 +61,9 @@ class SweepConfig:
     gpus_per_trial: float | None = (
         None  # or "auto": packed by measured memory (tuner/launch/placement/packing.py)
     )
-    metric: str | None = None  # the first objective; given as "loss,latency_ms" for several (see objectives)
-    mode: Mode | None = None  # the first objective's (given as "min,max" for several, or one mode for all)
-    objectives: list[str] | None = None  # several objectives, as "name:mode" (decided from metric and mode)
+    # what it optimises, in order (one is a tuple of one): given as --metric and --mode (``settled`` reads them
+    # once), the space's own otherwise; tuner_config.yaml keeps them as {name: mode}
+    objectives: Objectives = LOSS
     constraints: list[str] | None = None  # "METRIC<=VALUE": a trial that breaks one is never on the front
     name: str | None = None
     storage_path: str = DEFAULT_STORAGE
@@ -94,7 +101,10 @@ class SweepConfig:
             self.constraints, (list, type(None))
         ):
             raise TypeError("warm_start and constraints are lists: build a SweepConfig with build_config")
-        self._check_objectives()
+        if not (isinstance(self.objectives, tuple) and self.objectives) or not all(
+            isinstance(o, Objective) for o in self.objectives
+        ):
+            raise TypeError("objectives are a tuple of Objective: build a SweepConfig with build_config")
         for text in self.constraints or []:
             Constraint.parse(text)
         if self.num_samples is not None:
@@ -147,32 +157,14 @@ class SweepConfig:
                 "--storage-path is empty; give a folder (or s3://, gs:// URI) to keep experiments in"
             )
 
-    def _check_objectives(self) -> None:
-        """The first objective in ``metric`` and ``mode``, all of them in ``objectives`` when there are several."""
-        if self.mode is not None:
-            check_choice("mode", self.mode, MODES)
-        if self.metric is not None and "," in self.metric:
-            raise TypeError("several objectives are settled before a SweepConfig is made: use build_config")
-        if self.objectives is not None and self.metric is not None:
-            names = [o.name for o in self.objective_list]
-            if names[0] != self.metric:  # a saved sweep's first objective is its metric
-                raise UsageError(f"objectives {self.objectives} do not start with metric {self.metric!r}")
-
-    @property
-    def objective_list(self) -> list[Objective]:
-        """Every objective, in the order given: one (``metric``, ``mode``) unless several were given."""
-        if self.objectives:
-            return decode_objectives(self.objectives)
-        return [Objective(self.metric or "loss", as_mode(self.mode or "min"))]
-
     @property
     def objective(self) -> Objective:
-        """The first objective: the metric and mode a resolved sweep ranks its best trial by."""
-        return self.objective_list[0]
+        """The first objective: what a one-objective view (the best trial, its checkpoint) ranks by."""
+        return self.objectives[0]
 
     @property
     def several_objectives(self) -> bool:
-        return len(self.objectives or []) > 1
+        return len(self.objectives) > 1
 
     @property
     def constraint_list(self) -> list[Constraint]:
@@ -201,7 +193,10 @@ class SweepConfig:
         return self.trials_cap or DEFAULT_NUM_SAMPLES
 
     def to_dict(self) -> dict[str, Setting]:
-        return dataclasses.asdict(self)
+        """The settings as tuner_config.yaml saves them (``load_saved_config`` reads them back)."""
+        out: dict[str, Setting] = dataclasses.asdict(self)
+        out["objectives"] = as_mapping(self.objectives)
+        return out
 
 
 def check_choice(name: str, value: str, valid: tuple[str, ...]) -> None:
@@ -216,15 +211,16 @@ def _check_at_least(flag: str, value: int, low: int) -> None:
 
 # --- reading values from strings, YAML and the environment ---------------------------------------
 
-_FIELD_TYPES = {f.name: str(f.type) for f in fields(SweepConfig)}  # annotations are text (from __future__)
+# the settings' types as text (annotations are text under __future__); a sweep's objectives are given as
+# ``metric`` and ``mode`` (text, or YAML lists) and saved as ``objectives`` ({name: mode})
+_GIVEN_AS = {"objectives": {"metric": "str | None", "mode": "str | None"}}
+_FIELD_TYPES = {f.name: str(f.type) for f in fields(SweepConfig)}
 FIELD_NAMES = tuple(_FIELD_TYPES)
-DECIDED = (
-    "searcher_chosen",
-    "scheduler_chosen",
-    "origin",
-    "objectives",
-)  # settings tuner decides and records, never given
-USER_SETTINGS = tuple(name for name in FIELD_NAMES if name not in DECIDED)
+_TYPES = {**_FIELD_TYPES, **{n: t for given in _GIVEN_AS.values() for n, t in given.items()}}
+DECIDED = ("searcher_chosen", "scheduler_chosen", "origin")  # settings tuner decides and records, never given
+USER_SETTINGS = tuple(
+    given for name in FIELD_NAMES if name not in DECIDED for given in _GIVEN_AS.get(name, {name: ""})
+)
 
 
 def unknown_setting(where: str, name: str, *also: str) -> UsageError:
@@ -249,7 +245,9 @@ def coerce(name: str, value: Any, where: str) -> Setting:
     """Turn a value from YAML or the environment into the field's type, or say clearly why not. (``value`` is
     whatever the file, the environment or the space's defaults hold: anything ``int()``, ``float()`` or
     ``str()`` may read, refused in words otherwise.)"""
-    base, optional = _base_type(_FIELD_TYPES[name])
+    if name == "objectives":  # as tuner_config.yaml keeps them
+        return as_mapping(from_mapping(value, f"{where}: objectives"))
+    base, optional = _base_type(_TYPES[name])
     if name == "gpus_per_trial" and isinstance(value, str) and value.strip().lower() == GPUS_AUTO:
         return GPUS_AUTO
     if value is None or (
@@ -281,11 +279,8 @@ def coerce(name: str, value: Any, where: str) -> Setting:
         if base.startswith("list"):
             items = value if isinstance(value, (list, tuple)) else str(value).split(",")
             return [str(v).strip() for v in items if str(v).strip()] or None
-        if isinstance(value, (list, tuple)) and name in (
-            "metric",
-            "mode",
-        ):  # several objectives, as a YAML list
-            return ",".join(str(v).strip() for v in value)
+        if isinstance(value, (list, tuple)) and name in _GIVEN_AS["objectives"]:  # several, as a YAML list
+            return [str(v) for v in value]
         if isinstance(value, (dict, list)):
             raise ValueError
         return str(value)
@@ -320,16 +315,17 @@ def settled(settings: Mapping[str, Any]) -> dict[str, Any]:
         out["constraints"] = [out["constraints"]]
     if isinstance(out.get("storage_timeout"), str):  # "5m" as the flag or tuner.sweep gives it
         out["storage_timeout"] = parse_timeout(out["storage_timeout"], "--storage-timeout")
-    metric, mode = out.get("metric"), out.get("mode")
-    if metric is not None and mode is not None and ("," in metric or "," in mode):
-        parsed = parse_objectives(metric, mode)
-        out["metric"], out["mode"] = parsed[0].name, parsed[0].mode
-        out["objectives"] = encode_objectives(parsed) if len(parsed) > 1 else None
-    elif mode is not None:
-        out["mode"] = as_mode(mode)
-    if metric is not None and "," in str(out["metric"]):
-        raise UsageError(
-            f"--metric {metric}: say whether to minimise or maximise each (--mode min,max, or one mode for all)"
+    metric, mode = out.pop("metric", None), out.pop("mode", None)
+    if isinstance(saved := out.get("objectives"), Mapping):
+        out["objectives"] = from_mapping(saved, "objectives")
+    if metric is not None or mode is not None:
+        if mode is None and metric is not None and len(metric_names(metric)) > 1:
+            shown = metric if isinstance(metric, str) else ",".join(metric)
+            raise UsageError(
+                f"--metric {shown}: say whether to minimise or maximise each (--mode min,max, or one mode for all)"
+            )
+        out["objectives"] = objectives_from(
+            "loss" if metric is None else metric, "min" if mode is None else mode
         )
     return out
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from tuner.errors import UsageError, an
 from tuner.nesting import flatten
-from tuner.objectives import MODES, Mode, from_mapping, parse_objectives
+from tuner.objectives import LOSS, MODES, Mode, Objectives, from_mapping, objectives_from
 from tuner.value_types import ConfigDraft, Result, Space, SpaceEntry, Value
 
 if TYPE_CHECKING:
@@ -55,17 +55,18 @@ class SearchSpace:
     defaults: Mapping[str, Value] = field(default_factory=dict)
     metrics: Mapping[str, str] | None = None  # several objectives: {"loss": "min", "latency_ms": "min"}
     native: Translated | None = field(default=None, init=False, repr=False, compare=False)
+    # what it optimises, read once from ``metrics`` or ``metric`` and ``mode``: what every reader takes
+    objectives: Objectives = field(default=LOSS, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.metrics is not None:  # kept as the comma-separated metric and mode a sweep's flags take
-            metric, mode = from_mapping(self.metrics)
-            object.__setattr__(self, "metric", metric)
-            object.__setattr__(self, "mode", mode)
-        if not self.metric or not isinstance(self.metric, str):
-            raise UsageError("space metric must be a non-empty string, e.g. metric='loss'")
-        if not isinstance(self.mode, str) or any(m.strip() not in MODES for m in self.mode.split(",")):
-            raise UsageError(f"space mode {self.mode!r} is not valid; use one of: {', '.join(MODES)}")
-        parse_objectives(self.metric, self.mode)
+        if self.metrics is not None:
+            object.__setattr__(self, "objectives", from_mapping(self.metrics))
+        else:
+            if not self.metric or not isinstance(self.metric, str):
+                raise UsageError("space metric must be a non-empty string, e.g. metric='loss'")
+            if not isinstance(self.mode, str) or any(m.strip() not in MODES for m in self.mode.split(",")):
+                raise UsageError(f"space mode {self.mode!r} is not valid; use one of: {', '.join(MODES)}")
+            object.__setattr__(self, "objectives", objectives_from(self.metric, self.mode))
         if not isinstance(self.trainable, str) and not callable(self.trainable):
             raise UsageError(
                 f"space trainable must be a name under trainables/ or a function, not {type(self.trainable).__name__}"

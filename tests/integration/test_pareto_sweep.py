@@ -165,8 +165,8 @@ def test_metric_alone_takes_each_metrics_mode_from_the_space_by_name(tmp_path, r
     space = tmp_path / "acc.py"
     space.write_text(SPACE.replace('metrics={"loss": "min", "size": "min"}', 'metrics={"acc": "max", "size": "min"}'))
     swapped = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--dry-run", "--metric", "size,acc")
-    assert swapped.code == 0 and "objectives: ['size:min', 'acc:max']" in swapped.out
+    assert swapped.code == 0 and "objectives: size (min), acc (max)" in swapped.out
     one = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--dry-run", "--metric", "acc")
-    assert one.code == 0 and "mode: max" in one.out and "objectives: None" in one.out
+    assert one.code == 0 and "objectives: acc (max)\n" in one.out
     unknown = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--dry-run", "--metric", "loss")
     assert unknown.code == 2 and "maximise it (it declares acc (max), size (min)); pass --mode min or --mode max" in unknown.err

@@ -10,6 +10,7 @@ import pytest
 
 from tests.table_space import write_table_space
 from tuner import experiment
+from tuner.objectives import LOSS
 from tuner.replay.engine import replay
 from tuner.replay.setup import build
 
@@ -33,7 +34,7 @@ def _replayed(tmp_path, scheduler: str, searcher: str) -> list[tuple[str, int, s
 
     _, table = write_table_space(tmp_path)
     params = {name: tune.choice(values) for name, values in GRID.items()}
-    algorithms = build(params, scheduler, searcher, metric="loss", mode="min", max_epochs=EPOCHS,
+    algorithms = build(params, scheduler, searcher, objectives=LOSS, max_epochs=EPOCHS,
                        num_samples=TRIALS, seed=SEED, workers=1)  # fmt: skip
     outcome = replay(table, algorithms, workers=1, metric="loss", mode="min", num_samples=TRIALS, max_epochs=EPOCHS)
     assert not outcome.stalled

@@ -15,6 +15,7 @@ import pytest
 from tests.instant import instant_space
 from tests.integration.killing import kill_9_when
 from tuner import experiment
+from tuner.objectives import LOSS
 from tuner.ray_compat.state_file import saved_trial_states
 
 pytestmark = pytest.mark.slow
@@ -31,7 +32,7 @@ def _observations(searcher: str, folder: Path) -> int:
 
     config = experiment.load(str(folder)).config
     plan = plan_search(load_space(config.space).params, searcher, config.seed)
-    restored = build_searcher(plan, SearcherContext("loss", "min", config.num_samples, config.seed))
+    restored = build_searcher(plan, SearcherContext(LOSS, config.num_samples, config.seed))
     restored.restore(str(sorted(folder.glob("searcher-state-*.pkl"))[-1]))
     inner = restored.inner
     if searcher in ("optuna", "cqr"):

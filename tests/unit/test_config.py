@@ -9,6 +9,7 @@ import pytest
 from tuner.errors import UsageError
 from tuner.launch.layers import env_settings, read_yaml_settings
 from tuner.launch.resolve import resolve
+from tuner.objectives import Objective
 from tuner.settings import (
     SweepConfig,
     coerce,
@@ -40,7 +41,7 @@ def test_auto_keeps_asha_where_freeze_thaw_does_not_apply():
 
 def test_resolution_fills_what_the_space_and_names_decide(tmp_path):
     cfg = resolve({"space": "cifar_small", "storage_path": str(tmp_path / "x" / ".." / "s")}, environ={})
-    assert (cfg.metric, cfg.mode) == ("loss", "min")
+    assert cfg.objectives == (Objective("loss", "min"),)
     assert cfg.name.startswith("cifar_small-freeze-thaw-curves-")
     assert cfg.storage_path == str((tmp_path / "s").resolve()) and Path(cfg.data_dir).is_absolute()
     assert resolve({"space": "cifar_small", "scheduler": "bohb"}, environ={}).searcher == "bohb"
@@ -283,6 +284,17 @@ def test_an_experiment_says_its_format_and_an_older_one_is_read_up_to_it(tmp_pat
     (tmp_path / "moved" / "tuner_config.yaml").write_text(yaml.safe_dump(old))
     read = load_saved_config(tmp_path / "moved")
     assert read.origin == "/far/away/now" and read.storage_path == str(tmp_path) and read.name == "moved"
+
+    # version 2: the first objective as metric and mode, several listed again as "name:mode" texts
+    for metric, mode, listed, objectives in (
+        ("loss", "min", ["loss:min", "ms:min"], (Objective("loss", "min"), Objective("ms", "min"))),
+        ("accuracy", "max", None, (Objective("accuracy", "max"),)),
+    ):
+        two = {k: v for k, v in saved.items() if k != "objectives"}
+        two.update(format=2, metric=metric, mode=mode, objectives=listed)
+        (tmp_path / "two").mkdir(exist_ok=True)
+        (tmp_path / "two" / "tuner_config.yaml").write_text(yaml.safe_dump(two))
+        assert load_saved_config(tmp_path / "two").objectives == objectives
 
     saved["format"] = folder_format.VERSION + 1  # from a newer tuner: refused in one line, nothing written
     (tmp_path / "now" / "tuner_config.yaml").write_text(yaml.safe_dump(saved))

@@ -96,7 +96,7 @@ def _record(tmp_path, *trials, summary: bool = True):
         TrialRecord(f"t{i}", str(tmp_path / f"t{i}"), status, {}, rows, fate=fate)
         for i, (status, fate, rows) in enumerate(trials)
     ]
-    return ExperimentRecord(str(tmp_path), SweepConfig(space="instant", metric="loss", mode="min"), made)
+    return ExperimentRecord(str(tmp_path), SweepConfig(space="instant"), made)
 
 
 def test_the_state_of_a_sweep_is_read_off_its_trials_its_summary_and_its_claim(tmp_path):

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tuner.experiment import load
+from tuner.objectives import Objective
 
 COLUMNS = "loss,training_iteration,trial_id"
 
@@ -110,7 +111,7 @@ def test_a_pbt_sweep_cannot_seed_another_search(tmp_path):
     saved = yaml.safe_load((tmp_path / "exp" / "tuner_config.yaml").read_text())
     (tmp_path / "exp" / "tuner_config.yaml").write_text(yaml.safe_dump({**saved, "scheduler": "pbt"}))
     with pytest.raises(UsageError, match="it ran PBT, whose trials took other trials' checkpoints and configs"):
-        gather([str(experiment.path)], {"width": tune.choice([32, 128])}, "loss", "min")
+        gather([str(experiment.path)], {"width": tune.choice([32, 128])}, Objective("loss", "min"))
 
 
 def test_a_pbt_sweep_is_not_replayed_under_another_scheduler(tmp_path):

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from ray import tune
 
+from tuner.objectives import Objective
 from tuner.replay.engine import Curve, replay
 from tuner.replay.setup import build
 from tuner.schedulers.config_features import ConfigFeatures
@@ -31,11 +32,12 @@ class SlowStarters:
         return Curve(dict(config), rows, [1.0] * EPOCHS)
 
 
+ACC = (Objective("acc", "max"),)
 SPACE = {"x": tune.uniform(0, 1), "y": tune.uniform(0, 1), "width": tune.choice([8, 16, 32]), "fixed": 3}
 
 
 def _replay(scheduler="freeze-thaw", searcher="auto", *, workers=2, seed=0, budget=240, cap=None, can_pause=True):
-    algorithms = build(SPACE, scheduler, searcher, metric="acc", mode="max", max_epochs=EPOCHS, num_samples=cap or 64,
+    algorithms = build(SPACE, scheduler, searcher, objectives=ACC, max_epochs=EPOCHS, num_samples=cap or 64,
                        seed=seed, workers=workers, trials_cap=cap, can_pause=can_pause)  # fmt: skip
     out = replay(SlowStarters(), algorithms, workers=workers, metric="acc", mode="max", max_epochs=EPOCHS,
                  num_samples=cap, epoch_budget=None if cap else budget)  # fmt: skip
@@ -218,7 +220,7 @@ class ShortLoop(SlowStarters):
 
 @functools.cache
 def _short_loop_replay(seed=0):
-    algorithms = build(SPACE, "freeze-thaw", "auto", metric="acc", mode="max", max_epochs=EPOCHS, num_samples=16,
+    algorithms = build(SPACE, "freeze-thaw", "auto", objectives=ACC, max_epochs=EPOCHS, num_samples=16,
                        seed=seed, workers=2, trials_cap=16)  # fmt: skip
     log, written = algorithms.fate_log, []
     keep = log.record

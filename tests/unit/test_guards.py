@@ -11,6 +11,7 @@ from tuner.launch.guards.budget import BudgetStopper, BudgetWatch, load_spent
 from tuner.launch.guards.stall import StallStopper, StallWatch
 from tuner.launch.guards.watchdog import HungTrialWatch
 from tuner.limits import TrialTimeout
+from tuner.objectives import LOSS
 
 
 class Clock:
@@ -157,7 +158,7 @@ def _loop_watch(folder: str):
     from tuner.schedulers.base import SchedulerContext
 
     log = FateLog(folder)
-    ctx = SchedulerContext(max_epochs=10, metric="loss", mode="min", params={}, num_samples=8, fate_log=log)
+    ctx = SchedulerContext(max_epochs=10, objectives=LOSS, params={}, num_samples=8, fate_log=log)
     asha = schedulers.entry("asha").build(ctx)
     table = build_reporter("loss", "min", [], 10)
     said: list[str] = []
@@ -245,7 +246,7 @@ def test_a_resumed_sweep_learns_the_loops_end_again_from_one_place(tmp_path):
     from tuner.schedulers.base import SchedulerContext
 
     def resumed(folder):
-        ctx = SchedulerContext(max_epochs=10, metric="loss", mode="min", params={}, num_samples=4,
+        ctx = SchedulerContext(max_epochs=10, objectives=LOSS, params={}, num_samples=4,
                                fate_log=FateLog(folder))  # fmt: skip
         scheduler = schedulers.entry("freeze-thaw").build(ctx)
         scheduler._restore()

@@ -16,6 +16,7 @@ import pytest
 from ray import tune
 
 from tests.matrix_cases import CASES
+from tuner.objectives import LOSS
 from tuner.replay.engine import Curve, replay
 from tuner.replay.setup import build
 
@@ -43,8 +44,7 @@ def test_every_case_creates_and_ends_every_trial(scheduler, searcher, num_sample
         PARAMS,
         scheduler,
         searcher,
-        metric="loss",
-        mode="min",
+        objectives=LOSS,
         max_epochs=MAX_EPOCHS,
         num_samples=num_samples,
         seed=0,
@@ -73,7 +73,7 @@ def test_the_model_that_takes_earlier_trials_is_found_behind_any_wrapper(schedul
     from tuner.searchers.planned import PlannedSearcher
     from tuner.searchers.wrapping import wrapped
 
-    ctx = algorithms.scheduler_context(params=PARAMS, metric="loss", mode="min", max_epochs=MAX_EPOCHS,
+    ctx = algorithms.scheduler_context(params=PARAMS, objectives=LOSS, max_epochs=MAX_EPOCHS,
                                        num_samples=4, seed=0, grace_period=1, reduction_factor=2)  # fmt: skip
     _, search = algorithms.build_pair(
         ctx, scheduler, searchers.plan_search(PARAMS, "optuna", 0), planned_trials=4, max_concurrent=None

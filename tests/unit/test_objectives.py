@@ -12,18 +12,16 @@ import pytest
 from tuner import pareto
 from tuner.errors import UsageError
 from tuner.launch.layers import read_yaml_settings
-from tuner.objectives import Constraint, Objective, parse_objectives
+from tuner.objectives import LOSS, Constraint, Objective, objectives_from
 from tuner.settings import SweepConfig
 
 # --- parsing -----------------------------------------------------------------------------------------------
 
 
 def test_one_mode_serves_every_metric_and_one_per_metric_is_kept_in_order():
-    assert parse_objectives("loss,latency_ms", "min") == [
-        Objective("loss", "min"),
-        Objective("latency_ms", "min"),
-    ]
-    assert parse_objectives("loss, acc", "min, max") == [Objective("loss", "min"), Objective("acc", "max")]
+    assert objectives_from("loss,latency_ms", "min") == (Objective("loss", "min"), Objective("latency_ms", "min"))
+    assert objectives_from("loss, acc", "min, max") == (Objective("loss", "min"), Objective("acc", "max"))
+    assert objectives_from(["loss", "acc"], ["min", "max"]) == objectives_from("loss,acc", "min,max")
 
 
 @pytest.mark.parametrize("metric, mode, fragment", [
@@ -35,7 +33,7 @@ def test_one_mode_serves_every_metric_and_one_per_metric_is_kept_in_order():
 ])  # fmt: skip
 def test_bad_objectives_are_one_line_each(metric, mode, fragment):
     with pytest.raises(UsageError, match=fragment):
-        parse_objectives(metric, mode)
+        objectives_from(metric, mode)
 
 
 @pytest.mark.parametrize("text, value, over", [
@@ -92,32 +90,33 @@ def test_bad_constraints_are_one_line_each(text, fragment):
 # --- settings ---------------------------------------------------------------------------------------------
 
 
-def test_several_metrics_keep_the_first_as_metric_and_all_as_objectives():
+def test_several_metrics_are_one_value_that_reads_back_alike():
     from tuner.settings import build_config
 
     config = build_config({"space": "s", "metric": "loss,latency_ms", "mode": "min,min"})
-    assert (config.metric, config.mode) == ("loss", "min")
-    assert config.objectives == ["loss:min", "latency_ms:min"] and config.several_objectives
-    assert config.objective_list == [Objective("loss", "min"), Objective("latency_ms", "min")]
-    again = SweepConfig(**config.to_dict())  # as tuner_config.yaml reads back
-    assert again.objective_list == config.objective_list and again.metric == "loss"
+    assert config.objectives == (Objective("loss", "min"), Objective("latency_ms", "min"))
+    assert config.several_objectives and config.objective == Objective("loss", "min")
+    assert config.to_dict()["objectives"] == {"loss": "min", "latency_ms": "min"}  # as tuner_config.yaml keeps it
+    assert build_config(config.to_dict()) == config
 
 
-def test_one_metric_leaves_the_settings_as_they_always_were():
-    config = SweepConfig(space="s", metric="loss", mode="min")
-    assert config.objectives is None and not config.several_objectives
-    assert config.objective_list == [Objective("loss", "min")]
+def test_one_metric_is_a_tuple_of_one():
+    from tuner.settings import build_config
+
+    config = build_config({"space": "s", "metric": ["acc"], "mode": "max"})
+    assert config.objectives == (Objective("acc", "max"),) and not config.several_objectives
+    assert SweepConfig(space="s").objectives == (Objective("loss", "min"),)
 
 
 def test_a_sweep_file_takes_metrics_as_a_mapping_or_lists(tmp_path):
     by_map = tmp_path / "a.yaml"
     by_map.write_text("metrics: {loss: min, accuracy: max}\nconstraints: ['params_k<=50']\n")
     settings = read_yaml_settings(by_map)
-    assert settings["metric"] == "loss,accuracy" and settings["mode"] == "min,max"
+    assert settings["metric"] == ["loss", "accuracy"] and settings["mode"] == ["min", "max"]
     assert settings["constraints"] == ["params_k<=50"]
     by_list = tmp_path / "b.yaml"
     by_list.write_text("metric: [loss, latency_ms]\nmode: min\n")
-    assert read_yaml_settings(by_list)["metric"] == "loss,latency_ms"
+    assert read_yaml_settings(by_list)["metric"] == ["loss", "latency_ms"]
     both = tmp_path / "c.yaml"
     both.write_text("metrics: {loss: min}\nmetric: loss\n")
     with pytest.raises(UsageError, match="not both"):
@@ -132,8 +131,8 @@ def test_a_space_declares_several_metrics_with_their_modes():
     space = SearchSpace(
         trainable=print, params={"x": tune.uniform(0, 1)}, metrics={"loss": "min", "ms": "min"}
     )
-    assert (space.metric, space.mode) == ("loss,ms", "min,min")
-    with pytest.raises(UsageError, match="not valid"):
+    assert space.objectives == (Objective("loss", "min"), Objective("ms", "min"))
+    with pytest.raises(UsageError, match="unknown mode 'lowest'"):
         SearchSpace(trainable=print, params={"x": tune.uniform(0, 1)}, metrics={"loss": "lowest"})
 
 
@@ -362,7 +361,7 @@ def test_optuna_models_several_objectives_and_is_told_each_trials_constraints():
 
     plan = searchers.plan_search({"x": tune.uniform(0, 1), "y": tune.uniform(0, 1)}, "optuna")
     objectives = (Objective("f1", "min"), Objective("f2", "max"))
-    built = searchers.build_searcher(plan, SearcherContext("f1", "min", 12, objectives=objectives,
+    built = searchers.build_searcher(plan, SearcherContext(objectives, 12,
                                                            constraints=(Constraint.parse("g<=0.5"),)))  # fmt: skip
     for i in range(12):
         config = built.suggest(f"t{i}")
@@ -404,7 +403,7 @@ def test_the_median_rule_never_pauses_a_trial_while_too_few_others_reported():
     from tuner.schedulers import SchedulerContext
     from tuner.schedulers.median import Median
 
-    rule = Median().build(SchedulerContext(6, "loss", "min", {}, 8))
+    rule = Median().build(SchedulerContext(6, LOSS, {}, 8))
     rule.set_search_properties("loss", "min")
     running = [Trial("t", config={}, trial_id=f"r{i}", stub=True) for i in range(2)]
     waiting = [Trial("t", config={}, trial_id=f"w{i}", stub=True) for i in range(6)]

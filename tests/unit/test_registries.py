@@ -8,6 +8,7 @@ import pytest
 
 from tuner import schedulers, searchers
 from tuner.cli import cli
+from tuner.objectives import LOSS
 
 GUIDE_PAGE = Path(__file__).resolve().parents[2] / "docs" / "searchers-schedulers.md"
 TABLES = GUIDE_PAGE.read_text()
@@ -30,7 +31,7 @@ def test_the_cli_offers_exactly_the_registered_names():
 
 
 def test_each_scheduler_describes_its_plan_and_bounds_its_epochs():
-    ctx = schedulers.SchedulerContext(max_epochs=10, metric="loss", mode="min", params={}, num_samples=16)
+    ctx = schedulers.SchedulerContext(max_epochs=10, objectives=LOSS, params={}, num_samples=16)
     for name in schedulers.NAMES:
         entry = schedulers.entry(name)
         lines = entry.describe(ctx)

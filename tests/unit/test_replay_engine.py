@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ray import tune
 
+from tuner.objectives import LOSS
 from tuner.replay.curves import CurveTable, key
 from tuner.replay.engine import Curve, FixedOrder, replay
 from tuner.replay.setup import build
@@ -11,7 +12,7 @@ from tuner.replay.whatif import RecordedOrder
 
 
 def _algorithms(scheduler: str, n: int, workers: int = 1, max_epochs: int = 4):
-    return build({}, scheduler, None, metric="loss", mode="min", max_epochs=max_epochs, num_samples=n, seed=0,
+    return build({}, scheduler, None, objectives=LOSS, max_epochs=max_epochs, num_samples=n, seed=0,
                  workers=workers)  # fmt: skip
 
 
@@ -68,7 +69,7 @@ def test_a_searcher_proposes_from_a_table_by_value():
     table = CurveTable(curves, ["a", "lr"])
     assert table.curve({"lr": 0.1 + 1e-17, "a": 2}) is curves[2]
     params = {name: tune.choice(values) for name, values in grid.items()}
-    algorithms = build(params, "fifo", "random", metric="loss", mode="min", max_epochs=2, num_samples=6, seed=1,
+    algorithms = build(params, "fifo", "random", objectives=LOSS, max_epochs=2, num_samples=6, seed=1,
                        workers=2)  # fmt: skip
     out = replay(table, algorithms, workers=2, metric="loss", mode="min", num_samples=6, max_epochs=2)
     assert len(out.trials) == 6 and not any(t.missing for t in out.trials)
@@ -88,7 +89,7 @@ def test_every_hyperband_bracket_reaches_max_epochs_whatever_the_reduction_facto
 
     for eta in (2, 3):
         planned = {r for _, rounds in brackets(27, eta) for r in rounds}
-        algorithms = build({}, "hyperband", None, metric="loss", mode="min", max_epochs=27, num_samples=60, seed=0,
+        algorithms = build({}, "hyperband", None, objectives=LOSS, max_epochs=27, num_samples=60, seed=0,
                            workers=2, reduction_factor=eta)  # fmt: skip
         curves = [Curve({"i": i}, [{"loss": 1.0 + (i * 7919) % 13 / e} for e in range(1, 28)], [1.0] * 27)
                   for i in range(60)]  # fmt: skip

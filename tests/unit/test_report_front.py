@@ -86,7 +86,7 @@ def test_stopped_early_trials_are_hollow_and_dominated_ones_faded(tmp_path):
     experiment = _experiment(tmp_path)
     found = front.points(experiment)
     best = front.front(experiment)
-    fig = front_panel.scatter(experiment.config.objective_list, found, best)
+    fig = front_panel.scatter(experiment.config.objectives, found, best)
     marks = {}
     for trace in fig.data:
         if "markers" not in trace.mode:
@@ -109,7 +109,7 @@ def test_stopped_early_trials_are_hollow_and_dominated_ones_faded(tmp_path):
 
 def test_the_staircase_steps_towards_the_better_corner_for_either_mode(tmp_path):
     experiment = _experiment(tmp_path)
-    objectives = experiment.config.objective_list
+    objectives = experiment.config.objectives
     xs, ys = front_panel.staircase(front.front(experiment), objectives, front.points(experiment))
     # from the worst latency down to the best loss, a step at each front point, out to the worst loss
     steps = [(0.5, 50.0), (0.5, 30.0), (1.0, 30.0), (1.0, 10.0), (1.5, 10.0), (1.5, 5.0), (2.0, 5.0)]
@@ -117,7 +117,7 @@ def test_the_staircase_steps_towards_the_better_corner_for_either_mode(tmp_path)
     maxed = _experiment(tmp_path / "max", objectives=("loss:min", "params_k:max"))
     best = front.front(maxed)
     assert [p.trial.trial_id for p in best] == ["aaaa0001", "aaaa0003"]
-    xs, ys = front_panel.staircase(best, maxed.config.objective_list, front.points(maxed))
+    xs, ys = front_panel.staircase(best, maxed.config.objectives, front.points(maxed))
     steps = [(0.5, 5.0), (0.5, 100.0), (0.9, 100.0), (0.9, 300.0), (2.0, 300.0)]  # up is better for params_k
     assert list(zip(xs, ys, strict=True)) == steps
 
@@ -143,7 +143,7 @@ def test_three_objectives_draw_parallel_coordinates_with_the_front_highlighted(t
     experiment = _experiment(tmp_path, objectives=("loss:min", "latency_ms:min", "params_k:min"))
     best = {p.trial.trial_id for p in front.front(experiment)}
     assert best == {"aaaa0001", "aaaa0002", "aaaa0005"}
-    fig = front_panel.parallel(experiment.config.objective_list, front.points(experiment), best)
+    fig = front_panel.parallel(experiment.config.objectives, front.points(experiment), best)
     highlighted = {_trial(t.hovertext) for t in fig.data if t.name == "on the Pareto front"}
     assert highlighted == best
     dotted = {_trial(t.hovertext) for t in fig.data if t.line.dash == "dot"}
@@ -182,9 +182,9 @@ def test_a_rung_ranked_by_fronts_gives_each_trial_its_place_and_a_stopped_one_it
     from tuner.experiment import ExperimentRecord, TrialRecord
     from tuner.folder.fates import RungRecord
     from tuner.review.report.scheduler_panel import reason
-    from tuner.settings import SweepConfig, settled
+    from tuner.settings import build_config
 
-    config = SweepConfig(space="x", scheduler="asha", **settled({"metric": "loss,ms", "mode": "min,min"}))
+    config = build_config({"space": "x", "scheduler": "asha", "metric": "loss,ms", "mode": "min,min"})
     went: RungRecord = {"rung": 2, "epoch": 2, "value": 0.5, "values": {"loss": 0.5, "ms": 10.0}, "place": 1,
                         "of": 4, "kept": True, "arrived": 3}  # fmt: skip
     stopped: RungRecord = {"rung": 2, "epoch": 2, "value": 1.17, "values": {"loss": 1.17, "ms": 61.0}, "place": 4,
@@ -259,8 +259,8 @@ def test_compare_puts_two_objective_sweeps_fronts_together_measured_up_to_one_re
     ref = compare.shared_reference([one, other])
     assert ref == front.reference(one, front.points(one) + front.points(other))  # pooled: one box for both
     named = compare.shared_reference_named([one, other])  # as the command says it, each in its own sign
-    assert list(named) == [o.name for o in one.config.objective_list]
-    assert [named[o.name] for o in one.config.objective_list] == pytest.approx([o.as_min(v) for o, v in zip(one.config.objective_list, ref, strict=True)])
+    assert list(named) == [o.name for o in one.config.objectives]
+    assert [named[o.name] for o in one.config.objectives] == pytest.approx([o.as_min(v) for o, v in zip(one.config.objectives, ref, strict=True)])
     rows = compare.summary_rows([other, one])
     assert [r["front"] for r in rows] == [3, 3]
     assert rows[0]["hypervolume"] > rows[1]["hypervolume"]  # the larger hypervolume first
@@ -287,9 +287,9 @@ def test_importance_is_given_for_each_objective_and_says_which_way_a_parameter_m
 def test_with_two_objectives_each_rung_is_drawn_on_both_and_a_stopped_trial_is_linked_to_who_dominated_it():
     from tuner.experiment import ExperimentRecord
     from tuner.review.report.scheduler_panel import dominators, rung_scatter
-    from tuner.settings import SweepConfig, settled
+    from tuner.settings import build_config
 
-    config = SweepConfig(space="x", scheduler="asha", **settled({"metric": "loss,ms", "mode": "min,min"}))
+    config = build_config({"space": "x", "scheduler": "asha", "metric": "loss,ms", "mode": "min,min"})
     record = ExperimentRecord("/exp", config, [])
 
     def event(trial, arrived, loss, ms, kept):

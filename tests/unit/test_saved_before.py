@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 import tuner.moved
-from tuner.objectives import Constraint, Objective
+from tuner.objectives import LOSS, Constraint, Objective
 from tuner.schedulers import REGISTRY
 from tuner.schedulers.base import SchedulerContext
 
 from .test_rules_decide_as_ray import decisions
 
 SAVED = Path(__file__).parent.parent / "fixtures" / "schedulers_saved_before.pkl"
-ONE = dict(max_epochs=8, metric="loss", mode="min", params={}, num_samples=16)
+ONE = dict(max_epochs=8, objectives=LOSS, params={}, num_samples=16)
 TWO = dict(
     ONE,
     objectives=(Objective("loss", "min"), Objective("ms", "min")),

@@ -177,12 +177,12 @@ def _proposer(searcher):
 
 
 def _build(scheduler: str, searcher: str, objectives: tuple[Objective, ...]):
-    return build(SPACE, scheduler, searcher, metric="loss", mode="min", max_epochs=EPOCHS, num_samples=TRIALS,
+    return build(SPACE, scheduler, searcher, max_epochs=EPOCHS, num_samples=TRIALS,
                  seed=0, workers=WORKERS, objectives=objectives)  # fmt: skip
 
 
 def _context(objectives: tuple[Objective, ...]):
-    return algorithms.scheduler_context(params=SPACE, metric="loss", mode="min", max_epochs=EPOCHS,
+    return algorithms.scheduler_context(params=SPACE, max_epochs=EPOCHS,
                                         num_samples=TRIALS, seed=0, grace_period=1, reduction_factor=2,
                                         objectives=objectives)  # fmt: skip
 

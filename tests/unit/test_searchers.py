@@ -10,6 +10,7 @@ from ray import tune
 
 from tuner import searchers
 from tuner.errors import UsageError
+from tuner.objectives import LOSS, Objective
 from tuner.searchers import SearcherContext, build_searcher, plan_search
 
 SEED_SPACE = {
@@ -88,7 +89,7 @@ def test_bayesopt_searches_log_scale_in_log_space_and_labels_through_an_index():
 @pytest.mark.parametrize("searcher", MODEL_BASED)
 def test_suggestions_are_decoded_into_the_real_domain(searcher):
     plan = plan_search(SEED_SPACE, searcher)
-    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=400, seed=3))
+    built = build_searcher(plan, SearcherContext(LOSS, num_samples=400, seed=3))
     configs = [built.suggest(f"t{i}") for i in range(6)]
     for config in configs:
         assert config is not None
@@ -99,7 +100,7 @@ def test_suggestions_are_decoded_into_the_real_domain(searcher):
 
 def test_bayesopt_random_phase_searches_lr_in_log_space():
     plan = plan_search(SEED_SPACE, "bayesopt")
-    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=400, seed=3))
+    built = build_searcher(plan, SearcherContext(LOSS, num_samples=400, seed=3))
     configs = [built.suggest(f"t{i}") for i in range(10)]
     below = sum(c["lr"] < 10**-2.5 for c in configs)  # about half below the geometric midpoint
     assert 2 <= below <= 8
@@ -139,7 +140,7 @@ def test_bayesopt_integer_domains_keep_their_bounds():
 def test_a_trial_stopped_while_paused_still_teaches_the_searcher():
     """Tune completes a HyperBand-paused trial without a result; the searcher must get the last one."""
     plan = plan_search({"lr": tune.uniform(0, 1)}, "bayesopt")
-    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
+    built = build_searcher(plan, SearcherContext(LOSS, num_samples=8, seed=0))
     first, second = built.suggest("a"), built.suggest("b")
     assert first and second and built.suggest("c") is None  # waiting for the random phase
     for trial in ("a", "b"):
@@ -150,7 +151,7 @@ def test_a_trial_stopped_while_paused_still_teaches_the_searcher():
 
 def test_under_a_scheduler_that_holds_trials_the_searcher_never_waits_and_still_learns():
     plan = plan_search({"lr": tune.uniform(0, 1)}, "bayesopt")
-    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0, never_wait=True))
+    built = build_searcher(plan, SearcherContext(LOSS, num_samples=8, seed=0, never_wait=True))
     configs = [built.suggest(t) for t in "abcd"]  # the random phase is 2 configs; c and d come anyway
     assert all(c is not None and 0 <= c["lr"] <= 1 for c in configs)
     for trial, loss in zip("abcd", (0.4, 0.3, 0.2, 0.1), strict=True):
@@ -171,7 +172,7 @@ def test_optuna_takes_a_trial_the_scheduler_stopped_as_pruned_and_one_that_ran_t
     import optuna
 
     plan = plan_search({"lr": tune.uniform(0, 1)}, "optuna")
-    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0, full_epochs=3))
+    built = build_searcher(plan, SearcherContext(LOSS, num_samples=8, seed=0, full_epochs=3))
     assert built.suggest("stopped") and built.suggest("full") and built.suggest("crashed")
     built.on_trial_result("stopped", {"loss": 0.1, "training_iteration": 1})  # low, but only at epoch 1
     built.on_trial_complete("stopped", {"loss": 0.1, "training_iteration": 1})
@@ -190,7 +191,7 @@ def test_a_trial_that_starts_over_reports_its_epochs_again_without_optuna_warnin
     import warnings
 
     plan = plan_search({"lr": tune.uniform(0, 1)}, "optuna")
-    context = SearcherContext("loss", "min", num_samples=8, seed=0, full_epochs=3)
+    context = SearcherContext(LOSS, num_samples=8, seed=0, full_epochs=3)
     first = build_searcher(plan, context)
     first.suggest("a")
     first.on_trial_result("a", {"loss": 0.9, "training_iteration": 1})
@@ -209,13 +210,13 @@ def test_a_trial_that_starts_over_reports_its_epochs_again_without_optuna_warnin
 
 def test_without_the_sweeps_epochs_or_for_other_models_every_completion_is_a_final_value():
     plan = plan_search({"lr": tune.uniform(0, 1)}, "optuna")
-    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
+    built = build_searcher(plan, SearcherContext(LOSS, num_samples=8, seed=0))
     built.suggest("a")
     built.on_trial_result("a", {"loss": 0.1, "training_iteration": 1})
     built.on_trial_complete("a", {"loss": 0.1, "training_iteration": 1})
     assert built.inner._ot_study.get_trials()[0].state.name == "COMPLETE"
     hyperopt = build_searcher(plan_search({"lr": tune.uniform(0, 1)}, "hyperopt"),
-                              SearcherContext("loss", "min", 8, 0, full_epochs=3))
+                              SearcherContext(LOSS, 8, 0, full_epochs=3))
     assert hyperopt.pruned_below is None
 
 
@@ -250,7 +251,7 @@ def test_the_best_earlier_trial_that_ran_all_its_epochs_runs_first_with_its_rand
     encode(warm, plan)
     assert warm.best()[1].config == {"lr": 0.03, "width": 16}  # the stopped trial's early 0.2 is no rival
     assert "the first trial runs their best again: lr=0.03, width=16 (0.4 in a)" in warm.describe()
-    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
+    built = build_searcher(plan, SearcherContext(LOSS, num_samples=8, seed=0))
     built.add_observations(warm.points, first=warm.best())
     assert built.suggest("t1") == {"lr": 0.03, "width": 16}
     assert built.suggest("t2")["lr"] != 0.03
@@ -269,7 +270,7 @@ def test_a_maximised_metric_runs_its_highest_earlier_trial_first_and_bayesopt_ta
     for name in ("optuna", "bayesopt"):
         warm = encode(WarmStart(["a"], list(earlier), [], 0, mode="max", metric="accuracy"), plan_search(params, name))
         assert "again: lr=0.03, batch=16 (accuracy 0.9 in a)" in warm.describe()
-        built = build_searcher(warm_plan := plan_search(params, name), SearcherContext("accuracy", "max", 8, 0))
+        built = build_searcher(warm_plan := plan_search(params, name), SearcherContext((Objective("accuracy", "max"),), 8, 0))
         assert warm_plan.searcher == name
         built.add_observations(warm.points, first=warm.best())
         assert built.suggest("t1") == {"lr": 0.03, "batch": 16}  # exactly, though bayesopt models log(lr)
@@ -340,7 +341,7 @@ def test_a_parameter_that_reads_another_is_searched_where_it_varies():
 def test_a_model_asks_for_the_child_only_under_its_branch(name):
     """Optuna through its define-by-run space, HyperOpt through the child inside its parent's hp.choice, BOHB
     through a hyperparameter active under a condition on its parent."""
-    searcher = build_searcher(plan_search(_conditional_space(), name), SearcherContext("loss", "min", 20, 0))
+    searcher = build_searcher(plan_search(_conditional_space(), name), SearcherContext(LOSS, 20, 0))
     seen = {"sgd": set(), "adam": set()}
     for i in range(30):
         config = searcher.suggest(f"t{i}")
@@ -355,12 +356,12 @@ def test_a_model_asks_for_the_child_only_under_its_branch(name):
 @pytest.mark.parametrize("name", ["optuna", "hyperopt"])
 def test_a_conditional_search_survives_save_and_restore(tmp_path, name):
     plan = plan_search(_conditional_space(), name)
-    first = build_searcher(plan, SearcherContext("loss", "min", 20, 0))
+    first = build_searcher(plan, SearcherContext(LOSS, 20, 0))
     for i in range(12):
         config = first.suggest(f"t{i}")
         first.on_trial_complete(f"t{i}", {"loss": config["lr"], "training_iteration": 1})
     first.save(str(tmp_path / "searcher.pkl"))
-    again = build_searcher(plan, SearcherContext("loss", "min", 20, 0))
+    again = build_searcher(plan, SearcherContext(LOSS, 20, 0))
     again.restore(str(tmp_path / "searcher.pkl"))
     told = again.inner._ot_study.trials if name == "optuna" else again.inner._hpopt_trials.trials
     assert len(told) == 12 and set(again.suggest("t12")) == {"lr", "momentum", "optimizer"}

@@ -9,6 +9,7 @@ import pytest
 from ray import tune
 
 from tuner.nesting import flatten, unflatten
+from tuner.objectives import LOSS
 from tuner.searchers import SearcherContext, build_searcher, plan_search
 from tuner.searchers.plan import COMPUTED, CONDITIONAL, DERIVED, ENCODED, RANDOM, grid_points
 from tuner.searchers.traced import Draw, Traced, replay, trace
@@ -82,7 +83,7 @@ def test_a_followed_function_is_searched_by_every_model():
         lr = plan_of(plan, "lr")
         assert lr.treatment == ENCODED, (searcher, lr.how)
         assert lr.how.startswith("follows its draw uniform(-4, -1), values"), lr.how
-        built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=1))
+        built = build_searcher(plan, SearcherContext(LOSS, num_samples=8, seed=1))
         values = [built.suggest(f"t{i}")["lr"] for i in range(2)]  # bayesopt waits for results after its start
         assert all(1e-4 <= v <= 1e-1 for v in values), (searcher, values)
 
@@ -111,7 +112,7 @@ def test_a_continuous_branch_is_searched_where_it_applies():
     assert momentum.treatment == CONDITIONAL
     assert momentum.how == ("conditional on optimizer: searched by optuna where optimizer=sgd (its draw "
                             "uniform(0.5, 0.99)); constant where optimizer=adam: 0.0")  # fmt: skip
-    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=20, seed=2))
+    built = build_searcher(plan, SearcherContext(LOSS, num_samples=20, seed=2))
     configs = [built.suggest(f"t{i}") for i in range(12)]
     for config in configs:
         if config["optimizer"] == "sgd":
@@ -143,7 +144,7 @@ def test_a_parameter_made_from_a_continuous_one_is_searched_through_its_draw():
     beta = plan_of(plan, "beta")
     assert beta.treatment == DERIVED
     assert beta.how.startswith("follows its draw normal(0, 1), through its quantile, given the other parameters")
-    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
+    built = build_searcher(plan, SearcherContext(LOSS, num_samples=8, seed=0))
     for i in range(5):
         config = built.suggest(f"t{i}")
         searched = built.inner._ot_study.trials[-1].params["beta"]  # the quantile the model chose
@@ -154,7 +155,7 @@ def test_a_function_of_the_others_without_a_draw_is_computed():
     space = {"lr": tune.loguniform(1e-4, 1e-1), "warmup_lr": tune.sample_from(lambda config: config["lr"] / 10)}
     plan = plan_search(space, "optuna")
     assert plan_of(plan, "warmup_lr").treatment == COMPUTED
-    config = build_searcher(plan, SearcherContext("loss", "min", num_samples=8)).suggest("t0")
+    config = build_searcher(plan, SearcherContext(LOSS, num_samples=8)).suggest("t0")
     assert config["warmup_lr"] == pytest.approx(config["lr"] / 10)
 
 
@@ -168,7 +169,7 @@ def test_a_function_drawn_at_random_may_read_a_parameter_the_space_lists_after_i
     }
     plan = plan_search(space, "gp")
     assert plan_of(plan, "momentum").treatment == RANDOM
-    built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
+    built = build_searcher(plan, SearcherContext(LOSS, num_samples=8, seed=0))
     for i in range(6):
         config = built.suggest(f"t{i}")
         assert list(config) == ["lr", "momentum", "optimizer"]  # in the space's order, as the trainable reads it
@@ -189,7 +190,7 @@ def test_a_nested_config_is_planned_by_full_names_and_given_back_nested():
     assert unflatten(flatten(params)) == params
     for searcher in ("optuna", "hyperopt", "bayesopt", "random"):
         plan = plan_search(space.flat_params, searcher)
-        built = build_searcher(plan, SearcherContext("loss", "min", num_samples=8, seed=0))
+        built = build_searcher(plan, SearcherContext(LOSS, num_samples=8, seed=0))
         config = built.suggest("t0")
         assert set(config) == {"model", "optim"} and config["model"]["depth"] == 2, (searcher, config)
         assert config["model"]["width"] in (8, 16, 32) and 1e-4 <= config["optim"]["lr"] <= 1e-1

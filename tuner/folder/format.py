@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from tuner import storage
 from tuner.errors import UsageError
 
-VERSION = 2
+VERSION = 3
 KEY = "format"
 
 
@@ -29,8 +29,23 @@ def _origin(saved: dict[str, object]) -> dict[str, object]:
     return saved
 
 
+def _objectives(saved: dict[str, object]) -> dict[str, object]:
+    """2 -> 3: what the sweep optimises as one mapping, ``objectives: {loss: min, latency_ms: min}``; before,
+    the first objective was ``metric`` and ``mode`` and several were listed again as ``"name:mode"`` texts."""
+    out = {k: v for k, v in saved.items() if k not in ("metric", "mode", "objectives")}
+    listed = saved.get("objectives")
+    if isinstance(listed, Mapping):  # already in today's form
+        out["objectives"] = listed
+    elif isinstance(listed, list) and listed:
+        pairs = [str(item).rpartition(":") for item in listed]
+        out["objectives"] = {name: mode for name, _, mode in pairs}
+    else:
+        out["objectives"] = {str(saved.get("metric") or "loss"): str(saved.get("mode") or "min")}
+    return out
+
+
 # version -> the migration from it to the next
-MIGRATIONS: dict[int, Callable[[dict[str, object]], dict[str, object]]] = {1: _origin}
+MIGRATIONS: dict[int, Callable[[dict[str, object]], dict[str, object]]] = {1: _origin, 2: _objectives}
 
 
 def version_of(saved: dict[str, object], where: str) -> int:

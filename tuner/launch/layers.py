@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeAlias, TypeVar, cast
+from typing import TYPE_CHECKING, TypeAlias, TypeVar
 
 from tuner.errors import UsageError
 from tuner.settings import ENV_PREFIX, USER_SETTINGS, coerce, unknown_setting
@@ -109,20 +109,18 @@ def _once_each_loader() -> type:
     return OnceEach
 
 
-def objectives_given(settings: Mapping[str, V], where: str) -> dict[str, V | str]:
+def objectives_given(settings: Mapping[str, V], where: str) -> dict[str, V | list[str]]:
     """``metrics: {loss: min, latency_ms: min}`` (a sweep file, ``tuner.sweep(metrics=...)``) as the metric and
-    mode every other layer gives; lists of metrics or modes joined as the flags take them."""
-    out: dict[str, V | str] = dict(settings)
+    mode every other layer gives, each a list: ``settled`` reads them into the sweep's objectives."""
+    out: dict[str, V | list[str]] = dict(settings)
     if "metrics" in out:
         if "metric" in out or "mode" in out:
             raise UsageError(f"{where}: give metrics (names and modes) or metric and mode, not both")
         from tuner.objectives import from_mapping
 
         # from_mapping checks that it is one, and says so in words when it is not
-        out["metric"], out["mode"] = from_mapping(cast("Mapping[str, str]", out.pop("metrics")))
-    for name in ("metric", "mode"):
-        if isinstance(value := out.get(name), (list, tuple)):
-            out[name] = ",".join(str(v).strip() for v in value)
+        objectives = from_mapping(out.pop("metrics"), f"{where}: metrics")
+        out["metric"], out["mode"] = [o.name for o in objectives], [o.mode for o in objectives]
     return out
 
 

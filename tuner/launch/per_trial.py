@@ -60,8 +60,8 @@ def checkpoint_config(plan: SweepPlan) -> CheckpointConfig:
     every_epoch = forms.is_class(plan.trainable) and keeps_checkpoints(plan.trainable)
     return tune.CheckpointConfig(
         num_to_keep=plan.scheduler.checkpoints_to_keep,
-        checkpoint_score_attribute=cfg.metric,
-        checkpoint_score_order=cfg.mode,
+        checkpoint_score_attribute=cfg.objective.name,
+        checkpoint_score_order=cfg.objective.mode,
         checkpoint_frequency=1 if every_epoch else 0,
         checkpoint_at_end=every_epoch,
     )

@@ -19,7 +19,7 @@ from tuner.errors import UsageError
 from tuner.launch.registry import load_space, resolve_trainable
 from tuner.launch.trial import forms
 from tuner.launch.trial.forms import check_form, checkpoint_advice, declared_keywords
-from tuner.objectives import as_mode, check_satisfiable
+from tuner.objectives import check_satisfiable
 from tuner.searchers.plan import grid_points, is_grid
 from tuner.settings import GPUS_AUTO, SweepConfig
 from tuner.spec import SearchSpace, contract
@@ -132,14 +132,12 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     scheduler = schedulers.entry(config.scheduler)
     context = algorithms.scheduler_context(
         params=space.flat_params,
-        metric=config.objective.name,
-        mode=config.objective.mode,
+        objectives=config.objectives,
         max_epochs=config.max_epochs,
         num_samples=config.planned_trials * grid_points(space.flat_params),
         seed=config.seed,
         grace_period=config.grace_period,
         reduction_factor=config.reduction_factor,
-        objectives=config.objective_list,
         constraints=config.constraint_list,
         can_pause=keeps_checkpoints(trainable),
         trials_cap=config.trials_cap,
@@ -210,8 +208,7 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: SearchPlan
     warm = warm_start.gather(
         config.warm_start or [],
         space.flat_params,
-        config.metric or space.metric,
-        as_mode(config.mode or space.mode),
+        config.objective,
     )
     return warm_start.encode(warm, search_plan)
 

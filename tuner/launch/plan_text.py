@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from tuner.algorithms import held_out_figure
 from tuner.launch.plan import SweepPlan
+from tuner.objectives import named
 from tuner.searchers.plan import grid_points
 from tuner.settings import SweepConfig
 
@@ -15,7 +16,8 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     lines = []
     if dry_run:
         lines.append("settings:")
-        lines += [f"  {k}: {v}" for k, v in cfg.to_dict().items()]
+        shown = {**cfg.to_dict(), "objectives": named(cfg.objectives)}
+        lines += [f"  {k}: {v}" for k, v in shown.items()]
     lines.append(f"experiment: {cfg.experiment_path}" + (" (not created: dry run)" if dry_run else ""))
     if plan.data_note:
         lines.append(plan.data_note)
@@ -89,8 +91,8 @@ def objective_lines(plan: SweepPlan) -> list[str]:
     lines = []
     if cfg.several_objectives:
         lines.append(
-            f"objectives: {', '.join(map(str, cfg.objective_list))}: the sweep finds the Pareto front (the "
-            f"trials no other beats on every one), saved as pareto.json; the best by {cfg.metric} is kept "
+            f"objectives: {', '.join(map(str, cfg.objectives))}: the sweep finds the Pareto front (the "
+            f"trials no other beats on every one), saved as pareto.json; the best by {cfg.objective.name} is kept "
             "as best_config.json"
         )
     if cfg.constraint_list:

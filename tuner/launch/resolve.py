@@ -14,11 +14,12 @@ import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict
 
 from tuner import algorithms, schedulers, searchers, storage, storage_outage
 from tuner.errors import UsageError
 from tuner.launch.layers import env_settings, merge_layers, read_yaml_settings
+from tuner.objectives import Given, as_mapping, metric_names, named
 from tuner.settings import NO_SPACE, USER_SETTINGS, SweepConfig, build_config, coerce, unknown_setting
 
 if TYPE_CHECKING:
@@ -64,9 +65,10 @@ def resolve(
     settings: dict[str, GivenSetting] = merge_layers(
         asked, space_defaults, from_file, env, given, {"space": space_ref}
     )
-    # text in every layer (a list of metrics is joined by objectives_given)
-    metric = cast("str", settings.get("metric") or space.metric)
-    settings.update(metric=metric, mode=settings.get("mode") or _modes_by_name(metric, space))
+    metric = settings.get("metric")
+    if not isinstance(metric, (str, list)) or not metric:  # the space's own, unless --mode says otherwise
+        settings["metric"] = metric = [o.name for o in space.objectives]
+    settings["mode"] = settings.get("mode") or _modes_by_name(metric, space)
     config = build_config(settings)
     algorithms.check_names(config.scheduler, config.searcher)
     return complete(config, space)
@@ -106,7 +108,7 @@ def complete(config: SweepConfig, space: SearchSpace) -> SweepConfig:
     config = dataclasses.replace(config, **updates)
     config = _choose_scheduler(config, space)
     config = _choose_searcher(config, space)
-    algorithms.check_objectives(config.scheduler, config.searcher, config.objective_list)
+    algorithms.check_objectives(config.scheduler, config.searcher, config.objectives)
     if config.name is None:
         config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
     return dataclasses.replace(config, origin=config.experiment_path)
@@ -129,7 +131,7 @@ def _choose_scheduler(config: SweepConfig, space: SearchSpace) -> SweepConfig:
     from tuner.searchers.plan import is_grid
 
     name, why = algorithms.default_scheduler(
-        objectives=len(config.objective_list),
+        objectives=len(config.objectives),
         can_pause=keeps_checkpoints(resolve_trainable(space.trainable)),
         constraints=len(config.constraint_list),
         grids=[k for k, v in space.flat_params.items() if is_grid(v)],
@@ -145,31 +147,26 @@ def _choose_searcher(config: SweepConfig, space: SearchSpace) -> SweepConfig:
         space.flat_params,
         planned_trials=config.planned_trials,
         budgeted=config.num_samples is None,
-        objectives=len(config.objective_list),
+        objectives=len(config.objectives),
     )
     chosen = f"auto chose {name}: {why}" if why else config.searcher_chosen
     return dataclasses.replace(config, searcher=name, searcher_chosen=chosen)
 
 
-def _modes_by_name(metric: str | None, space: SearchSpace) -> str:
+def _modes_by_name(metric: Given, space: SearchSpace) -> list[str]:
     """The space's mode for each metric named (``--metric`` alone may reorder or pick among the space's
     ``metrics``); a metric the space does not name needs ``--mode`` (taking the space's mode for loss, a sweep
     of ``--metric accuracy`` looked for the lowest accuracy)."""
-    from tuner.objectives import metric_names, parse_objectives
-
-    declared = {o.name: o.mode for o in parse_objectives(space.metric, space.mode)}
-    if metric is None:
-        return space.mode
+    declared = as_mapping(space.objectives)
     modes = []
     for name in metric_names(metric):
         if name not in declared:
-            said = ", ".join(f"{n} ({m})" for n, m in declared.items())
             raise UsageError(
                 f"--metric {name}: the space does not say whether to minimise or maximise it (it declares "
-                f"{said}); pass --mode min or --mode max (one per metric, e.g. --mode min,max)"
+                f"{named(space.objectives)}); pass --mode min or --mode max (one per metric, e.g. --mode min,max)"
             )
         modes.append(declared[name])
-    return ",".join(modes)
+    return modes
 
 
 def _free_name(config: SweepConfig, label: str) -> str:

@@ -161,7 +161,7 @@ def launch(
             raise UsageError(f"--warm-start: searcher {cfg.searcher} takes no earlier trials here")
         planned.add_observations(plan.warm_start.points, first=plan.warm_start.best())
     guard = MetricGuard(
-        *(o.name for o in cfg.objective_list),
+        *(o.name for o in cfg.objectives),
         constrained=tuple(c.metric for c in cfg.constraint_list),
         max_epochs=cfg.max_epochs,
     )
@@ -217,8 +217,8 @@ def launch(
         wrapped_trainable(plan, packing_key),
         param_space=dict(plan.space.params) if generator else {},
         tune_config=tune.TuneConfig(
-            metric=cfg.metric,
-            mode=cfg.mode,
+            metric=cfg.objective.name,
+            mode=cfg.objective.mode,
             scheduler=scheduler,
             search_alg=search_alg,
             num_samples=cfg.trials_cap or -1,  # -1: until the budget ends the sweep

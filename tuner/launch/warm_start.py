@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
-from tuner.objectives import Mode, pick
+from tuner.objectives import Mode, Objective, pick
 
 if TYPE_CHECKING:
     from tuner.searchers.plan import SearchPlan
@@ -97,8 +97,9 @@ class WarmStart:
         )
 
 
-def gather(refs: Sequence[str], params: Space, metric: str, mode: Mode) -> WarmStart:
-    """The observations of experiments ``refs`` for a sweep over ``params`` optimising ``metric`` (``mode``)."""
+def gather(refs: Sequence[str], params: Space, objective: Objective) -> WarmStart:
+    """The observations of experiments ``refs`` for a sweep over ``params`` optimising ``objective`` (its first)."""
+    metric, mode = objective.name, objective.mode
     from tuner import experiment
 
     observations: list[Observation] = []

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from tuner import algorithms
 from tuner.errors import UsageError
-from tuner.objectives import Constraint, Mode, Objective
+from tuner.objectives import Constraint, Objective, Objectives
 
 if TYPE_CHECKING:
     from ray.tune.schedulers import TrialScheduler
@@ -34,22 +34,20 @@ def build(
     scheduler: str,
     searcher: str | None,
     *,
-    metric: str,
-    mode: Mode,
+    objectives: Objectives,
     max_epochs: int,
     num_samples: int,
     seed: int,
     workers: int,
     grace_period: int = 1,
     reduction_factor: int = 2,
-    objectives: tuple[Objective, ...] = (),
     constraints: tuple[Constraint, ...] = (),
     trials_cap: int | None = -1,
     can_pause: bool = True,
 ) -> Algorithms:
     """The scheduler ``scheduler`` and searcher ``searcher`` (None: a recorded order, set by the caller) for
-    a space of Tune domains, as ``tuner sweep`` would build them with ``workers`` trials at once; with several
-    ``objectives`` (and any ``constraints``) as a sweep on them builds them. ``trials_cap``: the trials the
+    a space of Tune domains, as ``tuner sweep`` would build them with ``workers`` trials at once, for the
+    sweep's ``objectives`` (and any ``constraints``). ``trials_cap``: the trials the
     replay may create at most (-1: ``num_samples``; None: a budget ends it); ``can_pause``: whether the
     trainable replayed continues from checkpoints."""
     from ray.tune.search import Searcher
@@ -69,23 +67,21 @@ def build(
     fate_log = FateMemory()
     ctx = algorithms.scheduler_context(
         params=params,
-        metric=metric,
-        mode=mode,
+        objectives=objectives,
         max_epochs=max_epochs,
         num_samples=num_samples,
         seed=seed,
         grace_period=grace_period,
         reduction_factor=reduction_factor,
-        objectives=objectives,
         constraints=constraints,
         fate_log=fate_log,
         can_pause=can_pause,
         trials_cap=num_samples if trials_cap == -1 else trials_cap,
     )
     if searcher is None:
-        return Algorithms(_told(sched.build(ctx), metric, mode), None, fate_log, None)
+        return Algorithms(_told(sched.build(ctx), ctx.objective), None, fate_log, None)
     searcher, _ = algorithms.choose_searcher(  # what a sweep of this space, scheduler and size would run
-        scheduler, searcher, params, planned_trials=num_samples, objectives=max(1, len(objectives))
+        scheduler, searcher, params, planned_trials=num_samples, objectives=len(objectives)
     )
     chosen = searchers.entry(sched.requires_searcher or searcher)
     algorithms.check_objectives(scheduler, chosen.name, objectives)
@@ -94,7 +90,7 @@ def build(
     built_scheduler, built = algorithms.build_pair(
         ctx, scheduler, plan, planned_trials=num_samples, max_concurrent=max_concurrent
     )
-    built_scheduler = _told(built_scheduler, metric, mode)
+    built_scheduler = _told(built_scheduler, ctx.objective)
     if not isinstance(built, Searcher):  # Tune's variant generator, a SearchAlgorithm: it has no suggest
         raise UsageError(
             "replay draws configs one at a time; a space with grid_search parameters is crossed by "
@@ -104,8 +100,8 @@ def build(
     return Algorithms(built_scheduler, built, fate_log, max_concurrent, waiting)
 
 
-def _told(scheduler: TrialScheduler, metric: str, mode: Mode) -> TrialScheduler:
-    """The scheduler with the metric and mode Tune would hand it (a replay has no Tune to do it); one built
-    with its own keeps them."""
-    scheduler.set_search_properties(metric, mode)
+def _told(scheduler: TrialScheduler, first: Objective) -> TrialScheduler:
+    """The scheduler with the metric and mode Tune would hand it (a replay has no Tune to do it; Tune hands
+    the first objective's); one built with its own keeps them."""
+    scheduler.set_search_properties(first.name, first.mode)
     return scheduler

@@ -173,14 +173,12 @@ def _rungs(
     c = experiment.config
     ctx = schedulers.SchedulerContext(
         c.max_epochs,
-        experiment.metric,
-        experiment.mode,
+        c.objectives,
         {},
         trials,
         c.seed,
         grace_period=grace or c.grace_period,
         reduction_factor=rf or c.reduction_factor,
-        objectives=tuple(c.objective_list) if c.several_objectives else (),
         constraints=tuple(c.constraint_list),
     )
     lines = schedulers.entry(scheduler).describe(ctx)
@@ -243,15 +241,13 @@ def _run(
         params,
         scheduler,
         searcher,
-        metric=experiment.metric,
-        mode=experiment.mode,
+        objectives=config.objectives,
         max_epochs=config.max_epochs,
         num_samples=len(curves),
         seed=config.seed,
         workers=workers,
         grace_period=grace or config.grace_period,
         reduction_factor=rf or config.reduction_factor,
-        objectives=tuple(config.objective_list),
         constraints=tuple(config.constraint_list),
         can_pause=_kept_checkpoints(experiment),
     )

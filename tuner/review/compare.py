@@ -39,7 +39,7 @@ def check_comparable(experiments: list[ExperimentRecord]) -> None:
 
 
 def _goal(experiment: ExperimentRecord) -> str:
-    return ", ".join(map(str, experiment.config.objective_list))
+    return ", ".join(map(str, experiment.config.objectives))
 
 
 def shared_reference(experiments: list[ExperimentRecord]) -> tuple[float, ...] | None:
@@ -54,7 +54,7 @@ def shared_reference(experiments: list[ExperimentRecord]) -> tuple[float, ...] |
 def shared_reference_named(experiments: list[ExperimentRecord]) -> dict[str, float]:
     """``shared_reference`` by objective, each in its own sign (empty where no sweep has a feasible point)."""
     ref = shared_reference(experiments)
-    objectives = experiments[0].config.objective_list
+    objectives = experiments[0].config.objectives
     return {} if ref is None else {o.name: v * sign(o.mode) for o, v in zip(objectives, ref, strict=True)}
 
 
@@ -168,7 +168,7 @@ def _plot_fronts(experiments: list[ExperimentRecord]) -> Figure:
 
     from tuner.review.front import front, hypervolume_over_time
 
-    objectives = experiments[0].config.objective_list
+    objectives = experiments[0].config.objectives
     first, second = objectives[0], objectives[1]
     ref = shared_reference(experiments)
     fig, (fronts, volume) = plt.subplots(1, 2, figsize=(12, 4.5))

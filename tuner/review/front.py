@@ -18,7 +18,7 @@ from tuner import pareto
 from tuner.folder.names import PARETO_FILE
 from tuner.folder.summary import ParetoRecord
 from tuner.nesting import flatten, unflatten
-from tuner.objectives import Constraint, Objective, as_point, broken, judged, reported, violations
+from tuner.objectives import Constraint, Objectives, as_point, broken, judged, reported, violations
 from tuner.value_types import Value
 from tuner.values import jsonable, number, plain
 
@@ -40,7 +40,7 @@ class Point:
         return not self.broken
 
 
-def point(trial: TrialRecord, objectives: list[Objective], constraints: Sequence[Constraint]) -> Point | None:
+def point(trial: TrialRecord, objectives: Objectives, constraints: Sequence[Constraint]) -> Point | None:
     """A trial's point: its last row's objectives, as the live table places it; none where one of them is not a
     finite number there (a trial whose loss went nan at the end is not on the front by an earlier epoch)."""
     if not trial.rows:
@@ -54,17 +54,17 @@ def point(trial: TrialRecord, objectives: list[Objective], constraints: Sequence
 
 
 def points(experiment: ExperimentRecord) -> list[Point]:
-    objectives, constraints = experiment.config.objective_list, experiment.config.constraint_list
+    objectives, constraints = experiment.config.objectives, experiment.config.constraint_list
     return [p for p in (point(t, objectives, constraints) for t in experiment.trials) if p is not None]
 
 
-def _as_min(found: list[Point], objectives: list[Objective]) -> list[tuple[float, ...]]:
+def _as_min(found: list[Point], objectives: Objectives) -> list[tuple[float, ...]]:
     return [tuple(o.as_min(p.values[o.name]) for o in objectives) for p in found]
 
 
 def front(experiment: ExperimentRecord) -> list[Point]:
     """The feasible non-dominated points, by the first objective (best first)."""
-    objectives = experiment.config.objective_list
+    objectives = experiment.config.objectives
     found = points(experiment)
     keep = pareto.front(_as_min(found, objectives), [0.0 if p.feasible else 1.0 for p in found])
     first = objectives[0]
@@ -82,7 +82,7 @@ def on_front(experiment: ExperimentRecord) -> set[str] | None:
 def reference(experiment: ExperimentRecord, found: list[Point] | None = None) -> tuple[float, ...] | None:
     """The hypervolume's reference point (less is better): a tenth beyond the worst feasible value seen on each
     objective, so that every feasible trial counts."""
-    objectives = experiment.config.objective_list
+    objectives = experiment.config.objectives
     found = [p for p in (points(experiment) if found is None else found) if p.feasible]
     if not found:
         return None
@@ -97,7 +97,7 @@ def reference(experiment: ExperimentRecord, found: list[Point] | None = None) ->
 def hypervolume(
     experiment: ExperimentRecord, found: list[Point] | None = None, ref: tuple[float, ...] | None = None
 ) -> float:
-    objectives = experiment.config.objective_list
+    objectives = experiment.config.objectives
     found = [p for p in (points(experiment) if found is None else found) if p.feasible]
     ref = ref if ref is not None else reference(experiment, found)
     return 0.0 if ref is None else pareto.hypervolume(_as_min(found, objectives), ref)
@@ -110,7 +110,7 @@ def hypervolume_over_time(
     in the order they arrived, up to ``ref`` (default: the end's reference; ``tuner compare`` gives several
     sweeps one). Each trial counts with its latest point, as the front does, so the line can dip when a later
     epoch is worse."""
-    objectives, constraints = experiment.config.objective_list, experiment.config.constraint_list
+    objectives, constraints = experiment.config.objectives, experiment.config.constraint_list
     ref = ref if ref is not None else reference(experiment)
     if ref is None:
         return []
@@ -154,9 +154,9 @@ def summary(experiment: ExperimentRecord) -> ParetoRecord:
     found = front(experiment)
     every = points(experiment)
     ref = reference(experiment, every)
-    objectives = experiment.config.objective_list
+    objectives = experiment.config.objectives
     return {
-        "objectives": [{"metric": o.name, "mode": o.mode} for o in experiment.config.objective_list],
+        "objectives": [{"metric": o.name, "mode": o.mode} for o in experiment.config.objectives],
         "constraints": [str(c) for c in experiment.config.constraint_list],
         "front": rows(experiment, found),
         "infeasible": sum(1 for p in every if not p.feasible),

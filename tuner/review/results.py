@@ -236,7 +236,7 @@ def trial_rows(experiment: ExperimentRecord, top: int | None = None) -> list[dic
         row.update({p: trial.config.get(p) for p in params})
         row[f"best_{metric}"] = trial.best(metric, mode)
         row[f"last_{metric}"] = trial.last_reported(metric)
-        for other in experiment.config.objective_list[1:]:
+        for other in experiment.config.objectives[1:]:
             row[f"last_{other.name}"] = trial.last_reported(other.name)
         if on_front is not None:
             row["front"] = "yes" if trial.trial_id in on_front else ""
@@ -313,7 +313,7 @@ def best_export(
 
     ids = on_front(experiment)
     if ids is not None:
-        at = point(chosen, experiment.config.objective_list, experiment.config.constraint_list)
+        at = point(chosen, experiment.config.objectives, experiment.config.constraint_list)
         out["values"] = at.values if at else {}
         out["on_front"] = chosen.trial_id in ids
     if experiment.breaks(chosen):
@@ -327,7 +327,7 @@ def weighted_pick(experiment: ExperimentRecord, weights: str) -> TrialRecord:
     from tuner.errors import UsageError
     from tuner.review.front import front
 
-    names = [o.name for o in experiment.config.objective_list]
+    names = [o.name for o in experiment.config.objectives]
     if not experiment.config.several_objectives:
         raise UsageError(
             f"--weights chooses among several objectives; {experiment.path} has one ({names[0]})"
@@ -351,7 +351,7 @@ def weighted_pick(experiment: ExperimentRecord, weights: str) -> TrialRecord:
     found = front(experiment)
     if not found:
         raise UsageError(f"{experiment.path} has no trial on its front yet")
-    objectives = experiment.config.objective_list
+    objectives = experiment.config.objectives
     span = {o.name: [o.as_min(p.values[o.name]) for p in found] for o in objectives}
 
     def score(p: Point) -> float:

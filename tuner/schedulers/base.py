@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from tuner.folder.fates import DecisionLog
-from tuner.objectives import Constraint, Mode, Objective
+from tuner.objectives import Constraint, Objective, Objectives
 from tuner.schedulers.comparing import Comparison
 
 if TYPE_CHECKING:
@@ -24,8 +24,7 @@ class SchedulerContext:
     """What a scheduler is built from; its time unit is one reported epoch (``training_iteration``)."""
 
     max_epochs: int
-    metric: str
-    mode: Mode
+    objectives: Objectives  # what the sweep optimises (tuner/objectives.py), in order: one is a tuple of one
     params: Space
     num_samples: int
     seed: int = 0
@@ -33,16 +32,14 @@ class SchedulerContext:
     fate_log: DecisionLog | None = None
     grace_period: int = GRACE_PERIOD  # epochs before the first rung (ASHA) or comparison (median)
     reduction_factor: int = REDUCTION_FACTOR  # 1/eta of the trials at a rung go on (ASHA, HyperBand, BOHB)
-    # what the sweep optimises, the first being ``metric`` and ``mode`` (tuner/objectives.py); left empty, the
-    # metric and mode alone
-    objectives: tuple[Objective, ...] = ()
     constraints: tuple[Constraint, ...] = ()  # bounds a trial must meet to count
     can_pause: bool = True  # the trainable continues from a checkpoint, so a paused trial loses nothing
     trials_cap: int | None = None  # trials the sweep may create at most; None: a budget ends it
 
-    def __post_init__(self) -> None:
-        if not self.objectives:  # one objective: the metric and mode, as one value all the same
-            object.__setattr__(self, "objectives", (Objective(self.metric, self.mode),))
+    @property
+    def objective(self) -> Objective:
+        """The first objective: what a rule of one value (Ray's own, freeze-thaw's model) ranks by."""
+        return self.objectives[0]
 
 
 def comparison(ctx: SchedulerContext) -> Comparison:

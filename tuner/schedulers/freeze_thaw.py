@@ -45,8 +45,8 @@ class FreezeThaw(SchedulerEntry):
             growth=GROWTH,
             trials_cap=ctx.trials_cap,
             fate_log=ctx.fate_log,
-            metric=ctx.metric,
-            mode=ctx.mode,
+            metric=ctx.objective.name,
+            mode=ctx.objective.mode,
         )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
@@ -59,7 +59,7 @@ class FreezeThaw(SchedulerEntry):
             epoch = max(epoch + 1, int(-(-epoch * GROWTH // 1)))
         head = (
             f"freeze-thaw: a model of every learning curve so far (an ensemble of power laws, refitted as results "
-            f"come) predicts where each trial's best {ctx.metric} ends at epoch {ctx.max_epochs} (mean ± one "
+            f"come) predicts where each trial's best {ctx.objective.name} ends at epoch {ctx.max_epochs} (mean ± one "
             "standard deviation)"
         )
         if not checks:

@@ -36,7 +36,7 @@ class Median(SchedulerEntry):
                 f"{ctx.max_epochs} epochs. Ranked by {by}"
             ]
         return [
-            f"median stopping: from epoch {ctx.grace_period} on, a trial whose best {ctx.metric} so far is worse "
+            f"median stopping: from epoch {ctx.grace_period} on, a trial whose best {ctx.objective.name} so far is worse "
             f"than the median of the other trials' running means at that epoch stops (once {MIN_SAMPLES} "
             f"trials have reported); the rest run to {ctx.max_epochs} epochs"
         ]

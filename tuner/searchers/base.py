@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from tuner.objectives import Constraint, Mode, Objective, Objectives
+from tuner.objectives import Constraint, Objective, Objectives
 from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points
 
 if TYPE_CHECKING:
@@ -28,8 +28,7 @@ QUANTILE = "quantile"
 class SearcherContext:
     """What a searcher is built from, as a scheduler is built from its SchedulerContext."""
 
-    metric: str
-    mode: Mode
+    objectives: Objectives  # as SchedulerContext.objectives
     num_samples: int  # trials the sweep plans (the random start is sized from it)
     seed: int = 0
     max_concurrent: int | None = None
@@ -37,12 +36,13 @@ class SearcherContext:
     never_wait: bool = False
     generator_only: bool = False  # the scheduler runs over Tune's variant generator only (PBT)
     full_epochs: int | None = None  # a trial that ends before them without an error was stopped early
-    objectives: tuple[Objective, ...] = ()  # as SchedulerContext.objectives: left empty, the metric and mode
     constraints: tuple[Constraint, ...] = ()  # bounds told to a model that takes them
 
-    def __post_init__(self) -> None:
-        if not self.objectives:  # one objective: the metric and mode, as one value all the same
-            object.__setattr__(self, "objectives", (Objective(self.metric, self.mode),))
+    @property
+    def objective(self) -> Objective:
+        """The first objective: what a searcher of one value is told (tuner/algorithms.py lets only a
+        ``multi_objective`` entry meet several)."""
+        return self.objectives[0]
 
 
 class SearcherEntry:

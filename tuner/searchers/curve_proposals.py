@@ -29,7 +29,7 @@ class CurveProposals(SearcherEntry):
     def build(self, plan: SearchPlan, ctx: SearcherContext) -> Searcher | SearchAlgorithm:
         from tuner.schedulers.curve_gate import ModelProposals
 
-        return ModelProposals(dict(plan.raw_space), ctx.seed, ctx.metric, ctx.mode)
+        return ModelProposals(dict(plan.raw_space), ctx.seed, ctx.objective.name, ctx.objective.mode)
 
     def intro(self, num_samples: int, earlier: int = 0) -> str:
         from tuner.schedulers.curve_fitting import MIN_TRIALS

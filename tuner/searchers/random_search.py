@@ -27,7 +27,7 @@ class RandomSearch(SearcherEntry):
 
         if self.runs_as_generator(plan, ctx.generator_only):
             return BasicVariantGenerator(random_state=ctx.seed, max_concurrent=ctx.max_concurrent or 0)
-        return RandomSearcher(dict(plan.raw_space), ctx.seed, ctx.metric, ctx.mode)
+        return RandomSearcher(dict(plan.raw_space), ctx.seed, ctx.objective.name, ctx.objective.mode)
 
     @classmethod
     def runs_as_generator(cls, plan: SearchPlan, generator_only: bool) -> bool:

@@ -253,5 +253,5 @@ def logger_callbacks(config: SweepConfig, out: Callable[[str], None]) -> list[Ca
 
 def watched_metrics(cfg: SweepConfig) -> list[str]:
     """Every metric the sweep decides on, its first objective first: each objective, each constraint's."""
-    names = [o.name for o in cfg.objective_list] + [c.metric for c in cfg.constraint_list]
+    names = [o.name for o in cfg.objectives] + [c.metric for c in cfg.constraint_list]
     return list(dict.fromkeys(names))

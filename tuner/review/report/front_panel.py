@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from tuner.experiment import ExperimentRecord
 from tuner.folder.fates import kind
-from tuner.objectives import Objective
+from tuner.objectives import Objective, Objectives
 from tuner.review import front as pareto_front
 from tuner.review.report.curves import figure_html
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS, show
@@ -30,7 +30,7 @@ FADED = 0.45  # the opacity of a dominated trial
 
 
 def title(experiment: ExperimentRecord) -> str:
-    return f"The Pareto front ({', '.join(o.name for o in experiment.config.objective_list)})"
+    return f"The Pareto front ({', '.join(o.name for o in experiment.config.objectives)})"
 
 
 def section(experiment: ExperimentRecord) -> str:
@@ -38,7 +38,7 @@ def section(experiment: ExperimentRecord) -> str:
     empty for a sweep on one objective."""
     if not experiment.config.several_objectives:
         return ""
-    objectives = experiment.config.objective_list
+    objectives = experiment.config.objectives
     found = pareto_front.points(experiment)
     if not found:
         names = ", ".join(o.name for o in objectives)
@@ -85,7 +85,7 @@ def counts_line(experiment: ExperimentRecord, found: list[pareto_front.Point], o
     return line + "."
 
 
-def scatter_note(objectives: list[Objective]) -> str:
+def scatter_note(objectives: Objectives) -> str:
     corner = (
         f"{'left' if objectives[0].mode == 'min' else 'right'} and "
         f"{'bottom' if objectives[1].mode == 'min' else 'top'}"
@@ -108,7 +108,7 @@ def axis_title(objective: Objective) -> str:
     return f"{objective.name} ({'lower' if objective.mode == 'min' else 'higher'} is better)"
 
 
-def hover(p: pareto_front.Point, objectives: list[Objective]) -> str:
+def hover(p: pareto_front.Point, objectives: Objectives) -> str:
     """A trial's hover text: id and fate, its values, the epoch they are from, its config, what it breaks."""
     values = " · ".join(f"{o.name} {p.values[o.name]:.4g}" for o in objectives)
     config = ", ".join(f"{k}={show(v)}" for k, v in sorted(p.trial.config.items()))
@@ -145,7 +145,7 @@ def symbol(p: pareto_front.Point, on_front: set[str]) -> str:
 
 
 def staircase(
-    best: list[pareto_front.Point], objectives: list[Objective], found: list[pareto_front.Point]
+    best: list[pareto_front.Point], objectives: Objectives, found: list[pareto_front.Point]
 ) -> tuple[list[float], list[float]]:
     """The edge of what the front dominates, as (x, y) vertices: from the worst y seen down to the first front
     point, a step at each next one, out to the worst x seen. Built where less is better, shown in real units."""
@@ -163,7 +163,7 @@ def staircase(
 
 
 def scatter(
-    objectives: list[Objective], found: list[pareto_front.Point], best: list[pareto_front.Point]
+    objectives: Objectives, found: list[pareto_front.Point], best: list[pareto_front.Point]
 ) -> go.Figure:
     """Every trial's point, the front's staircase and its points emphasised, dominated trials faded."""
     import plotly.graph_objects as go
@@ -221,7 +221,7 @@ def scatter(
     return fig
 
 
-def parallel(objectives: list[Objective], found: list[pareto_front.Point], on_front: set[str]) -> go.Figure:
+def parallel(objectives: Objectives, found: list[pareto_front.Point], on_front: set[str]) -> go.Figure:
     """One line a trial across the objectives, each axis's better end at the top, the front's lines drawn
     thick over faded dominated ones (plain lines, no WebGL, as the report's other parallel view)."""
     import plotly.graph_objects as go
@@ -315,7 +315,7 @@ def hypervolume_note(experiment: ExperimentRecord) -> str:
     ref = pareto_front.reference(experiment)
     if ref is None:
         return "No feasible trial yet: nothing dominates any volume."
-    objectives = experiment.config.objective_list
+    objectives = experiment.config.objectives
     where = ", ".join(f"{o.name} {o.as_min(r):.4g}" for o, r in zip(objectives, ref, strict=True))
     return (
         f"The volume of objective space the trials' latest results dominate, up to a reference point a tenth "
@@ -325,7 +325,7 @@ def hypervolume_note(experiment: ExperimentRecord) -> str:
     )
 
 
-def front_table(objectives: list[Objective], best: list[pareto_front.Point]) -> str:
+def front_table(objectives: Objectives, best: list[pareto_front.Point]) -> str:
     """The front, best first by the first objective: trial, each objective, epoch, config, fate."""
     if not best:
         return "<p class=note>No trial meets every constraint yet: the front is empty.</p>"

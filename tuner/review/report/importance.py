@@ -129,7 +129,7 @@ def direction(trials: list[TrialRecord], name: str, objective: Objective) -> str
 def section(experiment: ExperimentRecord, trials: list[TrialRecord]) -> str:
     """One importance chart per objective: what drives the loss may not drive the latency, and a parameter
     that lowers one may raise the other."""
-    return "\n".join(_chart(experiment, trials, objective) for objective in experiment.config.objective_list)
+    return "\n".join(_chart(experiment, trials, objective) for objective in experiment.config.objectives)
 
 
 def _chart(experiment: ExperimentRecord, trials: list[TrialRecord], objective: Objective) -> str:

@@ -29,7 +29,7 @@ def build(experiment: ExperimentRecord, refresh_s: float | None = None, running:
     import plotly.offline
 
     metric, mode = experiment.metric, experiment.mode
-    objectives = experiment.config.objective_list if experiment.config.several_objectives else []
+    objectives = experiment.config.objectives if experiment.config.several_objectives else []
     parts = [
         (
             "best",

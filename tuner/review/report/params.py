@@ -53,7 +53,7 @@ def parallel(experiment: ExperimentRecord, trials: list[TrialRecord]) -> go.Figu
         fate_axis.ticks = [(inside(p), text) for p, text in fate_axis.ticks]
         axes.append(fate_axis)
     axes.append(axis_for(f"best {metric} (any epoch)", scores, choices=False))
-    for other in experiment.config.objective_list[1:]:
+    for other in experiment.config.objectives[1:]:
         lasts = [t.last_reported(other.name) for t in trials]
         if all(v is not None for v in lasts):
             better = "lower" if other.mode == "min" else "higher"

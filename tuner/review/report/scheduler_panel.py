@@ -51,16 +51,16 @@ def section(experiment: ExperimentRecord) -> str:
         config = experiment.config
         both = config.several_objectives and all(len(e.get("values") or {}) > 1 for e in events)
         if both:
-            first, second = config.objective_list[:2]
+            first, second = config.objectives[:2]
             parts.append(
-                f"<p class=note>Each rung decided by fronts of {html.escape(', '.join(map(str, config.objective_list)))}"
+                f"<p class=note>Each rung decided by fronts of {html.escape(', '.join(map(str, config.objectives)))}"
                 f": each rung's results drawn on {html.escape(first.name)} and {html.escape(second.name)}, "
                 "a line from each trial stopped there to each trial that dominated it (better on both) among "
                 "those that had reached the rung before it.</p>"
             )
             parts.append(figure_html(rung_scatter(experiment, events)))
         elif config.several_objectives or config.constraints:
-            by = ", ".join(map(str, config.objective_list)) + (
+            by = ", ".join(map(str, config.objectives)) + (
                 f"; bounds {', '.join(config.constraints)}" if config.constraints else ""
             )
             parts.append(
@@ -205,7 +205,7 @@ def dominators(event: RungEvent, events: list[RungEvent], experiment: Experiment
     """The results at the same rung that arrived before ``event`` and are better on every objective."""
     from tuner import pareto
 
-    objectives = experiment.config.objective_list
+    objectives = experiment.config.objectives
 
     def point(e: RungEvent) -> tuple[float, ...] | None:
         values = e.get("values") or {}
@@ -232,7 +232,7 @@ def rung_scatter(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Fi
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    first, second = experiment.config.objective_list[:2]
+    first, second = experiment.config.objectives[:2]
     rungs = sorted({e["rung"] for e in events})
     fig = make_subplots(rows=1, cols=len(rungs), subplot_titles=[f"rung at epoch {r}" for r in rungs])
     for col, rung in enumerate(rungs, 1):
