@@ -81,10 +81,22 @@ Objectives = tuple[Objective, ...]
 LOSS: Objectives = (Objective("loss", "min"),)  # what a sweep optimises when nothing says otherwise
 
 
+def check(objectives: object) -> None:
+    """What a sweep optimises is a non-empty tuple of ``Objective``: anything else is a caller's mistake (one
+    objective is a tuple of one, never an empty tuple)."""
+    if not (
+        isinstance(objectives, tuple) and objectives and all(isinstance(o, Objective) for o in objectives)
+    ):
+        raise TypeError(f"objectives must be a non-empty tuple of Objective, got {objectives!r}")
+
+
 def single(objectives: Objectives) -> Objective:
     """The one objective of a sweep given to a model of one value (tuner/algorithms.py lets only a
     ``multi_objective`` entry meet several)."""
-    (only,) = objectives  # several here is a registry entry's mistake: unpacking says so
+    try:
+        (only,) = objectives
+    except ValueError:  # a registry entry's mistake, not the user's
+        raise ValueError(f"one objective expected, got {len(objectives)}") from None
     return only
 
 
@@ -169,10 +181,12 @@ def metric_names(metric: Given) -> list[str]:
         raise UsageError(
             f"--metric {shown!r} has an empty name; give names separated by commas, e.g. loss,latency_ms"
         )
-    if spaced := next((n for n in names if len(n.split()) > 1 or "," in n), None):
+    if not isinstance(metric, str) and (joined := next((n for n in names if "," in n), None)):
+        raise UsageError(f"metric {list(metric)}: {joined!r} names several; give one metric per list item")
+    if spaced := next((n for n in names if len(n.split()) > 1), None):
         raise UsageError(
             f"--metric {shown!r}: {spaced!r} is not one metric's name; give several separated by commas, e.g. "
-            f"{','.join(spaced.replace(',', ' ').split())}"
+            f"{','.join(spaced.split())}"
         )
     if len(set(names)) < len(names):
         raise UsageError(f"--metric {shown!r} names a metric twice")
@@ -204,7 +218,10 @@ def from_mapping(metrics: object, where: str = "space metrics") -> Objectives:
     ``tuner_config.yaml`` keeps a sweep's objectives."""
     if not isinstance(metrics, Mapping) or not metrics:
         raise UsageError(f"{where} must map each metric to 'min' or 'max', e.g. {{'loss': 'min'}}")
-    return objectives_from([str(k) for k in metrics], [str(v) for v in metrics.values()])
+    try:
+        return objectives_from([str(k) for k in metrics], [str(v) for v in metrics.values()])
+    except UsageError as exc:
+        raise UsageError(f"{where}: {exc}") from None
 
 
 def as_mapping(objectives: Objectives) -> dict[str, str]:

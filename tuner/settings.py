@@ -29,7 +29,11 @@ from tuner.objectives import (
     as_mapping,
     from_mapping,
     metric_names,
+    named,
     objectives_from,
+)
+from tuner.objectives import (
+    check as check_objectives,
 )
 from tuner.storage_outage import DEFAULT_TIMEOUT_S as DEFAULT_STORAGE_TIMEOUT_S
 from tuner.storage_outage import parse_timeout
@@ -101,10 +105,7 @@ class SweepConfig:
             self.constraints, (list, type(None))
         ):
             raise TypeError("warm_start and constraints are lists: build a SweepConfig with build_config")
-        if not (isinstance(self.objectives, tuple) and self.objectives) or not all(
-            isinstance(o, Objective) for o in self.objectives
-        ):
-            raise TypeError("objectives are a tuple of Objective: build a SweepConfig with build_config")
+        check_objectives(self.objectives)  # a tuple of Objective: build_config reads them from what was given
         for text in self.constraints or []:
             Constraint.parse(text)
         if self.num_samples is not None:
@@ -191,6 +192,10 @@ class SweepConfig:
         """A trial count for what needs one to plan with (warm-up draws, bracket tables): the cap, or
         the default where a budget alone ends the sweep."""
         return self.trials_cap or DEFAULT_NUM_SAMPLES
+
+    def as_text(self) -> dict[str, Setting]:
+        """The settings as the dry run and the dashboard's comparison show them: the objectives as words."""
+        return {**self.to_dict(), "objectives": named(self.objectives)}
 
     def to_dict(self) -> dict[str, Setting]:
         """The settings as tuner_config.yaml saves them (``load_saved_config`` reads them back)."""
@@ -302,9 +307,11 @@ def build_config(settings: Mapping[str, Any]) -> SweepConfig:
 
 def settled(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Settings in the one form a ``SweepConfig`` holds them, each parsed once: earlier experiments as a list
-    (``warm_start="results/first"`` is one), bounds as a list (``constraints="mb<=4000"`` is one), and
-    the storage timeout in seconds (``5m`` is 300), and ``--metric loss,latency_ms --mode min,min`` as the first objective in ``metric`` and ``mode`` (what a
-    one-objective view ranks by) and every objective in ``objectives`` (one metric leaves it unset)."""
+    (``warm_start="results/first"`` is one), bounds as a list (``constraints="mb<=4000"`` is one), the storage
+    timeout in seconds (``5m`` is 300), and what the sweep optimises as one tuple, from ``metric`` and ``mode``
+    as given (``"loss,latency_ms"`` and ``"min"``, or lists) or ``objectives`` as saved (``{loss: min}``). A
+    metric given without a mode is minimised here: a new sweep's mode comes from its space first
+    (tuner/launch/resolve.py)."""
     out = dict(settings)
     warm = out.get("warm_start")
     if isinstance(warm, (str, Path)):

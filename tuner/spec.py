@@ -59,8 +59,10 @@ class SearchSpace:
     objectives: Objectives = field(default=LOSS, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        if self.metrics is not None:
+        if self.metrics is not None:  # metric and mode then name the first, as for a sweep
             object.__setattr__(self, "objectives", from_mapping(self.metrics))
+            object.__setattr__(self, "metric", self.objectives[0].name)
+            object.__setattr__(self, "mode", self.objectives[0].mode)
         else:
             if not self.metric or not isinstance(self.metric, str):
                 raise UsageError("space metric must be a non-empty string, e.g. metric='loss'")

@@ -108,6 +108,21 @@ def test_one_metric_is_a_tuple_of_one():
     assert SweepConfig(space="s").objectives == (Objective("loss", "min"),)
 
 
+def test_objectives_read_from_a_file_say_where_and_a_list_takes_one_metric_an_item(tmp_path):
+    from tuner.settings import build_config, load_saved_config, save_config
+
+    saved = build_config({"space": "s", "name": "exp", "storage_path": str(tmp_path), "metric": "acc", "mode": "max"})
+    (tmp_path / "exp").mkdir()
+    save_config(saved, tmp_path / "exp")
+    text = (tmp_path / "exp" / "tuner_config.yaml").read_text()
+    assert "objectives:\n  acc: max\n" in text and saved.as_text()["objectives"] == "acc (max)"
+    (tmp_path / "exp" / "tuner_config.yaml").write_text(text.replace("acc: max", "acc: MAX"))
+    with pytest.raises(UsageError, match=r"exp/tuner_config.yaml: objectives: unknown mode 'MAX'"):
+        load_saved_config(tmp_path / "exp")
+    with pytest.raises(UsageError, match="'loss,acc' names several; give one metric per list item"):
+        objectives_from(["loss,acc"], "min")
+
+
 def test_a_sweep_file_takes_metrics_as_a_mapping_or_lists(tmp_path):
     by_map = tmp_path / "a.yaml"
     by_map.write_text("metrics: {loss: min, accuracy: max}\nconstraints: ['params_k<=50']\n")

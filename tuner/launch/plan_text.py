@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from tuner.algorithms import held_out_figure
 from tuner.launch.plan import SweepPlan
-from tuner.objectives import named
 from tuner.searchers.plan import grid_points
 from tuner.settings import SweepConfig
 
@@ -16,8 +15,7 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     lines = []
     if dry_run:
         lines.append("settings:")
-        shown = {**cfg.to_dict(), "objectives": named(cfg.objectives)}
-        lines += [f"  {k}: {v}" for k, v in shown.items()]
+        lines += [f"  {k}: {v}" for k, v in cfg.as_text().items()]
     lines.append(f"experiment: {cfg.experiment_path}" + (" (not created: dry run)" if dry_run else ""))
     if plan.data_note:
         lines.append(plan.data_note)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from tuner.folder.fates import DecisionLog
 from tuner.objectives import Constraint, Objective, Objectives
+from tuner.objectives import check as check_objectives
 from tuner.schedulers.comparing import Comparison
 
 if TYPE_CHECKING:
@@ -35,6 +36,9 @@ class SchedulerContext:
     constraints: tuple[Constraint, ...] = ()  # bounds a trial must meet to count
     can_pause: bool = True  # the trainable continues from a checkpoint, so a paused trial loses nothing
     trials_cap: int | None = None  # trials the sweep may create at most; None: a budget ends it
+
+    def __post_init__(self) -> None:
+        check_objectives(self.objectives)
 
     @property
     def objective(self) -> Objective:

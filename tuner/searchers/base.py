@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from tuner.objectives import Constraint, Objective, Objectives
+from tuner.objectives import check as check_objectives
 from tuner.searchers.plan import NATIVE, ParamPlan, SearchPlan, initial_random_points
 
 if TYPE_CHECKING:
@@ -37,6 +38,9 @@ class SearcherContext:
     generator_only: bool = False  # the scheduler runs over Tune's variant generator only (PBT)
     full_epochs: int | None = None  # a trial that ends before them without an error was stopped early
     constraints: tuple[Constraint, ...] = ()  # bounds told to a model that takes them
+
+    def __post_init__(self) -> None:
+        check_objectives(self.objectives)
 
     @property
     def objective(self) -> Objective:

@@ -6,7 +6,6 @@ what differs marked.
 from __future__ import annotations
 
 import html
-from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from tuner.objectives import pick
@@ -111,7 +110,7 @@ def page(records: list[ExperimentRecord], names: list[str]) -> str:
     settings = [
         {
             k: show(v if not isinstance(v, list) else ", ".join(map(str, v)))
-            for k, v in asdict(r.config).items()
+            for k, v in r.config.as_text().items()
         }
         for r in records
     ]
