@@ -47,6 +47,23 @@ def test_resolution_fills_what_the_space_and_names_decide(tmp_path):
     assert resolve({"space": "cifar_small", "scheduler": "bohb"}, environ={}).searcher == "bohb"
 
 
+def test_a_metric_and_its_mode_travel_together_through_the_layers(tmp_path):
+    """A sweep file's mode was meant for its own metric: --metric loss over it takes loss's mode from the space,
+    and a mode given beside the metric, or above it, still holds."""
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text("space: cifar_small\nmetric: accuracy\nmode: max\n")
+    at = {"storage_path": str(tmp_path)}
+    assert resolve({**at}, str(sweep), environ={}).objectives == (Objective("accuracy", "max"),)
+    assert resolve({**at, "metric": "loss"}, str(sweep), environ={}).objectives == (Objective("loss", "min"),)
+    env = {"TUNER_METRIC": "accuracy", "TUNER_MODE": "max"}
+    assert resolve({**at, "space": "cifar_small", "metric": "loss"}, environ=env).objectives == (
+        Objective("loss", "min"),
+    )
+    assert resolve({**at, "mode": "max"}, str(sweep), environ={}).objectives == (Objective("accuracy", "max"),)
+    with pytest.raises(UsageError, match="--metric accuracy: the space does not say"):
+        resolve({**at, "space": "cifar_small", "metric": "accuracy"}, environ={"TUNER_MODE": "max"})
+
+
 @pytest.mark.parametrize(
     "given, message",
     [
