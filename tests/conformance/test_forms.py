@@ -76,6 +76,10 @@ def test_each_form_is_searched_as_its_plan_says_and_runs_under_asha(run_cli, tmp
     assert "not searched" not in plan and "cannot run alone" not in plan, plan
     _check_trials(folder, "asha")
     assert "Traceback" not in result.err, result.err[-3000:]
+    if form.checkpoints and form.name.startswith("class_"):  # a checkpoint each epoch: the best epoch has its own
+        record = experiment.load(str(folder))
+        best = record.best_trial()
+        assert best is not None and record.checkpoint_choice(best)[1] is None, record.checkpoint_choice(best)
 
 
 def test_a_chatty_trainables_lines_stay_in_its_trial_folder(run_cli, tmp_path):

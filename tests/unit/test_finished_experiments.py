@@ -341,6 +341,24 @@ def test_a_best_epoch_that_saved_no_checkpoint_gets_the_best_kept_one_and_says_s
     assert best_export(record)["checkpoint_note"] == note
 
 
+def test_a_class_trainables_best_epoch_gets_its_own_checkpoint_from_the_manifests(tmp_path):
+    """A tune.Trainable class's results do not name their checkpoint: its best epoch's own was said to be missing,
+    and the newest stood in, whatever epoch it was. The manifest written as Tune registers a checkpoint keeps
+    the epoch."""
+    from tuner.folder.checkpoints import write_manifest
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.3, 0.1, 0.2])})
+    trial = tmp_path / "exp" / "a"
+    rows = ["loss,training_iteration,trial_id"] + [f"{v},{n},a" for n, v in enumerate([0.3, 0.1, 0.2], 1)]
+    (trial / "progress.csv").write_text("\n".join(rows) + "\n")
+    for name, epoch in (("checkpoint_000001", 2), ("checkpoint_000002", 3)):
+        (trial / name).mkdir()
+        (trial / name / "s.json").write_text(json.dumps({"epoch": epoch}))
+        write_manifest(trial / name, epoch)
+    record = load(str(experiment.path), running=False)
+    assert record.checkpoint_choice(record.trial("a")) == (str(trial / "checkpoint_000001"), None)
+
+
 def test_a_trial_pbt_changed_after_its_best_epoch_shows_the_config_that_epoch_trained_with(tmp_path):
     """PBT continued the trial with k 0 -> 3 after its best epoch: the best config was said to be k=3, which never
     reached that value. result.json keeps each result's config."""

@@ -38,16 +38,43 @@ def _files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST_FILE)
 
 
-def write_manifest(folder: str | Path) -> bool:
-    """Record the sizes and checksums of the files in a local checkpoint folder; False where there is none
-    to record (a bucket's checkpoint, a folder already gone)."""
+def write_manifest(folder: str | Path, epoch: int | None = None) -> bool:
+    """Record the sizes and checksums of the files in a local checkpoint folder, and the epoch it was saved at
+    (a ``tune.Trainable`` class's results do not name their checkpoint, so this is how its best epoch's is
+    found); False where there is none to record (a bucket's checkpoint, a folder already gone)."""
     plain = storage.local_path(str(folder))
     if plain is None or not Path(plain).is_dir():
         return False
     root = Path(plain)
     files = {str(p.relative_to(root)): [p.stat().st_size, _crc32(p)] for p in _files(root)}
-    write_atomically(root / MANIFEST_FILE, json.dumps({"files": files}, indent=1))
+    saved: dict[str, object] = {"files": files} if epoch is None else {"files": files, "epoch": epoch}
+    write_atomically(root / MANIFEST_FILE, json.dumps(saved, indent=1))
     return True
+
+
+def _saved_at(trial_path: str, name: str) -> int | None:
+    """The epoch a checkpoint's manifest says it was saved at, None where it says none."""
+    plain = storage.local_path(storage.join(trial_path, name))
+    try:
+        epoch = json.loads(Path(plain or "", MANIFEST_FILE).read_text(encoding="utf-8")).get("epoch")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None
+
+
+def named(trial_path: str, rows: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The trial's rows, each naming the checkpoint saved with it: a function's results name theirs, a class's
+    are matched to the epochs its checkpoints' manifests give."""
+    if all(r.get("checkpoint_dir_name") for r in rows):
+        return rows
+    names = [d for d in storage.list_dirs(trial_path) if checkpoint_epoch(d) is not None]
+    by_epoch = {str(e): d for d in names if (e := _saved_at(trial_path, d)) is not None}
+    return [
+        r
+        if r.get("checkpoint_dir_name") or (name := by_epoch.get(str(r.get("training_iteration")))) is None
+        else {**r, "checkpoint_dir_name": name}
+        for r in rows
+    ]
 
 
 def damage(folder: str | Path) -> str | None:
@@ -134,6 +161,10 @@ def choose_for_best(
     kept by ``metric`` stands in, else the newest whole one."""
     if not best:
         return None, None
+    rows = named(trial_path, rows)
+    best = next(
+        (r for r in reversed(rows) if r.get("training_iteration") == best.get("training_iteration")), best
+    )
     name = best.get("checkpoint_dir_name")
     if not name:
         note = f"no checkpoint was saved at the best epoch ({best.get('training_iteration')})"

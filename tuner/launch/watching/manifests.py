@@ -17,6 +17,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+def _epoch(trial: Trial) -> int | None:
+    """The epoch whose result the checkpoint was saved with: Tune registers a checkpoint before the trial's next
+    result is processed."""
+    epoch = (trial.last_result or {}).get("training_iteration")
+    return epoch if isinstance(epoch, int) else None
+
+
 class CheckpointManifests(Callback):
     """Writes a local checkpoint's manifest in the driver, after Ray stored the checkpoint whole and before it
     becomes the trial's latest in Ray's saved state (a bucket's checkpoints get none: see the module above)."""
@@ -30,7 +37,7 @@ class CheckpointManifests(Callback):
         if getattr(checkpoint.filesystem, "type_name", "local") != "local":
             return
         try:
-            write_manifest(checkpoint.path)
+            write_manifest(checkpoint.path, _epoch(trial))
         except Exception as exc:  # noqa: BLE001 - a full disk; never let Ray skip registering the checkpoint
             if not self._warned:
                 # the system's words for it ("no space left on device"), not Python's "[Errno 28] ..."
