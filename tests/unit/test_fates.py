@@ -120,7 +120,7 @@ def test_no_horizon_comes_below_a_trial_that_ran_further(tmp_path):
     assert [t.loop_end for t in record.trials][0] == 5 and record.trial("short").fate == "ended by its own loop at epoch 5"
     assert record.horizon == 10
     assert record.epochs_cut(record.trial("cut")) == 8, "cut from epoch 2 to the 10 the others ran"
-    assert "(each to max epochs): early stopping saved up to 8 epochs" in savings_line(record)
+    assert "(each it stopped run on to max epochs): early stopping saved up to 8 epochs" in savings_line(record)
     assert "own loop ended trials at different epochs (5 to 10), so a stopped trial's own loop may have ended it" in (
         savings_line(record)
     )

@@ -307,6 +307,22 @@ def test_with_two_objectives_each_rung_is_drawn_on_both_and_a_stopped_trial_is_l
     assert (
         fig.layout.xaxis.title.text == "loss at the rung" and fig.layout.yaxis.title.text == "ms at the rung"
     )
+    # a result that broke a bound dominates no one, as the rule itself ranks (it drew a line from c to it)
+    events[0]["violation"] = 2.0
+    assert [e["trial"] for e in dominators(events[2], events, record)] == ["b"]
+
+
+def test_every_comparison_is_listed_one_whose_value_was_nan_too():
+    from tuner.experiment import ExperimentRecord
+    from tuner.review.report.scheduler_panel import _events, _reasons_table
+    from tuner.settings import build_config
+
+    record = ExperimentRecord("/exp", build_config({"space": "x", "scheduler": "asha"}), [])
+    events = [{"trial": "a", "rung": 1, "epoch": 1, "value": 0.5, "cutoff": None, "arrived": 0, "kept": True},
+              {"trial": "b", "rung": 2, "epoch": 2, "value": None, "cutoff": 0.4, "arrived": 0, "kept": False}]  # fmt: skip
+    table = _reasons_table(record, events)
+    assert "<td>2</td><td>b</td><td>not a number</td><td>stopped: loss was not a number here (ranked last)" in table
+    assert _events(record) == []
 
 
 def test_parallel_coordinates_give_the_second_objective_an_axis(tmp_path):

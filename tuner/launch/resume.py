@@ -106,7 +106,7 @@ def _ended(folder: str, errored: str, planned: int | None) -> str | None:
         else "it planned every trial at its start (a grid, or PBT) and cannot grow: start a new sweep for more"
     )
     return (
-        f"{folder}: the sweep finished, every one of its {planned} trial(s) ended, so nothing is left to resume; "
+        f"{folder}: the sweep finished, every one of its {len(statuses)} trial(s) ended, so nothing is left to resume; "
         f"{grow}{rerun}"
     )
 

@@ -1,7 +1,7 @@
 """The Pareto front of a sweep on several objectives: which trials no other beats on every objective.
 
-Each trial is one point: its values at its last epoch that reported every objective (a point one checkpoint
-holds; a best value per objective would mix epochs). Trials that break a ``--constraint`` there are never
+Each trial is one point: its values at its last epoch (a point one checkpoint holds; a best value per objective
+would mix epochs), none where one of them is not a finite number there. Trials that break a ``--constraint`` there are never
 on the front. Read from the experiment's files like every review (no Ray), written to ``pareto.json`` at the
 end of a sweep, drawn by the report, and returned by ``exp.pareto`` in Python.
 """

@@ -81,7 +81,10 @@ def counts_line(experiment: ExperimentRecord, found: list[pareto_front.Point], o
         line += f"; {infeasible} broke a constraint and can never be on it"
     missing = len(experiment.trials) - len(found)
     if missing:
-        line += f"; {missing} never reported every objective"
+        line += (
+            f"; {missing} ended without every objective a finite number at {'its' if missing == 1 else 'their'} "
+            "last epoch (a nan, or one not reported), so without a point"
+        )
     return line + "."
 
 
@@ -91,7 +94,7 @@ def scatter_note(objectives: Objectives) -> str:
         f"{'bottom' if objectives[1].mode == 'min' else 'top'}"
     )
     return (
-        f"Each trial at its last epoch that reported both objectives. The better corner is {corner}; the "
+        f"Each trial at its last epoch, where both objectives were finite numbers. The better corner is {corner}; the "
         "staircase is the edge of what the front dominates: a front trial is at least as good on both "
         "as any trial beyond it. Hollow: stopped early (its values are from the epoch it stopped at). "
         "Faded: dominated."
@@ -99,7 +102,7 @@ def scatter_note(objectives: Objectives) -> str:
 
 
 PARALLEL_NOTE = (
-    "One line a trial, at its last epoch that reported every objective; each axis has its better end at "
+    "One line a trial, at its last epoch, where every objective was a finite number; each axis has its better end at "
     "the top, so no other trial's line is above a front trial's on every axis. Dotted: stopped early."
 )
 

@@ -152,9 +152,11 @@ def _scheduler_section(experiment: ExperimentRecord) -> str:
 
 def _settings_line(experiment: ExperimentRecord) -> str:
     c = experiment.config
+    made = len(experiment.trials)  # a grid makes num_samples trials per point; a budget, as many as it allows
+    planned = f" of {c.num_samples} planned" if c.num_samples and made < c.num_samples else ""
     return (
-        f"{experiment.path} · scheduler {c.scheduler}, searcher {c.searcher}, {c.num_samples or 'budgeted'} trials of up to "
-        f"{c.max_epochs} epochs, seed {c.seed}"
+        f"{experiment.path} · scheduler {c.scheduler}, searcher {c.searcher}, {made} trial{'' if made == 1 else 's'}"
+        f"{planned} of up to {c.max_epochs} epochs{', on a budget' if c.num_samples is None else ''}, seed {c.seed}"
     )
 
 

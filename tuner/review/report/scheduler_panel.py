@@ -44,12 +44,13 @@ def section(experiment: ExperimentRecord) -> str:
         parts.append(
             f"<p class=note>What early stopping would have saved here: see {html.escape(where)}.</p>"
         )
-    events = _events(experiment)
-    if events:
+    every = _events(experiment)  # the reasons table lists each; the figures draw those with a value
+    events = [e for e in every if e.get("value") is not None]
+    if every:
         from tuner.review.report.curves import figure_html
 
         config = experiment.config
-        both = config.several_objectives and all(len(e.get("values") or {}) > 1 for e in events)
+        both = config.several_objectives and events and all(len(e.get("values") or {}) > 1 for e in events)
         if both:
             first, second = config.objectives[:2]
             parts.append(
@@ -68,9 +69,9 @@ def section(experiment: ExperimentRecord) -> str:
                 f"{html.escape(experiment.metric)} only, so a trial may go on with a worse value there for "
                 "its other objectives (the reasons table and the front above say which).</p>"
             )
-        if not both:
+        if not both and events:
             parts.append(figure_html(rung_figure(experiment, events)))
-        parts.append(_reasons_table(experiment, events))
+        parts.append(_reasons_table(experiment, every))
     elif experiment.config.scheduler in ("asha", "hyperband", "bohb"):
         parts.append(
             "<p class=note>No rung comparisons were recorded (a sweep made before tuner recorded them, or "
@@ -106,9 +107,7 @@ def settings_lines(experiment: ExperimentRecord) -> list[str]:
 
 
 def _events(experiment: ExperimentRecord) -> list[RungEvent]:
-    return [
-        {**r, "trial": t.trial_id} for t in experiment.trials for r in t.rungs if r.get("value") is not None
-    ]
+    return [{**r, "trial": t.trial_id} for t in experiment.trials for r in t.rungs]
 
 
 def reason(event: RungRecord, experiment: ExperimentRecord) -> str:
@@ -117,8 +116,8 @@ def reason(event: RungRecord, experiment: ExperimentRecord) -> str:
         return str(event["reason"])
     rf = experiment.config.reduction_factor
     share = SHARE.get(rf, f"1/{rf}")
-    value = event["value"]
-    if "keep" in event:  # a HyperBand or BOHB round
+    value = event.get("value")
+    if "keep" in event and value is not None:  # a HyperBand or BOHB round
         verdict = "kept" if event["kept"] else "stopped"
         return (
             f"{verdict}: {value:.4g} {'among' if event['kept'] else 'not among'} the best {event['keep']} of "
@@ -126,6 +125,8 @@ def reason(event: RungRecord, experiment: ExperimentRecord) -> str:
         )
     if "place" in event:  # ranked by fronts (several objectives, or constraints): no cutoff, a place
         return _by_fronts(event, experiment)
+    if value is None:
+        return f"{'went on' if event['kept'] else 'stopped'}: {experiment.metric} was not a number here (ranked last)"
     cutoff = event.get("cutoff")
     if cutoff is None:
         return f"first at rung {event['rung']}: no cutoff yet"
@@ -202,7 +203,8 @@ def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Fig
 
 
 def dominators(event: RungEvent, events: list[RungEvent], experiment: ExperimentRecord) -> list[RungEvent]:
-    """The results at the same rung that arrived before ``event`` and are better on every objective."""
+    """The feasible results at the same rung that arrived before ``event`` and are better on every objective
+    (one that breaks a bound dominates no trial: the rule's own comparison, tuner/schedulers/comparing.py)."""
     from tuner import pareto
 
     objectives = experiment.config.objectives
@@ -221,6 +223,7 @@ def dominators(event: RungEvent, events: list[RungEvent], experiment: Experiment
         for e in events
         if e["rung"] == event["rung"]
         and e.get("arrived", 0) < event.get("arrived", 0)
+        and ("violation" not in e or (e["violation"] is not None and e["violation"] <= 0))
         and (theirs := point(e)) is not None
         and pareto.dominates(theirs, mine)
     ]
@@ -323,7 +326,8 @@ def _reasons_table(experiment: ExperimentRecord, events: list[RungEvent]) -> str
     rows = sorted(events, key=lambda e: (e["rung"], e.get("arrived", 0), e["trial"]))
     body = "".join(
         f'<tr class="{ROW_CLASS[_verdict(e)]}"><td>{e["rung"]}</td><td>{html.escape(e["trial"])}'
-        f"</td><td>{e['value']:.4g}</td><td>{html.escape(reason(e, experiment))}</td></tr>"
+        f"</td><td>{'not a number' if e.get('value') is None else format(e['value'], '.4g')}</td>"
+        f"<td>{html.escape(reason(e, experiment))}</td></tr>"
         for e in rows
     )
     head = (
