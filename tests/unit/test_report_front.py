@@ -139,6 +139,43 @@ def test_constraints_keep_a_trial_off_the_front_and_say_so(tmp_path):
     assert "latency_ms 5 breaks latency_ms&gt;=8" in html  # its hover says which, and by how much
 
 
+def test_a_failed_trial_is_never_on_the_front_as_it_is_never_the_best(tmp_path):
+    """A trial that crashed after a good first epoch was the whole front, while the best by loss was another."""
+    experiment = _experiment(tmp_path)
+    state = tmp_path / "exp" / "experiment_state-2026-01-01_00-00-00.json"
+    saved = json.loads(state.read_text())
+    for entry in saved["trial_data"]:
+        trial = json.loads(entry[0])
+        if trial["trial_id"] == "aaaa0005":
+            entry[0] = json.dumps({**trial, "status": "ERROR"})
+    state.write_text(json.dumps(saved))
+    experiment = load(str(experiment.path), running=False)
+    assert {p.trial.trial_id for p in front.front(experiment)} == {"aaaa0001", "aaaa0002"}
+    assert "1 failed, and a config that crashed is never on it" in front_panel.section(experiment)
+
+    from types import SimpleNamespace
+
+    from tuner.launch.watching.front_marks import marks
+    from tuner.objectives import Objective
+
+    view = marks((Objective("loss", "min"), Objective("latency_ms", "min")))
+    ran = SimpleNamespace(status="TERMINATED", last_result={"loss": 1.5, "latency_ms": 5.0})
+    assert view.point(ran, lambda t: False) == [1.5, 5.0]
+    assert view.point(SimpleNamespace(**{**vars(ran), "status": "ERROR"}), lambda t: False) is None
+
+
+def test_an_exported_trial_whose_last_epoch_went_nan_keeps_the_values_of_the_epoch_exported(tmp_path):
+    from tuner.review.results import best_export
+
+    experiment = _experiment(tmp_path)
+    progress = next((tmp_path / "exp").glob("aaaa0001_*")) / "progress.csv"
+    lines = progress.read_text().splitlines()
+    lines[-1] = "nan" + lines[-1][lines[-1].index(","):]
+    progress.write_text("\n".join(lines) + "\n")
+    out = best_export(load(str(experiment.path), running=False), pick="aaaa0001")
+    assert out["epoch"] == 1 and out["values"] == {"loss": 1.2, "latency_ms": 30.0} and not out["on_front"]
+
+
 def test_three_objectives_draw_parallel_coordinates_with_the_front_highlighted(tmp_path):
     experiment = _experiment(tmp_path, objectives=("loss:min", "latency_ms:min", "params_k:min"))
     best = {p.trial.trial_id for p in front.front(experiment)}

@@ -39,6 +39,11 @@ class Point:
     def feasible(self) -> bool:
         return not self.broken
 
+    @property
+    def on_a_front(self) -> bool:
+        """Whether it may be on the front: feasible, and of a trial that did not fail."""
+        return self.feasible and self.trial.status != "ERROR"
+
 
 def point(trial: TrialRecord, objectives: Objectives, constraints: Sequence[Constraint]) -> Point | None:
     """A trial's point: its last row's objectives, as the live table places it; none where one of them is not a
@@ -63,10 +68,11 @@ def _as_min(found: list[Point], objectives: Objectives) -> list[tuple[float, ...
 
 
 def front(experiment: ExperimentRecord) -> list[Point]:
-    """The feasible non-dominated points, by the first objective (best first)."""
+    """The feasible non-dominated points of the trials that did not fail, by the first objective (best first): a
+    config that crashed is never recommended, as it is never the best while one that ran is there."""
     objectives = experiment.config.objectives
     found = points(experiment)
-    keep = pareto.front(_as_min(found, objectives), [0.0 if p.feasible else 1.0 for p in found])
+    keep = pareto.front(_as_min(found, objectives), [0.0 if p.on_a_front else 1.0 for p in found])
     first = objectives[0]
     return sorted((found[i] for i in keep), key=lambda p: first.as_min(p.values[first.name]))
 

@@ -20,7 +20,7 @@ from tuner.review.vocabulary import show
 from tuner.storage import write_text
 from tuner.storage_outage import how_to_continue
 from tuner.value_types import ConfigDraft, Value
-from tuner.values import jsonable
+from tuner.values import jsonable, number
 
 if TYPE_CHECKING:
     from tuner.experiment import ExperimentRecord, TrialRecord
@@ -40,6 +40,8 @@ class BestExport(TypedDict):
     checkpoint: str | None
     experiment: str
     checkpoint_note: NotRequired[str]  # why the checkpoint is not the best epoch's own
+    # several objectives: each one's value at the trial's point (its last epoch), or at ``epoch`` where one was
+    # not a finite number at its last
     values: NotRequired[dict[str, float]]
     on_front: NotRequired[bool]
     breaks: NotRequired[list[str]]
@@ -314,7 +316,13 @@ def best_export(
     ids = on_front(experiment)
     if ids is not None:
         at = point(chosen, experiment.config.objectives, experiment.config.constraint_list)
-        out["values"] = at.values if at else {}
+        out["values"] = (
+            at.values
+            if at
+            else {
+                o.name: v for o in experiment.config.objectives if (v := number(row.get(o.name))) is not None
+            }
+        )
         out["on_front"] = chosen.trial_id in ids
     if experiment.breaks(chosen):
         out["breaks"] = experiment.breaks(chosen)

@@ -37,8 +37,8 @@ class OneBest:
 
 
 class Front(OneBest):
-    """Several objectives: each trial's point at its last result, none for one that breaks a constraint or lacks
-    an objective; the front of those points is marked in the table and named above it."""
+    """Several objectives: each trial's point at its last result, none for one that breaks a constraint, lacks
+    an objective or failed; the front of those points is marked in the table and named above it."""
 
     headers = ("front",)
 
@@ -49,7 +49,9 @@ class Front(OneBest):
         values = reported(
             self.objectives, {o.name: lookup(result_of(trial), o.name) for o in self.objectives}
         )
-        if values is None or breaks(trial):
+        if (
+            values is None or breaks(trial) or trial.status == "ERROR"
+        ):  # a crashed config is never recommended
             return None
         return list(as_point(self.objectives, values))
 

@@ -79,6 +79,9 @@ def counts_line(experiment: ExperimentRecord, found: list[pareto_front.Point], o
     infeasible = sum(1 for p in found if not p.feasible)
     if infeasible:
         line += f"; {infeasible} broke a constraint and can never be on it"
+    failed = sum(1 for p in found if p.feasible and not p.on_a_front)
+    if failed:
+        line += f"; {failed} failed, and a config that crashed is never on it"
     missing = len(experiment.trials) - len(found)
     if missing:
         line += (
