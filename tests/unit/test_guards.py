@@ -308,9 +308,15 @@ def test_a_failure_tune_retries_is_said_as_it_happens(tmp_path, caplog):
     trial = Stored("train", trial_id="t1", stub=True, max_failures=2)
     trial.update_last_result({"training_iteration": 3})
     trial.run_metadata.num_failures = 1
+    from tuner.folder.fates import FateLog, fate, recorded
+
+    log = FateLog(str(tmp_path))
     with caplog.at_level(logging.WARNING, logger="tuner.launch.guards.crashes"):
-        CrashNamer(None, None).on_trial_recover(1, [trial], trial)
+        CrashNamer(None, log).on_trial_recover(1, [trial], trial)
     assert caplog.messages == [
         "trial t1 failed after epoch 3 (RuntimeError: transient failure); running it again, failure 1 of the 2 "
         "--max-failures allows"
     ]
+    # and every review says it after: the trial's fate keeps the failure it was run again after
+    said = fate("TERMINATED", 5, 5, "", recorded(str(tmp_path))["t1"])
+    assert said == "ran to max epochs (5); run again after failing after epoch 3 (RuntimeError: transient failure)"

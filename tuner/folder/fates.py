@@ -30,6 +30,7 @@ from tuner.value_types import Value
 STOPPED, PERTURBED = "stopped", "perturbed"
 RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the cutoff, what was decided
 HUNG, DIED, BUDGET = "hung", "died", "budget"
+RETRIED = "retried"  # a failure Tune ran the trial again after (--max-failures), in words
 PAUSED, THAWED = "paused", "thawed"  # frozen by a scheduler that may continue it later, and continued
 STORAGE = "storage"  # a write the storage refused (full, over quota): the trial is run again on resume
 STALL = "stall"  # open when the stall guard ended the sweep (tuner/launch/guards/stall.py)
@@ -101,6 +102,7 @@ class Decision(TypedDict, total=False):
     rungs: list[RungRecord]
     perturbed: list[str]
     failures: list[str]
+    retried: list[str]  # failures Tune ran the trial again after that hung or died do not already say
     paused: str
     budget: str
     stall: str
@@ -206,8 +208,14 @@ def _merge(decision: Decision, entry: LogEntry) -> None:
         if entry.get("data") not in rungs:
             rungs.append(cast(RungRecord, entry.get("data")))  # a RUNG entry's data: a scheduler's RungRecord
         return
-    if entry["kind"] in (PERTURBED, *FAILURES):
-        key: Literal["perturbed", "failures"] = "perturbed" if entry["kind"] == PERTURBED else "failures"
+    if entry["kind"] in (PERTURBED, RETRIED, *FAILURES):
+        key: Literal["perturbed", "retried", "failures"] = (
+            "failures"
+            if entry["kind"] in FAILURES
+            else "perturbed"
+            if entry["kind"] == PERTURBED
+            else "retried"
+        )
         events = decision.setdefault(key, [])
         if entry["text"] not in events:
             events.append(entry["text"])
@@ -267,6 +275,8 @@ def fate(
     )
     if refused:  # stopped by a refused write, not by its own code: resumed later
         return decision["storage"] + note
+    if decision.get("retried") and not decision.get("failures"):  # a hang or a death says it in its own words
+        note += "; run again after " + ", then ".join(decision["retried"])
     if status == "ERROR":
         cause = failure(decision) or (f"errored: {error}" if error else "errored")
         return cause + note

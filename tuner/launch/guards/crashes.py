@@ -144,13 +144,17 @@ class CrashNamer(Callback):
         self._oom_kills = oom_kill_count()
 
     def on_trial_recover(self, iteration: int, trials: list[Trial], trial: Trial, **info: object) -> None:
-        """A failure Tune retries (``--max-failures``) is said as it happens: the sweep said nothing of it."""
-        self._name(trial)
+        """A failure Tune retries (``--max-failures``) is said as it happens, and kept in the trial's fate: the
+        sweep and every review said nothing of it."""
+        died = self._name(trial)
+        from tuner.folder.fates import RETRIED
         from tuner.ray_compat.messages import in_words
 
         lines = [line for line in last_failure(trial.error_file).splitlines() if line.strip()]
         why = in_words(lines[-1]) if lines else "an error"
         epoch = int((trial.last_result or {}).get("training_iteration") or 0)
+        if not died and self.fate_log is not None:  # a death is kept in its own words already
+            self.fate_log.record(trial.trial_id, RETRIED, f"failing after epoch {epoch} ({why})")
         log.warning(
             "trial %s failed after epoch %d (%s); running it again, failure %d of the %d --max-failures allows",
             trial.trial_id,
@@ -169,7 +173,8 @@ class CrashNamer(Callback):
         if self.folder is not None and trial.relative_logdir:
             _remove_if_empty(Path(here(self.folder), trial.relative_logdir, CRASH_FILE))
 
-    def _name(self, trial: Trial) -> None:
+    def _name(self, trial: Trial) -> bool:
+        """Records a trial whose process died, in words; whether it did."""
         from tuner.folder.fates import DIED
 
         crash_text = crash_file = None
@@ -189,3 +194,4 @@ class CrashNamer(Callback):
         text = death(last_failure(trial.error_file), crash_text, oom_kills, epoch, crash_file or CRASH_FILE)
         if text is not None and self.fate_log is not None:
             self.fate_log.record(trial.trial_id, DIED, text)
+        return text is not None
