@@ -97,12 +97,23 @@ class Experiment:
         import pandas as pd
 
         from tuner.review.plots import reported_metrics
+        from tuner.review.results import param_columns
 
         record = self._read()
         metric, mode = record.metric, record.mode
-        params = sorted({k for t in record.trials for k in t.config})
         others = [o.name for o in record.config.objectives[1:]]
         at_best = [m for m in reported_metrics(record) if m != metric]
+        own = [
+            "trial_id",
+            f"best_{metric}",
+            f"last_{metric}",
+            *(f"last_{n}" for n in others),
+            "front",
+            "feasible",
+        ]
+        own += ["best_epoch", *(f"{m}_at_best" for m in at_best), "epochs", "status", "fate"]
+        named = param_columns(record, own)
+        params = list(named.values())
         from tuner.review.front import on_front as front_ids
 
         on_front = front_ids(record)
@@ -120,7 +131,7 @@ class Experiment:
                 {
                     **more,
                     "trial_id": trial.trial_id,
-                    **{p: trial.config.get(p) for p in params},
+                    **{column: trial.config.get(p) for p, column in named.items()},
                     f"best_{metric}": trial.best(metric, mode),
                     f"last_{metric}": trial.last_reported(metric),
                     "best_epoch": _int(best_row.get("training_iteration")),
@@ -152,11 +163,12 @@ class Experiment:
         import pandas as pd
 
         from tuner.review.front import front
+        from tuner.review.results import param_columns
 
         record = self._read()
         names = [o.name for o in record.config.objectives]
-        params = sorted({k for t in record.trials for k in t.config})
-        columns = ["trial_id", *names, "epoch", *params, "fate"]
+        named = param_columns(record, ["trial_id", *names, "epoch", "fate"])
+        columns = ["trial_id", *names, "epoch", *named.values(), "fate"]
         if not record.config.several_objectives:
             best = record.best_trial()
             if best is None:
@@ -166,7 +178,7 @@ class Experiment:
                 "trial_id": best.trial_id,
                 record.metric: best.best(record.metric, record.mode),
                 "epoch": _int(best_row.get("training_iteration")),
-                **{k: best.config.get(k) for k in params},
+                **{column: best.config.get(k) for k, column in named.items()},
                 "fate": best.fate,
             }
             return pd.DataFrame([row], columns=columns)
@@ -175,7 +187,7 @@ class Experiment:
                 "trial_id": p.trial.trial_id,
                 **p.values,
                 "epoch": p.epoch,
-                **{k: p.trial.config.get(k) for k in params},
+                **{column: p.trial.config.get(k) for k, column in named.items()},
                 "fate": p.trial.fate,
             }
             for p in front(record)

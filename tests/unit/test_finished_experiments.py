@@ -39,6 +39,20 @@ def _experiment(tmp_path, trials: dict[str, tuple[str, list[float]]]):
     return load(str(folder), running=False)
 
 
+def test_a_parameter_named_as_a_column_of_the_tables_own_keeps_its_value(tmp_path):
+    """A parameter ``epochs`` (the commonest name for one) was overwritten by the epochs each trial ran."""
+    import tuner
+    from tuner.review.results import trial_rows
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3])})
+    (tmp_path / "exp" / "a" / "params.json").write_text(json.dumps({"epochs": 6, "width": 32}))
+    experiment = load(str(experiment.path), running=False)
+    row = trial_rows(experiment)[0]
+    assert row["config/epochs"] == 6 and row["epochs"] == 2 and row["width"] == 32
+    frame = tuner.load(str(experiment.path)).trials
+    assert list(frame["config/epochs"]) == [6] and list(frame["epochs"]) == [2] and frame.columns.is_unique
+
+
 def test_a_trial_that_failed_is_not_the_best_while_one_that_ran_has_a_result(tmp_path):
     experiment = _experiment(tmp_path, {"crashed": ("ERROR", [0.09]), "ran": ("TERMINATED", [0.9, 0.5, 0.3, 0.2])})
     best = experiment.best_trial()
@@ -278,6 +292,22 @@ def test_a_metric_reported_as_a_tensor_ends_the_sweep_at_the_first_trial_it_fail
     calm = MetricGuard("loss")
     calm.on_trial_error(0, [], SimpleNamespace(trial_id="b", error_file=str(other)))
     calm.on_step_end(0, [])  # a trial's own error is the trial's: the sweep goes on
+
+
+def test_a_trainable_that_reports_its_own_training_iteration_is_refused_at_its_first_report():
+    """{"training_iteration": e * 7} replaced Tune's count: a trial of 2 reports read as 7 epochs, 'ran to max
+    epochs', and the summary and the report disagreed on the sweep's epochs."""
+    from types import SimpleNamespace
+
+    from tuner.launch.watching.reporting import MetricGuard, MetricNeverReported
+
+    trial = SimpleNamespace(trial_id="a", last_result=None)
+    first = {"loss": 0.5, "iterations_since_restore": 1, "time_total_s": 0.2, "time_since_restore": 0.2}
+    with pytest.raises(MetricNeverReported, match=r"trial a reports its own training_iteration \(0 at its first"):
+        MetricGuard("loss").on_trial_result(0, [], trial, {**first, "training_iteration": 0})
+    MetricGuard("loss").on_trial_result(0, [], trial, {**first, "training_iteration": 1})  # Tune's own count
+    restored = {**first, "time_total_s": 9.0, "training_iteration": 4}  # continued from epoch 3's checkpoint
+    MetricGuard("loss").on_trial_result(0, [], trial, restored)
 
 
 def test_a_result_without_a_ranked_metric_is_refused_in_words_that_are_true():

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
@@ -225,17 +225,37 @@ def user_traceback(text: str) -> list[str]:
 FORMATS = ("table", "csv", "json")
 
 
+def param_columns(experiment: ExperimentRecord, own: Iterable[str]) -> dict[str, str]:
+    """Each parameter's column in a table of trials: its name, or ``config/NAME`` where the table has a column of
+    that name of its own (a parameter ``epochs`` beside the epochs a trial ran), as Ray's frames name them."""
+    taken = set(own)
+    params = sorted({k for t in experiment.trials for k in t.config})
+    return {p: f"config/{p}" if p in taken else p for p in params}
+
+
 def trial_rows(experiment: ExperimentRecord, top: int | None = None) -> list[dict[str, Value]]:
     """One row per trial, best first: id, status, parameters, best and last metric, epochs run."""
     metric, mode = experiment.metric, experiment.mode
-    params = sorted({k for t in experiment.trials for k in t.config})
+    others = [f"last_{o.name}" for o in experiment.config.objectives[1:]]
+    own = (
+        "trial_id",
+        "status",
+        f"best_{metric}",
+        f"last_{metric}",
+        *others,
+        "front",
+        "feasible",
+        "epochs",
+        "fate",
+    )
+    params = param_columns(experiment, own)
     from tuner.review.front import on_front as front_ids
 
     on_front = front_ids(experiment)
     rows = []
     for trial in experiment.ranked()[:top]:
         row: dict[str, Value] = {"trial_id": trial.trial_id, "status": trial.status}
-        row.update({p: trial.config.get(p) for p in params})
+        row.update({column: trial.config.get(p) for p, column in params.items()})
         row[f"best_{metric}"] = trial.best(metric, mode)
         row[f"last_{metric}"] = trial.last_reported(metric)
         for other in experiment.config.objectives[1:]:

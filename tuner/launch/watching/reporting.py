@@ -113,6 +113,14 @@ class MetricGuard(Restored, Callback):
     def on_trial_result(
         self, iteration: int, trials: list[Trial], trial: Trial, result: Result, **info: object
     ) -> None:
+        if _counts_its_own(result):
+            problem = MetricNeverReported(
+                f"trial {trial.trial_id} reports its own training_iteration ({result.get('training_iteration')!r} "
+                "at its first report, where Tune counts 1): that key is Tune's count of reports, which the "
+                "schedulers and every review read as epochs; report your own count under another name, e.g. 'epoch'"
+            )
+            self._set(problem)
+            raise problem
         ranked = (self.metric, *self.objectives)
         missing = [m for m in ranked if m not in result]
         if missing:
@@ -179,6 +187,16 @@ class MetricGuard(Restored, Callback):
     @staticmethod
     def _never(metric: str, result: Result, flag: str) -> str:
         return f"the trainable never reports metric {metric!r}; it reports: {_reported(result)}; pass {flag} with one of those"
+
+
+def _counts_its_own(result: Result) -> bool:
+    """Whether a trial's first result since it started afresh carries a training_iteration of the trainable's
+    own: Tune fills the key only where the trainable left it out, and counts 1 at a first report (a trial
+    continued from a checkpoint has run longer than since it was restored, and counts on from there)."""
+    fresh = result.get("iterations_since_restore") == 1 and result.get("time_total_s") == result.get(
+        "time_since_restore"
+    )
+    return fresh and result.get("training_iteration") != 1
 
 
 def _reported(result: Result) -> str:
