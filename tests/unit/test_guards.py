@@ -177,6 +177,37 @@ def _reports(watch, asha, trial_id: str, *epochs: int):
     return t
 
 
+def test_a_trainable_that_loops_to_the_max_epochs_it_is_given_teaches_no_length(tmp_path):
+    """A loop to the max_epochs it is given that returned early (good enough, a nan) was taken for the loop's
+    length: rungs set aside, the horizon moved, and the user told to write the loop they had written."""
+    from tuner.launch.guards.loop_end import LoopWatch, TableLength, followers
+
+    _, asha, table, said, _ = _loop_watch(str(tmp_path / "exp"))
+    watch = LoopWatch(str(tmp_path / "exp"), 10, followers(asha, TableLength(table)), said.append, learns=False)
+    early = _reports(watch, asha, "early", 1, 2, 3)
+    watch.on_trial_complete(0, [early], early)
+    assert not said and sorted(asha.live_rungs()) == [1, 2, 4, 8] and table.max_epochs == 10
+    assert "early" in table.loop_ended  # its fate is still its own loop's end, not a stop
+
+
+def test_a_trial_that_passed_a_rung_set_aside_is_not_judged_there_by_a_later_epoch(tmp_path):
+    """Rung 2 set aside (a loop ended at epoch 2), a trial passed it, and a later trial past epoch 2 brought it
+    back: the trial's epoch-3 loss was judged at rung 2 and set the cutoff another trial was stopped by."""
+    watch, asha, table, said, log = _loop_watch(str(tmp_path / "exp"))
+    short = _reports(watch, asha, "short", 1, 2)
+    watch.on_trial_complete(0, [short], short)
+    assert 2 not in asha.live_rungs()
+    x = trial("x")
+    for epoch, loss in ((1, 0.9), (2, 0.5), (3, 0.2)):
+        x.last_result = result = {"training_iteration": epoch, "loss": loss}
+        asha.on_trial_result(None, x, result)
+        watch.on_trial_result(0, [x], x, result)
+    assert 2 in asha.live_rungs() and asha.rungs[2]["x"].values == {"loss": 0.5}  # its epoch-2 value
+    from tuner.folder.fates import recorded
+
+    assert all(r["epoch"] == r["rung"] for r in recorded(str(tmp_path / "exp"))["x"]["rungs"])
+
+
 def test_the_first_trial_its_own_loop_ends_teaches_the_sweep_a_trials_length_once(tmp_path):
     from tuner.folder.fates import STOPPED
 

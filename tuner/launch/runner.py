@@ -211,6 +211,7 @@ def launch(
             followers(scheduler, TableLength(reporter)),
             out,
             trials_cap=cfg.trials_cap,
+            learns=not (forms.is_class(plan.trainable) or "max_epochs" in plan.kwargs),
         )
     )
     tuner = tune.Tuner(

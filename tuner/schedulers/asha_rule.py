@@ -66,9 +66,13 @@ class AshaRule(Rule):
         if epoch >= self.max_t:
             return TrialScheduler.STOP
         self.loop_ends.reported(epoch)  # a trial past where loops ended so far brings the later rungs back
-        milestone = next(
-            (m for m, at in self.live_rungs().items() if epoch >= m and trial.trial_id not in at), None
-        )
+        live = self.live_rungs()
+        aside = self.rungs.get(epoch)
+        if epoch not in live and aside is not None and trial.trial_id not in aside:
+            # a rung set aside is passed undecided, but its value there is kept: were the rung brought back, the
+            # trial is not judged there by a later epoch's value, nor others against one
+            aside[trial.trial_id] = self.comparison.standing(result)
+        milestone = next((m for m, at in live.items() if epoch >= m and trial.trial_id not in at), None)
         if milestone is None:
             return TrialScheduler.CONTINUE
         at = self.rungs[milestone]

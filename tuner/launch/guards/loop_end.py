@@ -68,8 +68,13 @@ class LoopWatch(RunStartCallback):
         followers: Sequence[FollowsLoop],
         out: Callable[[str], None] | None = None,
         trials_cap: int | None = None,
+        learns: bool = True,
     ) -> None:
         self.folder, self.max_epochs, self.trials_cap = folder, max_epochs, trials_cap
+        # False where the trainable loops to the max_epochs it is given (a function that takes it, a class):
+        # a trial that ends sooner was ended by the trainable for its own reason (a return, a nan), not by
+        # a loop's length, and no other trial is planned by it
+        self.learns = learns
         self.followers, self.out = list(followers), out
         self.loop = LoopEnds(max_epochs)
         self.said = False  # the notice of the loop's end, once a sweep
@@ -92,7 +97,7 @@ class LoopWatch(RunStartCallback):
             return
         for trial in record.trials:
             self.loop.reported(trial.epochs)
-            if trial.loop_end is not None:
+            if trial.loop_end is not None and self.learns:
                 self.loop.ended(trial.loop_end)
         if self.learnt is not None:
             self.said = True  # the first run said it
@@ -126,7 +131,7 @@ class LoopWatch(RunStartCallback):
             for follower in self.followers:
                 if isinstance(follower, TableLength):
                     follower.ended_by_loop(trial.trial_id)
-        if ended is None or not self.loop.ended(ended) or self.learnt is None:
+        if ended is None or not self.learns or not self.loop.ended(ended) or self.learnt is None:
             return
         changes = [said for follower in self.followers if (said := follower.follow_loop(self.learnt))]
         if self.said:  # the long notice came once; a later change of the loop's end in one line
