@@ -208,6 +208,27 @@ def test_a_trial_that_passed_a_rung_set_aside_is_not_judged_there_by_a_later_epo
     assert all(r["epoch"] == r["rung"] for r in recorded(str(tmp_path / "exp"))["x"]["rungs"])
 
 
+def test_a_result_marked_done_counts_where_tune_hands_it_to_the_scheduler_only_at_the_end(tmp_path):
+    """A tune.Trainable whose step returns done: Tune hands that result to on_trial_complete alone. ASHA left
+    it out of the rung it reached (looser cutoffs), and freeze-thaw out of the trial's curve."""
+    from tuner import schedulers
+    from tuner.schedulers.base import SchedulerContext
+
+    _, asha, _, _, _ = _loop_watch(str(tmp_path / "exp"))
+    done = trial("done")
+    asha.on_trial_result(None, done, {"training_iteration": 1, "loss": 0.9})
+    asha.on_trial_complete(None, done, {"training_iteration": 2, "loss": 0.3, "done": True})
+    assert asha.rungs[2]["done"].values == {"loss": 0.3}
+    ctx = SchedulerContext(max_epochs=10, objectives=LOSS, params={}, num_samples=8)
+    freeze = schedulers.entry("freeze-thaw").build(ctx)
+    freeze.set_search_properties("loss", "min")
+    done.config = {}
+    freeze.on_trial_add(None, done)
+    freeze.on_trial_result(None, done, {"training_iteration": 1, "loss": 0.9})
+    freeze.on_trial_complete(None, done, {"training_iteration": 2, "loss": 0.3, "done": True})
+    assert freeze.curves["done"] == [-0.9, -0.3]
+
+
 def test_the_first_trial_its_own_loop_ends_teaches_the_sweep_a_trials_length_once(tmp_path):
     from tuner.folder.fates import STOPPED
 

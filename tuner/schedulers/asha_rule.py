@@ -93,6 +93,18 @@ class AshaRule(Rule):
         self.stopped += 1
         return stopped(self.fate_log, trial.trial_id, "ASHA", epoch, verdict.why)
 
+    def on_trial_complete(self, tune_controller: TuneController, trial: Trial, result: Result) -> None:
+        """A result marked done (a class's step returning done) reaches the scheduler here, not in
+        ``on_trial_result``: its value still counts at the rung it reached, undecided (the trial has ended), as
+        Ray's ASHA counts it. A function's last result, seen there already, changes nothing."""
+        epoch = epoch_of(result)
+        if epoch is None or epoch >= self.max_t or not self.comparison.reported(result):
+            return
+        for milestone, at in self.live_rungs().items():
+            if epoch >= milestone and trial.trial_id not in at:
+                at[trial.trial_id] = self.comparison.standing(result)
+                return
+
     def follow_loop(self, epochs: int) -> str | None:
         """The trainable's own loop ends trials at ``epochs`` (tuner/launch/guards/loop_end.py): the rungs from
         there on are never reached, and a comparison at the loop's last epoch would cut nothing; they are set

@@ -159,6 +159,10 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         return action
 
     def on_trial_complete(self, tune_controller: TuneController, trial: Trial, result: Result) -> None:
+        # a result marked done (a class's step returning done) reaches Tune's scheduler here only: its epoch
+        # joins the trial's curve as any other (a function's last result, seen already, changes nothing)
+        if (epoch := epoch_of(result)) is not None:
+            self._take(trial.trial_id, int(epoch), number(result.get(self._metric)) if self._metric else None)
         if trial.trial_id not in self.ended:  # not stopped here: its own loop ended it
             epochs = len(self.curves.get(trial.trial_id) or [])
             if 0 < epochs and self.loop_ends.ended(epochs):
