@@ -121,7 +121,7 @@ def test_no_horizon_comes_below_a_trial_that_ran_further(tmp_path):
     assert record.horizon == 10
     assert record.epochs_cut(record.trial("cut")) == 8, "cut from epoch 2 to the 10 the others ran"
     assert "(each it stopped run on to max epochs): early stopping saved up to 8 epochs" in savings_line(record)
-    assert "own loop ended trials at different epochs (5 to 10), so a stopped trial's own loop may have ended it" in (
+    assert "own loop ended trials at epoch 5 and others ran to 10, so a stopped trial's own loop may have ended it" in (
         savings_line(record)
     )
     said = loop_ends_line(record)

@@ -54,11 +54,13 @@ def savings_line(experiment: ExperimentRecord) -> str:
     if per_epoch:
         line += f", about {format_seconds(saved * per_epoch)} of trial time at {format_seconds(per_epoch)} an epoch"
     line += "."
-    if varying:
+    if varying and saved:  # a caveat on what was saved: none where nothing was
+        span = f"epochs {min(ends)} to {max(ends)}" if len(ends) > 1 else f"epoch {min(ends)}"
+        longest = max(t.epochs for t in trials)
+        others = f" and others ran to {longest}" if longest > max(ends) else ""
         line += (
-            f" The trainable's own loop ended trials at different epochs ({min(ends)} to "
-            f"{max(max(ends), horizon)}), so a stopped trial's own loop may have ended it sooner: the saving is "
-            "at most this."
+            f" The trainable's own loop ended trials at {span}{others}, so a stopped trial's own loop may have "
+            "ended it sooner: the saving is at most this."
         )
     if experiment.config.scheduler == "asha":
         line += (
