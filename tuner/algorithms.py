@@ -56,6 +56,7 @@ def scheduler_context(
     constraints: Sequence[Constraint] = (),
     fate_log: DecisionLog | None = None,
     can_pause: bool = True,
+    own_loop: bool = True,
     trials_cap: int | None = None,
 ) -> SchedulerContext:
     return SchedulerContext(
@@ -69,6 +70,7 @@ def scheduler_context(
         reduction_factor=reduction_factor,
         constraints=tuple(constraints),
         can_pause=can_pause,
+        own_loop=own_loop,
         trials_cap=trials_cap,
     )
 

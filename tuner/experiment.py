@@ -174,7 +174,8 @@ class ExperimentRecord:
     def horizon(self) -> int:
         """The epochs a trial runs unless something stops it: ``--max-epochs``, or where the trainable's own
         loop ends trials when that comes sooner and no trial ran further (tuner/folder/horizon.py)."""
-        ends = [t.loop_end for t in self.trials if t.loop_end is not None]
+        # a trainable that loops to max_epochs ended any trial sooner for a reason of its own (plan.own_loop)
+        ends = [t.loop_end for t in self.trials if t.loop_end is not None] if plan.own_loop(self.path) else []
         furthest = max((t.epochs for t in self.trials), default=0)
         return trial_length.horizon(self.config.max_epochs, max(ends, default=0), furthest)
 

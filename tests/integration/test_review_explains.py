@@ -222,7 +222,7 @@ def test_asha_writes_down_every_rung_comparison_and_the_panel_explains_them(swep
     ran = sum(t.epochs for t in asha.trials)
     cut = sum(6 - t.epochs for t in asha.trials if t.fate.startswith("stopped early by ASHA"))
     assert savings_line(asha).startswith(f"Trials ran {ran} epochs, and would have run {ran + cut} had the scheduler "
-                                         f"stopped none (each it stopped run on to max epochs): early stopping saved {cut} epochs")  # fmt: skip
+                                         f"stopped none (each trial it stopped run on to max epochs): early stopping saved {cut} epochs")  # fmt: skip
     assert settings_lines(asha)[0].startswith("ASHA: rungs at epoch 1, 2, 4 (max 6)")
     hyperband = experiment.load(str(swept / "hyperband"))
     rounds = [e for t in hyperband.trials for e in t.rungs]
@@ -269,7 +269,7 @@ def test_a_loop_shorter_than_max_epochs_is_counted_alike_in_every_view(run_cli, 
     )
     # the saving counts only what freeze-thaw cut, to the loop's end; the report is written and named
     saved = sum(3 - t.epochs for t in cut)
-    assert f"(each it stopped run on to epoch 3, where the trainable's own loop ends): early stopping saved {saved} epochs" in (
+    assert f"(each trial it stopped run on to epoch 3, where the trainable's own loop ends): early stopping saved {saved} epochs" in (
         savings_line(record)
     )
     assert f"trials ended by their own loop before max epochs 6: {len(looped)} at epoch 3" in settings_lines(

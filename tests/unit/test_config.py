@@ -60,6 +60,8 @@ def test_a_metric_and_its_mode_travel_together_through_the_layers(tmp_path):
         Objective("loss", "min"),
     )
     assert resolve({**at, "mode": "max"}, str(sweep), environ={}).objectives == (Objective("accuracy", "max"),)
+    restated = resolve({**at, "metric": "accuracy"}, str(sweep), environ={})  # the same metric keeps its mode
+    assert restated.objectives == (Objective("accuracy", "max"),)
     with pytest.raises(UsageError, match="--metric accuracy: the space does not say"):
         resolve({**at, "space": "cifar_small", "metric": "accuracy"}, environ={"TUNER_MODE": "max"})
 

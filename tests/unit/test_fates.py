@@ -120,7 +120,7 @@ def test_no_horizon_comes_below_a_trial_that_ran_further(tmp_path):
     assert [t.loop_end for t in record.trials][0] == 5 and record.trial("short").fate == "ended by its own loop at epoch 5"
     assert record.horizon == 10
     assert record.epochs_cut(record.trial("cut")) == 8, "cut from epoch 2 to the 10 the others ran"
-    assert "(each it stopped run on to max epochs): early stopping saved up to 8 epochs" in savings_line(record)
+    assert "(each trial it stopped run on to max epochs): early stopping saved up to 8 epochs" in savings_line(record)
     assert "own loop ended trials at epoch 5 and others ran to 10, so a stopped trial's own loop may have ended it" in (
         savings_line(record)
     )
@@ -133,6 +133,12 @@ def test_no_horizon_comes_below_a_trial_that_ran_further(tmp_path):
     past = {**ends, "later": (7, {"stopped": "stopped early by ASHA at epoch 7: loss 3 > rung cutoff 2"})}
     record = load(written_experiment(tmp_path, past, name="past"), running=False)
     assert record.horizon == 10 and loop_ends_line(record).endswith(": 1 at epoch 3, 2 at epoch 5")
+    # a trainable that loops to the max_epochs it is given: trials that ended sooner teach no horizon
+    from tuner.folder import plan
+
+    folder = written_experiment(tmp_path, ends, name="given")
+    plan.write(folder, ["plan"], 2, own_loop=False)
+    assert load(folder, running=False).horizon == 10
 
 
 def test_the_plan_keeps_its_trials_at_once_as_data_and_an_older_one_is_read_from_its_words(tmp_path):

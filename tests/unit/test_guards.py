@@ -219,6 +219,11 @@ def test_a_result_marked_done_counts_where_tune_hands_it_to_the_scheduler_only_a
     asha.on_trial_result(None, done, {"training_iteration": 1, "loss": 0.9})
     asha.on_trial_complete(None, done, {"training_iteration": 2, "loss": 0.3, "done": True})
     assert asha.rungs[2]["done"].values == {"loss": 0.3}
+    even = trial("even")  # a function reporting the metric at even epochs: its last result, seen already
+    for result in ({"training_iteration": 2, "loss": 0.8}, {"training_iteration": 4, "loss": 0.4}):
+        asha.on_trial_result(None, even, result)
+    asha.on_trial_complete(None, even, {"training_iteration": 4, "loss": 0.4})
+    assert "even" not in asha.rungs[1] and asha.rungs[4]["even"].values == {"loss": 0.4}  # no rung it skipped
     ctx = SchedulerContext(max_epochs=10, objectives=LOSS, params={}, num_samples=8)
     freeze = schedulers.entry("freeze-thaw").build(ctx)
     freeze.set_search_properties("loss", "min")
@@ -226,7 +231,12 @@ def test_a_result_marked_done_counts_where_tune_hands_it_to_the_scheduler_only_a
     freeze.on_trial_add(None, done)
     freeze.on_trial_result(None, done, {"training_iteration": 1, "loss": 0.9})
     freeze.on_trial_complete(None, done, {"training_iteration": 2, "loss": 0.3, "done": True})
-    assert freeze.curves["done"] == [-0.9, -0.3]
+    assert freeze.curves["done"] == [-0.9, -0.3] and freeze.horizon == 2  # a function's own loop, learnt
+    given = schedulers.entry("freeze-thaw").build(SchedulerContext(10, LOSS, {}, 8, own_loop=False))
+    given.set_search_properties("loss", "min")
+    given.on_trial_add(None, done)
+    given.on_trial_complete(None, done, {"training_iteration": 3, "loss": 0.3, "done": True})
+    assert given.curves["done"][-1] == -0.3 and given.horizon == 10  # a class's done: its own reason
 
 
 def test_the_first_trial_its_own_loop_ends_teaches_the_sweep_a_trials_length_once(tmp_path):
@@ -371,4 +381,4 @@ def test_a_failure_tune_retries_is_said_as_it_happens(tmp_path, caplog):
     ]
     # and every review says it after: the trial's fate keeps the failure it was run again after
     said = fate("TERMINATED", 5, 5, "", recorded(str(tmp_path))["t1"])
-    assert said == "ran to max epochs (5); run again after failing after epoch 3 (RuntimeError: transient failure)"
+    assert said == "ran to max epochs (5); run again after failure 1, at epoch 3 (RuntimeError: transient failure)"

@@ -48,3 +48,16 @@ def test_an_attribute_saved_is_kept_as_saved():
     rule.loop.ended(3)
     again = pickle.loads(pickle.dumps(rule))
     assert again.loop.horizon == rule.loop.horizon == 3
+
+
+def test_a_loop_watch_and_freeze_thaw_saved_before_they_knew_whose_loop_it_is_learn_as_they_did(tmp_path):
+    from tuner import schedulers
+    from tuner.launch.guards.loop_end import LoopWatch
+    from tuner.objectives import LOSS
+    from tuner.schedulers.base import SchedulerContext
+
+    watch = _as_saved_before(LoopWatch(str(tmp_path / "exp"), 10, [], learns=False), "learns")
+    assert watch.learns is True
+    ctx = SchedulerContext(max_epochs=10, objectives=LOSS, params={}, num_samples=8, own_loop=False)
+    freeze = _as_saved_before(schedulers.entry("freeze-thaw").build(ctx), "own_loop")
+    assert freeze.own_loop is True

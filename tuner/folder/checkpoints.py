@@ -55,8 +55,10 @@ def write_manifest(folder: str | Path, epoch: int | None = None) -> bool:
 def _saved_at(trial_path: str, name: str) -> int | None:
     """The epoch a checkpoint's manifest says it was saved at, None where it says none."""
     plain = storage.local_path(storage.join(trial_path, name))
+    if plain is None:  # a bucket's checkpoints get no manifest
+        return None
     try:
-        epoch = json.loads(Path(plain or "", MANIFEST_FILE).read_text(encoding="utf-8")).get("epoch")
+        epoch = json.loads(Path(plain, MANIFEST_FILE).read_text(encoding="utf-8")).get("epoch")
     except (OSError, ValueError, AttributeError):
         return None
     return epoch if isinstance(epoch, int) and not isinstance(epoch, bool) else None

@@ -22,6 +22,7 @@ Unasked = dict[str, dict[str, str | list[str]]]
 
 
 SCALES = "scales"  # numeric parameter -> "log" or "linear", as the space draws it
+OWN_LOOP = "own_loop"  # False where the trainable loops to max_epochs (SchedulerContext.own_loop)
 
 
 def write(
@@ -30,10 +31,13 @@ def write(
     trials_at_once: int,
     unasked: Unasked | None = None,
     scales: dict[str, str] | None = None,
+    own_loop: bool = True,
 ) -> None:
     """Keep the plan as printed, and its numbers."""
     write_text(folder, PLAN_FILE, "\n".join(lines) + "\n")
     data: dict[str, object] = {AT_ONCE: trials_at_once}
+    if not own_loop:
+        data[OWN_LOOP] = False
     if unasked:
         data[UNASKED] = unasked
     if scales:
@@ -46,6 +50,12 @@ def scales(folder: str) -> dict[str, str]:
     they were kept, or for parameters a function draws."""
     found = _data(folder).get(SCALES)
     return {str(k): str(v) for k, v in found.items()} if isinstance(found, dict) else {}
+
+
+def own_loop(folder: str) -> bool:
+    """Whether a trial that ended before max epochs tells where the trainable's own loop ends trials (a sweep
+    made before this was kept: it does, as the sweep then planned)."""
+    return _data(folder).get(OWN_LOOP) is not False
 
 
 def _data(folder: str) -> dict[str, object]:

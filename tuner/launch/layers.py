@@ -126,11 +126,11 @@ def objectives_given(settings: Mapping[str, V], where: str) -> dict[str, V | lis
 
 def merge_layers(*layers: Mapping[str, V]) -> dict[str, V]:
     """Later layers win: pass them lowest priority first. A metric and its mode are one objective: a layer that
-    names a metric without its mode drops the modes of the layers below it (a sweep file's ``mode: max`` was
+    names another metric without its mode drops the modes of the layers below it (a sweep file's ``mode: max`` was
     meant for its own metric, not for ``--metric loss``); the space then says the mode, or ``--mode`` must."""
     merged: dict[str, V] = {}
     for layer in layers:
-        if "metric" in layer and "mode" not in layer:
+        if "metric" in layer and "mode" not in layer and layer["metric"] != merged.get("metric"):
             merged.pop("mode", None)
         merged.update({k: v for k, v in layer.items()})
     return merged

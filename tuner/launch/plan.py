@@ -140,6 +140,7 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
         reduction_factor=config.reduction_factor,
         constraints=config.constraint_list,
         can_pause=keeps_checkpoints(trainable),
+        own_loop=forms.loop_is_its_own(trainable),
         trials_cap=config.trials_cap,
     )
     if scheduler.gates_new_trials:

@@ -143,6 +143,7 @@ def launch(
         plan.trials_at_once,
         plan_data.unasked(plan),
         plan_data.scales(plan.space.flat_params),
+        own_loop=plan.context.own_loop,
     )
 
     np.random.seed(cfg.seed)  # sample_from functions draw from numpy's global generator
@@ -211,7 +212,7 @@ def launch(
             followers(scheduler, TableLength(reporter)),
             out,
             trials_cap=cfg.trials_cap,
-            learns=not (forms.is_class(plan.trainable) or "max_epochs" in plan.kwargs),
+            learns=plan.context.own_loop,
         )
     )
     tuner = tune.Tuner(

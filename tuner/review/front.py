@@ -103,10 +103,12 @@ def reference(experiment: ExperimentRecord, found: list[Point] | None = None) ->
 def hypervolume(
     experiment: ExperimentRecord, found: list[Point] | None = None, ref: tuple[float, ...] | None = None
 ) -> float:
+    """What the front dominates up to ``ref``: the points of trials that may be on it (feasible, not failed)."""
     objectives = experiment.config.objectives
-    found = [p for p in (points(experiment) if found is None else found) if p.feasible]
+    found = points(experiment) if found is None else found
     ref = ref if ref is not None else reference(experiment, found)
-    return 0.0 if ref is None else pareto.hypervolume(_as_min(found, objectives), ref)
+    kept = [p for p in found if p.on_a_front]
+    return 0.0 if ref is None else pareto.hypervolume(_as_min(kept, objectives), ref)
 
 
 def hypervolume_over_time(
@@ -120,8 +122,13 @@ def hypervolume_over_time(
     ref = ref if ref is not None else reference(experiment)
     if ref is None:
         return []
-    events = sorted(
-        ((when, t.trial_id, row) for t in experiment.trials for when, row in t.times()),
+    events = sorted(  # a trial that failed is never on the front: its points never counted
+        (
+            (when, t.trial_id, row)
+            for t in experiment.trials
+            if t.status != "ERROR"
+            for when, row in t.times()
+        ),
         key=lambda event: (event[0], event[1]),
     )
     if not events:

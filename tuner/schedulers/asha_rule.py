@@ -100,10 +100,10 @@ class AshaRule(Rule):
         epoch = epoch_of(result)
         if epoch is None or epoch >= self.max_t or not self.comparison.reported(result):
             return
-        for milestone, at in self.live_rungs().items():
-            if epoch >= milestone and trial.trial_id not in at:
-                at[trial.trial_id] = self.comparison.standing(result)
-                return
+        milestone = next((m for m in self.live_rungs() if epoch >= m), None)  # the highest reached
+        at = self.rungs[milestone] if milestone is not None else None
+        if at is not None and trial.trial_id not in at:
+            at[trial.trial_id] = self.comparison.standing(result)
 
     def follow_loop(self, epochs: int) -> str | None:
         """The trainable's own loop ends trials at ``epochs`` (tuner/launch/guards/loop_end.py): the rungs from

@@ -35,6 +35,9 @@ class SchedulerContext:
     reduction_factor: int = REDUCTION_FACTOR  # 1/eta of the trials at a rung go on (ASHA, HyperBand, BOHB)
     constraints: tuple[Constraint, ...] = ()  # bounds a trial must meet to count
     can_pause: bool = True  # the trainable continues from a checkpoint, so a paused trial loses nothing
+    # the trainable's own loop may end trials before max_epochs (a function that is not given max_epochs); False:
+    # it runs to max_epochs, and a trial that ended sooner ended for a reason of its own (a return, a nan)
+    own_loop: bool = True
     trials_cap: int | None = None  # trials the sweep may create at most; None: a budget ends it
 
     def __post_init__(self) -> None:

@@ -60,7 +60,7 @@ HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own cur
 class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
     """Freeze-thaw by a learning-curve model; decisions at epochs ``grace``, then each ``growth`` times on."""
 
-    SINCE = {"loop": loop_ends}
+    SINCE = {"loop": loop_ends, "own_loop": lambda state: True}
 
     def __init__(
         self,
@@ -68,6 +68,7 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         features: ConfigFeatures,
         *,
         can_pause: bool = True,
+        own_loop: bool = True,
         seed: int = 0,
         grace: int = 1,
         growth: float = 2.0,
@@ -78,6 +79,9 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
     ) -> None:
         super().__init__()
         self.max_t, self.features, self.can_pause, self.seed = max_t, features, can_pause, seed
+        self.own_loop = (
+            own_loop  # False: a trial that ends before max_t teaches no loop length (SchedulerContext)
+        )
         self.grace, self.growth, self.trials_cap, self.fate_log = grace, growth, trials_cap, fate_log
         self._metric, self._mode = metric, mode
         self.curves: dict[str, list[float]] = {}  # trial id -> its best value so far per epoch, higher better
@@ -163,7 +167,7 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         # joins the trial's curve as any other (a function's last result, seen already, changes nothing)
         if (epoch := epoch_of(result)) is not None:
             self._take(trial.trial_id, int(epoch), number(result.get(self._metric)) if self._metric else None)
-        if trial.trial_id not in self.ended:  # not stopped here: its own loop ended it
+        if self.own_loop and trial.trial_id not in self.ended:  # not stopped here: its own loop ended it
             epochs = len(self.curves.get(trial.trial_id) or [])
             if 0 < epochs and self.loop_ends.ended(epochs):
                 self._horizon_moved()

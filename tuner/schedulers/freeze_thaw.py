@@ -40,6 +40,7 @@ class FreezeThaw(SchedulerEntry):
             ctx.max_epochs,
             ConfigFeatures(ctx.params, ctx.seed),
             can_pause=ctx.can_pause,
+            own_loop=ctx.own_loop,
             seed=ctx.seed,
             grace=first_decision(ctx),
             growth=GROWTH,

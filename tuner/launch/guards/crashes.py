@@ -154,7 +154,9 @@ class CrashNamer(Callback):
         why = in_words(lines[-1]) if lines else "an error"
         epoch = int((trial.last_result or {}).get("training_iteration") or 0)
         if not died and self.fate_log is not None:  # a death is kept in its own words already
-            self.fate_log.record(trial.trial_id, RETRIED, f"failing after epoch {epoch} ({why})")
+            self.fate_log.record(
+                trial.trial_id, RETRIED, f"failure {trial.num_failures}, at epoch {epoch} ({why})"
+            )
         log.warning(
             "trial %s failed after epoch %d (%s); running it again, failure %d of the %d --max-failures allows",
             trial.trial_id,

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 from tuner import storage
 from tuner.folder import fates
 from tuner.folder.horizon import LoopEnds
+from tuner.folder.pickled import Restored
 from tuner.launch.guards.run_start import RunStartCallback
 from tuner.values import number
 
@@ -57,9 +58,11 @@ def followers(*candidates: object) -> list[FollowsLoop]:
     return [c for c in candidates if isinstance(c, FollowsLoop)]
 
 
-class LoopWatch(RunStartCallback):
+class LoopWatch(Restored, RunStartCallback):
     """Learns where the trainable's own loop ends trials, from the trials that end there unstopped and the epochs
     every trial reports; the one that tells its followers, and tells them again when a resumed sweep starts."""
+
+    SINCE = {"learns": lambda state: True}  # a sweep saved before it learnt as it always had
 
     def __init__(
         self,

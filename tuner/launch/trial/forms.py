@@ -33,6 +33,17 @@ def is_class(trainable: TrainableForm) -> TypeGuard[type[Trainable]]:
     return issubclass(trainable, Trainable)
 
 
+def loop_is_its_own(trainable: TrainableForm) -> bool:
+    """Whether the trainable's own loop may end trials before ``--max-epochs``: a function not given
+    ``max_epochs`` (one that takes ``**kwargs`` may loop by it or not: it is taken as its own). A class runs to
+    ``max_epochs`` (tuner ends it there), as does a function given it; a trial of theirs that ended sooner ended
+    for a reason of its own (a return once good enough, a break at a nan), which no other trial is planned by."""
+    if is_class(trainable):
+        return False
+    declared = settings_keywords(trainable)
+    return declared is None or "max_epochs" not in declared
+
+
 def check_form(trainable: TrainableForm, name: str, settings: tuple[str, ...] = ()) -> None:
     """A class that is not a ``tune.Trainable``, or one without ``step``, is one line before anything starts; so is
     a function that takes no config, or asks for an argument nothing gives it (``settings``: the run settings

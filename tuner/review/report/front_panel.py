@@ -82,7 +82,11 @@ def counts_line(experiment: ExperimentRecord, found: list[pareto_front.Point], o
     failed = sum(1 for p in found if p.feasible and not p.on_a_front)
     if failed:
         line += f"; {failed} failed, and a config that crashed is never on it"
-    missing = len(experiment.trials) - len(found)
+    placed = {p.trial.trial_id for p in found}
+    missing = sum(1 for t in experiment.trials if t.rows and t.trial_id not in placed)
+    silent = sum(1 for t in experiment.trials if not t.rows)
+    if silent:
+        line += f"; {silent} reported nothing"
     if missing:
         line += (
             f"; {missing} ended without every objective a finite number at {'its' if missing == 1 else 'their'} "

@@ -197,10 +197,12 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
     other metrics it reported at its best epoch."""
     from tuner.review.front import on_front
     from tuner.review.plots import reported_metrics
+    from tuner.review.results import param_columns
 
     metric, mode = experiment.metric, experiment.mode
-    params = sorted({k for t in experiment.trials for k in t.config})
     others = [m for m in reported_metrics(experiment) if m != metric]
+    own = ["#", "trial", "on front", "breaks", "fate", f"best {metric}", "at epoch", "epochs", "made"]
+    params = param_columns(experiment, [*own, *(f"{name} at best epoch" for name in others)])
     made = {t.trial_id: i for i, t in enumerate(experiment.trials, 1)}
     front = on_front(experiment)
     bounded = bool(experiment.config.constraint_list)
@@ -217,7 +219,7 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
             f"best {metric}": trial.best(metric, mode),
             "at epoch": int(float(best_row["training_iteration"])) if best_row else None,
             "epochs": trial.epochs,
-            **{p: trial.config.get(p) for p in params},
+            **{column: trial.config.get(p) for p, column in params.items()},
             "made": made[trial.trial_id],
         }
         for name in others:
