@@ -224,6 +224,9 @@ def test_a_result_marked_done_counts_where_tune_hands_it_to_the_scheduler_only_a
         asha.on_trial_result(None, even, result)
     asha.on_trial_complete(None, even, {"training_iteration": 4, "loss": 0.4})
     assert "even" not in asha.rungs[1] and asha.rungs[4]["even"].values == {"loss": 0.4}  # no rung it skipped
+    for epoch in (5, 6):  # on past rung 4: no decision at rung 1, which it skipped, by a later epoch's value
+        asha.on_trial_result(None, even, {"training_iteration": epoch, "loss": 0.1})
+    assert "even" not in asha.rungs[1]
     ctx = SchedulerContext(max_epochs=10, objectives=LOSS, params={}, num_samples=8)
     freeze = schedulers.entry("freeze-thaw").build(ctx)
     freeze.set_search_properties("loss", "min")

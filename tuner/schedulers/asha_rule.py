@@ -72,8 +72,10 @@ class AshaRule(Rule):
             # a rung set aside is passed undecided, but its value there is kept: were the rung brought back, the
             # trial is not judged there by a later epoch's value, nor others against one
             aside[trial.trial_id] = self.comparison.standing(result)
-        milestone = next((m for m, at in live.items() if epoch >= m and trial.trial_id not in at), None)
-        if milestone is None:
+        # the highest rung reached, as Ray's bracket looks: a trial already there goes on undecided, and one that
+        # skipped a lower rung (it reports every few epochs) is never judged there by a later epoch's value
+        milestone = next((m for m in live if epoch >= m), None)
+        if milestone is None or trial.trial_id in live[milestone]:
             return TrialScheduler.CONTINUE
         at = self.rungs[milestone]
         before = self._signed_at(milestone, at)
