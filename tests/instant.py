@@ -43,7 +43,7 @@ def once(marker):
     return True
 
 
-def train(config, *, max_epochs=3):
+def train({signature}):
     start, floor = 0, abs(math.log10(config["lr"]) + 2.5) + 16 / config["width"] + config["batch"] / 64
     checkpoint = tune.get_checkpoint()
     if checkpoint is not None:
@@ -97,6 +97,8 @@ def instant_space(
     path = Path(folder) / name
     marker = str(Path(folder) / f"{name}.crashed") if crash_at else None
     path.write_text(SPACE_SOURCE.format(
+        # a loop of its own is not given max_epochs (given it, a loop that ends sooner ends for a reason of its own)
+        signature="config" if loop else "config, *, max_epochs=3",
         sleep=sleep, loop=loop, crash_at=crash_at, crash_marker=marker, nan_at=nan_at,
         hang_at=hang_at, hang_marker=str(Path(folder) / f"{name}.hung"),
         signal_at=signal_at, signal=signal, signal_marker=str(Path(folder) / f"{name}.signalled"),

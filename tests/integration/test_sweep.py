@@ -27,7 +27,7 @@ def test_each_scheduler_runs_the_seed_space_to_a_best_config(sweep, scheduler):
     assert f"best trial: {best['best_trial']}" in result.out
     assert {t.status for t in experiment.load(str(result.folder)).trials} == {"TERMINATED"}
     saved = yaml.safe_load((result.folder / "tuner_config.yaml").read_text())
-    assert (saved["scheduler"], saved["metric"], saved["gpus_per_trial"]) == (scheduler, "loss", 0.0)
+    assert (saved["scheduler"], saved["objectives"], saved["gpus_per_trial"]) == (scheduler, {"loss": "min"}, 0.0)
 
 
 def test_hyperband_with_bayesopt_at_four_samples_ends(run_cli, tmp_path):
