@@ -152,6 +152,8 @@ def test_a_failed_trial_is_never_on_the_front_as_it_is_never_the_best(tmp_path):
     experiment = load(str(experiment.path), running=False)
     assert {p.trial.trial_id for p in front.front(experiment)} == {"aaaa0001", "aaaa0002"}
     assert "1 failed, and a config that crashed is never on it" in front_panel.section(experiment)
+    failed = [p for p in front.points(experiment) if p.trial.trial_id == "aaaa0005"]
+    assert [front_panel.group(p, set()) for p in failed] == [front_panel.FAILED]  # not "dominated": it is not
 
     from types import SimpleNamespace
 

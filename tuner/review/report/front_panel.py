@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 FRONT = "on the Pareto front"
 BROKEN = "breaks a constraint (never on the front)"
+FAILED = "failed (never on the front)"
 STOPPED = "stopped early"
 FADED = 0.45  # the opacity of a dominated trial
 
@@ -104,7 +105,7 @@ def scatter_note(objectives: Objectives) -> str:
         f"Each trial at its last epoch, where both objectives were finite numbers. The better corner is {corner}; the "
         "staircase is the edge of what the front dominates: a front trial is at least as good on both "
         "as any trial beyond it. Hollow: stopped early (its values are from the epoch it stopped at). "
-        "Faded: dominated."
+        "Faded: dominated. A cross: failed, so never on the front."
     )
 
 
@@ -143,6 +144,8 @@ def group(p: pareto_front.Point, on_front: set[str]) -> str:
         return FRONT
     if not p.feasible:
         return BROKEN
+    if not p.on_a_front:
+        return FAILED
     return f"{kind(p.trial.fate)}, dominated"
 
 
@@ -151,6 +154,8 @@ def symbol(p: pareto_front.Point, on_front: set[str]) -> str:
     hollow = "-open" if kind(p.trial.fate) == STOPPED else ""
     if not p.feasible:
         return "x" + hollow
+    if not p.on_a_front:
+        return "cross" + hollow
     return ("diamond" if p.trial.trial_id in on_front else "circle") + hollow
 
 
