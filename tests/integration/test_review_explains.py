@@ -366,8 +366,8 @@ def _niceness(pid: int) -> int:
 def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swept, tmp_path, monkeypatch):
     from ray.tune.experiment import Trial
 
-    from tuner.launch.runner import _final_report
     from tuner.launch.watching import live_report
+    from tuner.launch.wrap_up import final_report
     from tuner.review.report import page_file
 
     copy = tmp_path / "asha"
@@ -403,7 +403,7 @@ def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swe
     assert live_report.building(str(copy))
     in_flight = live_report._building[str(copy)]
     # the final page stops the live build, which it replaces, and is written
-    _final_report(str(copy), experiment.load(str(copy)))
+    final_report(str(copy), experiment.load(str(copy)))
     assert in_flight.returncode is not None, "the live build was stopped, not waited for"
     assert not live_report.building(str(copy))
     assert "http-equiv" not in (copy / "report.html").read_text(), "the final page stays final"
@@ -415,5 +415,5 @@ def test_the_live_page_is_built_off_tunes_loop_and_never_after_the_final_one(swe
     time.sleep(0.02)
     first.on_step_end(0, [reported])
     assert live_report.building(str(copy)) and not (copy / "report.html").exists()
-    _final_report(str(copy), experiment.load(str(copy)))
+    final_report(str(copy), experiment.load(str(copy)))
     assert not live_report.building(str(copy)) and "http-equiv" not in (copy / "report.html").read_text()

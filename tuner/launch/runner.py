@@ -9,7 +9,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
-from collections.abc import Set
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,12 +22,12 @@ from tuner.launch.plan import Print, SweepPlan, place, prepare
 from tuner.launch.plan_text import describe
 from tuner.launch.trial import forms
 from tuner.launch.watching.reporting import MetricNeverReported, forget_metric_problem, metric_problem
+from tuner.launch.wrap_up import wrap_up
 from tuner.settings import SweepConfig, save_config
 
 if TYPE_CHECKING:
     from ray.tune import Callback, Tuner
 
-    from tuner.experiment import ExperimentRecord
     from tuner.launch.guards.signals import OrderlyStop
     from tuner.launch.placement.packing import MeasureFn
     from tuner.launch.watching.reporting import MetricGuard
@@ -309,7 +308,7 @@ def fit(
     if guard is not None and guard.problem:  # found where Ray goes on past a callback's error (a trial's end)
         raise guard.problem
     try:
-        summary = _wrap_up(cfg, folder)
+        summary = wrap_up(cfg, folder)
     except OSError as exc:
         refused = disk.refusal_of(exc) or refused
         if refused is None:
@@ -325,78 +324,3 @@ def fit(
     ray_compat.forget_last_step(folder)
     forget_stall(folder)
     return summary
-
-
-def _wrap_up(cfg: SweepConfig, folder: str) -> Summary:
-    """After ``fit``: statuses made right in the saved state, fates and spending written into the experiment,
-    and the summary read back from it."""
-    from tuner import experiment, ray_compat
-    from tuner.folder import fates
-    from tuner.launch.guards import budget, crashes, disk
-    from tuner.review.results import summarize
-
-    crashes.tidy(storage.local_path(folder))
-    statuses = ray_compat.last_step(folder)
-    reopened = ray_compat.settle_saved_statuses(
-        folder, statuses, lambda trial_dir, error_file: disk.refused_write(folder, trial_dir, error_file)
-    )
-    if statuses is not None:
-        statuses.update({trial_id: "PAUSED" for trial_id in reopened})
-    fates.persist(folder)
-    try:  # read once for the epoch count, the page and the summary: each read takes seconds at 10,000 trials
-        record = experiment.load(folder)
-    except (UsageError, OSError):
-        budget.persist_spent(folder)  # what was spent is kept whatever the read met
-        raise
-    spent = budget.persist_spent(folder, record)
-    report, problem = _final_report(folder, record)
-    summary = summarize(record)
-    summary.spent, summary.budget = spent, cfg.budget
-    summary.report, summary.report_problem = report, problem
-    never_ran = {t.trial_id for t in record.trials if not t.rows}
-    unfinished, waiting, to_come = (
-        (0, 0, 0) if spent.ended_by_budget else _unfinished_trials(cfg, folder, statuses, never_ran)
-    )
-    summary.unfinished, summary.not_started = unfinished + waiting + to_come, waiting + to_come
-    summary.to_come = to_come
-    return summary
-
-
-def _final_report(folder: str, record: ExperimentRecord) -> tuple[str | None, str | None]:
-    """The report as the sweep left it, without the live page's reload, written at every sweep's end (one over
-    in seconds had no live page); (its path, None), or (None, why it was not written)."""
-    from tuner.launch.watching import live_report
-    from tuner.review.report import page_file
-
-    live_report.cancel(folder)  # the final page replaces a live one in flight
-    if page_file.report_path(folder) is None:
-        return None, "a bucket has no page to open; it is written where the command runs"
-    try:
-        page = page_file.write(folder, record=record)
-    except Exception as exc:  # noqa: BLE001 - the sweep's outcome stands without its page
-        log.debug("the report could not be written", exc_info=True)
-        return None, f"{type(exc).__name__}: {exc}"
-    return (str(page) if page is not None else None), None
-
-
-def _unfinished_trials(
-    cfg: SweepConfig, folder: str, statuses: dict[str, str] | None, never_ran: Set[str] = frozenset()
-) -> tuple[int, int, int]:
-    """Trials started but not run to their end, trials created but not started yet (``never_ran``: no
-    result), and trials the sweep plans that were not created yet: non-zero after a stop signal (Ray turns
-    it into an orderly stop) or a stall. ``statuses`` are the sweep's own last-step statuses; without them
-    the saved state is read."""
-    from tuner.ray_compat import UNFINISHED
-    from tuner.ray_compat.state_file import saved_trial_states
-
-    if statuses is None:
-        try:
-            statuses = {trial_id: state["status"] for trial_id, state in saved_trial_states(folder).items()}
-        except UsageError:
-            return 0, 0, 0
-    # as the fates say it: a trial still pending with no result has not started; a running one is unfinished
-    waiting = sum(status == "PENDING" and tid in never_ran for tid, status in statuses.items())
-    open_trials = sum(status in UNFINISHED for status in statuses.values()) - waiting
-    # a searcher creates trials as slots free up
-    never_created = max((cfg.trials_cap or 0) - len(statuses), 0)
-    return open_trials, waiting, never_created

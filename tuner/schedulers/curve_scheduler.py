@@ -42,6 +42,7 @@ from tuner.schedulers.curve_fitting import (
     chance_said,
 )
 from tuner.schedulers.curve_model import PowerLawEnsemble
+from tuner.schedulers.curve_resume import restore_curves
 from tuner.schedulers.pausing import pause_keeps
 from tuner.schedulers.stopping import compared, stopped
 from tuner.values import number
@@ -134,7 +135,7 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
         if not self._restored:
             self._restored = True
-            self._restore()
+            restore_curves(self)
         self.configs.setdefault(trial.trial_id, dict(trial.config))
         if trial.trial_id not in self.rows:
             self.rows[trial.trial_id] = self.features.encode(trial.config)
@@ -374,28 +375,3 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
                 "reason": reason,
             },
         )
-
-    # --- resume ---------------------------------------------------------------------------------------
-    def _restore(self) -> None:
-        """A resumed sweep's curves as they were (Tune saves no scheduler state): from the experiment."""
-        folder = getattr(self.fate_log, "folder", None) if self.fate_log else None
-        if folder is None:
-            return
-        from tuner.experiment import load
-
-        try:
-            experiment = load(folder, running=False)
-        except Exception:  # a sweep's first start: nothing saved yet
-            return
-        self.trials_cap = experiment.config.trials_cap  # tuner resume --num-samples may grow it
-        for record in experiment.trials:
-            for epoch, value in record.curve(self._metric or experiment.metric):
-                self._take(record.trial_id, epoch, value)
-            if record.config:
-                self.configs.setdefault(record.trial_id, dict(record.config))
-                self.rows.setdefault(record.trial_id, self.features.encode(record.config))
-            if record.status in ("TERMINATED", "ERROR"):
-                self.ended.add(record.trial_id)
-            elif record.status == "PAUSED":
-                self.frozen.add(record.trial_id)
-        # the loop's end, as the sweep had learnt it, comes from LoopWatch.at_run_start (tuner/launch/guards/)

@@ -1,0 +1,93 @@
+"""A sweep's end, after Tune's ``fit`` returns: the saved statuses made right, fates and spending written into
+the experiment, the final report, and the summary every view reads back (tuner/launch/runner.py runs it)."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Set
+from typing import TYPE_CHECKING
+
+from tuner import storage
+from tuner.errors import UsageError
+from tuner.folder.summary import Summary
+from tuner.settings import SweepConfig
+
+if TYPE_CHECKING:
+    from tuner.experiment import ExperimentRecord
+
+log = logging.getLogger(__name__)
+
+
+def wrap_up(cfg: SweepConfig, folder: str) -> Summary:
+    """After ``fit``: statuses made right in the saved state, fates and spending written into the experiment,
+    and the summary read back from it."""
+    from tuner import experiment, ray_compat
+    from tuner.folder import fates
+    from tuner.launch.guards import budget, crashes, disk
+    from tuner.review.results import summarize
+
+    crashes.tidy(storage.local_path(folder))
+    statuses = ray_compat.last_step(folder)
+    reopened = ray_compat.settle_saved_statuses(
+        folder, statuses, lambda trial_dir, error_file: disk.refused_write(folder, trial_dir, error_file)
+    )
+    if statuses is not None:
+        statuses.update({trial_id: "PAUSED" for trial_id in reopened})
+    fates.persist(folder)
+    try:  # read once for the epoch count, the page and the summary: each read takes seconds at 10,000 trials
+        record = experiment.load(folder)
+    except (UsageError, OSError):
+        budget.persist_spent(folder)  # what was spent is kept whatever the read met
+        raise
+    spent = budget.persist_spent(folder, record)
+    report, problem = final_report(folder, record)
+    summary = summarize(record)
+    summary.spent, summary.budget = spent, cfg.budget
+    summary.report, summary.report_problem = report, problem
+    never_ran = {t.trial_id for t in record.trials if not t.rows}
+    unfinished, waiting, to_come = (
+        (0, 0, 0) if spent.ended_by_budget else unfinished_trials(cfg, folder, statuses, never_ran)
+    )
+    summary.unfinished, summary.not_started = unfinished + waiting + to_come, waiting + to_come
+    summary.to_come = to_come
+    return summary
+
+
+def final_report(folder: str, record: ExperimentRecord) -> tuple[str | None, str | None]:
+    """The report as the sweep left it, without the live page's reload, written at every sweep's end (one over
+    in seconds had no live page); (its path, None), or (None, why it was not written)."""
+    from tuner.launch.watching import live_report
+    from tuner.review.report import page_file
+
+    live_report.cancel(folder)  # the final page replaces a live one in flight
+    if page_file.report_path(folder) is None:
+        return None, "a bucket has no page to open; it is written where the command runs"
+    try:
+        page = page_file.write(folder, record=record)
+    except Exception as exc:  # noqa: BLE001 - the sweep's outcome stands without its page
+        log.debug("the report could not be written", exc_info=True)
+        return None, f"{type(exc).__name__}: {exc}"
+    return (str(page) if page is not None else None), None
+
+
+def unfinished_trials(
+    cfg: SweepConfig, folder: str, statuses: dict[str, str] | None, never_ran: Set[str] = frozenset()
+) -> tuple[int, int, int]:
+    """Trials started but not run to their end, trials created but not started yet (``never_ran``: no
+    result), and trials the sweep plans that were not created yet: non-zero after a stop signal (Ray turns
+    it into an orderly stop) or a stall. ``statuses`` are the sweep's own last-step statuses; without them
+    the saved state is read."""
+    from tuner.ray_compat import UNFINISHED
+    from tuner.ray_compat.state_file import saved_trial_states
+
+    if statuses is None:
+        try:
+            statuses = {trial_id: state["status"] for trial_id, state in saved_trial_states(folder).items()}
+        except UsageError:
+            return 0, 0, 0
+    # as the fates say it: a trial still pending with no result has not started; a running one is unfinished
+    waiting = sum(status == "PENDING" and tid in never_ran for tid, status in statuses.items())
+    open_trials = sum(status in UNFINISHED for status in statuses.values()) - waiting
+    # a searcher creates trials as slots free up
+    never_created = max((cfg.trials_cap or 0) - len(statuses), 0)
+    return open_trials, waiting, never_created
