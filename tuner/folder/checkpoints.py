@@ -179,17 +179,17 @@ def choose_for_best(
         note = f"the best epoch's checkpoint {name} was found damaged and set aside by tuner resume"
     else:
         note = f"the best epoch's checkpoint {name} is not kept"
-    whole = set(whole_checkpoints(trial_path))
+    whole = list(whole_checkpoints(trial_path))  # newest first, each checked once
     saved = [
         (value, row)
         for row in rows
-        if row.get("checkpoint_dir_name") in whole - {name} and (value := number(row.get(metric))) is not None
+        if row.get("checkpoint_dir_name") in whole and (value := number(row.get(metric))) is not None
     ]
     if saved:
         value, kept = pick(mode)(saved, key=lambda pair: pair[0])
         stands = f"epoch {kept.get('training_iteration')}'s ({metric} {value:.4g}), the best whole one kept"
         return storage.join(trial_path, kept["checkpoint_dir_name"]), f"{note}; {stands}, stands in"
-    newest = newest_whole(trial_path)
+    newest = whole[0] if whole else None
     if newest is None:
         return None, (None if not name else f"{note}; no whole checkpoint is kept")
     return storage.join(trial_path, newest), f"{note}; the newest whole one, {newest}, stands in"

@@ -44,12 +44,14 @@ def build(
     constraints: tuple[Constraint, ...] = (),
     trials_cap: int | None = -1,
     can_pause: bool = True,
+    own_loop: bool = True,
 ) -> Algorithms:
     """The scheduler ``scheduler`` and searcher ``searcher`` (None: a recorded order, set by the caller) for
     a space of Tune domains, as ``tuner sweep`` would build them with ``workers`` trials at once, for the
-    sweep's ``objectives`` (and any ``constraints``). ``trials_cap``: the trials the
-    replay may create at most (-1: ``num_samples``; None: a budget ends it); ``can_pause``: whether the
-    trainable replayed continues from checkpoints."""
+    sweep's ``objectives`` (and any ``constraints``). ``trials_cap``: the trials the replay may create at most
+    (-1: ``num_samples``; None: a budget ends it); ``own_loop``: whether the trainable's own loop may end trials
+    sooner (SchedulerContext.own_loop); ``can_pause``: whether the trainable replayed continues from
+    checkpoints."""
     from ray.tune.search import Searcher
 
     from tuner import schedulers, searchers
@@ -76,6 +78,7 @@ def build(
         constraints=constraints,
         fate_log=fate_log,
         can_pause=can_pause,
+        own_loop=own_loop,
         trials_cap=num_samples if trials_cap == -1 else trials_cap,
     )
     if searcher is None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, cast
 from tuner import storage
 from tuner.errors import UsageError
 from tuner.experiment import ExperimentRecord, TrialRecord
+from tuner.folder import plan as plan_record
 from tuner.objectives import Constraint
 from tuner.ray_compat.state_file import OPEN_STATUSES
 from tuner.replay.curves import CurveTable, metrics_only
@@ -250,6 +251,7 @@ def _run(
         reduction_factor=rf or config.reduction_factor,
         constraints=tuple(config.constraint_list),
         can_pause=_kept_checkpoints(experiment),
+        own_loop=plan_record.own_loop(experiment.path),
     )
     if searcher is None:
         algorithms.searcher = FixedOrder(c.config for c in curves)
