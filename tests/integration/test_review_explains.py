@@ -135,7 +135,7 @@ def test_the_report_renders_in_a_real_browser_without_errors(run_cli, swept, tmp
     image = Image.open(BytesIO(shot)).convert("RGB").resize((130, 400))
     assert len(set(image.getdata())) > 50, "the screenshot is not blank"
     legends = set(tab.locator(".legendtext").all_text_contents())
-    for legend in ("completed", "stopped early", "best trial", "went on", "stopped here", "cutoff it met"):
+    for legend in ("completed", "stopped early", "best trial", "went on", "stopped here", "the rung's cutoff"):
         assert legend in legends, (legend, legends)
     assert tab.get_by_text("WebGL is not supported").count() == 0, "no chart needs WebGL (headless Chromium has none)"
 

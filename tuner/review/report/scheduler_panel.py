@@ -147,11 +147,15 @@ def _by_fronts(event: RungEvent | RungRecord, experiment: ExperimentRecord) -> s
     shown = ", ".join(f"{name} {value:.4g}" for name, value in values.items())
     ranked = f"{shown}: ranked {place} of {of} by fronts" if shown else f"ranked {place} of {of} by fronts"
     if event["kept"]:
-        return f"went on: {ranked}; the best {keep} go on"
+        return f"went on: {ranked}; {_best_go_on(keep)}"
     trial = next((t for t in experiment.trials if t.trial_id == event.get("trial")), None)
     fate = trial.fate if trial is not None else ""
     why = fate.split(": ", 1)[1] if f"at epoch {event.get('epoch', event['rung'])}:" in fate else ""
-    return f"stopped: {ranked}; only the best {keep} go on" + (f" ({why})" if why else "")
+    return f"stopped: {ranked}; only {_best_go_on(keep)}" + (f" ({why})" if why else "")
+
+
+def _best_go_on(keep: int) -> str:
+    return "the best one goes on" if keep == 1 else f"the best {keep} go on"
 
 
 def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Figure:
@@ -174,7 +178,7 @@ def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Fig
                     x=[x for x, _ in cut],
                     y=[c for _, c in cut],
                     mode="markers",
-                    name="cutoff it met",
+                    name="the rung's cutoff",
                     legendgroup="cutoff",
                     showlegend=col == 1,
                     marker={
