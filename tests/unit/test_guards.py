@@ -309,13 +309,12 @@ def test_a_resumed_sweep_learns_the_loops_end_again_from_one_place(tmp_path):
     from tuner import schedulers
     from tuner.launch.guards.loop_end import LoopWatch, followers
     from tuner.schedulers.base import SchedulerContext
-    from tuner.schedulers.curve_resume import restore_curves
 
     def resumed(folder):
         ctx = SchedulerContext(max_epochs=10, objectives=LOSS, params={}, num_samples=4,
                                fate_log=FateLog(folder))  # fmt: skip
         scheduler = schedulers.entry("freeze-thaw").build(ctx)
-        restore_curves(scheduler)
+        scheduler._restore()
         restored = scheduler.horizon
         LoopWatch(folder, 10, followers(scheduler)).at_run_start()
         return restored, scheduler.horizon

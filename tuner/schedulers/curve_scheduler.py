@@ -125,6 +125,14 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         return state
 
     # --- Tune's hooks ---------------------------------------------------------------------------------
+    def _restore(self) -> None:
+        """A resumed sweep's curves and trials as they were (tuner/schedulers/curve_resume.py)."""
+        saved = restore_curves(self, getattr(self.fate_log, "folder", None) if self.fate_log else None)
+        if saved is not None:
+            self.trials_cap = saved.trials_cap
+            self.ended |= saved.ended
+            self.frozen |= saved.frozen
+
     def set_search_properties(self, metric: str | None, mode: str | None, **spec: object) -> bool:
         if self._metric and metric and metric != self._metric:
             return False
@@ -135,7 +143,7 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
     def on_trial_add(self, tune_controller: TuneController, trial: Trial) -> None:
         if not self._restored:
             self._restored = True
-            restore_curves(self)
+            self._restore()
         self.configs.setdefault(trial.trial_id, dict(trial.config))
         if trial.trial_id not in self.rows:
             self.rows[trial.trial_id] = self.features.encode(trial.config)
