@@ -282,7 +282,8 @@ def multi_fidelity(args: argparse.Namespace) -> dict:
 
     pairs = ["fifo+random", *(m for m in args.methods if m != "fifo+random")]
     jobs = [(name, pair, seed, args.workers, args.fifo_trials, args.budget)
-            for name in args.sources for seed in range(args.mf_seeds) for pair in pairs]  # fmt: skip
+            for name in args.sources for seed in range(args.mf_first_seed, args.mf_first_seed + args.mf_seeds)
+            for pair in pairs]  # fmt: skip
     results: dict = {}
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=args.jobs, initializer=_quiet_worker) as pool:
@@ -408,14 +409,13 @@ def record(everything: dict) -> Path:
     return path
 
 
-PROTOCOL = ("fifo_trials", "workers", "budget")
+PROTOCOL = {"fifo_trials": None, "workers": None, "budget": "epochs", "first_seed": 0}  # with what older runs meant
 
 
 def same_protocol(a: dict, b: dict) -> bool:
-    """Runs compare only under the same budget: FIFO-random's trials, the trials at once, and what the budget
-    counts (runs recorded before time budgets counted epochs)."""
-    return all(a.get(k, "epochs" if k == "budget" else None) == b.get(k, "epochs" if k == "budget" else None)
-               for k in PROTOCOL)  # fmt: skip
+    """Runs compare only under the same budget and seeds: FIFO-random's trials, the trials at once, what the
+    budget counts (runs recorded before time budgets counted epochs) and the first seed."""
+    return all(a.get(k, unset) == b.get(k, unset) for k, unset in PROTOCOL.items())
 
 
 def baseline_path(settings: dict) -> Path:
@@ -423,9 +423,11 @@ def baseline_path(settings: dict) -> Path:
     budget or concurrency never overwrites another protocol's figures."""
     trials, workers, budget = (settings.get("fifo_trials", 32), settings.get("workers", 2),
                                settings.get("budget", "epochs"))  # fmt: skip
-    if (trials, workers, budget) == (32, 2, "epochs"):
+    first = settings.get("first_seed", 0)
+    if (trials, workers, budget, first) == (32, 2, "epochs", 0):
         return BASELINE
-    return BASELINE.with_name(f"multi_fidelity-{budget}-{trials}x-{workers}at-once.json")
+    seeds = f"-seeds-from-{first}" if first else ""
+    return BASELINE.with_name(f"multi_fidelity-{budget}-{trials}x-{workers}at-once{seeds}.json")
 
 
 def earlier_runs(settings: dict, baseline: str | None) -> list[tuple[str, dict]]:
@@ -464,7 +466,7 @@ def save_baseline(results: dict, settings: dict) -> Path:
     for name, by_pair in mf_figures(results).items():
         for pair in by_pair:
             commits[f"{name} {pair}"] = settings.get("commit", "")
-    out = {"settings": {k: settings.get(k, "epochs") for k in PROTOCOL}, "commits": commits, "figures": figures}
+    out = {"settings": {k: settings.get(k, unset) for k, unset in PROTOCOL.items()}, "commits": commits, "figures": figures}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(out, indent=None, separators=(",", ":"), sort_keys=True) + "\n")
     return path
@@ -638,6 +640,8 @@ def main() -> None:
     parser.add_argument("--concurrent", type=int, default=1, help="trials at once in the final-value replays")
     parser.add_argument("--fifo-trials", type=int, default=32, help="FIFO-random's trials: sets the budget")
     parser.add_argument("--mf-seeds", type=int, default=20)
+    parser.add_argument("--mf-first-seed", type=int, default=0,
+                        help="the multi-fidelity runs' seeds start here (fresh seeds for a held-out check)")  # fmt: skip
     parser.add_argument("--workers", type=int, default=2, help="trials at once in the multi-fidelity replays")
     parser.add_argument("--budget", choices=["epochs", "time"], default="epochs", help="what FIFO-random's trials "
                         "cost, the budget of every other pair: epochs, or seconds of training (summed over "
@@ -690,7 +694,7 @@ def main() -> None:
     if "final" in everything:
         print_final(everything["final"])
     if "multi_fidelity" in everything:
-        everything["settings"] = {"fifo_trials": args.fifo_trials, "workers": args.workers, "seeds": args.mf_seeds,
+        everything["settings"] = {"fifo_trials": args.fifo_trials, "workers": args.workers, "seeds": args.mf_seeds, "first_seed": args.mf_first_seed,
                                   "sources": args.sources, "methods": args.methods, "budget": args.budget}  # fmt: skip
         print_multi_fidelity(everything["multi_fidelity"], args.fifo_trials, args.workers, args.budget)
         print_lcbench(everything["multi_fidelity"], args.budget)
