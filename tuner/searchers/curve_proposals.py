@@ -2,7 +2,8 @@
 
 The scheduler fits one model to every epoch of every trial; the same model scores a few hundred configs
 drawn from the space and near the best trials, and the one with the largest expected improvement at the last
-epoch is the next trial. One model for both decisions: which trial to continue and which config to try.
+epoch is the next trial, for every other new trial (the rest are drawn at random: a hedge against a model that
+misleads). One model for both decisions: which trial to continue and which config to try.
 """
 
 from __future__ import annotations
@@ -34,4 +35,7 @@ class CurveProposals(SearcherEntry):
     def intro(self, num_samples: int, earlier: int = 0) -> str:
         from tuner.schedulers.curve_fitting import MIN_TRIALS
 
-        return f"search plan (curves: {MIN_TRIALS} random configs first, then {self.model}):"
+        return (
+            f"search plan (curves: {MIN_TRIALS} random configs first, then every other one from {self.model}, the "
+            "rest at random):"
+        )
