@@ -303,9 +303,14 @@ def _text(path: Path) -> str:
     return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
 
 
-def show(paths: list[str], against: str | None, methods: list[str] | None) -> None:
-    """The tables of every protocol cell (form, trials at once, task and seed set) in the given results."""
-    runs = [json.loads(line) for p in paths for line in _text(Path(p)).splitlines() if line.strip()]
+def show(paths: list[str], against: str | None, methods: list[str] | None, before: list[str] = ()) -> None:
+    """The tables of every protocol cell (form, trials at once, task and seed set) in the given results; the
+    default's runs in ``before`` files are shown as "default (before)", beside the default of the newer runs."""
+    runs = [json.loads(line) for p in [*paths, *before] for line in _text(Path(p)).splitlines() if line.strip()]
+    earlier = [json.loads(line) for p in before for line in _text(Path(p)).splitlines() if line.strip()]
+    runs = runs[: len(runs) - len(earlier)] + [
+        {**r, "method": f"{r['method']} (before)"} if r["method"].startswith("default") else r for r in earlier
+    ]
     if methods:
         runs = [r for r in runs if r["method"] in methods]
     cells: dict = {}
@@ -334,6 +339,8 @@ def main() -> None:
     parser.add_argument("--out", help="results file (appended to); default benchmarks/results/protocol-TIME.jsonl")
     parser.add_argument("--print", nargs="+", metavar="RESULTS", help="print the tables of recorded results")
     parser.add_argument("--against", help="the method the tests and shares compare with (default: the leader)")
+    parser.add_argument("--before", nargs="+", default=[], metavar="RESULTS", help="with --print: results whose "
+                        "default ran before a change to it, shown as 'default (before)'")  # fmt: skip
     args = parser.parse_args()
     if args.split:
         dev, held = protocol.split()
@@ -343,7 +350,7 @@ def main() -> None:
         protocol.write_reference()
         return
     if args.print:
-        show(args.print, args.against, args.methods)
+        show(args.print, args.against, args.methods, args.before)
         return
     args.methods = args.methods or ["default", "fifo+random", "asha+random"]
     path = sweep(args)
