@@ -327,10 +327,10 @@ def test_an_experiment_says_its_format_and_an_older_one_is_read_up_to_it(tmp_pat
 @pytest.mark.parametrize(
     "at_once, can_pause, shown",
     [
-        (1, True, "1 trial at once: against Ray's BOHB"),
-        (2, True, "2 trials at once: first of 15 methods at the end"),
+        (1, True, "1 trial at once: first of 15 methods at half the budget and at the end"),
+        (2, True, "2 trials at once: first of 15 methods at half the budget and at the end"),
         (4, True, "2 trials at once (this sweep runs 4): first of 15"),
-        (16, False, "8 trials at once (this sweep runs 16): first of 10 methods at the end (mean rank 2.9"),
+        (16, False, "8 trials at once (this sweep runs 16): first of 10 methods at the end (mean rank 2.3"),
     ],
 )  # fmt: skip
 def test_the_default_comes_with_the_held_out_figure_nearest_the_sweeps_concurrency(at_once, can_pause, shown):
@@ -347,7 +347,7 @@ def test_a_dry_run_says_why_auto_chose_freeze_thaw_with_the_figure_for_its_concu
     lines = got.out.splitlines()
     chosen = next(i for i, line in enumerate(lines) if line.startswith("  auto chose freeze-thaw: "))
     assert lines[chosen + 1].startswith("  held out: on the 17 LCBench tasks")
-    assert "1 trial at once: against Ray's BOHB" in lines[chosen + 1]
+    assert "1 trial at once: first of 15 methods" in lines[chosen + 1]
     assert "resources: 1 CPU and 0 GPU per trial; 1 trial(s) at once" in got.out
     # the figure is freeze-thaw's with its own searcher: with another, the plan does not claim it
     other = run_cli("sweep", "--space", "cifar_small", "--dataset", "synthetic", "--searcher", "random",
