@@ -48,7 +48,7 @@ def choose(
     if entry.requires_searcher:
         return entry.requires_searcher, f"--scheduler {scheduler} brings its own"
     if entry.gates_new_trials and objectives == 1:
-        return "curves", f"{scheduler}'s model of the learning curves also proposes the configs"
+        return "curves", f"{scheduler}'s model of the learning curves also proposes every other config"
     grids = [name for name, value in params.items() if is_grid(value)]
     if grids:
         return "random", (

@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 
 class CurveProposals(SearcherEntry):
     name = "curves"
-    summary = "the freeze-thaw scheduler's learning-curve model proposes each config (comes with --scheduler freeze-thaw)"
+    summary = (
+        "the freeze-thaw scheduler's learning-curve model proposes every other config, the rest drawn at random "
+        "(comes with --scheduler freeze-thaw)"
+    )
     model = "the learning-curve model's expected improvement at the last epoch"
     requires_scheduler = "freeze-thaw"
 
@@ -34,8 +37,10 @@ class CurveProposals(SearcherEntry):
 
     def intro(self, num_samples: int, earlier: int = 0) -> str:
         from tuner.schedulers.curve_fitting import MIN_TRIALS
+        from tuner.schedulers.curve_gate import RANDOM_EVERY
 
-        return (
-            f"search plan (curves: {MIN_TRIALS} random configs first, then every other one from {self.model}, the "
-            "rest at random):"
+        share = "every other one" if RANDOM_EVERY == 2 else f"{RANDOM_EVERY - 1} in {RANDOM_EVERY}"
+        then = {0: f"each from {self.model}", 1: "every one at random"}.get(
+            RANDOM_EVERY, f"{share} from {self.model}, the rest at random"
         )
+        return f"search plan (curves: {MIN_TRIALS} random configs first, then {then}):"
