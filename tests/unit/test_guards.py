@@ -385,3 +385,17 @@ def test_a_failure_tune_retries_is_said_as_it_happens(tmp_path, caplog):
     # and every review says it after: the trial's fate keeps the failure it was run again after
     said = fate("TERMINATED", 5, 5, "", recorded(str(tmp_path))["t1"])
     assert said == "ran to max epochs (5); run again after failure 1, at epoch 3 (RuntimeError: transient failure)"
+
+
+def test_a_trial_tune_made_but_never_gave_a_folder_is_counted_with_those_to_come():
+    """After a stop, Tune may hold a pending trial it never started: it has no folder, so the fates do not know
+    it; the summary counts it with the trials still to come, and the planned total stays the sweep's."""
+    from types import SimpleNamespace
+
+    from tuner.launch.wrap_up import unfinished_trials
+
+    statuses = {"ran": "RUNNING", "waits": "PENDING", "made": "PENDING", "done": "TERMINATED"}
+    counts = unfinished_trials(
+        SimpleNamespace(trials_cap=6), "unused", statuses, recorded={"ran", "waits", "done"}, ran={"ran", "done"}
+    )
+    assert counts == (1, 1, 3)  # one unfinished, one not started, and 6 - 3 recorded to come

@@ -44,9 +44,11 @@ def wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     summary = summarize(record)
     summary.spent, summary.budget = spent, cfg.budget
     summary.report, summary.report_problem = report, problem
-    never_ran = {t.trial_id for t in record.trials if not t.rows}
+    ran = {t.trial_id for t in record.trials if t.rows}
     unfinished, waiting, to_come = (
-        (0, 0, 0) if spent.ended_by_budget else unfinished_trials(cfg, folder, statuses, never_ran)
+        (0, 0, 0)
+        if spent.ended_by_budget
+        else unfinished_trials(cfg, folder, statuses, {t.trial_id for t in record.trials}, ran)
     )
     summary.unfinished, summary.not_started = unfinished + waiting + to_come, waiting + to_come
     summary.to_come = to_come
@@ -71,12 +73,17 @@ def final_report(folder: str, record: ExperimentRecord) -> tuple[str | None, str
 
 
 def unfinished_trials(
-    cfg: SweepConfig, folder: str, statuses: dict[str, str] | None, never_ran: Set[str] = frozenset()
+    cfg: SweepConfig,
+    folder: str,
+    statuses: dict[str, str] | None,
+    recorded: Set[str],
+    ran: Set[str],
 ) -> tuple[int, int, int]:
-    """Trials started but not run to their end, trials created but not started yet (``never_ran``: no
-    result), and trials the sweep plans that were not created yet: non-zero after a stop signal (Ray turns
-    it into an orderly stop) or a stall. ``statuses`` are the sweep's own last-step statuses; without them
-    the saved state is read."""
+    """Trials started but not run to their end, trials in the experiment that have not started yet, and trials
+    the sweep plans that it has no folder for yet: non-zero after a stop signal (Ray turns it into an orderly
+    stop) or a stall. ``statuses`` are the sweep's own last-step statuses (without them the saved state is
+    read); ``recorded``, the experiment's trials, and ``ran``, those with a result. A trial Tune had made but
+    not started has no folder, so it counts with those to come, as the fates (which read the folders) do."""
     from tuner.ray_compat import UNFINISHED
     from tuner.ray_compat.state_file import saved_trial_states
 
@@ -85,9 +92,10 @@ def unfinished_trials(
             statuses = {trial_id: state["status"] for trial_id, state in saved_trial_states(folder).items()}
         except UsageError:
             return 0, 0, 0
+    made = {tid: status for tid, status in statuses.items() if tid in recorded}
     # as the fates say it: a trial still pending with no result has not started; a running one is unfinished
-    waiting = sum(status == "PENDING" and tid in never_ran for tid, status in statuses.items())
-    open_trials = sum(status in UNFINISHED for status in statuses.values()) - waiting
+    waiting = sum(status == "PENDING" and tid not in ran for tid, status in made.items())
+    open_trials = sum(status in UNFINISHED for status in made.values()) - waiting
     # a searcher creates trials as slots free up
-    never_created = max((cfg.trials_cap or 0) - len(statuses), 0)
-    return open_trials, waiting, never_created
+    to_come = max((cfg.trials_cap or 0) - len(made), 0)
+    return open_trials, waiting, to_come
