@@ -27,7 +27,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -303,13 +303,15 @@ def _text(path: Path) -> str:
     return gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
 
 
-def show(paths: list[str], against: str | None, methods: list[str] | None, before: list[str] = ()) -> None:
+def _runs(paths: Sequence[str]) -> list[dict]:
+    return [json.loads(line) for p in paths for line in _text(Path(p)).splitlines() if line.strip()]
+
+
+def show(paths: list[str], against: str | None, methods: list[str] | None, before: Sequence[str] = ()) -> None:
     """The tables of every protocol cell (form, trials at once, task and seed set) in the given results; the
     default's runs in ``before`` files are shown as "default (before)", beside the default of the newer runs."""
-    runs = [json.loads(line) for p in [*paths, *before] for line in _text(Path(p)).splitlines() if line.strip()]
-    earlier = [json.loads(line) for p in before for line in _text(Path(p)).splitlines() if line.strip()]
-    runs = runs[: len(runs) - len(earlier)] + [
-        {**r, "method": f"{r['method']} (before)"} if r["method"].startswith("default") else r for r in earlier
+    runs = _runs(paths) + [
+        {**r, "method": f"{r['method']} (before)"} if r["method"].startswith("default") else r for r in _runs(before)
     ]
     if methods:
         runs = [r for r in runs if r["method"] in methods]

@@ -180,10 +180,11 @@ def choose_for_best(
     else:
         note = f"the best epoch's checkpoint {name} is not kept"
     whole = list(whole_checkpoints(trial_path))  # newest first, each checked once
+    kept_whole = set(whole)
     saved = [
         (value, row)
         for row in rows
-        if row.get("checkpoint_dir_name") in whole and (value := number(row.get(metric))) is not None
+        if row.get("checkpoint_dir_name") in kept_whole and (value := number(row.get(metric))) is not None
     ]
     if saved:
         value, kept = pick(mode)(saved, key=lambda pair: pair[0])

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -31,8 +30,6 @@ if TYPE_CHECKING:
     from tuner.launch.guards.signals import OrderlyStop
     from tuner.launch.placement.packing import MeasureFn
     from tuner.launch.watching.reporting import MetricGuard
-
-log = logging.getLogger(__name__)
 
 
 def run_sweep(
