@@ -15,6 +15,7 @@ from tuner.objectives import Objective
 from tuner.replay.engine import Curve, replay
 from tuner.replay.setup import build
 from tuner.schedulers.config_features import ConfigFeatures
+from tuner.schedulers.curve_fitting import MIN_TRIALS
 from tuner.schedulers.curve_model import Observations, PowerLawEnsemble
 
 EPOCHS = 12
@@ -143,6 +144,39 @@ def test_without_checkpoints_a_trial_is_stopped_never_paused():
     assert not out.stalled
 
 
+def test_without_checkpoints_the_random_start_stops_what_asha_would_stop():
+    """No trial can wait paused for the first model, so until it comes a trial goes on only while in the better
+    half of the trials at its check (it used to run to its end)."""
+    out, algorithms = _shared_replay(seed=0, can_pause=False)
+    early = [r for rs in algorithms.fate_log.rungs.values() for r in rs if r.get("predicted") is None]
+    assert early and all(r["verdict"] == "stopped" for r in early)
+    assert all("outside the better half" in r["reason"] and "not fitted yet" in r["reason"] for r in early)
+    first = out.trials[:MIN_TRIALS]
+    assert sum(t.epochs for t in first) < MIN_TRIALS * EPOCHS
+
+
+def test_without_checkpoints_a_trial_asha_would_keep_is_never_stopped_for_a_new_config():
+    from ray.tune.experiment import Trial
+    from ray.tune.schedulers import TrialScheduler
+
+    _, algorithms = _replay(seed=0, can_pause=False)
+    scheduler = algorithms.scheduler
+    scheduler._pool_means = np.full_like(scheduler._pool_means, 2.0)  # every new config beats everything
+    scheduler._version += 1
+    scheduler._hopeless = lambda mine, epoch: False  # the share decides here, not the hopeless rule
+    at = 4
+    reached = sorted((c[at - 1], tid) for tid, c in scheduler.curves.items() if len(c) >= at)
+    for value, trial_id in (reached[-1], reached[0]):  # the best at epoch 4, and the worst
+        scheduler.next_check.pop(trial_id, None)
+        decision = scheduler._decide(_Trials(), _trial(trial_id, Trial.RUNNING), at, value)
+        reason = algorithms.fate_log.rungs[trial_id][-1]["reason"]
+        if trial_id == reached[-1][1]:
+            assert decision == TrialScheduler.CONTINUE
+            assert f"ranks 1 of {len(reached)} at epoch 4, within the better half" in reason, reason
+        else:
+            assert decision == TrialScheduler.STOP and "a new config promises more" in reason, reason
+
+
 def test_a_sweep_with_a_trial_cap_ends_with_every_trial_done_or_stopped():
     out, algorithms = _shared_replay(seed=2, cap=24)
     assert len(out.trials) == 24 and not out.stalled
@@ -159,7 +193,10 @@ def test_each_pause_and_stop_says_why_in_the_metric_s_units():
     out, algorithms = _shared_replay(seed=0, can_pause=False)
     stopped = [t.fate for t in out.trials if t.fate.startswith("stopped early by freeze-thaw")]
     assert stopped
-    assert all(f" at epoch {EPOCHS}, best so far " in fate and "predicted" in fate for fate in stopped)
+    predicted = [fate for fate in stopped if "predicted" in fate]
+    assert predicted and all(f" at epoch {EPOCHS}, best so far " in fate for fate in predicted)
+    before_the_model = [fate for fate in stopped if fate not in predicted]  # the better half alone decided
+    assert all(re.search(r"best acc so far, [\d.]+, ranks \d+ of \d+ .*cutoff [\d.]+", f) for f in before_the_model)
     comparisons = [r for rungs in algorithms.fate_log.rungs.values() for r in rungs]
     assert comparisons and all(r["reason"].startswith(("goes on", "stopped", "paused")) for r in comparisons)
 

@@ -7,7 +7,10 @@ ends; at each decision a trial goes on only while what it is predicted to add (i
 the best value seen, at the last epoch) is at least what the best waiting alternative promises: a paused trial
 continued, or a new config. Otherwise it is paused (frozen, its checkpoint kept) and may be continued (thawed)
 later when the model thinks better of it; a trial that the model gives almost no chance to beat the best is
-stopped. A trainable that keeps no checkpoints cannot be continued, so its trials are stopped, never paused.
+stopped. A trainable that keeps no checkpoints cannot be continued, so its trials are stopped, never paused,
+and a stop cannot be undone: there a trial whose best value so far is among the better share of those seen at
+that epoch (a half when each check doubles the epochs) always goes on unless it is hopeless, so no trial is
+stopped that ASHA, halving at the same epochs, would keep; before the first model that is the whole rule.
 
 The model is fitted off Tune's loop, on a thread of its own, from every result so far; a fit started after
 one result is taken up at the next one (waiting at most ``FIT_WAIT_S`` for it), so a sweep and its replay,
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,6 +60,35 @@ if TYPE_CHECKING:
 EPOCH = "training_iteration"
 HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopped ...
 HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own curve says little)
+
+
+@dataclass(frozen=True)
+class BetterShare:
+    """A trial's place among every trial's best value so far at one epoch, and whether that is within the better
+    ``1 / growth`` of them (ASHA's rule at a rung, halving when ``growth`` is 2)."""
+
+    kept: bool
+    place: int
+    of: int
+    epoch: int
+    growth: float
+    metric: str
+    value: float  # the trial's best so far there, and the last value within the share, in the metric's units
+    cutoff: float
+
+    def __str__(self) -> str:
+        where = "within" if self.kept else "outside"
+        if not math.isfinite(self.value):
+            return f"it has no {self.metric} at epoch {self.epoch}"
+        return (
+            f"its best {self.metric} so far, {self.value:.4g}, ranks {self.place} of {self.of} at epoch "
+            f"{self.epoch}, {where} the better {share_said(self.growth)} (cutoff {self.cutoff:.4g})"
+        )
+
+
+def share_said(growth: float) -> str:
+    """The better ``1 / growth`` in words: "half" when each check doubles a trial's epochs."""
+    return {2.0: "half", 3.0: "third", 4.0: "quarter"}.get(growth, f"1/{growth:g}")
 
 
 class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
@@ -271,6 +304,7 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         if epoch < self.next_check.get(trial_id, self.grace):
             return TrialScheduler.CONTINUE
         self.next_check[trial_id] = max(epoch + 1, math.ceil(epoch * self.growth))
+        ahead = None if self.can_pause else self._among_better(trial_id, epoch)
         if self.model is None:
             # the random start: each of its trials waits here for the first model, if there is room for more
             if self.can_pause and self.searching and not pause_keeps:
@@ -282,10 +316,17 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
                     f"{seen} {'has' if seen == 1 else 'have'})"
                 )
                 return self._pause(trial_id, epoch, value, None, why)
-            return TrialScheduler.CONTINUE
+            if ahead is None or ahead.kept:  # it cannot wait paused: judged meanwhile as ASHA would judge it
+                return TrialScheduler.CONTINUE
+            why = f"{ahead}, where ASHA would stop it too (the first model of the curves is not fitted yet)"
+            return self._stop(trial_id, epoch, value, None, why)
         mine = self.predict(trial_id)
         if self._hopeless(mine, epoch):
             return self._stop(trial_id, epoch, value, mine)
+        if ahead is not None and ahead.kept:
+            why = f"{ahead}: ASHA would keep it, and a trial without checkpoints cannot be continued once stopped"
+            self._record(trial_id, epoch, value, mine, "goes on", why)
+            return TrialScheduler.CONTINUE
         rival_gain, rival = 0.0, ""
         waiting = [  # trials that would take its place: paused ones, and those waiting to start
             t.trial_id
@@ -317,6 +358,30 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
             return self._pause_later(trial_id, epoch)
         return self._pause(trial_id, epoch, value, mine, lost)
 
+    def _among_better(self, trial_id: str, epoch: int) -> BetterShare:
+        """Where the trial's best value so far stands among every trial's at ``epoch``, against the better
+        ``1 / growth`` of them that ASHA, halving at the same epochs, would keep."""
+        mine = self.curves.get(trial_id) or []
+        own = mine[epoch - 1] if len(mine) >= epoch else -math.inf
+        there = sorted(
+            (c[epoch - 1] for c in self.curves.values() if len(c) >= epoch and math.isfinite(c[epoch - 1])),
+            reverse=True,
+        )
+        share = max(1.0, len(there) / self.growth)
+        ahead_of_it = sum(v > own for v in there)
+        cutoff = there[min(math.ceil(share), len(there)) - 1] if there else own
+        sign = -1.0 if self._mode == "min" else 1.0  # curves hold values with higher better
+        return BetterShare(
+            math.isfinite(own) and ahead_of_it < share,
+            ahead_of_it + 1,
+            len(there),
+            epoch,
+            self.growth,
+            self._metric or "metric",
+            sign * own,
+            sign * cutoff,
+        )
+
     def _pause_later(self, trial_id: str, epoch: int) -> str:
         """A trial that has not saved this epoch would be continued from its last checkpoint, running again
         what came after it (from its first epoch, without one): it goes on, and is weighed at its next result."""
@@ -339,13 +404,18 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
             self.fate_log.record(trial_id, PAUSED, f"paused at epoch {epoch}: {said}{why}")
         return TrialScheduler.PAUSE
 
-    def _stop(self, trial_id: str, epoch: int, value: float | None, mine: Prediction, why: str = "") -> str:
+    def _stop(
+        self, trial_id: str, epoch: int, value: float | None, mine: Prediction | None, why: str = ""
+    ) -> str:
+        """``mine``: the model's prediction for the trial, None before the first model (``why`` is then given)."""
         self.stopped += 1
         self.ended.add(trial_id)
         self.frozen.discard(trial_id)
-        why = why or f"{chance_said(mine.chance)} chance to beat the best (stopped under {HOPELESS:.1%})"
+        if mine is not None:
+            why = why or f"{chance_said(mine.chance)} chance to beat the best (stopped under {HOPELESS:.1%})"
         self._record(trial_id, epoch, value, mine, "stopped", why)
-        return stopped(self.fate_log, trial_id, "freeze-thaw", epoch, f"predicted {self._said(mine)}; {why}")
+        said = f"predicted {self._said(mine)}; " if mine is not None else ""
+        return stopped(self.fate_log, trial_id, "freeze-thaw", epoch, f"{said}{why}")
 
     def _stop_hopeless(self, tune_controller: TuneController, current: Trial) -> None:
         """Paused trials the model now gives almost no chance are stopped, so a sweep's waiting list holds only

@@ -52,7 +52,7 @@ class FreezeThaw(SchedulerEntry):
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         from tuner.schedulers.curve_fitting import MIN_TRIALS
-        from tuner.schedulers.curve_scheduler import HOPELESS
+        from tuner.schedulers.curve_scheduler import HOPELESS, share_said
 
         checks, epoch = [], first_decision(ctx)
         while epoch < ctx.max_epochs:
@@ -68,20 +68,25 @@ class FreezeThaw(SchedulerEntry):
                 head,
                 f"  no epoch before the last to weigh a trial at: every trial runs all {ctx.max_epochs}",
             ]
-        verb = "paused (continued later if it comes to promise most)" if ctx.can_pause else "stopped"
         start = min(MIN_TRIALS, ctx.trials_cap) if ctx.trials_cap else MIN_TRIALS
-        lines = [
+        hopeless = f"a trial with under a {HOPELESS:.1%} chance to beat the best is stopped"
+        if ctx.can_pause:
+            return [
+                head,
+                f"  at epoch {', '.join(map(str, checks))} of a trial, it goes on only while its expected "
+                "improvement over the best is at least a waiting trial's or a new config's; otherwise it is paused "
+                "(continued later if it comes to promise most)",
+                f"  the first {start} trial(s) wait for the first model; {hopeless}",
+            ]
+        return [
             head,
-            f"  at epoch {', '.join(map(str, checks))} of a trial, it goes on only while its expected improvement "
-            f"over the best is at least a waiting trial's or a new config's; otherwise it is {verb}",
-            f"  the first {start} trial(s) wait for the first model; a trial with under a {HOPELESS:.1%} chance to "
-            "beat the best is stopped",
+            f"  at epoch {', '.join(map(str, checks))} of a trial, it goes on while its best so far is in the "
+            f"better {share_said(GROWTH)} of all trials' at that epoch (as ASHA would keep it), or while its "
+            "expected improvement over the best is at least a waiting trial's or a new config's; otherwise it is "
+            "stopped",
+            f"  the trainable keeps no checkpoints, so no trial is paused and a stop is final; until the first model "
+            f"(fitted once {start} trials have results) the better {share_said(GROWTH)} alone decides; {hopeless}",
         ]
-        if not ctx.can_pause:
-            lines.append(
-                "  the trainable keeps no checkpoints, so no trial is paused: one that loses its place is stopped"
-            )
-        return lines
 
 
 def first_decision(ctx: SchedulerContext) -> int:
