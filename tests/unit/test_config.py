@@ -328,9 +328,10 @@ def test_an_experiment_says_its_format_and_an_older_one_is_read_up_to_it(tmp_pat
     "at_once, can_pause, shown",
     [
         (1, True, "1 trial at once: first of 15 methods at half the budget and at the end"),
-        (2, True, "2 trials at once: first of 15 methods at half the budget and at the end"),
-        (4, True, "2 trials at once (this sweep runs 4): first of 15"),
-        (16, False, "8 trials at once (this sweep runs 16): first of 10 methods at the end (mean rank 2.3"),
+        (2, True, "2 trials at once: second of 15 methods at half the budget and at the end, after its own form"),
+        (4, True, "2 trials at once (this sweep runs 4): second of 15"),
+        (2, False, "2 trials at once: first of 15 methods at half the budget and at the end"),
+        (16, False, "8 trials at once (this sweep runs 16): first of 10 methods at the end (mean rank 2.25"),
     ],
 )  # fmt: skip
 def test_the_default_comes_with_the_held_out_figure_nearest_the_sweeps_concurrency(at_once, can_pause, shown):
