@@ -8,9 +8,9 @@ the best value seen, at the last epoch) is at least what the best waiting altern
 continued, or a new config. Otherwise it is paused (frozen, its checkpoint kept) and may be continued (thawed)
 later when the model thinks better of it; a trial that the model gives almost no chance to beat the best is
 stopped. A trainable that keeps no checkpoints cannot be continued, so its trials are stopped, never paused,
-and a stop cannot be undone: there a trial whose best value so far is among the better share of those seen at
-that epoch (a half when each check doubles the epochs) always goes on unless it is hopeless, so no trial is
-stopped that ASHA, halving at the same epochs, would keep; before the first model that is the whole rule.
+and a stop cannot be undone: there a trial whose best value so far is among the better share of every trial's
+at that epoch (a half when each check doubles the epochs: a halving rule like ASHA's, on best values so far)
+always goes on unless it is hopeless; before the first model that rule alone decides.
 
 The model is fitted off Tune's loop, on a thread of its own, from every result so far; a fit started after
 one result is taken up at the next one (waiting at most ``FIT_WAIT_S`` for it), so a sweep and its replay,
@@ -79,7 +79,7 @@ class BetterShare:
     def __str__(self) -> str:
         where = "within" if self.kept else "outside"
         if not math.isfinite(self.value):
-            return f"it has no {self.metric} at epoch {self.epoch}"
+            return f"it has reported no finite {self.metric} by epoch {self.epoch}"
         return (
             f"its best {self.metric} so far, {self.value:.4g}, ranks {self.place} of {self.of} at epoch "
             f"{self.epoch}, {where} the better {share_said(self.growth)} (cutoff {self.cutoff:.4g})"
@@ -316,15 +316,15 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
                     f"{seen} {'has' if seen == 1 else 'have'})"
                 )
                 return self._pause(trial_id, epoch, value, None, why)
-            if ahead is None or ahead.kept:  # it cannot wait paused: judged meanwhile as ASHA would judge it
+            if ahead is None or ahead.kept:  # it cannot wait paused: the halving rule judges it meanwhile
                 return TrialScheduler.CONTINUE
-            why = f"{ahead}, where ASHA would stop it too (the first model of the curves is not fitted yet)"
+            why = f"{ahead}, and the first model of the curves is not fitted yet"
             return self._stop(trial_id, epoch, value, None, why)
         mine = self.predict(trial_id)
         if self._hopeless(mine, epoch):
             return self._stop(trial_id, epoch, value, mine)
         if ahead is not None and ahead.kept:
-            why = f"{ahead}: ASHA would keep it, and a trial without checkpoints cannot be continued once stopped"
+            why = f"{ahead}, and a trial without checkpoints cannot be continued once stopped"
             self._record(trial_id, epoch, value, mine, "goes on", why)
             return TrialScheduler.CONTINUE
         rival_gain, rival = 0.0, ""
@@ -359,8 +359,8 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         return self._pause(trial_id, epoch, value, mine, lost)
 
     def _among_better(self, trial_id: str, epoch: int) -> BetterShare:
-        """Where the trial's best value so far stands among every trial's at ``epoch``, against the better
-        ``1 / growth`` of them that ASHA, halving at the same epochs, would keep."""
+        """Where the trial's best value so far stands among every trial's (its own included) at ``epoch``: within
+        the better ``1 / growth`` of them when fewer than ``max(1, n / growth)`` are strictly better."""
         mine = self.curves.get(trial_id) or []
         own = mine[epoch - 1] if len(mine) >= epoch else -math.inf
         there = sorted(

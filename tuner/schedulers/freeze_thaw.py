@@ -81,7 +81,7 @@ class FreezeThaw(SchedulerEntry):
         return [
             head,
             f"  at epoch {', '.join(map(str, checks))} of a trial, it goes on while its best so far is in the "
-            f"better {share_said(GROWTH)} of all trials' at that epoch (as ASHA would keep it), or while its "
+            f"better {share_said(GROWTH)} of all trials' at that epoch (a halving rule like ASHA's), or while its "
             "expected improvement over the best is at least a waiting trial's or a new config's; otherwise it is "
             "stopped",
             f"  the trainable keeps no checkpoints, so no trial is paused and a stop is final; until the first model "
