@@ -39,7 +39,12 @@ def locate(ref: str) -> str:
     if files:
         raise UsageError(f"{files[0]} is a file, not an experiment's folder")
     where = " or ".join(str(c) for c in candidates)
-    raise UsageError(f"unknown experiment {ref!r}: no folder {where}")
+    elsewhere = (
+        "; a name is looked for under TUNER_STORAGE_PATH (else ~/tuner_results): set it, or give the path"
+        if "/" not in ref
+        else ""
+    )
+    raise UsageError(f"unknown experiment {ref!r}: no folder {where}{elsewhere}")
 
 
 def experiment_above(path: str | Path) -> Path | None:

@@ -170,3 +170,5 @@ def test_metric_alone_takes_each_metrics_mode_from_the_space_by_name(tmp_path, r
     assert one.code == 0 and "objectives: acc (max)\n" in one.out
     unknown = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--dry-run", "--metric", "loss")
     assert unknown.code == 2 and "maximise it (it declares acc (max), size (min)); pass --mode min or --mode max" in unknown.err
+    typo = run_cli("sweep", "--space", space, "--storage-path", tmp_path, "--dry-run", "--metric", "acx")
+    assert typo.code == 2 and "size (min)); did you mean acc? If not, pass --mode min or --mode max" in typo.err

@@ -138,9 +138,13 @@ def test_a_paused_trial_is_continued_later_from_where_it_was():
 
 
 def test_without_checkpoints_a_trial_is_stopped_never_paused():
-    out, _ = _shared_replay(seed=0, can_pause=False)
+    out, algorithms = _shared_replay(seed=0, can_pause=False)
     decisions = {d for t in out.trials for _, d in t.decisions}
     assert "PAUSE" not in decisions and "STOP" in decisions
+    assert "pause" not in algorithms.scheduler.debug_string()  # the live status line counts no pauses either
+    from tuner.schedulers.curve_scheduler import FreezeThawScheduler
+
+    assert "0 pause(s), " in FreezeThawScheduler(EPOCHS, ConfigFeatures(SPACE, 0)).debug_string()  # one that can
     assert not out.stalled
 
 

@@ -9,6 +9,7 @@ in the experiment folder, so ``tuner resume`` and a colleague reading the folder
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import os
 import re
 import time
@@ -161,9 +162,12 @@ def _modes_by_name(metric: Given, space: SearchSpace) -> list[str]:
     modes = []
     for name in metric_names(metric):
         if name not in declared:
+            close = difflib.get_close_matches(name, list(declared), n=1)
+            typo = f"did you mean {close[0]}? If not, " if close else ""
             raise UsageError(
                 f"--metric {name}: the space does not say whether to minimise or maximise it (it declares "
-                f"{named(space.objectives)}); pass --mode min or --mode max (one per metric, e.g. --mode min,max)"
+                f"{named(space.objectives)}); {typo}pass --mode min or --mode max (one per metric, e.g. "
+                "--mode min,max)"
             )
         modes.append(declared[name])
     return modes

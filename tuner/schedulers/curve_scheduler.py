@@ -259,7 +259,8 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         if self.horizon < self.max_t:
             fitted += f", predicting epoch {self.horizon} (the trainable's own loop ends there)"
         return (
-            f"freeze-thaw: {self.paused} pause(s), {self.stopped} trial(s) stopped early so far; {fitted}; "
+            f"freeze-thaw: {f'{self.paused} pause(s), ' if self.can_pause else ''}{self.stopped} trial(s) stopped "
+            f"early so far; {fitted}; "
             f"best {self._metric} so far {f'{self._shown(self._best_scaled()):.4g}' if self._any() else '-'}"
         )
 

@@ -73,20 +73,27 @@ class FreezeThaw(SchedulerEntry):
         if ctx.can_pause:
             return [
                 head,
-                f"  at epoch {', '.join(map(str, checks))} of a trial, it goes on only while its expected "
+                f"  at {epochs_said(checks)} of a trial, it goes on only while its expected "
                 "improvement over the best is at least a waiting trial's or a new config's; otherwise it is paused "
                 "(continued later if it comes to promise most)",
                 f"  the first {start} trial(s) wait for the first model; {hopeless}",
             ]
         return [
             head,
-            f"  at epoch {', '.join(map(str, checks))} of a trial, it goes on while its best so far is in the "
+            f"  at {epochs_said(checks)} of a trial, it goes on while its best so far is in the "
             f"better {share_said(GROWTH)} of all trials' at that epoch (a halving rule like ASHA's), or while its "
             "expected improvement over the best is at least a waiting trial's or a new config's; otherwise it is "
             "stopped",
             f"  the trainable keeps no checkpoints, so no trial is paused and a stop is final; until the first model "
             f"(fitted once {start} trials have results) the better {share_said(GROWTH)} alone decides; {hopeless}",
         ]
+
+
+def epochs_said(checks: list[int]) -> str:
+    """ "epoch 2", "epochs 2 and 4", "epochs 2, 4 and 8"."""
+    if len(checks) == 1:
+        return f"epoch {checks[0]}"
+    return f"epochs {', '.join(map(str, checks[:-1]))} and {checks[-1]}"
 
 
 def first_decision(ctx: SchedulerContext) -> int:
