@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -35,6 +34,7 @@ from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 from tuner.folder.fates import PAUSED, THAWED, DecisionLog
 from tuner.folder.horizon import LoopEnds
 from tuner.folder.pickled import Restored, loop_ends
+from tuner.schedulers.better_half import BetterShare, among_better
 from tuner.schedulers.comparing import epoch_of
 from tuner.schedulers.config_features import ConfigFeatures
 from tuner.schedulers.curve_fitting import (
@@ -60,35 +60,6 @@ if TYPE_CHECKING:
 EPOCH = "training_iteration"
 HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopped ...
 HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own curve says little)
-
-
-@dataclass(frozen=True)
-class BetterShare:
-    """A trial's place among every trial's best value so far at one epoch, and whether that is within the better
-    ``1 / growth`` of them (ASHA's rule at a rung, halving when ``growth`` is 2)."""
-
-    kept: bool
-    place: int
-    of: int
-    epoch: int
-    growth: float
-    metric: str
-    value: float  # the trial's best so far there, and the last value within the share, in the metric's units
-    cutoff: float
-
-    def __str__(self) -> str:
-        where = "within" if self.kept else "outside"
-        if not math.isfinite(self.value):
-            return f"it has reported no finite {self.metric} by epoch {self.epoch}"
-        return (
-            f"its best {self.metric} so far, {self.value:.4g}, ranks {self.place} of {self.of} at epoch "
-            f"{self.epoch}, {where} the better {share_said(self.growth)} (cutoff {self.cutoff:.4g})"
-        )
-
-
-def share_said(growth: float) -> str:
-    """The better ``1 / growth`` in words: "half" when each check doubles a trial's epochs."""
-    return {2.0: "half", 3.0: "third", 4.0: "quarter"}.get(growth, f"1/{growth:g}")
 
 
 class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
@@ -360,28 +331,9 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         return self._pause(trial_id, epoch, value, mine, lost)
 
     def _among_better(self, trial_id: str, epoch: int) -> BetterShare:
-        """Where the trial's best value so far stands among every trial's (its own included) at ``epoch``: within
-        the better ``1 / growth`` of them when fewer than ``max(1, n / growth)`` are strictly better."""
-        mine = self.curves.get(trial_id) or []
-        own = mine[epoch - 1] if len(mine) >= epoch else -math.inf
-        there = sorted(
-            (c[epoch - 1] for c in self.curves.values() if len(c) >= epoch and math.isfinite(c[epoch - 1])),
-            reverse=True,
-        )
-        share = max(1.0, len(there) / self.growth)
-        ahead_of_it = sum(v > own for v in there)
-        cutoff = there[min(math.ceil(share), len(there)) - 1] if there else own
+        """Where the trial stands by its best value so far at ``epoch`` (tuner/schedulers/better_half.py)."""
         sign = -1.0 if self._mode == "min" else 1.0  # curves hold values with higher better
-        return BetterShare(
-            math.isfinite(own) and ahead_of_it < share,
-            ahead_of_it + 1,
-            len(there),
-            epoch,
-            self.growth,
-            self._metric or "metric",
-            sign * own,
-            sign * cutoff,
-        )
+        return among_better(self.curves, trial_id, epoch, self.growth, self._metric or "metric", sign)
 
     def _pause_later(self, trial_id: str, epoch: int) -> str:
         """A trial that has not saved this epoch would be continued from its last checkpoint, running again

@@ -51,8 +51,9 @@ class FreezeThaw(SchedulerEntry):
         )
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
+        from tuner.schedulers.better_half import share_said
         from tuner.schedulers.curve_fitting import MIN_TRIALS
-        from tuner.schedulers.curve_scheduler import HOPELESS, share_said
+        from tuner.schedulers.curve_scheduler import HOPELESS
 
         checks, epoch = [], first_decision(ctx)
         while epoch < ctx.max_epochs:
