@@ -48,10 +48,10 @@ class Experiment:
     """A sweep's folder, read afresh on every question while it changes (so a running sweep shows its
     progress); a finished one is read again only when its files do."""
 
-    def __init__(self, ref: str) -> None:
+    def __init__(self, ref: str, storage_path: str | None = None) -> None:
         from tuner import experiment, where
 
-        self.path = where.locate(ref)
+        self.path = where.locate(ref, storage_path)
         self._stamp = experiment.fingerprint(
             self.path
         )  # before reading: a change while it reads shows next time
@@ -260,9 +260,10 @@ class Experiment:
         return path
 
 
-def load(ref: str) -> Experiment:
-    """A finished or running experiment: a folder, a storage URI, or a name under the storage path."""
-    return Experiment(ref)
+def load(ref: str, storage_path: str | None = None) -> Experiment:
+    """A finished or running experiment: a folder, a storage URI, or a name under ``storage_path`` (as
+    ``tuner.sweep(storage_path=...)`` kept it; else ``TUNER_STORAGE_PATH``, else ~/tuner_results)."""
+    return Experiment(ref, storage_path)
 
 
 def sweep(

@@ -326,13 +326,13 @@ def fingerprint(folder: str) -> int | None:
         return None
 
 
-def load(ref: str, running: bool | None = None) -> ExperimentRecord:
-    """The experiment at ``ref``; ``running`` says whether a process runs it now (a live page built by the
-    sweep itself), else its claim tells."""
+def load(ref: str, running: bool | None = None, storage_path: str | None = None) -> ExperimentRecord:
+    """The experiment at ``ref`` (a name is looked for under ``storage_path``: tuner/where.py); ``running`` says
+    whether a process runs it now (a live page built by the sweep itself), else its claim tells."""
     from tuner.claim import held_elsewhere
     from tuner.folder import fates, unsaved
 
-    folder = locate(ref)
+    folder = locate(ref, storage_path)
     live = held_elsewhere(folder) if running is None else running
     config = load_saved_config(folder)
     states = saved_trial_states(folder)

@@ -11,13 +11,15 @@ from tuner.folder.names import CONFIG_FILE
 from tuner.settings import DEFAULT_STORAGE
 
 
-def default_storage() -> Path:
-    return Path(os.environ.get("TUNER_STORAGE_PATH", DEFAULT_STORAGE)).expanduser()
+def default_storage() -> str:
+    """Where a name is looked for when no storage path is given: ``TUNER_STORAGE_PATH``, else ~/tuner_results."""
+    return os.environ.get("TUNER_STORAGE_PATH") or DEFAULT_STORAGE
 
 
-def locate(ref: str) -> str:
-    """An experiment by path or storage URI, or by name under the default storage (``TUNER_STORAGE_PATH``): a
-    plain folder of that name here does not hide an experiment there."""
+def locate(ref: str, storage_path: str | None = None) -> str:
+    """An experiment by path or storage URI, or by name under ``storage_path`` (a folder or a URI; by default
+    ``TUNER_STORAGE_PATH``, else ~/tuner_results): a plain folder of that name here does not hide an experiment
+    there."""
     if not isinstance(ref, (str, os.PathLike)):
         raise UsageError(f"an experiment is a folder path, a storage URI or a name, not {ref!r}")
     ref = os.fspath(ref)
@@ -26,21 +28,26 @@ def locate(ref: str) -> str:
         if not storage.exists(folder, CONFIG_FILE):
             raise UsageError(f"{folder} is not a tuner experiment (no {CONFIG_FILE})")
         return folder
-    candidates = [Path(ref).expanduser()]
+    here = Path(ref).expanduser()
+    if (here / CONFIG_FILE).is_file():
+        return str(here.resolve())
+    under = storage_path or default_storage()
+    named = None
     if "/" not in ref:
-        candidates.append(default_storage() / ref)
-    for path in candidates:
-        if (path / CONFIG_FILE).is_file():
-            return str(path.resolve())
-    for path in candidates:
+        named = (
+            under.rstrip("/") + "/" + ref if storage.is_uri(under) else str(Path(under).expanduser() / ref)
+        )
+        if storage.exists(named, CONFIG_FILE):
+            return named if storage.is_uri(named) else str(Path(named).resolve())
+    for path in [here, *([Path(named)] if named and not storage.is_uri(named) else [])]:
         if path.is_dir():
             raise UsageError(f"{path} is not a tuner experiment (no {CONFIG_FILE})")
-    files = [c for c in candidates if c.is_file()]
-    if files:
-        raise UsageError(f"{files[0]} is a file, not an experiment's folder")
-    where = " or ".join(str(c) for c in candidates)
+        if path.is_file():
+            raise UsageError(f"{path} is a file, not an experiment's folder")
+    where = " or ".join(str(c) for c in [here, *([named] if named else [])])
     elsewhere = (
-        "; a name is looked for under TUNER_STORAGE_PATH (else ~/tuner_results): set it, or give the path"
+        f"; a name is looked for under --storage-path (else TUNER_STORAGE_PATH, else {DEFAULT_STORAGE}): "
+        "pass the storage path, or the experiment's path"
         if "/" not in ref
         else ""
     )

@@ -128,6 +128,32 @@ def test_a_pbt_sweep_cannot_seed_another_search(tmp_path):
         gather([str(experiment.path)], {"width": tune.choice([32, 128])}, Objective("loss", "min"))
 
 
+def test_a_name_is_found_under_the_storage_path_a_review_resume_load_or_warm_start_is_given(
+    tmp_path, run_cli, monkeypatch
+):
+    """A sweep kept with --storage-path is found by name wherever a name is taken, not only under the default
+    storage (the suite's own, which does not hold it)."""
+    from ray import tune
+
+    import tuner
+    from tuner.launch.resume import resume_sweep
+    from tuner.launch.warm_start import gather
+
+    _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3]), "b": ("TERMINATED", [0.4, 0.35])})
+    monkeypatch.chdir(tmp_path / "exp")  # no folder named exp here
+    missed = run_cli("results", "exp")
+    assert missed.code == 2 and "pass the storage path, or the experiment's path" in missed.err
+    found = run_cli("results", "exp", "--storage-path", tmp_path, "--format", "csv")
+    assert found.code == 0 and [row.split(",")[0] for row in found.out.splitlines()[1:]] == ["a", "b"]
+    assert tuner.load("exp", storage_path=str(tmp_path)).path == str(tmp_path / "exp")
+    assert tuner.load("exp", storage_path=f"file://{tmp_path}/").path == f"file://{tmp_path}/exp"  # a URI too
+    said: list[str] = []
+    resume_sweep("exp", out=said.append, storage_path=str(tmp_path))
+    assert "nothing is left to resume" in said[0]
+    warm = gather(["exp"], {"width": tune.choice([32, 128])}, Objective("loss", "min"), str(tmp_path))
+    assert sorted(o.value for o in warm.observations) == [0.3, 0.35]
+
+
 def test_a_pbt_sweep_is_not_replayed_under_another_scheduler(tmp_path):
     import pytest
 

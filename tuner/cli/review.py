@@ -2,15 +2,17 @@
 ``replay``, ``logs`` (no Ray, no torch imported).
 
 EXPERIMENT is an experiment folder, a storage URI (s3://, gs://, file://), or a name under the storage
-path (``TUNER_STORAGE_PATH``, default ~/tuner_results).
+path (``--storage-path``, else ``TUNER_STORAGE_PATH``, else ~/tuner_results).
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
+from tuner.cli.options import storage_path_option
 from tuner.errors import UsageError
 
 
@@ -20,12 +22,13 @@ from tuner.errors import UsageError
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
 )
-def results(experiment: str, top: int | None, fmt: str) -> None:
+@storage_path_option
+def results(experiment: str, top: int | None, fmt: str, storage_path: str | None) -> None:
     """Every trial of EXPERIMENT (a path, or a name under the storage path), best first."""
     from tuner import experiment as experiments
     from tuner.review.results import fates_line, render, trial_rows
 
-    record = experiments.load(experiment)
+    record = experiments.load(experiment, storage_path=storage_path)
     if fmt == "table":
         order = "lowest" if record.mode == "min" else "highest"
         fates = f"; {fates_line(record.fate_counts())}" if record.trials else ""
@@ -54,7 +57,10 @@ def results(experiment: str, top: int | None, fmt: str) -> None:
     help="Several objectives: export the front's trial with the least "
     "weighted sum of its objectives, each scaled 0-1 across the front (loss=1,latency_ms=0.5).",
 )
-def export(experiment: str, out_file: str | None, pick: str | None, weights: str | None) -> None:
+@storage_path_option
+def export(
+    experiment: str, out_file: str | None, pick: str | None, weights: str | None, storage_path: str | None
+) -> None:
     """The best trial's config, metric and checkpoint (or a trial you pick), ready for a training run."""
     import json
     from pathlib import Path
@@ -64,7 +70,7 @@ def export(experiment: str, out_file: str | None, pick: str | None, weights: str
     from tuner import experiment as experiments
     from tuner.review.results import best_export
 
-    best = best_export(experiments.load(experiment), pick, weights)
+    best = best_export(experiments.load(experiment, storage_path=storage_path), pick, weights)
     if "checkpoint_note" in best:
         click.echo(f"tuner: note: {best['checkpoint_note']}", err=True)
     if out_file is None:
@@ -97,7 +103,8 @@ def export(experiment: str, out_file: str | None, pick: str | None, weights: str
     multiple=True,
     help="Plot this reported metric (repeatable). [default: the trainable's learning metrics]",
 )
-def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None:
+@storage_path_option
+def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...], storage_path: str | None) -> None:
     """PNG figures: each metric per epoch for every trial, the best so far, each parameter against the best."""
     from pathlib import Path
 
@@ -105,7 +112,7 @@ def plot(experiment: str, out_dir: str | None, metrics: tuple[str, ...]) -> None
     from tuner import storage
     from tuner.review.plots import plot_experiment, reported_metrics
 
-    record = experiments.load(experiment)
+    record = experiments.load(experiment, storage_path=storage_path)
     known = set(reported_metrics(record, diagnostics=True))
     if not known or not any(t.rows for t in record.trials):
         raise UsageError(f"{record.path} has no results to plot: no trial reported a metric")
@@ -154,7 +161,8 @@ def _folder_for(folder: Path, out: str) -> None:
     show_default=True,
     help="Address to bind; 0.0.0.0 exposes it to the network.",
 )
-def tensorboard(experiment: str, port: int, host: str) -> None:
+@storage_path_option
+def tensorboard(experiment: str, port: int, host: str, storage_path: str | None) -> None:
     """Serve TensorBoard on an experiment folder until Ctrl-C."""
     from tuner import experiment as experiments
     from tuner import storage
@@ -166,7 +174,7 @@ def tensorboard(experiment: str, port: int, host: str) -> None:
             f"TensorBoard reads a local folder and {experiment} is in remote storage: copy it down "
             "first (e.g. aws s3 sync, gsutil rsync) and pass that folder"
         )
-    record = experiments.load(experiment)
+    record = experiments.load(experiment, storage_path=storage_path)
     serve(local_folder(record.path, "TensorBoard"), host, port, click.echo)
 
 
@@ -185,7 +193,7 @@ def dashboard(storages: tuple[str, ...], port: int, host: str) -> None:
     from tuner.review.board.server import serve
     from tuner.where import default_storage
 
-    serve(list(storages) or [str(default_storage())], host, port, click.echo)
+    serve(list(storages) or [os.path.expanduser(default_storage())], host, port, click.echo)
 
 
 @click.command()
@@ -196,7 +204,8 @@ def dashboard(storages: tuple[str, ...], port: int, host: str) -> None:
     type=click.Path(dir_okay=False),
     help="The HTML file to write. [default: EXPERIMENT/report.html, or NAME-report.html here for remote storage]",
 )
-def report(experiment: str, out_file: str | None) -> None:
+@storage_path_option
+def report(experiment: str, out_file: str | None, storage_path: str | None) -> None:
     """One self-contained HTML page that explains the sweep (open it in any browser, no server needed)."""
     from pathlib import Path
 
@@ -204,7 +213,7 @@ def report(experiment: str, out_file: str | None) -> None:
     from tuner.review.report.page import build
     from tuner.review.report.page_file import report_path
 
-    record = experiments.load(experiment)
+    record = experiments.load(experiment, storage_path=storage_path)
     if out_file is None:
         out_file = str(report_path(record.path) or f"{Path(record.path).name}-report.html")
     elif not out_file.lower().endswith((".html", ".htm")):
@@ -228,7 +237,8 @@ def report(experiment: str, out_file: str | None) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
 )
-def compare(experiments: tuple[str, ...], out_file: str | None, fmt: str) -> None:
+@storage_path_option
+def compare(experiments: tuple[str, ...], out_file: str | None, fmt: str, storage_path: str | None) -> None:
     """Several sweeps of one metric side by side (e.g. one space under asha and hyperband)."""
     from pathlib import Path
 
@@ -236,7 +246,7 @@ def compare(experiments: tuple[str, ...], out_file: str | None, fmt: str) -> Non
     from tuner.review import compare as comparing
     from tuner.review.results import render
 
-    records = [experiments_.load(ref) for ref in experiments]
+    records = [experiments_.load(ref, storage_path=storage_path) for ref in experiments]
     twice = sorted({str(r.path) for r in records if [x.path for x in records].count(r.path) > 1})
     if twice:
         raise UsageError(f"{', '.join(twice)} is given more than once; compare different sweeps")
@@ -283,6 +293,7 @@ def compare(experiments: tuple[str, ...], out_file: str | None, fmt: str) -> Non
     help="Propose configs with this searcher instead of the sweep's own order (only where "
     "the sweep ran every config of its space).",
 )
+@storage_path_option
 def replay(
     experiment: str,
     scheduler: str | None,
@@ -290,6 +301,7 @@ def replay(
     reduction_factor: int | None,
     workers: int | None,
     searcher: str | None,
+    storage_path: str | None,
 ) -> None:
     """What another scheduler would have done with EXPERIMENT: its recorded curves replayed in seconds (epochs and
     time saved, whether the best trial survives, which trials it stops where). Saved for `tuner report`."""
@@ -305,7 +317,7 @@ def replay(
         raise UsageError(f"unknown scheduler {scheduler!r}; a replay takes: {able}")
     if searcher not in (None, searchers.AUTO):
         searchers.entry(searcher)
-    record = experiments.load(experiment)
+    record = experiments.load(experiment, storage_path=storage_path)
     scheduler = scheduler or record.config.scheduler
     whatif = replay_experiment(
         record,
@@ -331,13 +343,16 @@ def replay(
     show_default=True,
     help="Which of the trial's streams to show.",
 )
-def logs(experiment: str, trial: str | None, lines: int | None, stream: str) -> None:
+@storage_path_option
+def logs(
+    experiment: str, trial: str | None, lines: int | None, stream: str, storage_path: str | None
+) -> None:
     """What a trial printed (its stdout.log and stderr.log); without TRIAL, how much each trial printed."""
     from tuner import experiment as experiments
     from tuner.folder.names import STDERR_FILE, STDOUT_FILE
     from tuner.review.output import listing, tail
 
-    record = experiments.load(experiment)
+    record = experiments.load(experiment, storage_path=storage_path)
     if trial is None:
         for line in listing(record):
             click.echo(line)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, TypeAlias, TypeVar
 import click
 
 from tuner import schedulers, searchers
+from tuner.cli.options import storage_path_option
 from tuner.errors import TunerError, UsageError
 from tuner.limits import BUDGET_FORMS
 from tuner.settings import DEFAULT_NUM_SAMPLES, DEFAULT_STORAGE, GPUS_AUTO, Setting, SweepConfig
@@ -318,8 +319,14 @@ def spaces() -> None:
     "more (+30m). [default: as saved; what is left of it]",
 )
 @click.option("--trial-timeout", help="Stop a trial silent this long as hung (90s, 15m). [default: as saved]")
+@storage_path_option
 def resume(
-    experiment: str, errored: str, num_samples: int | None, budget: str | None, trial_timeout: str | None
+    experiment: str,
+    errored: str,
+    num_samples: int | None,
+    budget: str | None,
+    trial_timeout: str | None,
+    storage_path: str | None,
 ) -> None:
     """Continue a sweep stopped by Ctrl-C, a signal, a crash, a kill or a stall, with its saved settings and
     what is left of its budget; or grow a finished one with --num-samples or --budget. Every other setting
@@ -336,6 +343,7 @@ def resume(
                 num_samples=num_samples,
                 budget=budget,
                 trial_timeout=trial_timeout,
+                storage_path=storage_path,
             )
         )
 

@@ -207,9 +207,7 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: SearchPlan
             f"the rest: {', '.join(able)} (or start without --warm-start)"
         )
     warm = warm_start.gather(
-        config.warm_start or [],
-        space.flat_params,
-        config.objective,
+        config.warm_start or [], space.flat_params, config.objective, config.storage_path
     )
     return warm_start.encode(warm, search_plan)
 

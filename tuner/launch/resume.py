@@ -41,8 +41,10 @@ def resume_sweep(
     num_samples: int | None = None,
     budget: str | None = None,
     trial_timeout: str | None = None,
+    storage_path: str | None = None,
 ) -> Summary:
-    """Continue a stopped sweep from its folder: unfinished trials go on from their last checkpoint.
+    """Continue a stopped sweep from its folder (``ref``, a name under ``storage_path``: tuner/where.py):
+    unfinished trials go on from their last checkpoint.
 
     Settings come from the saved ``tuner_config.yaml``; everything is read and checked before Ray
     touches the folder, so a bad experiment is reported and left exactly as it was. The experiment is
@@ -58,7 +60,7 @@ def resume_sweep(
     storage_outage.start_afresh()  # an earlier sweep's outage in this process is not this one's
     if errored not in ERRORED_CHOICES:
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
-    folder = where.locate(ref)
+    folder = where.locate(ref, storage_path)
     # before the claim: a full storage is told in a line and nothing is written
     short = disk.room_left(folder)
     if short:

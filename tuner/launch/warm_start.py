@@ -97,8 +97,11 @@ class WarmStart:
         )
 
 
-def gather(refs: Sequence[str], params: Space, objective: Objective) -> WarmStart:
-    """The observations of experiments ``refs`` for a sweep over ``params`` optimising ``objective`` (its first)."""
+def gather(
+    refs: Sequence[str], params: Space, objective: Objective, storage_path: str | None = None
+) -> WarmStart:
+    """The observations of experiments ``refs`` (a name is looked for under ``storage_path``, this sweep's) for
+    a sweep over ``params`` optimising ``objective`` (its first)."""
     metric, mode = objective.name, objective.mode
     from tuner import experiment
 
@@ -107,7 +110,7 @@ def gather(refs: Sequence[str], params: Space, objective: Objective) -> WarmStar
     left_out = no_result = 0
     sources, epochs = [], []
     for ref in refs:
-        earlier = experiment.load(ref)
+        earlier = experiment.load(ref, storage_path=storage_path)
         if earlier.metric != metric or earlier.mode != mode:
             raise UsageError(
                 f"--warm-start {ref}: it optimised {earlier.metric} ({earlier.mode}), this sweep "
