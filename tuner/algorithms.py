@@ -241,6 +241,7 @@ def choose_searcher(
     planned_trials: int,
     budgeted: bool = False,
     objectives: int = 1,
+    warm_start: bool = False,
 ) -> tuple[str, str | None]:
     """The searcher a sweep (or a replay of one) runs, and why when ``auto`` chose it (None otherwise): the one
     given, else the one the scheduler brings, else what ``auto`` picks for the space, the scheduler and the
@@ -253,7 +254,9 @@ def choose_searcher(
         return searcher, None
     if brings and searcher is None:
         return brings, None
-    return choose(params, scheduler, planned_trials, budgeted=budgeted, objectives=objectives)
+    return choose(
+        params, scheduler, planned_trials, budgeted=budgeted, objectives=objectives, warm_start=warm_start
+    )
 
 
 def check_names(scheduler: str, searcher: str | None) -> None:

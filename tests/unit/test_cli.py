@@ -168,10 +168,10 @@ def test_the_resume_banner_says_what_goes_on_what_is_still_to_come_and_what_beco
 
     statuses = {"a": "TERMINATED", "b": "TERMINATED", "c": "RUNNING", "d": "PAUSED", "e": "ERROR"}
     assert resume_banner("/exp", statuses, "skip", 8) == (
-        "resuming /exp: 2 of 5 trial(s) finished; 2 go on from their last checkpoint (from the start without one); "
-        "3 not started yet (the sweep plans 8); 1 errored: left as they are (--errored skip)"
+        "resuming /exp: 2 of 5 trial(s) ended; 2 go on from their last checkpoint (from the start without one); "
+        "3 more to come of the 8 planned; 1 errored: left as they are (--errored skip)"
     )
-    assert resume_banner("/exp", {"a": "TERMINATED"}, "skip", 1) == "resuming /exp: 1 of 1 trial(s) finished"
+    assert resume_banner("/exp", {"a": "TERMINATED"}, "skip", 1) == "resuming /exp: 1 of 1 trial(s) ended"
 
 
 def test_a_stopped_sweeps_last_line_counts_not_started_trials_as_its_fates_do():

@@ -30,6 +30,12 @@ def test_builtin_defaults_apply_when_nothing_is_given():
     assert cfg.scheduler_chosen.startswith("auto chose freeze-thaw: ")
     # under ASHA, cifar_small's continuous learning rate gets quantile regression
     assert resolve({"space": "cifar_small", "scheduler": "asha"}, environ={}).searcher == "cqr"
+    # the model of the curves takes no earlier trials: a warm start gets a searcher that does, and says why
+    warm = resolve({"space": "cifar_small", "warm_start": "first"}, environ={})
+    assert (warm.scheduler, warm.searcher) == ("freeze-thaw", "optuna")
+    assert warm.searcher_chosen.startswith(
+        "auto chose optuna: --warm-start, which freeze-thaw's model of the learning curves does not take; "
+    )
 
 
 def test_auto_keeps_asha_where_freeze_thaw_does_not_apply():

@@ -77,7 +77,8 @@ def test_resuming_a_finished_sweep_says_so_and_starts_nothing(tmp_path):
     summary = resume_sweep(str(experiment.path), out=said.append)
     assert said[0].endswith(
         "the sweep finished, every one of its 2 trial(s) ended, so nothing is left to resume; --num-samples N "
-        "(more than 2) or --budget grows it; --errored resume or restart runs its 1 errored trial(s) again"
+        "(more than 2) grows it (with --budget, a larger budget for the new trials); --errored resume or restart "
+        "runs its 1 errored trial(s) again"
     )
     assert summary.best is not None and summary.best.trial_id == "ran"
     assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == sorted([*before, "best_config.json"])
@@ -136,6 +137,7 @@ def test_a_name_is_found_under_the_storage_path_a_review_resume_load_or_warm_sta
     from ray import tune
 
     import tuner
+    from tuner.errors import UsageError
     from tuner.launch.resume import resume_sweep
     from tuner.launch.warm_start import gather
 
@@ -150,6 +152,8 @@ def test_a_name_is_found_under_the_storage_path_a_review_resume_load_or_warm_sta
     said: list[str] = []
     resume_sweep("exp", out=said.append, storage_path=str(tmp_path))
     assert "nothing is left to resume" in said[0]
+    with pytest.raises(UsageError, match="and has ended; a larger budget has nothing to run; "):
+        resume_sweep("exp", budget="+5ep", storage_path=str(tmp_path))  # no budget ended a trial of it
     warm = gather(["exp"], {"width": tune.choice([32, 128])}, Objective("loss", "min"), str(tmp_path))
     assert sorted(o.value for o in warm.observations) == [0.3, 0.35]
 

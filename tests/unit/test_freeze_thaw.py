@@ -425,3 +425,27 @@ def _gains(reason):
         mine, theirs = reason.split("its expected gain ")[1].split(" against ")
         theirs = theirs.split("'s ")[1]
     return mine.strip(), theirs.strip()
+
+
+def test_a_resumed_sweep_keeps_its_counts_and_its_model_before_its_first_choice(tmp_path):
+    """Tune keeps no state of freeze-thaw's that it can use: the pauses and stops it decided and the model of the
+    curves so far come back from the experiment, so the status line does not start over at a random start."""
+    from tests.unit.test_fates import written_experiment
+    from tuner import schedulers
+    from tuner.folder.fates import FateLog
+    from tuner.objectives import LOSS
+    from tuner.schedulers.base import SchedulerContext
+
+    paused = {"rungs": [{"rung": 2, "verdict": "paused", "kept": False}, {"rung": 4, "verdict": "goes on", "kept": True}]}
+    stopped = {"rungs": [{"rung": 2, "verdict": "stopped", "kept": False}],
+               "stopped": "stopped early by freeze-thaw at epoch 2: a 0.1% chance to beat the best"}  # fmt: skip
+    folder = written_experiment(tmp_path, {**{f"t{i}": (6, None) for i in range(6)}, "p": (4, paused), "s": (2, stopped)})
+    ctx = SchedulerContext(max_epochs=10, objectives=LOSS, params={"x": tune.uniform(0, 10)}, num_samples=8,
+                           fate_log=FateLog(folder))  # fmt: skip
+    scheduler = schedulers.entry("freeze-thaw").build(ctx)
+    assert scheduler.debug_string().startswith("freeze-thaw: 0 pause(s), 0 trial(s) stopped early so far; random start")
+    scheduler._restore()
+    assert scheduler.model is not None and scheduler.fitted_points == 6 * 6 + 4 + 2
+    assert scheduler.debug_string().startswith(
+        "freeze-thaw: 1 pause(s), 1 trial(s) stopped early so far; model fitted on 42 epochs"
+    )

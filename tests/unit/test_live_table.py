@@ -308,10 +308,12 @@ def test_a_trial_the_budget_or_a_stall_ended_is_not_counted_as_stopped_early(tmp
     log.record("b", BUDGET, "ended by the budget")
     log.record("s", STALL, "ended by the stall")
     log.record("a", STOPPED, "stopped early by ASHA at epoch 1 (rung 1)")
+    # a second Ctrl-C stops a sweep at once: Tune marks its paused trial ended, its saved state keeps it paused
+    log.record("w", PAUSED, "paused at epoch 2: predicted 0.3 ± 0.1")
     trials = [trial("p", {"x": 1}, 0.5, 0.4), trial("b", {"x": 2}, 0.6), trial("s", {"x": 3}, 0.7),
-              trial("a", {"x": 4}, 0.9), trial("f", {"x": 5}, 0.8, 0.3, 0.2, 0.1)]  # fmt: skip
+              trial("a", {"x": 4}, 0.9), trial("f", {"x": 5}, 0.8, 0.3, 0.2, 0.1), trial("w", {"x": 6}, 0.6, 0.5)]  # fmt: skip
     text = build_reporter("loss", "min", ["x"], max_epochs=4, stopped_label="ASHA", folder=folder).text(trials, True)
-    assert "Number of trials: 5 (1 stopped early, 2 ended by the budget, 1 ended by the stall, 1 finished)" in text
+    assert "Number of trials: 6 (1 paused, 1 stopped early, 2 ended by the budget, 1 ended by the stall, 1 finished)" in text
     assert "ASHA: 1 trial(s) stopped early so far" in text
 
 

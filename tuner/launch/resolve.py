@@ -149,6 +149,7 @@ def _choose_searcher(config: SweepConfig, space: SearchSpace) -> SweepConfig:
         planned_trials=config.planned_trials,
         budgeted=config.num_samples is None,
         objectives=len(config.objectives),
+        warm_start=bool(config.warm_start),
     )
     chosen = f"auto chose {name}: {why}" if why else config.searcher_chosen
     return dataclasses.replace(config, searcher=name, searcher_chosen=chosen)

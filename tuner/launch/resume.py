@@ -103,7 +103,7 @@ def _ended(folder: str, errored: str, planned: int | None) -> str | None:
     failed = statuses.count("ERROR")
     rerun = f"; --errored resume or restart runs its {failed} errored trial(s) again" if failed else ""
     grow = (
-        f"--num-samples N (more than {planned}) or --budget grows it"
+        f"--num-samples N (more than {planned}) grows it (with --budget, a larger budget for the new trials)"
         if can_grow(folder)
         else "it planned every trial at its start (a grid, or PBT) and cannot grow: start a new sweep for more"
     )
@@ -133,12 +133,14 @@ def resume_banner(folder: str, statuses: dict[str, str], errored: str, planned: 
     """What a resume is about to do: the trials that go on, those still to come, what becomes of errored ones."""
     done = sum(status == "TERMINATED" for status in statuses.values())
     failed = sum(status == "ERROR" for status in statuses.values())
-    parts = [f"{done} of {len(statuses)} trial(s) finished"]
+    parts = [
+        f"{done} of {len(statuses)} trial(s) ended"
+    ]  # finished or stopped early, as the table tells them
     going = len(statuses) - done - failed
     if going:
         parts.append(f"{going} go on from their last checkpoint (from the start without one)")
     if planned and planned > len(statuses):
-        parts.append(f"{planned - len(statuses)} not started yet (the sweep plans {planned})")
+        parts.append(f"{planned - len(statuses)} more to come of the {planned} planned")
     if failed:
         what = {
             "skip": "left as they are",
@@ -198,10 +200,11 @@ def _resume_claimed(
                 if can_grow(folder)
                 else "this sweep planned every trial at its start and cannot grow: start a new sweep"
             )
+            by_budget = _by_the_budget(folder)
             raise UsageError(
                 f"--budget {budget}: every one of the {config.trials_cap} trial(s) the sweep plans was made and has "
-                f"ended{_by_the_budget(folder)}; a trial the budget ended does not go on, so a larger budget has "
-                f"nothing to run; {grow}"
+                f"ended{by_budget}; {'a trial the budget ended does not go on, so ' if by_budget else ''}a larger "
+                f"budget has nothing to run; {grow}"
             )
     else:
         _check_budget_left(folder, config)

@@ -17,6 +17,8 @@ class SavedTrials:
     trials_cap: int | None
     ended: set[str] = field(default_factory=set)  # trials that ran to their end or failed
     frozen: set[str] = field(default_factory=set)  # trials paused when the sweep stopped
+    paused: int = 0  # the pauses and stops it had decided, as its status line counts them
+    stopped: int = 0
 
 
 def restore_curves(model: CurveFitting, folder: str | None) -> SavedTrials | None:
@@ -37,6 +39,9 @@ def restore_curves(model: CurveFitting, folder: str | None) -> SavedTrials | Non
         if record.config:
             model.configs.setdefault(record.trial_id, dict(record.config))
             model.rows.setdefault(record.trial_id, model.features.encode(record.config))
+        verdicts = [rung.get("verdict") for rung in record.rungs]
+        out.paused += verdicts.count("paused")
+        out.stopped += verdicts.count("stopped")
         if record.status in ("TERMINATED", "ERROR"):
             out.ended.add(record.trial_id)
         elif record.status == "PAUSED":

@@ -136,6 +136,13 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
             self.trials_cap = saved.trials_cap
             self.ended |= saved.ended
             self.frozen |= saved.frozen
+            self.paused, self.stopped = self.paused + saved.paused, self.stopped + saved.stopped
+            # the model of the curves so far, before the first choice: a resumed sweep does not start over
+            # from a random start, whose trials would run as if nothing were known
+            self._maybe_fit()
+            if self._fitting is not None:
+                self._fitting.result()
+                self._adopt()
 
     def set_search_properties(self, metric: str | None, mode: str | None, **spec: object) -> bool:
         if self._metric and metric and metric != self._metric:

@@ -36,11 +36,11 @@ def choose(
     planned_trials: int,
     budgeted: bool = False,
     objectives: int = 1,
+    warm_start: bool = False,
 ) -> tuple[str, str]:
-    """The searcher ``auto`` stands for here, and why (the plan prints it)."""
-    from tuner import schedulers, searchers
-    from tuner.errors import UsageError
-    from tuner.searchers.plan import SEARCHED, is_grid
+    """The searcher ``auto`` stands for here, and why (the plan prints it); with ``warm_start``, one that takes
+    earlier sweeps' trials (the model of the learning curves does not)."""
+    from tuner import schedulers
 
     entry = schedulers.REGISTRY[scheduler]
     if entry.takes_no_searcher:
@@ -48,7 +48,21 @@ def choose(
     if entry.requires_searcher:
         return entry.requires_searcher, f"--scheduler {scheduler} brings its own"
     if entry.gates_new_trials and objectives == 1:
-        return "curves", f"{scheduler}'s model of the learning curves also proposes every other config"
+        if not warm_start:
+            return "curves", f"{scheduler}'s model of the learning curves also proposes every other config"
+        name, why = _for_the_space(params, scheduler, planned_trials, budgeted, objectives)
+        return name, f"--warm-start, which {scheduler}'s model of the learning curves does not take; {why}"
+    return _for_the_space(params, scheduler, planned_trials, budgeted, objectives)
+
+
+def _for_the_space(
+    params: Space, scheduler: str, planned_trials: int, budgeted: bool, objectives: int
+) -> tuple[str, str]:
+    """The searcher for the space's parameters, the scheduler's early stopping and the sweep's size."""
+    from tuner import searchers
+    from tuner.errors import UsageError
+    from tuner.searchers.plan import SEARCHED, is_grid
+
     grids = [name for name, value in params.items() if is_grid(value)]
     if grids:
         return "random", (

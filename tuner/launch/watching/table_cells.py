@@ -105,7 +105,8 @@ def says_nothing(name: str, shown: list[Trial], values: list[Value]) -> bool:
 
 def ended_by_the_sweep(fates: FateFollower | None, trial_id: str) -> str | None:
     """``ENDED_BY_BUDGET`` or ``ENDED_BY_STALL`` for a trial the sweep's end cut short (paused ones too), as
-    its fate says; None when a scheduler stopped it or nothing is known."""
+    its fate says; "paused" for one whose pause still stands (a sweep stopped at once marks it ended, its saved
+    state keeps it paused for ``tuner resume``); None when a scheduler stopped it or nothing is known."""
     try:
         decision = fates.decisions().get(trial_id) if fates is not None else None
     except OSError:  # the storage holding the fates is away: the table goes on, as a stop
@@ -114,7 +115,9 @@ def ended_by_the_sweep(fates: FateFollower | None, trial_id: str) -> str | None:
         return None
     if decision.get("budget"):
         return ENDED_BY_BUDGET
-    return ENDED_BY_STALL if decision.get("stall") else None
+    if decision.get("stall"):
+        return ENDED_BY_STALL
+    return "paused" if decision.get("paused") else None
 
 
 def breaks_constraints(constraints: Sequence[Constraint], trial: Trial) -> bool:
