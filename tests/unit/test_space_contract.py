@@ -90,3 +90,18 @@ def test_a_space_can_be_named_by_its_importable_module():
     by_name = load_space("cifar_small")
     assert by_module is by_name
     assert resolve_trainable(by_module.trainable) is resolve_trainable(by_name.trainable)
+
+
+def test_a_top_level_module_on_the_path_is_a_space_unless_a_built_in_has_its_name(tmp_path, monkeypatch):
+    from tuner.errors import UsageError
+
+    (tmp_path / "my_top_space.py").write_text(
+        "from ray import tune\nfrom tuner import SearchSpace\n"
+        "SPACE = SearchSpace(trainable='cifar', params={'lr': tune.uniform(0.1, 0.2)})\n"
+    )
+    (tmp_path / "cifar_small.py").write_text("raise RuntimeError('a module that shadows a built-in space')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert load_space("my_top_space").trainable == "cifar"
+    assert load_space("cifar_small") is load_space("search_spaces.cifar_small")
+    with pytest.raises(UsageError, match="or a module importable by name"):
+        load_space("my_top_spaec")

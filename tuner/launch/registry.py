@@ -46,8 +46,18 @@ def is_space_path(ref: str) -> bool:
 
 
 def is_module_ref(ref: str) -> bool:
-    """``package.module``: a space module importable by name (how a submitted job finds a shipped file)."""
-    return "." in ref and not is_space_path(ref)
+    """``package.module``, or a top-level ``module`` that no built-in space is named: a space module importable
+    by name (how a submitted job finds a shipped file)."""
+    if is_space_path(ref) or ref.startswith(IN_MEMORY):
+        return False
+    if "." in ref:
+        return True
+    if (SPACES_DIR / f"{ref}.py").is_file():
+        return False
+    try:
+        return importlib.util.find_spec(ref) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def space_path(ref: str) -> Path:
@@ -62,7 +72,10 @@ def space_path(ref: str) -> Path:
     path = SPACES_DIR / f"{ref}.py"
     if not path.is_file() or ref.startswith("_"):
         names = ", ".join(builtin_space_names()) or "(none)"
-        raise UsageError(f"unknown space {ref!r}; built-in spaces: {names}; or pass a path to a .py file")
+        raise UsageError(
+            f"unknown space {ref!r}; built-in spaces: {names}; or pass a path to a .py file, or a module "
+            "importable by name (on PYTHONPATH)"
+        )
     return path
 
 
