@@ -449,3 +449,11 @@ def test_a_resumed_sweep_keeps_its_counts_and_its_model_before_its_first_choice(
     assert scheduler.debug_string().startswith(
         "freeze-thaw: 1 pause(s), 1 trial(s) stopped early so far; model fitted on 42 epochs"
     )
+
+
+def test_gains_too_small_to_tell_apart_both_read_about_0_and_one_that_is_not_reads_as_it_is():
+    """8.2e-14 against 0 is the model's rounding: a reason says neither promises a gain, not which is larger."""
+    scheduler = _scheduler_with({"a": [0.5, 0.4]})
+    assert scheduler._gains_said(8.2e-14, 0.0) == ["about 0", "about 0"]
+    small, none = scheduler._gains_said(0.25, 1e-9)
+    assert none == "about 0" and small != "about 0"

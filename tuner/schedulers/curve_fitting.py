@@ -181,7 +181,9 @@ class CurveFitting:
     def _gains_said(self, *gains: float) -> list[str]:
         """Expected improvements in the metric's units, with as many figures as it takes to tell unequal ones
         apart (two at least, six at most), so that a reason's comparison can be read off its numbers; one
-        under a millionth of the values' range is "about 0" beside one that is not."""
+        under a millionth of the values' range is "about 0", beside one that is not and beside another such."""
+        if all(g < NEGLIGIBLE for g in gains):  # their difference is the model's rounding, not a promise
+            return ["about 0"] * len(gains)
         values = [self._gain_in_units(g) for g in gains]
         said: list[str] = []
         for figures in range(2, 7):

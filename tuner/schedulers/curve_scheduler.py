@@ -321,12 +321,19 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         if self.searching and not new_waiting and self._new_gain() > rival_gain:
             rival_gain, rival = self._new_gain(), "a new config"
         own, theirs = self._gains_said(mine.gain, rival_gain)
+        neither = f"neither it nor {rival} is expected to beat the best so far"  # both gains about 0
         if mine.gain >= rival_gain:
-            kept = f"its expected gain {own} against {rival}'s {theirs}" if rival else ""
-            self._record(trial_id, epoch, value, mine, "goes on", kept)
+            kept = (
+                neither
+                if own == theirs == "about 0"
+                else f"its expected gain {own} against {rival}'s {theirs}"
+            )
+            self._record(trial_id, epoch, value, mine, "goes on", kept if rival else "")
             return TrialScheduler.CONTINUE
         lost = f"{rival} promises more: an expected gain of {theirs} against this trial's {own}"
-        if own == theirs:  # apart only below the digits shown
+        if own == theirs == "about 0":
+            lost = f"{neither} (each is expected to gain about 0, {rival} a hair more)"
+        elif own == theirs:  # apart only below the digits shown
             lost = (
                 f"{rival} promises a little more: both are expected to gain about {own} over the best so far"
             )
