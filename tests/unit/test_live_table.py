@@ -334,3 +334,13 @@ def test_a_trial_that_failed_ranks_after_those_that_did_not_as_the_summary_ranks
     text = build_reporter("loss", "min", ["x"], max_epochs=2).text(trials, True)
     assert first_cells(text) == ["ok", "worse", "bad"]
     assert "Best so far: trial ok, loss 0.6" in text
+
+
+def test_a_trial_that_took_a_donors_checkpoint_under_pbt_is_ranked_by_the_donors_value_it_now_holds():
+    """PBT gives the trial the donor's checkpoint and last result: its last is never shown better than its best."""
+    cloned = trial("clone", {"x": 1}, 2.7, 2.6, 2.55, 2.509, status="RUNNING")
+    cloned.run_metadata.last_result = {**cloned.last_result, "loss": 0.4116}  # the donor's, as PBT copies it
+    other = trial("other", {"x": 2}, 0.9, 0.5, status="RUNNING")
+    text = build_reporter("loss", "min", ["x"], max_epochs=8).text([other, cloned])
+    assert first_cells(text) == ["clone", "other"]
+    assert re.search(r"\| clone +\| running +\| +1 \| +0\.4116 \| +0\.4116 \| +4 \|", text), text

@@ -411,3 +411,13 @@ def test_when_every_trial_breaks_a_constraint_export_says_so_and_the_front_has_n
         best_export(experiment)
     lines = front.format_front(front.write(experiment), str(experiment.path))
     assert not any(line.startswith("hypervolume") for line in lines), lines
+
+
+def test_the_trade_off_figures_note_names_the_failed_trials_marker_only_where_one_failed():
+    """The × of a trial that breaks a constraint was read as the 'cross' the note gave failed trials."""
+    from tuner.objectives import Objective
+    from tuner.review.report.front_panel import scatter_note
+
+    objectives = (Objective("loss", "min"), Objective("latency_ms", "min"))
+    assert scatter_note(objectives, failed=True).endswith("Faded: dominated. +: failed, so never on the front.")
+    assert "failed" not in scatter_note(objectives) and "cross" not in scatter_note(objectives, failed=True)

@@ -94,8 +94,8 @@ def sweep_options(func: CommandFunction) -> CommandFunction:
         click.option(
             "--reduction-factor",
             type=int,
-            help=f"ASHA, HyperBand and BOHB keep the best 1/N of the trials "
-            f"at each rung. [default: {d.reduction_factor}]",
+            help=f"ASHA keeps the best 1/N of the trials at each rung; HyperBand's and BOHB's brackets shrink "
+            f"by about N a round, as Ray sizes them (the plan lists each). [default: {d.reduction_factor}]",
         ),
         click.option(
             "--cpus-per-trial", type=float, help=f"CPUs reserved per trial. [default: {d.cpus_per_trial:g}]"

@@ -27,7 +27,9 @@ def rungs(max_epochs: int, grace: int = GRACE_PERIOD, eta: int = REDUCTION_FACTO
 
 class Asha(SchedulerEntry):
     name = "asha"
-    summary = "asynchronous successive halving: the worse half stopped at each rung"
+    summary = (
+        "asynchronous successive halving: all but the best 1/N stopped at each rung (N: --reduction-factor)"
+    )
     # several objectives: ranked by fronts at each rung (tuner/schedulers/comparing.py)
     multi_objective = True
     ranks_constraints = True

@@ -42,7 +42,9 @@ class _Brackets(SchedulerEntry):
 
 class HyperBand(_Brackets):
     name = "hyperband"
-    summary = "synchronous HyperBand brackets: trials wait for their bracket, the worse half stopped"
+    summary = (
+        "synchronous HyperBand brackets: trials wait for their bracket, whose worse trials each round stops"
+    )
     label = "HyperBand"
     multi_objective = True  # several objectives: each round keeps the best by fronts
     ranks_constraints = True

@@ -169,11 +169,13 @@ class LiveTable(Restored, ProgressReporter):
     # --- ranking ---------------------------------------------------------------------------------------------
 
     def best(self, trial: Trial) -> float | None:
-        """A trial's best finite value of the metric so far: from every result this run (``BestSeen``), and
-        Ray's own tracking for what came before a resume (Ray's is lost at a NaN: it keeps the NaN, then the
-        next value, whatever came before)."""
+        """A trial's best finite value of the metric so far: from every result this run (``BestSeen``), Ray's
+        own tracking for what came before a resume (Ray's is lost at a NaN: it keeps the NaN, then the next
+        value, whatever came before), and its last result, which PBT replaces with the donor's when the trial
+        takes the donor's checkpoint (so its last is never better than its best)."""
         ray = number((getattr(trial, "metric_analysis", None) or {}).get(self.metric, {}).get(self.mode))
-        seen = [v for v in (self._bests.get(trial.trial_id), ray) if v is not None]
+        last = number(result_of(trial).get(self.metric))
+        seen = [v for v in (self._bests.get(trial.trial_id), ray, last) if v is not None]
         return pick(self.mode)(seen) if seen else None
 
     def saw(self, trial_id: str, result: Result) -> None:

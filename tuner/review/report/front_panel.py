@@ -47,7 +47,8 @@ def section(experiment: ExperimentRecord) -> str:
     best = pareto_front.front(experiment)
     on_front = {p.trial.trial_id for p in best}
     if len(objectives) == 2:  # a plane shows the trade-off itself; more need an axis each
-        figure, note = scatter(objectives, found, best), scatter_note(objectives)
+        failed = any(not p.on_a_front for p in found)
+        figure, note = scatter(objectives, found, best), scatter_note(objectives, failed)
     else:
         figure, note = parallel(objectives, found, on_front), PARALLEL_NOTE
     note += " ×: breaks a constraint." if experiment.config.constraint_list else ""
@@ -96,7 +97,8 @@ def counts_line(experiment: ExperimentRecord, found: list[pareto_front.Point], o
     return line + "."
 
 
-def scatter_note(objectives: Objectives) -> str:
+def scatter_note(objectives: Objectives, failed: bool = False) -> str:
+    """What the trade-off figure draws; the failed trials' marker only where one failed."""
     corner = (
         f"{'left' if objectives[0].mode == 'min' else 'right'} and "
         f"{'bottom' if objectives[1].mode == 'min' else 'top'}"
@@ -105,7 +107,7 @@ def scatter_note(objectives: Objectives) -> str:
         f"Each trial at its last epoch, where both objectives were finite numbers. The better corner is {corner}; the "
         "staircase is the edge of what the front dominates: a front trial is at least as good on both "
         "as any trial beyond it. Hollow: stopped early (its values are from the epoch it stopped at). "
-        "Faded: dominated. A cross: failed, so never on the front."
+        "Faded: dominated." + (" +: failed, so never on the front." if failed else "")
     )
 
 
