@@ -306,6 +306,13 @@ def test_compare_puts_two_objective_sweeps_fronts_together_measured_up_to_one_re
     assert rows[0]["hypervolume"] == float(f"{front.hypervolume(one, ref=ref):.4g}")
     out = compare.plot([one, other], tmp_path / "c.png")
     assert out.stat().st_size > 10_000
+    from tuner.review.board.comparison import fronts_chart
+
+    fronts, volumes = (fronts_chart([one, other], ["one", "other"]).data[i::2] for i in (0, 1))  # the dashboard's
+    assert [t.name for t in fronts] == ["one (asha, optuna)", "other (asha, optuna)"]
+    assert sorted(fronts[0].text) == ["aaaa0001", "aaaa0002", "aaaa0005"]
+    assert list(fronts[1].y) == [2 * y for y in fronts[0].y]  # twice as slow
+    assert volumes[0].y[-1] == pytest.approx(front.hypervolume(one, ref=ref)) and volumes[1].y[-1] < volumes[0].y[-1]
     single = _experiment(tmp_path / "single", objectives=("loss:min",))
     with pytest.raises(UsageError, match="optimise different things .*compare sweeps of the same objectives"):
         compare.check_comparable([one, single])

@@ -73,6 +73,63 @@ def chart(records: list[ExperimentRecord], names: list[str]) -> go.Figure:
     return fig
 
 
+def fronts_chart(records: list[ExperimentRecord], names: list[str]) -> go.Figure:
+    """Sweeps of several objectives: each one's front on the first two objectives, and its hypervolume against
+    epochs trained, all up to one reference point (as ``tuner compare`` draws them)."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    from tuner.review.compare import shared_reference
+    from tuner.review.front import front, hypervolume_over_time
+    from tuner.review.report.front_panel import axis_title
+
+    first, second = records[0].config.objectives[:2]
+    ref = shared_reference(records)
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        subplot_titles=("each sweep's Pareto front", "hypervolume up to one reference for all"),
+    )
+    for index, (record, name) in enumerate(zip(records, names, strict=True)):
+        label = html.escape(f"{name} ({record.config.scheduler}, {record.config.searcher})")
+        colour = f"hsl({(index * 137) % 360}, 65%, 42%)"
+        found = front(record)
+        fig.add_trace(
+            go.Scatter(
+                x=[p.values[first.name] for p in found],
+                y=[p.values[second.name] for p in found],
+                mode="lines+markers",
+                line={"shape": "hv", "color": colour},
+                text=[p.trial.trial_id for p in found],
+                hovertemplate="trial %{text}: %{x:.4g}, %{y:.4g}<extra></extra>",
+                name=label,
+                legendgroup=label,
+            ),
+            row=1,
+            col=1,
+        )
+        steps = hypervolume_over_time(record, ref) if ref is not None else []
+        fig.add_trace(
+            go.Scatter(
+                x=list(range(1, len(steps) + 1)),
+                y=[volume for _, volume in steps],
+                mode="lines",
+                line={"shape": "hv", "color": colour},
+                name=label,
+                legendgroup=label,
+                showlegend=False,
+            ),
+            row=1,
+            col=2,
+        )
+    fig.update_xaxes(title_text=axis_title(first), row=1, col=1)
+    fig.update_yaxes(title_text=axis_title(second), row=1, col=1)
+    fig.update_xaxes(title_text="epochs trained, all trials together", row=1, col=2)
+    fig.update_yaxes(title_text="hypervolume (more is better)", row=1, col=2)
+    fig.update_layout(height=430, margin={"t": 40}, legend={"orientation": "h", "y": -0.25})
+    return fig
+
+
 def _table(head: list[str], rows: list[tuple[bool, list[str]]]) -> str:
     """A table of escaped text; a row whose flag is set is marked as differing."""
     top = "".join(f"<th>{html.escape(h)}</th>" for h in head)
@@ -117,11 +174,8 @@ def page(records: list[ExperimentRecord], names: list[str]) -> str:
     for column in settings:
         for key in _SAME_ANYWAY:
             column.pop(key, None)
-    figure = (
-        "<p class=note>Sweeps of several objectives are compared by their rows below and by "
-        "<code>tuner compare</code>'s fronts.</p>"
-        if records[0].config.several_objectives
-        else figure_html(chart(records, names))
+    figure = figure_html(
+        fronts_chart(records, names) if records[0].config.several_objectives else chart(records, names)
     )
     title = "Comparing " + ", ".join(names)
     return COMPARE.format(
