@@ -223,6 +223,11 @@ def test_epochs_run_again_from_an_earlier_checkpoint_are_counted_where_the_repor
         "No early stopping: FIFO runs every trial to its end (5 epochs in all; 7 trained, 2 of them run again from "
         "an earlier checkpoint)."
     )
+    saved = yaml.safe_load((tmp_path / "exp" / "tuner_config.yaml").read_text())
+    (tmp_path / "exp" / "tuner_config.yaml").write_text(yaml.safe_dump({**saved, "scheduler": "pbt"}))
+    assert savings_line(load(str(experiment.path), running=False)).startswith(  # PBT stops none either
+        "No early stopping: PBT runs every trial to its end, a worse one on from a better one's checkpoint"
+    )
 
 
 def test_a_trial_whose_progress_csv_is_gone_is_read_from_its_result_json(tmp_path):

@@ -38,9 +38,14 @@ def savings_line(experiment: ExperimentRecord) -> str:
     trained = (
         f"{ran + again} trained, {again} of them run again from an earlier checkpoint" if again > 0 else ""
     )
-    if experiment.config.scheduler == "fifo":
+    # the schedulers that stop no trial (their entries' ends_at_max_epochs; the review imports no Ray to ask)
+    never = {
+        "fifo": "FIFO runs every trial to its end",
+        "pbt": "PBT runs every trial to its end, a worse one on from a better one's checkpoint and perturbed config",
+    }
+    if experiment.config.scheduler in never:
         also = f"; {trained}" if trained else ""
-        return f"No early stopping: FIFO runs every trial to its end ({ran} epochs in all{also})."
+        return f"No early stopping: {never[experiment.config.scheduler]} ({ran} epochs in all{also})."
     horizon = experiment.horizon
     end = "max epochs" if horizon >= max_epochs else f"epoch {horizon}, where the trainable's own loop ends"
     # a loop whose length differs by config: a stopped trial's own loop may have ended it sooner than the horizon
