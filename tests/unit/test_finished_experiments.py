@@ -472,3 +472,18 @@ def test_plot_of_an_experiment_without_results_is_refused_in_one_line(tmp_path, 
         f"tuner: error: {experiment.path} has no results to plot: no trial reported a metric"
     )
     assert not (tmp_path / "exp" / "plots").exists()
+
+
+def test_hyperbands_rung_figure_draws_each_brackets_round_apart(tmp_path):
+    """Each bracket keeps its own best: pooled in one 'rung at epoch 4' panel, a 2.28 that went on stood beside a
+    stopped 0.55 of another bracket."""
+    from tuner.review.report.scheduler_panel import rung_figure
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3]), "b": ("TERMINATED", [2.3])})
+    events = [{"trial": "a", "rung": 4, "value": 0.55, "kept": False, "bracket": 2, "keep": 1, "of": 2},
+              {"trial": "b", "rung": 4, "value": 2.28, "kept": True, "bracket": 3, "keep": 1, "of": 2},
+              {"trial": "b", "rung": 1, "value": 2.9, "kept": True, "bracket": 3, "keep": 2, "of": 4}]  # fmt: skip
+    titles = [a.text for a in rung_figure(experiment, events).layout.annotations]
+    assert titles == ["bracket 2, epoch 4", "bracket 3, epoch 1", "bracket 3, epoch 4"]
+    asha = [{k: v for k, v in e.items() if k not in ("bracket", "keep", "of")} for e in events]
+    assert [a.text for a in rung_figure(experiment, asha).layout.annotations] == ["rung at epoch 1", "rung at epoch 4"]

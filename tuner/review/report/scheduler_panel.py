@@ -159,16 +159,19 @@ def _best_go_on(keep: int) -> str:
 
 
 def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Figure:
-    """One panel per rung: each value in the order it arrived there, kept or stopped, and the cutoff it met."""
+    """One panel per rung (per bracket and round under HyperBand and BOHB, whose brackets each keep their own
+    best): each value in the order it arrived there, kept or stopped, and the cutoff it met."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    rungs = sorted({e["rung"] for e in events})
-    fig = make_subplots(
-        rows=1, cols=len(rungs), subplot_titles=[f"rung at epoch {r}" for r in rungs], shared_yaxes=True
-    )
-    for col, rung in enumerate(rungs, 1):
-        at = sorted((e for e in events if e["rung"] == rung), key=lambda e: (e.get("arrived", 0), e["trial"]))
+    panels = sorted({(int(e.get("bracket") or 0), e["rung"]) for e in events})
+    titles = [f"bracket {b}, epoch {r}" if b else f"rung at epoch {r}" for b, r in panels]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=titles, shared_yaxes=True)
+    for col, panel in enumerate(panels, 1):
+        at = sorted(
+            (e for e in events if (int(e.get("bracket") or 0), e["rung"]) == panel),
+            key=lambda e: (e.get("arrived", 0), e["trial"]),
+        )
         xs = list(range(1, len(at) + 1))
         _add_verdicts(fig, experiment, at, [(x, e["value"]) for x, e in zip(xs, at, strict=True)], col)
         cut = [(x, e.get("cutoff")) for x, e in zip(xs, at, strict=True) if e.get("cutoff") is not None]
