@@ -428,3 +428,17 @@ def test_the_trade_off_figures_note_names_the_failed_trials_marker_only_where_on
     objectives = (Objective("loss", "min"), Objective("latency_ms", "min"))
     assert scatter_note(objectives, failed=True).endswith("Faded: dominated. +: failed, so never on the front.")
     assert "failed" not in scatter_note(objectives) and "cross" not in scatter_note(objectives, failed=True)
+
+
+def test_a_replay_of_several_objectives_says_which_of_the_front_it_would_have_stopped(tmp_path):
+    """The best trial by the first objective can survive while the front does not: the answer says both."""
+    from tuner.replay.whatif import replay_experiment
+    from tuner.review.replays import WhatIf, describe
+
+    whatif = replay_experiment(_experiment(tmp_path), "asha")
+    assert (whatif.front, whatif.front_lost) == (["aaaa0001", "aaaa0002", "aaaa0005"], ["aaaa0002"])
+    said = describe(whatif, "asha")
+    assert "  Pareto front: 2 of its 3 trial(s) kept; aaaa0002 would have stopped earlier (below)" in said
+    assert "  best trial: kept (aaaa0001, loss 0.5 at epoch 2)" in said
+    one = WhatIf(**{**whatif.__dict__, "front": [], "front_lost": []})  # one objective: no front to keep
+    assert not any(line.startswith("  Pareto front") for line in describe(one, "asha"))

@@ -57,6 +57,8 @@ class WhatIf:
     # the replayed scheduler's rungs or brackets, as a plan says them
     rungs: list[str] = field(default_factory=list)
     baseline_epochs: int | None = None  # the sweep's own scheduler replayed the same way (like for like)
+    front: list[str] = field(default_factory=list)  # several objectives: the sweep's front (empty with one)
+    front_lost: list[str] = field(default_factory=list)  # those of it the replay would have stopped earlier
 
     def __post_init__(self) -> None:
         """Read back from its JSON, the best trials are mappings again: records."""
@@ -166,6 +168,14 @@ def describe(whatif: WhatIf, sweep_scheduler: str) -> list[str]:
         f"{format_seconds(w.used_seconds)}{'' if w.cut_short else saving(w.seconds, w.used_seconds)}; both "
         f"simulated with {w.workers} at once from the recorded epoch times",
     ]
+    if w.front:
+        kept = len(w.front) - len(w.front_lost)
+        lines.append(
+            f"  Pareto front: all {len(w.front)} of its trial(s) kept"
+            if not w.front_lost
+            else f"  Pareto front: {kept} of its {len(w.front)} trial(s) kept; {', '.join(w.front_lost)} would "
+            "have stopped earlier (below)"
+        )
     if w.best_before is None or w.best_after is None:
         lines.append("  best trial: no trial reported a finite value")
     elif w.best_kept:
