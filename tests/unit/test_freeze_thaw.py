@@ -457,3 +457,18 @@ def test_gains_too_small_to_tell_apart_both_read_about_0_and_one_that_is_not_rea
     assert scheduler._gains_said(8.2e-14, 0.0) == ["about 0", "about 0"]
     small, none = scheduler._gains_said(0.25, 1e-9)
     assert none == "about 0" and small != "about 0"
+
+
+@pytest.mark.parametrize("max_t, first_hopeless", [(3, 2), (4, 3), (12, 4)])
+def test_a_hopeless_trial_is_stopped_from_its_fourth_epoch_or_the_one_before_a_shorter_sweeps_last(max_t, first_hopeless):
+    """In a 3-epoch sweep a trial never reached epoch 4: a flat curve with no chance was paused, continued and run
+    to its end while new trials could still come."""
+    from tuner.schedulers.curve_fitting import Prediction
+    from tuner.schedulers.curve_scheduler import FreezeThawScheduler
+
+    scheduler = FreezeThawScheduler(max_t, ConfigFeatures(SPACE, 0), metric="loss", mode="min")
+    none, some = Prediction(0.1, 0.01, 0.0, 1e-6), Prediction(0.1, 0.01, 0.0, 0.01)
+    assert [scheduler._hopeless(none, e) for e in range(1, max_t)] == [e >= first_hopeless for e in range(1, max_t)]
+    assert not scheduler._hopeless(some, max_t - 1)
+    scheduler.searching = False  # no new trial can come: from its first weighing
+    assert scheduler._hopeless(none, 1)

@@ -358,7 +358,9 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
     def _hopeless(self, mine: Prediction, epoch: int) -> bool:
         """Under a ``HOPELESS`` chance to beat the best: once it has run ``HOPELESS_AFTER`` epochs, or from its
         first weighing when no new trial can come (a waiting trial would only be continued to be stopped)."""
-        return mine.chance < HOPELESS and (epoch >= HOPELESS_AFTER or not self.searching)
+        # in a sweep of fewer epochs than that, from the epoch before its last
+        after = min(HOPELESS_AFTER, self.horizon - 1)
+        return mine.chance < HOPELESS and (epoch >= after or not self.searching)
 
     def _pause(
         self, trial_id: str, epoch: int, value: float | None, mine: Prediction | None, why: str
