@@ -78,7 +78,8 @@ def sweep_options(func: CommandFunction) -> CommandFunction:
             "--warm-start",
             multiple=True,
             metavar="EXP",
-            help="Seed the searcher with an earlier sweep's trials (repeatable; matching parameters).",
+            help="Seed the searcher with an earlier sweep's trials: its folder, URI or name under "
+            "--storage-path (repeatable; matching parameters).",
         ),
         click.option(
             "--max-epochs",
@@ -270,7 +271,10 @@ def print_outcome(summary: Summary) -> None:
     help="Print the resolved settings, plan and resources, then stop: nothing is written, no trial starts.",
 )
 def sweep(dry_run: bool, config_file: str | None, **flags: Flag) -> None:
-    """Run a sweep; print the best config and checkpoint."""
+    """Run a sweep; print the best config and checkpoint.
+
+    A flag's setting may also come from a TUNER_ variable (TUNER_STORAGE_PATH, TUNER_NUM_SAMPLES=20) or the
+    --config file; flags win over variables, variables over the file."""
     from tuner import storage_outage
     from tuner.launch.resolve import resolve
     from tuner.launch.runner import run_sweep
