@@ -198,7 +198,7 @@ def test_a_table_reads_the_trials_still_open_and_the_rows_it_shows_not_every_fin
     )  # as a table made afresh from the same trials says it (the clock aside)
     assert (
         first_cells(text)[0] == "r2"
-        and "Number of trials: 2003 (1 running, 1 pending, 2001 stopped early)" in text
+        and "Number of trials: 2003 (1 running, 1 to continue, 2001 stopped early)" in text  # p1 has a result
     )
     assert "ASHA: 2001 trial(s) stopped early so far" in text
 
@@ -344,3 +344,12 @@ def test_a_trial_that_took_a_donors_checkpoint_under_pbt_is_ranked_by_the_donors
     text = build_reporter("loss", "min", ["x"], max_epochs=8).text([other, cloned])
     assert first_cells(text) == ["clone", "other"]
     assert re.search(r"\| clone +\| running +\| +1 \| +0\.4116 \| +0\.4116 \| +4 \|", text), text
+
+
+def test_a_paused_trial_chosen_to_go_on_reads_to_continue_not_pending():
+    """Tune marks a paused trial it continues PENDING until its worker takes it: beside paused rows, 'pending'
+    with two epochs of results read as a trial not yet started."""
+    going_on = trial("back", {"x": 1}, 0.5, 0.4, status="PENDING")
+    text = build_reporter("loss", "min", ["x"], max_epochs=4).text([going_on, trial("new", {"x": 2}, status="PENDING")])
+    assert "Number of trials: 2 (1 to continue, 1 pending)" in text
+    assert re.search(r"\| back +\| to continue +\|", text), text

@@ -31,6 +31,7 @@ from tuner.launch.watching.table_cells import (
     FINISHED,
     NEVER_STARTED,
     STOPPED_EARLY,
+    TO_CONTINUE,
     breaks_constraints,
     cell,
     ended_by_the_sweep,
@@ -219,6 +220,8 @@ class LiveTable(Restored, ProgressReporter):
     def state(self, trial: Trial) -> str:
         """A trial's state in words: a TERMINATED trial is stopped early below ``max_epochs`` unless its own loop,
         the budget or a stall ended it, else finished; one without a result never started."""
+        if trial.status == "PENDING" and "training_iteration" in result_of(trial):  # a paused one, continued
+            return TO_CONTINUE
         if trial.status != "TERMINATED":
             return WORDS.get(trial.status, trial.status.lower())
         if trial.trial_id in self.loop_ended:
