@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -40,9 +41,11 @@ def test_results_table_lists_every_trial_best_first(run_cli, finished):
     result = run_cli("results", finished)
     assert result.code == 0, result.err
     lines = result.out.strip().splitlines()
-    assert lines[1].split()[:2] == ["trial_id", "status"] and "best_loss" in lines[1] and "epochs" in lines[1]
-    best = [float(line.split()[lines[1].split().index("best_loss")]) for line in lines[2:]]
-    assert len(best) == 4 and best == sorted(best)
+    assert lines[1].split()[:2] == ["trial_id", "state"] and "best_loss" in lines[1] and "epochs" in lines[1]
+    assert {line.split("  ")[1].strip() for line in lines[2:]} <= {"finished", "stopped early"}  # the table's words
+    rows = list(csv.DictReader(run_cli("results", finished, "--format", "csv").out.splitlines()))
+    best = [float(row["best_loss"]) for row in rows]
+    assert len(best) == 4 and best == sorted(best) and {row["status"] for row in rows} == {"TERMINATED"}  # Tune's
 
 
 def test_results_imports_neither_torch_nor_ray(finished):

@@ -487,3 +487,21 @@ def test_hyperbands_rung_figure_draws_each_brackets_round_apart(tmp_path):
     assert titles == ["bracket 2, epoch 4", "bracket 3, epoch 1", "bracket 3, epoch 4"]
     asha = [{k: v for k, v in e.items() if k not in ("bracket", "keep", "of")} for e in events]
     assert [a.text for a in rung_figure(experiment, asha).layout.annotations] == ["rung at epoch 1", "rung at epoch 4"]
+
+
+def test_the_results_table_says_each_trials_state_in_the_live_tables_words_and_csv_keeps_tunes(tmp_path, run_cli):
+    import re
+
+    from tuner.folder.fates import BUDGET, STOPPED, FateLog, persist
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3, 0.2, 0.1]), "b": ("TERMINATED", [0.9]),
+                                        "c": ("TERMINATED", [0.95]), "d": ("ERROR", [0.7])})  # fmt: skip
+    FateLog(str(experiment.path)).record("b", STOPPED, "stopped early by ASHA at epoch 1: loss 0.9 > rung cutoff 0.5")
+    FateLog(str(experiment.path)).record("c", BUDGET, "ended by the budget")
+    persist(str(experiment.path))
+    table = run_cli("results", experiment.path).out.splitlines()
+    assert table[1].split()[:2] == ["trial_id", "state"]
+    states = [re.split(r" {2,}", line)[1] for line in table[2:]]
+    assert states == ["finished", "stopped early", "ended by the budget", "errored"]
+    rows = run_cli("results", experiment.path, "--format", "csv").out.splitlines()
+    assert rows[0].startswith("trial_id,status,") and rows[1].startswith("a,TERMINATED,")

@@ -37,7 +37,9 @@ def results(experiment: str, top: int | None, fmt: str, storage_path: str | None
             f"{record.path}  ({len(record.trials)} trials, ranked by each trial's best {record.metric}, {order} "
             f"first{failed}{fates})"
         )
-    click.echo(render(trial_rows(record, top), fmt))
+    click.echo(
+        render(trial_rows(record, top, words=fmt == "table"), fmt)
+    )  # a script's CSV keeps Tune's status
 
 
 @click.command()

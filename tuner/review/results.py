@@ -233,13 +233,29 @@ def param_columns(experiment: ExperimentRecord, own: Iterable[str]) -> dict[str,
     return {p: f"config/{p}" if p in taken else p for p in params}
 
 
-def trial_rows(experiment: ExperimentRecord, top: int | None = None) -> list[dict[str, Value]]:
-    """One row per trial, best first: id, status, parameters, best and last metric, epochs run."""
+ENDED_EARLY = ("stopped early", "ended by the budget", "ended by the stall", "never started")
+OPEN_WORDS = {"RUNNING": "running", "PAUSED": "paused", "PENDING": "pending", "ERROR": "errored"}
+
+
+def state_word(trial: TrialRecord) -> str:
+    """A trial's state in the live table's words: an ended trial stopped early (or cut short by the budget or a
+    stall, or never started) as its fate says, else finished; Tune's status for the others."""
+    if trial.status != "TERMINATED":
+        return OPEN_WORDS.get(trial.status, trial.status.lower())
+    return next((word for word in ENDED_EARLY if trial.fate.startswith(word)), "finished")
+
+
+def trial_rows(
+    experiment: ExperimentRecord, top: int | None = None, words: bool = False
+) -> list[dict[str, Value]]:
+    """One row per trial, best first: id, status, parameters, best and last metric, epochs run; ``words``: the
+    state in the live table's words ("state": finished, stopped early...) instead of Tune's status."""
     metric, mode = experiment.metric, experiment.mode
     others = [f"last_{o.name}" for o in experiment.config.objectives[1:]]
+    status = "state" if words else "status"
     own = (
         "trial_id",
-        "status",
+        status,
         f"best_{metric}",
         f"last_{metric}",
         *others,
@@ -254,7 +270,10 @@ def trial_rows(experiment: ExperimentRecord, top: int | None = None) -> list[dic
     on_front = front_ids(experiment)
     rows = []
     for trial in experiment.ranked()[:top]:
-        row: dict[str, Value] = {"trial_id": trial.trial_id, "status": trial.status}
+        row: dict[str, Value] = {
+            "trial_id": trial.trial_id,
+            status: state_word(trial) if words else trial.status,
+        }
         row.update({column: trial.config.get(p) for p, column in params.items()})
         row[f"best_{metric}"] = trial.best(metric, mode)
         row[f"last_{metric}"] = trial.last_reported(metric)
