@@ -19,7 +19,7 @@ def default_storage() -> str:
 def locate(ref: str, storage_path: str | None = None) -> str:
     """An experiment by path or storage URI, or by name under ``storage_path`` (a folder or a URI; by default
     ``TUNER_STORAGE_PATH``, else ~/tuner_results): a plain folder of that name here does not hide an experiment
-    there."""
+    there, and an experiment here beside one there is refused as ambiguous."""
     if not isinstance(ref, (str, os.PathLike)):
         raise UsageError(f"an experiment is a folder path, a storage URI or a name, not {ref!r}")
     ref = os.fspath(ref)
@@ -29,8 +29,7 @@ def locate(ref: str, storage_path: str | None = None) -> str:
             raise UsageError(f"{folder} is not a tuner experiment (no {CONFIG_FILE})")
         return folder
     here = Path(ref).expanduser()
-    if (here / CONFIG_FILE).is_file():
-        return str(here.resolve())
+    local = str(here.resolve()) if (here / CONFIG_FILE).is_file() else None
     under = storage_path or default_storage()
     named = None
     if "/" not in ref:
@@ -38,7 +37,15 @@ def locate(ref: str, storage_path: str | None = None) -> str:
             under.rstrip("/") + "/" + ref if storage.is_uri(under) else str(Path(under).expanduser() / ref)
         )
         if storage.exists(named, CONFIG_FILE):
-            return named if storage.is_uri(named) else str(Path(named).resolve())
+            stored = named if storage.is_uri(named) else str(Path(named).resolve())
+            if local is not None and local != stored:  # a copy here beside the one stored: which is meant?
+                raise UsageError(
+                    f"{ref!r} names two experiments, {local} here and {stored} in the storage path; give the "
+                    f"one meant by its path (./{ref}, or {stored})"
+                )
+            return stored
+    if local is not None:
+        return local
     for path in [here, *([Path(named)] if named and not storage.is_uri(named) else [])]:
         if path.is_dir():
             raise UsageError(f"{path} is not a tuner experiment (no {CONFIG_FILE})")
@@ -46,8 +53,8 @@ def locate(ref: str, storage_path: str | None = None) -> str:
             raise UsageError(f"{path} is a file, not an experiment's folder")
     where = " or ".join(str(c) for c in [here, *([named] if named else [])])
     elsewhere = (
-        f"; a name is looked for under --storage-path (else TUNER_STORAGE_PATH, else {DEFAULT_STORAGE}): "
-        "pass the storage path, or the experiment's path"
+        f"; a name is looked for under --storage-path (storage_path= from Python; else TUNER_STORAGE_PATH, else "
+        f"{DEFAULT_STORAGE}): pass the storage path, or the experiment's path"
         if "/" not in ref
         else ""
     )

@@ -224,7 +224,9 @@ def test_unknown_or_foreign_experiments_are_one_line_errors(run_cli, tmp_path, c
     missing = run_cli(command, tmp_path / "nope")
     assert missing.code == 2 and missing.err.startswith("tuner: error: unknown experiment")
     by_name = run_cli(command, "no-such-sweep")  # a name is looked for under the storage path: it says which
-    assert by_name.code == 2 and "a name is looked for under --storage-path (else TUNER_STORAGE_PATH" in by_name.err
+    assert by_name.code == 2 and "a name is looked for under --storage-path (storage_path= from Python; else TUNER_STORAGE_PATH" in (
+        by_name.err
+    )
     foreign = tmp_path / "foreign"
     foreign.mkdir()
     (foreign / "notes.txt").write_text("mine")

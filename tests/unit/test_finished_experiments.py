@@ -156,6 +156,14 @@ def test_a_name_is_found_under_the_storage_path_a_review_resume_load_or_warm_sta
         resume_sweep("exp", budget="+5ep", storage_path=str(tmp_path))  # no budget ended a trial of it
     warm = gather(["exp"], {"width": tune.choice([32, 128])}, Objective("loss", "min"), str(tmp_path))
     assert sorted(o.value for o in warm.observations) == [0.3, 0.35]
+    # a copy of it here (as `aws s3 sync` leaves one) beside the one stored: which one is meant is asked
+    import shutil
+
+    shutil.copytree(tmp_path / "exp", tmp_path / "elsewhere" / "exp")
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    both = run_cli("results", "exp", "--storage-path", tmp_path)
+    assert both.code == 2 and "'exp' names two experiments" in both.err and "give the one meant by its path" in both.err
+    assert run_cli("results", "./exp", "--storage-path", tmp_path).code == 0
 
 
 def test_a_pbt_sweep_is_not_replayed_under_another_scheduler(tmp_path):
@@ -492,16 +500,19 @@ def test_hyperbands_rung_figure_draws_each_brackets_round_apart(tmp_path):
 def test_the_results_table_says_each_trials_state_in_the_live_tables_words_and_csv_keeps_tunes(tmp_path, run_cli):
     import re
 
-    from tuner.folder.fates import BUDGET, STOPPED, FateLog, persist
+    from tuner.folder.fates import BUDGET, PAUSED, STOPPED, FateLog, persist
 
     experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.3, 0.2, 0.1]), "b": ("TERMINATED", [0.9]),
-                                        "c": ("TERMINATED", [0.95]), "d": ("ERROR", [0.7])})  # fmt: skip
+                                        "c": ("TERMINATED", [0.95]), "w": ("TERMINATED", [0.96, 0.97]),
+                                        "r": ("RUNNING", [0.98]), "d": ("ERROR", [0.7])})  # fmt: skip
     FateLog(str(experiment.path)).record("b", STOPPED, "stopped early by ASHA at epoch 1: loss 0.9 > rung cutoff 0.5")
     FateLog(str(experiment.path)).record("c", BUDGET, "ended by the budget")
+    FateLog(str(experiment.path)).record("w", PAUSED, "paused at epoch 2: waits for the first model")  # never continued
     persist(str(experiment.path))
     table = run_cli("results", experiment.path).out.splitlines()
     assert table[1].split()[:2] == ["trial_id", "state"]
-    states = [re.split(r" {2,}", line)[1] for line in table[2:]]
-    assert states == ["finished", "stopped early", "ended by the budget", "errored"]
+    states = {line.split()[0]: re.split(r" {2,}", line)[1] for line in table[2:]}
+    assert states == {"a": "finished", "b": "stopped early", "c": "ended by the budget", "w": "paused",
+                      "r": "unfinished", "d": "errored"}  # fmt: skip
     rows = run_cli("results", experiment.path, "--format", "csv").out.splitlines()
     assert rows[0].startswith("trial_id,status,") and rows[1].startswith("a,TERMINATED,")

@@ -137,6 +137,7 @@ def test_constraints_keep_a_trial_off_the_front_and_say_so(tmp_path):
     assert "aaaa0001" in table and "aaaa0002" in table and "aaaa0005" not in table
     assert "breaks a constraint (never on the front)" in html and "1 broke a constraint" in html
     assert "latency_ms 5 breaks latency_ms&gt;=8" in html  # its hover says which, and by how much
+    assert "+: failed" not in html and "×: breaks a constraint." in html  # no trial failed: no + to name
 
 
 def test_a_failed_trial_is_never_on_the_front_as_it_is_never_the_best(tmp_path):
@@ -152,6 +153,7 @@ def test_a_failed_trial_is_never_on_the_front_as_it_is_never_the_best(tmp_path):
     experiment = load(str(experiment.path), running=False)
     assert {p.trial.trial_id for p in front.front(experiment)} == {"aaaa0001", "aaaa0002"}
     assert "1 failed, and a config that crashed is never on it" in front_panel.section(experiment)
+    assert "+: failed, so never on the front." in front_panel.section(experiment)  # drawn +, and said so
     failed = [p for p in front.points(experiment) if p.trial.trial_id == "aaaa0005"]
     assert [front_panel.group(p, set()) for p in failed] == [front_panel.FAILED]  # not "dominated": it is not
 

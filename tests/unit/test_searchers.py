@@ -309,6 +309,21 @@ def test_auto_picks_by_space_budget_and_scheduler_and_says_why(params, scheduler
     assert name == expected and why in reason, (name, reason)
 
 
+def test_a_warm_start_under_freeze_thaw_gets_a_searcher_for_trials_stopped_early():
+    """Its curves' model takes no earlier trials; freeze-thaw still pauses and stops trials, so not the GP that
+    leaves stopped trials out."""
+    from ray import tune
+
+    from tuner.searchers.auto import choose
+
+    name, reason = choose({"lr": tune.loguniform(1e-4, 1e-1), "wd": tune.uniform(0, 1)}, "freeze-thaw", 30,
+                          warm_start=True)  # fmt: skip
+    assert name == "optuna" and reason == (
+        "--warm-start, which freeze-thaw's model of the learning curves does not take; freeze-thaw stops trials "
+        "early and TPE ranks them where they stopped"
+    )
+
+
 def _conditional_space():
     from ray import tune
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NotRequired, TypedDict
 
-from tuner.folder.fates import explained
+from tuner.folder.fates import ENDED_PAUSED, explained
 from tuner.folder.names import BEST_FILE
 from tuner.folder.summary import BestTrial, Failure, Summary
 from tuner.nesting import unflatten
@@ -233,16 +233,21 @@ def param_columns(experiment: ExperimentRecord, own: Iterable[str]) -> dict[str,
     return {p: f"config/{p}" if p in taken else p for p in params}
 
 
-ENDED_EARLY = ("stopped early", "ended by the budget", "ended by the stall", "never started")
+# a fate's first words that are its state (a sweep stopped with trials open: unfinished, not started yet)
+FATE_STATES = ("stopped early", "ended by the budget", "ended by the stall", "never started", "unfinished",
+               "not started yet")  # fmt: skip
 OPEN_WORDS = {"RUNNING": "running", "PAUSED": "paused", "PENDING": "pending", "ERROR": "errored"}
 
 
 def state_word(trial: TrialRecord) -> str:
-    """A trial's state in the live table's words: an ended trial stopped early (or cut short by the budget or a
-    stall, or never started) as its fate says, else finished; Tune's status for the others."""
-    if trial.status != "TERMINATED":
-        return OPEN_WORDS.get(trial.status, trial.status.lower())
-    return next((word for word in ENDED_EARLY if trial.fate.startswith(word)), "finished")
+    """A trial's state in the live table's words: as its fate says when that names one (stopped early, cut short by
+    the budget or a stall, paused when the sweep ended, unfinished...); else Tune's status, an ended one finished."""
+    if ENDED_PAUSED in trial.fate:
+        return "paused"
+    said = next((word for word in FATE_STATES if trial.fate.startswith(word)), None)
+    if said is not None:
+        return said
+    return OPEN_WORDS.get(trial.status, trial.status.lower()) if trial.status != "TERMINATED" else "finished"
 
 
 def trial_rows(

@@ -26,7 +26,7 @@ GP_MAX_PARAMS = 10  # measured up to HPOLib's 9
 # fewer, and the GP has too few results past its random start to beat TPE (Hartmann, 16 trials)
 GP_MIN_TRIALS = 20
 GP_MAX_TRIALS = 100
-STOPS_EARLY = ("asha", "hyperband", "median")
+STOPS_EARLY = ("asha", "hyperband", "median", "freeze-thaw")  # freeze-thaw's own model aside (--warm-start)
 QUANTILES_UNDER = ("asha", "median")  # where cqr was measured ahead of TPE on continuous spaces
 
 

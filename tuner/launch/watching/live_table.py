@@ -231,7 +231,7 @@ class LiveTable(Restored, ProgressReporter):
         epoch = number(result_of(trial).get("training_iteration"))
         if epoch is None or epoch >= self.max_epochs:
             return FINISHED
-        return ended_by_the_sweep(self.fates, trial.trial_id) or STOPPED_EARLY
+        return ended_by_the_sweep(self.fates, trial.trial_id, int(epoch)) or STOPPED_EARLY
 
     def _best_line(self, first: Ranked | None, front: list[Trial]) -> list[str]:
         """``first``: the first trial in rank order (one with a value that meets the constraints, if any has)."""

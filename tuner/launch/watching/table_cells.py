@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from tuner.folder.fates import still_paused
 from tuner.objectives import Constraint, violations
 
 if TYPE_CHECKING:
@@ -104,10 +105,11 @@ def says_nothing(name: str, shown: list[Trial], values: list[Value]) -> bool:
     return all(v is None or v == 0 for v in values)
 
 
-def ended_by_the_sweep(fates: FateFollower | None, trial_id: str) -> str | None:
+def ended_by_the_sweep(fates: FateFollower | None, trial_id: str, epochs: int) -> str | None:
     """``ENDED_BY_BUDGET`` or ``ENDED_BY_STALL`` for a trial the sweep's end cut short (paused ones too), as
     its fate says; "paused" for one whose pause still stands (a sweep stopped at once marks it ended, its saved
-    state keeps it paused for ``tuner resume``); None when a scheduler stopped it or nothing is known."""
+    state keeps it paused for ``tuner resume``; ``epochs``: those it ran); None when a scheduler stopped it or
+    nothing is known."""
     try:
         decision = fates.decisions().get(trial_id) if fates is not None else None
     except OSError:  # the storage holding the fates is away: the table goes on, as a stop
@@ -118,7 +120,7 @@ def ended_by_the_sweep(fates: FateFollower | None, trial_id: str) -> str | None:
         return ENDED_BY_BUDGET
     if decision.get("stall"):
         return ENDED_BY_STALL
-    return "paused" if decision.get("paused") else None
+    return "paused" if still_paused(decision, epochs) else None
 
 
 def breaks_constraints(constraints: Sequence[Constraint], trial: Trial) -> bool:

@@ -47,7 +47,7 @@ def section(experiment: ExperimentRecord) -> str:
     best = pareto_front.front(experiment)
     on_front = {p.trial.trial_id for p in best}
     if len(objectives) == 2:  # a plane shows the trade-off itself; more need an axis each
-        failed = any(not p.on_a_front for p in found)
+        failed = any(p.feasible and not p.on_a_front for p in found)  # one that breaks a bound is drawn ×
         figure, note = scatter(objectives, found, best), scatter_note(objectives, failed)
     else:
         figure, note = parallel(objectives, found, on_front), PARALLEL_NOTE
