@@ -53,6 +53,7 @@ class TrialRecord:
     fate: str = ""  # why it ended where it did (tuner/folder/fates.py)
     loop_end: int | None = None  # the epoch its own loop ended it, below --max-epochs (fates.loop_end)
     rungs: list[RungRecord] = field(default_factory=list)  # each comparison at a rung, as decided
+    perturbed: list[str] = field(default_factory=list)  # PBT: each time it took a better trial's checkpoint
     # each metric's finite values, read once: a large sweep's views rank thousands of trials several times
     _values: dict[str, list[float]] = field(default_factory=dict, repr=False, compare=False)
     _best: dict[tuple[str, str], float | None] = field(default_factory=dict, repr=False, compare=False)
@@ -366,6 +367,7 @@ def load(ref: str, running: bool | None = None, storage_path: str | None = None)
             error_file = storage.join(trial_path, name) if storage.exists(trial_path, name) else None
         record = TrialRecord(trial_id, trial_path, status, trial_config, rows, error, error_file)
         record.rungs = [r for r in (decision or {}).get("rungs", []) if isinstance(r, dict)]
+        record.perturbed = list((decision or {}).get("perturbed", []))
         record.fate = fates.fate(
             status,
             record.epochs,

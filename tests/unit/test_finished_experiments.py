@@ -516,3 +516,20 @@ def test_the_results_table_says_each_trials_state_in_the_live_tables_words_and_c
                       "r": "unfinished", "d": "errored"}  # fmt: skip
     rows = run_cli("results", experiment.path, "--format", "csv").out.splitlines()
     assert rows[0].startswith("trial_id,status,") and rows[1].startswith("a,TERMINATED,")
+
+
+def test_a_pbt_trials_curve_is_marked_where_it_goes_on_from_a_better_trials_checkpoint(tmp_path):
+    """The drop there is the other trial's training: unmarked, it read as this trial's."""
+    from tuner.folder.fates import PERTURBED, FateLog, persist
+    from tuner.review.report.curves import curves
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [2.6, 2.5, 0.9, 0.8]), "b": ("TERMINATED", [1.0, 0.95])})
+    FateLog(str(experiment.path)).record(
+        "a", PERTURBED, "perturbed by PBT at epoch 4: continued from trial b's epoch-2 checkpoint with lr 0.1 -> 0.08"
+    )
+    persist(str(experiment.path))
+    record = load(str(experiment.path), running=False)
+    assert record.trial("a").perturbed and not record.trial("b").perturbed
+    (marks,) = [t for t in curves(record).data if t.name == "took a better trial's checkpoint (PBT)"]
+    assert list(marks.x) == [3.0] and list(marks.y) == [0.9]
+    assert marks.hovertext == ("a from here: trial b's epoch-2 checkpoint",)

@@ -8,6 +8,7 @@ another (``labelled``); the hover names every one.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from tuner.experiment import ExperimentRecord, TrialRecord
@@ -194,6 +195,7 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
     if not fig.data:
         return None
     _mark_cutoffs(fig, detailed)
+    _mark_takeovers(fig, detailed, metric)
     max_epoch = max(t.epochs for t in experiment.trials)
     fig.update_layout(height=420, xaxis_title="epoch", yaxis_title=metric, margin={"t": 20})
     if max_epoch <= 12:  # a tick each epoch while they fit a phone's width
@@ -201,6 +203,39 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
     else:
         fig.update_xaxes(tickformat="d")
     return fig
+
+
+_TAKEN = re.compile(r"continued from trial (\S+)'s epoch-(\d+) checkpoint")
+
+
+def _mark_takeovers(fig: go.Figure, trials: list[TrialRecord], metric: str) -> None:
+    """PBT: where a trial's curve goes on from a better trial's checkpoint (the epoch after the one it took), a
+    mark, so that the jump there reads as the other trial's training, not this one's."""
+    import plotly.graph_objects as go
+
+    xs, ys, said = [], [], []
+    for trial in trials:
+        values = dict(trial.curve(metric))
+        for text in trial.perturbed:
+            found = _TAKEN.search(text)
+            if found and (epoch := int(found.group(2)) + 1) in values:
+                xs.append(float(epoch))
+                ys.append(values[epoch])
+                said.append(
+                    f"{trial.trial_id} from here: trial {found.group(1)}'s epoch-{found.group(2)} checkpoint"
+                )
+    if xs:
+        fig.add_trace(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="markers",
+                name="took a better trial's checkpoint (PBT)",
+                marker={"symbol": "diamond-open", "size": 12, "color": "#444"},
+                hovertext=said,
+                hoverinfo="text",
+            )
+        )
 
 
 def labelled(trials: list[TrialRecord], metric: str, mode: str) -> set[str]:
