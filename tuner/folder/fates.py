@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal, NotRequired, Protocol, TypedDict, cast
+from typing import Literal, NotRequired, Protocol, TypedDict
 
 from tuner import storage
 from tuner.folder.names import FATES_FILE
@@ -25,7 +25,6 @@ from tuner.folder.names import FATES_SIDECAR as LOG_NAME
 from tuner.ray_compat.messages import through_storage_layer
 from tuner.ray_compat.state_file import OPEN_STATUSES
 from tuner.storage_outage import gave_up_in
-from tuner.value_types import Value
 
 STOPPED, PERTURBED = "stopped", "perturbed"
 RUNG = "rung"  # one comparison at a rung or a bracket's round: the value, the cutoff, what was decided
@@ -73,27 +72,33 @@ ENDED_PAUSED = "; the sweep ended before it was continued"
 FAILURES = (HUNG, DIED)  # failures the sweep explains better than Ray's error does
 
 
-class RungRecord(TypedDict, total=False):
-    """One comparison at a rung or in a bracket's round, as the scheduler that made it wrote it (a RUNG entry's
-    ``data``); each scheduler writes the keys it has."""
+class RungStanding(TypedDict, total=False):
+    """Where a trial stood at a comparison, as its ``Comparison`` (tuner/schedulers/comparing.py) says it: by one
+    value against a cutoff, or by fronts, a place among the arrivals."""
 
-    rung: int  # the rung's epoch
-    epoch: int
     value: float | None  # the first objective's value there
-    cutoff: float | None  # ASHA: the value to beat (None while the rung had none)
-    kept: bool
-    arrived: int  # ASHA: how many had arrived before it; freeze-thaw: results seen
+    cutoff: float | None  # by one value: the value to beat (None while the rung had none)
     values: dict[str, float]  # several objectives: each one's value
     violation: float | None  # how far it broke the constraints
-    place: int  # several objectives: its place among the arrivals, ``of`` them
+    place: int  # by fronts: its place among the arrivals, ``of`` them (HyperBand: how many its round had)
     of: int
-    bracket: int  # HyperBand, BOHB: the bracket, and how many of its round were kept
-    keep: int
-    verdict: str  # freeze-thaw: "goes on", "paused" or "stopped", and why
-    reason: str
-    predicted: float | None
-    spread: float | None
-    best: float | None
+
+
+class RungRecord(RungStanding):
+    """One comparison at a rung, a bracket's round or a freeze-thaw check, as the rule that made it wrote it (a
+    RUNG entry's ``data``): the keys every rule writes, then its standing, then each rule's own."""
+
+    rung: int  # the rung's epoch (a round's budget; a check's epoch)
+    epoch: int | None  # the epoch of the result compared
+    kept: bool  # whether it went on
+    arrived: NotRequired[int]  # ASHA: how many had arrived before it; freeze-thaw: results seen
+    bracket: NotRequired[int]  # HyperBand, BOHB: the bracket, and how many of its round were kept
+    keep: NotRequired[int]
+    verdict: NotRequired[str]  # freeze-thaw: "goes on", "paused" or "stopped", and why
+    reason: NotRequired[str]
+    predicted: NotRequired[float | None]
+    spread: NotRequired[float | None]
+    best: NotRequired[float | None]
 
 
 class Decision(TypedDict, total=False):
@@ -116,14 +121,14 @@ class LogEntry(TypedDict):
     trial_id: str
     kind: str
     text: str
-    data: NotRequired[dict[str, Value]]  # a RUNG entry's RungRecord
+    data: NotRequired[RungRecord]  # a RUNG entry's
 
 
 class DecisionLog(Protocol):
     """Where schedulers and guards write why they stop, compare or perturb a trial: a sweep's ``FateLog``, or a
     replay's log in memory (tuner/replay/engine.py)."""
 
-    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Value] | None = None) -> None: ...
+    def record(self, trial_id: str, kind: str, text: str, data: RungRecord | None = None) -> None: ...
 
 
 class FateLog:
@@ -137,7 +142,7 @@ class FateLog:
         """The log beside the experiment where it lies now (a moved one's log follows it, storage.here)."""
         return storage.sidecar_of(self.__dict__, LOG_NAME) or ""
 
-    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Value] | None = None) -> None:
+    def record(self, trial_id: str, kind: str, text: str, data: RungRecord | None = None) -> None:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         entry: LogEntry = {"trial_id": trial_id, "kind": kind, "text": text}
         if data is not None:
@@ -205,8 +210,9 @@ def _saved_decisions(folder: str) -> dict[str, Decision]:
 def _merge(decision: Decision, entry: LogEntry) -> None:
     if entry["kind"] == RUNG:
         rungs = decision.setdefault("rungs", [])
-        if entry.get("data") not in rungs:
-            rungs.append(cast(RungRecord, entry.get("data")))  # a RUNG entry's data: a scheduler's RungRecord
+        data = entry.get("data")
+        if data is not None and data not in rungs:
+            rungs.append(data)
         return
     if entry["kind"] in (PERTURBED, RETRIED, *FAILURES):
         key: Literal["perturbed", "retried", "failures"] = (

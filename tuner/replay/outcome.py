@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Protocol
 from tuner.objectives import Constraint, Mode, Objective, better, pick, sign
 
 if TYPE_CHECKING:
-    from tuner.value_types import Config, ConfigDraft, Result, Value
+    from tuner.folder.fates import RungRecord
+    from tuner.value_types import Config, ConfigDraft, Result
 
 
 @dataclass
@@ -135,11 +136,11 @@ class FateMemory:
     def __init__(self) -> None:
         self.texts: dict[str, str] = {}
         # each comparison at a rung, as the scheduler made it
-        self.rungs: dict[str, list[dict[str, Value]]] = {}
+        self.rungs: dict[str, list[RungRecord]] = {}
 
-    def record(self, trial_id: str, kind: str, text: str, data: dict[str, Value] | None = None) -> None:
-        if kind == "rung":
-            self.rungs.setdefault(trial_id, []).append(dict(data or {}))
+    def record(self, trial_id: str, kind: str, text: str, data: RungRecord | None = None) -> None:
+        if kind == "rung" and data is not None:
+            self.rungs.setdefault(trial_id, []).append(data)
         else:
             self.texts[trial_id] = text
 

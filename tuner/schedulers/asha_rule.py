@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
-from tuner.folder.fates import DecisionLog
+from tuner.folder.fates import DecisionLog, RungRecord
 from tuner.folder.horizon import LoopEnds
 from tuner.folder.pickled import fresh, loop_ends
 from tuner.schedulers.comparing import Comparison, SignedValues, Standing, epoch_of
@@ -25,7 +25,7 @@ from tuner.schedulers.stopping import compared, stopped
 if TYPE_CHECKING:
     from ray.tune.execution.tune_controller import TuneController
 
-    from tuner.value_types import Result, Value
+    from tuner.value_types import Result
 
 
 class AshaRule(Rule):
@@ -82,10 +82,10 @@ class AshaRule(Rule):
         standing = at[trial.trial_id] = self.comparison.standing(result)
         verdict = self.comparison.at_rung(trial.trial_id, at, self.eta, milestone, before)
         before.add(self.comparison.signed(standing))
-        data: dict[str, Value] = {
+        data: RungRecord = {
+            **verdict.record,
             "rung": milestone,
             "epoch": epoch,
-            **verdict.record,
             "arrived": len(at) - 1,
             "kept": verdict.kept,
         }

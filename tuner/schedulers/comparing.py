@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from tuner import pareto
+from tuner.folder.fates import RungStanding
 from tuner.objectives import Constraint, Objective, broken, violations
 from tuner.value_types import Result, Value
 from tuner.values import as_float, number
@@ -43,7 +44,7 @@ class RungVerdict:
     """Whether a trial goes on past a rung, and what decided it, as the fate log keeps it."""
 
     kept: bool
-    record: dict[str, Value]  # the rung entry's data beyond rung, epoch and arrived
+    record: RungStanding  # where it stood: the rung entry's data beyond rung, epoch, arrived and kept
     why: str  # the reason after "stopped early by ... at epoch N: "; empty when kept
 
 
@@ -152,7 +153,7 @@ class Comparison:
         """Why a trial was not among a round's best, before "not among the best K of N in its bracket"."""
         raise NotImplementedError
 
-    def round_values(self, result: Result) -> dict[str, Value]:
+    def round_values(self, result: Result) -> RungStanding:
         """What a HyperBand round's record keeps beyond the first objective's value (each objective's, by fronts)."""
         return {}
 
@@ -237,8 +238,12 @@ class ByFronts(Comparison):
         objectives = ", ".join(map(str, self.objectives))
         return f"fronts of {objectives} (non-dominated sorting, crowding distance breaking ties)"
 
-    def round_values(self, result: Result) -> dict[str, Value]:
-        return {"values": {o.name: result.get(o.name) for o in self.objectives}}
+    def round_values(self, result: Result) -> RungStanding:
+        return {
+            "values": {
+                o.name: v for o in self.objectives if isinstance(v := result.get(o.name), (int, float))
+            }
+        }
 
     def asha_status(self, rungs: Mapping[int, Mapping[str, Standing]], eta: float, stopped: int) -> str:
         shown = ", ".join(f"epoch {m}: {len(at)}" for m, at in sorted(rungs.items()))
@@ -257,7 +262,7 @@ class ByFronts(Comparison):
         place = self._order(ids, at).index(ids.index(trial_id))
         keep = max(1, math.ceil(len(ids) / eta))
         kept = place < keep
-        record: dict[str, Value] = {
+        record: RungStanding = {
             "value": mine.values.get(self.first.name),
             "values": mine.values,
             "violation": mine.violation if math.isfinite(mine.violation) else None,
@@ -347,7 +352,7 @@ class Constrained(ByFronts):
     def _by_what(self) -> str:
         return str(self.first)
 
-    def round_values(self, result: Result) -> dict[str, Value]:
+    def round_values(self, result: Result) -> RungStanding:
         return {}
 
     def _behind(

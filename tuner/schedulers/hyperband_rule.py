@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, cast
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import TrialScheduler
 
-from tuner.folder.fates import DecisionLog
+from tuner.folder.fates import DecisionLog, RungRecord
 from tuner.schedulers.brackets import bracket_epochs, brackets
 from tuner.schedulers.comparing import EPOCH, Comparison, Standing, epoch_of
 from tuner.schedulers.pausing import warn_once_if_lost
@@ -252,16 +252,17 @@ class HyperBandRule(Rule):
         for trial in [*good, *bad]:
             result = bracket.live.get(trial) or {}
             value = result.get(first)
-            data: dict[str, Value] = {
+            epoch = result.get(EPOCH)
+            data: RungRecord = {
+                **self.comparison.round_values(result),
                 "rung": compared_at,
-                "epoch": result.get(EPOCH),
+                "epoch": int(epoch) if isinstance(epoch, (int, float)) else None,
                 "bracket": bracket.number,
                 "value": float(value) if isinstance(value, (int, float)) else None,
                 "kept": trial in good,
                 "keep": len(good),
                 "of": len(good) + len(bad),
             }
-            data.update(self.comparison.round_values(result))
             compared(self.fate_log, trial.trial_id, data)
         for trial in bad:
             epoch = (bracket.live.get(trial) or {}).get(EPOCH)

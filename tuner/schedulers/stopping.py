@@ -22,11 +22,10 @@ from __future__ import annotations
 
 from ray.tune.schedulers import TrialScheduler
 
-from tuner.folder.fates import RUNG, STOPPED, DecisionLog
-from tuner.value_types import Value
+from tuner.folder.fates import RUNG, STOPPED, DecisionLog, RungRecord
 
 
-def compared(log: DecisionLog | None, trial_id: str, record: dict[str, Value]) -> None:
+def compared(log: DecisionLog | None, trial_id: str, record: RungRecord) -> None:
     """One comparison as the rule made it, a ``RungRecord`` (tuner/folder/fates.py): the report's table of
     comparisons and a resumed rule read it back."""
     if log:
