@@ -234,7 +234,7 @@ class Experiment:
     def best(self) -> Best | None:
         """The best trial by its best value of the metric (the ranking every review uses); None before any
         trial reported it."""
-        from tuner.review.results import best_export
+        from tuner.review.export import best_export
 
         record = self._read()
         if record.best_trial() is None:

@@ -392,7 +392,8 @@ def test_a_finished_sweep_that_planned_every_trial_is_told_to_start_anew_not_to_
 def test_a_best_epoch_that_saved_no_checkpoint_gets_the_best_kept_one_and_says_so(tmp_path):
     """A trainable that saves every second epoch: its best epoch (1) saved none. The newest checkpoint (epoch 4,
     ten times worse) was named as the best's, silently; the best one kept stands in, and every view says which."""
-    from tuner.review.results import best_export, format_summary, summarize
+    from tuner.review.export import best_export
+    from tuner.review.results import format_summary, summarize
 
     experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.01, 0.03, 0.05, 0.1])})
     trial = tmp_path / "exp" / "a"

@@ -169,7 +169,7 @@ def test_a_failed_trial_is_never_on_the_front_as_it_is_never_the_best(tmp_path):
 
 
 def test_an_exported_trial_whose_last_epoch_went_nan_keeps_the_values_of_the_epoch_exported(tmp_path):
-    from tuner.review.results import best_export
+    from tuner.review.export import best_export
 
     experiment = _experiment(tmp_path)
     progress = next((tmp_path / "exp").glob("aaaa0001_*")) / "progress.csv"
@@ -413,7 +413,7 @@ def test_the_best_so_far_passes_by_a_trial_that_breaks_a_constraint(tmp_path):
 
 def test_when_every_trial_breaks_a_constraint_export_says_so_and_the_front_has_no_hypervolume_line(tmp_path):
     from tuner.errors import UsageError
-    from tuner.review.results import best_export
+    from tuner.review.export import best_export
 
     experiment = _experiment(tmp_path, constraints=["latency_ms>=100"])
     with pytest.raises(UsageError, match=r"every trial that reported 'loss' broke a constraint \(latency_ms>=100\)"):

@@ -70,7 +70,7 @@ def export(
     import yaml
 
     from tuner import experiment as experiments
-    from tuner.review.results import best_export
+    from tuner.review.export import best_export
 
     best = best_export(experiments.load(experiment, storage_path=storage_path), pick, weights)
     if "checkpoint_note" in best:
