@@ -31,7 +31,7 @@ import numpy as np
 from ray.tune.experiment import Trial
 from ray.tune.schedulers import FIFOScheduler, TrialScheduler
 
-from tuner.folder.fates import PAUSED, THAWED, DecisionLog
+from tuner.folder.fates import THAWED, DecisionLog
 from tuner.folder.horizon import LoopEnds
 from tuner.folder.pickled import Restored, loop_ends
 from tuner.schedulers.better_half import BetterShare, among_better
@@ -39,16 +39,13 @@ from tuner.schedulers.comparing import epoch_of
 from tuner.schedulers.config_features import ConfigFeatures
 from tuner.schedulers.curve_fitting import (
     MIN_TRIALS,
-    CurveFitting,
     Fit,
-    Prediction,
     PredictionTable,
-    chance_said,
 )
 from tuner.schedulers.curve_model import PowerLawEnsemble
 from tuner.schedulers.curve_resume import restore_curves
+from tuner.schedulers.curve_verdicts import CurveVerdicts
 from tuner.schedulers.pausing import pause_keeps
-from tuner.schedulers.stopping import compared, stopped
 from tuner.values import number
 
 if TYPE_CHECKING:
@@ -58,11 +55,9 @@ if TYPE_CHECKING:
     from tuner.value_types import Config, ConfigDraft, Result
 
 EPOCH = "training_iteration"
-HOPELESS = 0.001  # a trial whose chance to beat the best is below this is stopped ...
-HOPELESS_AFTER = 4  # ... once it has run this many epochs (earlier, its own curve says little)
 
 
-class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
+class FreezeThawScheduler(Restored, CurveVerdicts, FIFOScheduler):
     """Freeze-thaw by a learning-curve model; decisions at epochs ``grace``, then each ``growth`` times on."""
 
     SINCE = {"loop": loop_ends, "own_loop": lambda state: True}
@@ -355,37 +350,6 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
         self.next_check[trial_id] = epoch + 1
         return TrialScheduler.CONTINUE
 
-    def _hopeless(self, mine: Prediction, epoch: int) -> bool:
-        """Under a ``HOPELESS`` chance to beat the best: once it has run ``HOPELESS_AFTER`` epochs, or from its
-        first weighing when no new trial can come (a waiting trial would only be continued to be stopped)."""
-        # in a sweep of fewer epochs than that, from the epoch before its last
-        after = min(HOPELESS_AFTER, self.horizon - 1)
-        return mine.chance < HOPELESS and (epoch >= after or not self.searching)
-
-    def _pause(
-        self, trial_id: str, epoch: int, value: float | None, mine: Prediction | None, why: str
-    ) -> str:
-        self.paused += 1
-        self.frozen.add(trial_id)
-        said = f"predicted {self._said(mine)}; " if mine else ""
-        self._record(trial_id, epoch, value, mine, "paused", why)
-        if self.fate_log:
-            self.fate_log.record(trial_id, PAUSED, f"paused at epoch {epoch}: {said}{why}")
-        return TrialScheduler.PAUSE
-
-    def _stop(
-        self, trial_id: str, epoch: int, value: float | None, mine: Prediction | None, why: str = ""
-    ) -> str:
-        """``mine``: the model's prediction for the trial, None before the first model (``why`` is then given)."""
-        self.stopped += 1
-        self.ended.add(trial_id)
-        self.frozen.discard(trial_id)
-        if mine is not None:
-            why = why or f"{chance_said(mine.chance)} chance to beat the best (stopped under {HOPELESS:.1%})"
-        self._record(trial_id, epoch, value, mine, "stopped", why)
-        said = f"predicted {self._said(mine)}; " if mine is not None else ""
-        return stopped(self.fate_log, trial_id, "freeze-thaw", epoch, f"{said}{why}")
-
     def _stop_hopeless(self, tune_controller: TuneController, current: Trial) -> None:
         """Paused trials the model now gives almost no chance are stopped, so a sweep's waiting list holds only
         trials worth continuing, and a sweep with all its trials made ends."""
@@ -398,27 +362,3 @@ class FreezeThawScheduler(Restored, CurveFitting, FIFOScheduler):
             if epochs < self.horizon and self._hopeless(mine, epochs):  # at its loop's end it cuts nothing
                 self._stop(trial.trial_id, epochs, self._last.get(trial.trial_id), mine)
                 tune_controller.stop_trial(trial)
-
-    def _record(
-        self, trial_id: str, epoch: int, value: float | None, mine: Prediction | None, verdict: str, why: str
-    ) -> None:
-        """One decision in the fate log, as the report's table of comparisons shows it."""
-        if not self.fate_log:
-            return
-        reason = verdict + (f": predicted {self._said(mine)}" if mine else "") + (f"; {why}" if why else "")
-        compared(
-            self.fate_log,
-            trial_id,
-            {
-                "rung": epoch,
-                "epoch": epoch,
-                "value": value,
-                "predicted": self._shown(mine.mean) if mine else None,
-                "spread": self._spread_shown(mine.spread, mine.mean) if mine else None,
-                "best": self._shown(self._best_scaled()) if self.model is not None else None,
-                "kept": verdict == "goes on",
-                "verdict": verdict,
-                "arrived": self.results,
-                "reason": reason,
-            },
-        )

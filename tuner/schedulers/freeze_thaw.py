@@ -53,7 +53,7 @@ class FreezeThaw(SchedulerEntry):
     def describe(self, ctx: SchedulerContext) -> list[str]:
         from tuner.schedulers.better_half import share_said
         from tuner.schedulers.curve_fitting import MIN_TRIALS
-        from tuner.schedulers.curve_scheduler import HOPELESS
+        from tuner.schedulers.curve_verdicts import HOPELESS
 
         checks, epoch = [], first_decision(ctx)
         while epoch < ctx.max_epochs:
