@@ -344,13 +344,28 @@ def family(text: str) -> str:
     return text.split(" at epoch")[0].split(":")[0].split(";")[0]
 
 
+ENDED_EARLY = ("stopped early", "ended by the budget", "ended by the stall", "never started")
+STILL_OPEN = ("running", "pending", "paused", "unfinished", "not started yet")
+
+
 def kind(text: str) -> str:
     """A fate's family, for colouring and counting: completed, stopped early, errored, running."""
     if text.startswith(("errored", "hung", "died")):
         return "errored"
-    ended_early = ("stopped early", "ended by the budget", "ended by the stall", "never started")
-    if text.startswith(ended_early) or ENDED_PAUSED in text:
+    if text.startswith(ENDED_EARLY) or ENDED_PAUSED in text:
         return "stopped early"
-    if text.startswith(("running", "pending", "paused", "unfinished", "not started yet")):
+    if text.startswith(STILL_OPEN):
         return "running"
     return "completed"
+
+
+def state(status: str, text: str) -> str:
+    """A trial's state in the live table's words, from Tune's status and its fate: paused when the sweep ended
+    before continuing it, the fate's first words where they name a state (stopped early, ended by the budget,
+    unfinished...), errored for a failure, else finished."""
+    if ENDED_PAUSED in text:
+        return "paused"
+    said = next((words for words in (*ENDED_EARLY, *STILL_OPEN) if text.startswith(words)), None)
+    if said is not None:
+        return said
+    return "errored" if status == "ERROR" else "finished" if status == "TERMINATED" else status.lower()

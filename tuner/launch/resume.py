@@ -133,9 +133,8 @@ def resume_banner(folder: str, statuses: dict[str, str], errored: str, planned: 
     """What a resume is about to do: the trials that go on, those still to come, what becomes of errored ones."""
     done = sum(status == "TERMINATED" for status in statuses.values())
     failed = sum(status == "ERROR" for status in statuses.values())
-    parts = [
-        f"{done} of {len(statuses)} trial(s) ended"
-    ]  # finished or stopped early, as the table tells them
+    # ended: finished or stopped early, as the table tells them apart
+    parts = [f"{done} of {len(statuses)} trial(s) ended"]
     going = len(statuses) - done - failed
     if going:
         parts.append(f"{going} go on from their last checkpoint (from the start without one)")

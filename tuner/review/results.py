@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tuner.folder.fates import ENDED_PAUSED, explained
+from tuner.folder.fates import explained, state
 from tuner.folder.names import BEST_FILE
 from tuner.folder.summary import BestTrial, Failure, Summary
 from tuner.nesting import unflatten
@@ -23,7 +23,7 @@ from tuner.value_types import Value
 from tuner.values import jsonable
 
 if TYPE_CHECKING:
-    from tuner.experiment import ExperimentRecord, TrialRecord
+    from tuner.experiment import ExperimentRecord
 
 
 def summarize(experiment: ExperimentRecord) -> Summary:
@@ -212,23 +212,6 @@ def param_columns(experiment: ExperimentRecord, own: Iterable[str]) -> dict[str,
     return {p: f"config/{p}" if p in taken else p for p in params}
 
 
-# a fate's first words that are its state (a sweep stopped with trials open: unfinished, not started yet)
-FATE_STATES = ("stopped early", "ended by the budget", "ended by the stall", "never started", "unfinished",
-               "not started yet")  # fmt: skip
-OPEN_WORDS = {"RUNNING": "running", "PAUSED": "paused", "PENDING": "pending", "ERROR": "errored"}
-
-
-def state_word(trial: TrialRecord) -> str:
-    """A trial's state in the live table's words: as its fate says when that names one (stopped early, cut short by
-    the budget or a stall, paused when the sweep ended, unfinished...); else Tune's status, an ended one finished."""
-    if ENDED_PAUSED in trial.fate:
-        return "paused"
-    said = next((word for word in FATE_STATES if trial.fate.startswith(word)), None)
-    if said is not None:
-        return said
-    return OPEN_WORDS.get(trial.status, trial.status.lower()) if trial.status != "TERMINATED" else "finished"
-
-
 def trial_rows(
     experiment: ExperimentRecord, top: int | None = None, words: bool = False
 ) -> list[dict[str, Value]]:
@@ -256,7 +239,7 @@ def trial_rows(
     for trial in experiment.ranked()[:top]:
         row: dict[str, Value] = {
             "trial_id": trial.trial_id,
-            status: state_word(trial) if words else trial.status,
+            status: state(trial.status, trial.fate) if words else trial.status,
         }
         row.update({column: trial.config.get(p) for p, column in params.items()})
         row[f"best_{metric}"] = trial.best(metric, mode)
