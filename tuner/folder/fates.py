@@ -16,6 +16,7 @@ the summary, ``tuner results``, the report, ``tuner.load``) reads its answer.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Literal, NotRequired, Protocol, TypedDict
 
@@ -337,6 +338,23 @@ def cut_by_scheduler(text: str) -> bool:
     """Whether a fate is a scheduler's cut: stopped early, or paused and never continued. Only these count as
     epochs early stopping saved; a trial ended by its own loop, the budget or an error saved nothing."""
     return text.startswith("stopped early by") or ENDED_PAUSED in text
+
+
+def perturbed(epoch: object, donor: str, donor_epoch: object, changes: str) -> str:
+    """A PERTURBED entry's text: PBT continued the trial from ``donor``'s checkpoint of ``donor_epoch``."""
+    return (
+        f"perturbed by PBT at epoch {epoch}: continued from trial {donor}'s epoch-{donor_epoch} checkpoint "
+        f"with {changes or 'its settings'}"
+    )
+
+
+_TAKEN = re.compile(r"continued from trial (\S+)'s epoch-(\d+) checkpoint")
+
+
+def taken_from(text: str) -> tuple[str, int] | None:
+    """The donor and the epoch of the checkpoint a PERTURBED entry says the trial went on from."""
+    found = _TAKEN.search(text)
+    return (found.group(1), int(found.group(2))) if found else None
 
 
 def family(text: str) -> str:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ray.tune.schedulers import PopulationBasedTraining
 
-from tuner.folder.fates import PERTURBED, DecisionLog
+from tuner.folder.fates import PERTURBED, DecisionLog, perturbed
 from tuner.value_types import Value
 
 if TYPE_CHECKING:
@@ -55,10 +55,7 @@ class RecordingPBT(PopulationBasedTraining):
                 if k in self._hyperparam_mutations and v != before.get(k)
             )
             self.fate_log.record(
-                trial.trial_id,
-                PERTURBED,
-                f"perturbed by PBT at epoch {epoch}: continued from trial {trial_to_clone.trial_id}'s "
-                f"epoch-{donor_epoch} checkpoint with {changes or 'its settings'}",
+                trial.trial_id, PERTURBED, perturbed(epoch, trial_to_clone.trial_id, donor_epoch, changes)
             )
 
 

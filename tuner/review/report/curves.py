@@ -8,11 +8,10 @@ another (``labelled``); the hover names every one.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from tuner.experiment import ExperimentRecord, TrialRecord
-from tuner.folder.fates import kind
+from tuner.folder.fates import kind, taken_from
 from tuner.objectives import pick
 from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS
 from tuner.values import as_float, number
@@ -205,9 +204,6 @@ def curves(experiment: ExperimentRecord) -> go.Figure | None:
     return fig
 
 
-_TAKEN = re.compile(r"continued from trial (\S+)'s epoch-(\d+) checkpoint")
-
-
 def _mark_takeovers(fig: go.Figure, trials: list[TrialRecord], metric: str) -> None:
     """PBT: where a trial's curve goes on from a better trial's checkpoint (the epoch after the one it took), a
     mark, so that the jump there reads as the other trial's training, not this one's."""
@@ -216,14 +212,12 @@ def _mark_takeovers(fig: go.Figure, trials: list[TrialRecord], metric: str) -> N
     xs, ys, said = [], [], []
     for trial in trials:
         values = dict(trial.curve(metric))
-        for text in trial.perturbed:
-            found = _TAKEN.search(text)
-            if found and (epoch := int(found.group(2)) + 1) in values:
-                xs.append(float(epoch))
-                ys.append(values[epoch])
-                said.append(
-                    f"{trial.trial_id} from here: trial {found.group(1)}'s epoch-{found.group(2)} checkpoint"
-                )
+        for taken in filter(None, map(taken_from, trial.perturbed)):
+            donor, donor_epoch = taken
+            if donor_epoch + 1 in values:
+                xs.append(float(donor_epoch + 1))
+                ys.append(values[donor_epoch + 1])
+                said.append(f"{trial.trial_id} from here: trial {donor}'s epoch-{donor_epoch} checkpoint")
     if xs:
         fig.add_trace(
             go.Scatter(
