@@ -70,3 +70,26 @@ def test_a_sigterm_while_ray_starts_ends_as_an_immediate_stop_not_with_exit_code
     assert str(stop.at_once(signal.SIGINT)) == f"SIGINT received: stopped at once; continue with: tuner resume {folder}"
     with pytest.raises(SystemExit), stop.through_ray_start():
         raise SystemExit(1)  # any other exit passes
+
+
+def test_a_signal_that_ended_the_local_ray_too_lets_the_experiments_claim_go_before_the_process_ends(tmp_path, monkeypatch):
+    """The group's signal ended the trials with Ray: the resume found the experiment 'left claimed by pid ...,
+    which is no longer running' though the stop had been told."""
+    from tuner.claim import claimed
+
+    ended: list[int] = []
+
+    def exit_now(code):
+        ended.append(code)
+        raise SystemExit(code)
+
+    monkeypatch.setattr(os, "_exit", exit_now)
+    folder = tmp_path / "exp"
+    folder.mkdir()
+    with claimed(str(folder), "tuner sweep") as claim:
+        stop = OrderlyStop(f"continue with: tuner resume {folder}", on_exit=claim.release)
+        stop.received = signal.SIGTERM
+        held = list(folder.iterdir())
+        with pytest.raises(SystemExit):
+            stop._exit_with_ray(signal.SIGTERM)
+        assert held and not list(folder.iterdir()) and ended == [143]  # the claim's file is gone, then the exit

@@ -79,8 +79,8 @@ def resume_sweep(
             return summary
     origin = saved.origin
     with (
-        claimed(folder, "tuner resume"),
-        OrderlyStop(f"continue with: tuner resume {folder}") as stop,
+        claimed(folder, "tuner resume") as claim,
+        OrderlyStop(f"continue with: tuner resume {folder}", on_exit=claim.release) as stop,
         storage.moved_while(origin, folder),
     ):  # what Ray saved of the sweep names where it was made
         return _resume_claimed(folder, errored, out, num_samples, budget, trial_timeout, stop)

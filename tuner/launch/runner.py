@@ -68,8 +68,8 @@ def run_sweep(
     launched, existed, discard = False, storage.is_uri(folder) or Path(folder).exists(), False
     try:
         with (
-            claimed(folder, "tuner sweep"),
-            OrderlyStop(f"continue with: tuner resume {folder}", saved=False) as stop,
+            claimed(folder, "tuner sweep") as claim,
+            OrderlyStop(f"continue with: tuner resume {folder}", saved=False, on_exit=claim.release) as stop,
         ):
             with stop.through_ray_start():
                 started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)

@@ -71,9 +71,12 @@ class OrderlyStop:
     settings says there is nothing to resume; the sweep sets it, so the handler reads no storage).
     """
 
-    def __init__(self, resume_hint: str = "", saved: bool = True) -> None:
+    def __init__(
+        self, resume_hint: str = "", saved: bool = True, on_exit: Callable[[], None] | None = None
+    ) -> None:
         self.resume_hint = resume_hint
         self.saved = saved
+        self.on_exit = on_exit  # what to let go of before ending the process at once (the experiment's claim)
         self.received: int | None = None
         self.reason: str | None = None  # why the sweep asked itself to stop (``stop_for``), not a signal
         self.at_step_ends = False  # a StepEndStop runs in this sweep: stops are handed to Ray between steps
@@ -211,9 +214,17 @@ class OrderlyStop:
         deadline = time.monotonic() + SERVICES_WATCH_S
         while time.monotonic() < deadline and not self._run_over:
             if any(_ended(pid) for pid in self._services):
-                os.write(2, f"tuner: {self.ended_with_ray()}\n".encode())
-                os._exit(128 + signum)  # Ray's core would wait a minute for its GCS, then exit 1
+                self._exit_with_ray(signum)
             time.sleep(0.2)
+
+    def _exit_with_ray(self, signum: int) -> None:
+        """End the process now (Ray's core would wait a minute for its GCS, then exit 1), the experiment's claim
+        let go first: its trials ended with the group, so ``tuner resume`` finds it free, not left behind."""
+        os.write(2, f"tuner: {self.ended_with_ray()}\n".encode())
+        if self.on_exit is not None:
+            with contextlib.suppress(Exception):
+                self.on_exit()
+        os._exit(128 + signum)
 
 
 def _local_ray_services() -> list[int]:
