@@ -517,6 +517,7 @@ def test_the_results_table_says_each_trials_state_in_the_live_tables_words_and_c
                       "r": "unfinished", "d": "errored"}  # fmt: skip
     rows = run_cli("results", experiment.path, "--format", "csv").out.splitlines()
     assert rows[0].startswith("trial_id,status,") and rows[1].startswith("a,TERMINATED,")
+    assert rows[0].split(",")[2] == "state" and rows[5].startswith("r,RUNNING,unfinished,")  # and the state beside
 
 
 def test_a_pbt_trials_curve_is_marked_where_it_goes_on_from_a_better_trials_checkpoint(tmp_path):

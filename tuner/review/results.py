@@ -215,14 +215,15 @@ def param_columns(experiment: ExperimentRecord, own: Iterable[str]) -> dict[str,
 def trial_rows(
     experiment: ExperimentRecord, top: int | None = None, words: bool = False
 ) -> list[dict[str, Value]]:
-    """One row per trial, best first: id, status, parameters, best and last metric, epochs run; ``words``: the
-    state in the live table's words ("state": finished, stopped early...) instead of Tune's status."""
+    """One row per trial, best first: id, state in the live table's words (finished, stopped early...),
+    parameters, best and last metric, epochs run; Tune's own status beside the state unless ``words`` (the table
+    a person reads: a stopped sweep's RUNNING trial is unfinished)."""
     metric, mode = experiment.metric, experiment.mode
     others = [f"last_{o.name}" for o in experiment.config.objectives[1:]]
-    status = "state" if words else "status"
     own = (
         "trial_id",
-        status,
+        "status",
+        "state",
         f"best_{metric}",
         f"last_{metric}",
         *others,
@@ -237,10 +238,10 @@ def trial_rows(
     on_front = front_ids(experiment)
     rows = []
     for trial in experiment.ranked()[:top]:
-        row: dict[str, Value] = {
-            "trial_id": trial.trial_id,
-            status: state(trial.status, trial.fate) if words else trial.status,
-        }
+        row: dict[str, Value] = {"trial_id": trial.trial_id}
+        if not words:
+            row["status"] = trial.status
+        row["state"] = state(trial.status, trial.fate)
         row.update({column: trial.config.get(p) for p, column in params.items()})
         row[f"best_{metric}"] = trial.best(metric, mode)
         row[f"last_{metric}"] = trial.last_reported(metric)
