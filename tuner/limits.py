@@ -155,5 +155,8 @@ def describe_spent(
         )
     if since:
         # the trials' figures are the sweep's in all (a resumed one's earlier runs too), the command's this run's
-        return f"spent: {since}; the sweep's trials ran for {format_seconds(spent.wall)}, {epochs} in all"
+        runs = f" over its {len(spent.runs)} runs" if len(spent.runs) > 1 else ""
+        return (
+            f"spent: {since}; the sweep's trials ran for {format_seconds(spent.wall)}{runs}, {epochs} in all"
+        )
     return f"spent: {ran}, {epochs}"

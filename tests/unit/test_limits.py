@@ -116,6 +116,11 @@ def test_the_spending_line_says_how_long_the_command_took_and_what_the_trials_an
         "distinct, 6 run again from an earlier checkpoint) in all"
     )
     assert describe_spent(spent, None, distinct=26).endswith(", 26 epochs")
+    resumed = Spent(wall=28.0, epochs=39, runs=[[100.0, 110.0], [200.0, 218.0]])  # killed, then resumed
+    assert describe_spent(resumed, None, took=27.0) == (  # 28 s of trials in a 27 s command: its earlier run too
+        "spent: 27 s from the command's start to this summary; the sweep's trials ran for 28 s over its 2 runs, "
+        "39 epochs in all"
+    )
     ended = Spent(wall=60.0, epochs=9, gpu_hours=0.25, ended_by_budget=True)
     assert describe_spent(ended, "1m", took=71.0) == (
         "budget: 1 min of wall time; spent 1 min of wall time from the first trial's start, 9 epochs, "
