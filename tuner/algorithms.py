@@ -28,8 +28,11 @@ if TYPE_CHECKING:
     from ray.tune.search import SearchAlgorithm, Searcher
 
 
-def check_objectives(scheduler: str, searcher: str | None, objectives: Sequence[Objective]) -> None:
-    """Several objectives need a scheduler and a searcher that decide by fronts: one line names those that do."""
+def check_objectives(
+    scheduler: str, searcher: str | None, objectives: Sequence[Objective], warm_start: bool = False
+) -> None:
+    """Several objectives need a scheduler and a searcher that decide by fronts (one line names those that do),
+    and start without earlier sweeps' trials: the one place a sweep's settings ask how many objectives it has."""
     if len(objectives) <= 1:
         return
     count = f"{len(objectives)} objectives ({', '.join(map(str, objectives))})"
@@ -42,6 +45,11 @@ def check_objectives(scheduler: str, searcher: str | None, objectives: Sequence[
             raise UsageError(
                 f"{flag} {chosen} {cannot} {count}; use one that can: {', '.join(able)}{besides}"
             )
+    if warm_start:
+        raise UsageError(
+            "--warm-start seeds a model with one value per earlier trial; a sweep on several objectives "
+            "starts without it"
+        )
 
 
 def scheduler_context(

@@ -114,9 +114,9 @@ class Experiment:
         own += ["best_epoch", *(f"{m}_at_best" for m in at_best), "epochs", "status", "fate"]
         named = param_columns(record, own)
         params = list(named.values())
-        from tuner.review.front import on_front as front_ids
+        from tuner.review import findings
 
-        on_front = front_ids(record)
+        on_front = findings.of(record).on_front()
         extra = [f"last_{n}" for n in others] + (["front"] if on_front is not None else [])
         extra += ["feasible"] if record.config.constraints else []
         rows = []
@@ -160,39 +160,15 @@ class Experiment:
         """A DataFrame of the Pareto front, one row a trial, by the first objective: its id, each objective at
         its last epoch, that epoch, its config and fate. With one objective the front has one dimension: the
         best trial, at its best epoch (empty before any trial reported)."""
-        import pandas as pd
 
-        from tuner.review.front import front
+        from tuner.review import findings
         from tuner.review.results import param_columns
 
         record = self._read()
         names = [o.name for o in record.config.objectives]
         named = param_columns(record, ["trial_id", *names, "epoch", "fate"])
         columns = ["trial_id", *names, "epoch", *named.values(), "fate"]
-        if not record.config.several_objectives:
-            best = record.best_trial()
-            if best is None:
-                return pd.DataFrame([], columns=columns)
-            best_row = best.best_row(record.metric, record.mode) or {}
-            row = {
-                "trial_id": best.trial_id,
-                record.metric: best.best(record.metric, record.mode),
-                "epoch": _int(best_row.get("training_iteration")),
-                **{column: best.config.get(k) for k, column in named.items()},
-                "fate": best.fate,
-            }
-            return pd.DataFrame([row], columns=columns)
-        rows = [
-            {
-                "trial_id": p.trial.trial_id,
-                **p.values,
-                "epoch": p.epoch,
-                **{column: p.trial.config.get(k) for k, column in named.items()},
-                "fate": p.trial.fate,
-            }
-            for p in front(record)
-        ]
-        return pd.DataFrame(rows, columns=columns)
+        return findings.of(record).frame(columns, named)
 
     @property
     def history(self) -> pd.DataFrame:

@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import cycle
 from typing import Literal, Protocol, TypeVar, overload
 
 from tuner.errors import UsageError
@@ -203,14 +204,13 @@ def objectives_from(metric: Given, mode: Given) -> Objectives:
             raise UsageError(
                 f"unknown mode {m!r}; valid: {', '.join(MODES)} (one per metric, e.g. --mode min,max)"
             )
-    if len(modes) == 1:
-        modes = modes * len(names)
-    if len(modes) != len(names):
+    if len(modes) not in (1, len(names)):
         raise UsageError(
             f"--metric names {len(names)} metric(s) ({', '.join(names)}) but --mode gives {len(modes)} "
             f"modes; give one mode for all or one per metric, e.g. --mode {','.join(['min'] * len(names))}"
         )
-    return tuple(Objective(n, as_mode(m)) for n, m in zip(names, modes, strict=True))
+    # one mode for all, or one each: cycling the modes given covers both
+    return tuple(Objective(n, as_mode(m)) for n, m in zip(names, cycle(modes)))
 
 
 def from_mapping(metrics: object, where: str = "space metrics") -> Objectives:

@@ -164,10 +164,6 @@ class SweepConfig:
         return self.objectives[0]
 
     @property
-    def several_objectives(self) -> bool:
-        return len(self.objectives) > 1
-
-    @property
     def constraint_list(self) -> list[Constraint]:
         return [Constraint.parse(text) for text in self.constraints or []]
 

@@ -95,7 +95,7 @@ def test_several_metrics_are_one_value_that_reads_back_alike():
 
     config = build_config({"space": "s", "metric": "loss,latency_ms", "mode": "min,min"})
     assert config.objectives == (Objective("loss", "min"), Objective("latency_ms", "min"))
-    assert config.several_objectives and config.objective == Objective("loss", "min")
+    assert len(config.objectives) == 2 and config.objective == Objective("loss", "min")
     assert config.to_dict()["objectives"] == {"loss": "min", "latency_ms": "min"}  # as tuner_config.yaml keeps it
     assert build_config(config.to_dict()) == config
 
@@ -104,7 +104,7 @@ def test_one_metric_is_a_tuple_of_one():
     from tuner.settings import build_config
 
     config = build_config({"space": "s", "metric": ["acc"], "mode": "max"})
-    assert config.objectives == (Objective("acc", "max"),) and not config.several_objectives
+    assert config.objectives == (Objective("acc", "max"),)
     assert SweepConfig(space="s").objectives == (Objective("loss", "min"),)
 
 

@@ -297,9 +297,9 @@ def test_compare_puts_two_objective_sweeps_fronts_together_measured_up_to_one_re
     for trial in other.trials:
         for row in trial.rows:
             row["latency_ms"] = str(2 * float(row["latency_ms"]))
-    ref = compare.shared_reference([one, other])
+    ref = front.shared_reference([one, other])
     assert ref == front.reference(one, front.points(one) + front.points(other))  # pooled: one box for both
-    named = compare.shared_reference_named([one, other])  # as the command says it, each in its own sign
+    named = front.shared_reference_named([one, other])  # as the command says it, each in its own sign
     assert list(named) == [o.name for o in one.config.objectives]
     assert [named[o.name] for o in one.config.objectives] == pytest.approx([o.as_min(v) for o, v in zip(one.config.objectives, ref, strict=True)])
     rows = compare.summary_rows([other, one])
@@ -308,7 +308,7 @@ def test_compare_puts_two_objective_sweeps_fronts_together_measured_up_to_one_re
     assert rows[0]["hypervolume"] == float(f"{front.hypervolume(one, ref=ref):.4g}")
     out = compare.plot([one, other], tmp_path / "c.png")
     assert out.stat().st_size > 10_000
-    from tuner.review.board.comparison import fronts_chart
+    from tuner.review.board.charts import fronts_chart
 
     fronts, volumes = (fronts_chart([one, other], ["one", "other"]).data[i::2] for i in (0, 1))  # the dashboard's
     assert [t.name for t in fronts] == ["one (asha, optuna)", "other (asha, optuna)"]

@@ -246,6 +246,7 @@ def compare(experiments: tuple[str, ...], out_file: str | None, fmt: str, storag
 
     from tuner import experiment as experiments_
     from tuner.review import compare as comparing
+    from tuner.review import findings
     from tuner.review.results import render
 
     records = [experiments_.load(ref, storage_path=storage_path) for ref in experiments]
@@ -264,7 +265,7 @@ def compare(experiments: tuple[str, ...], out_file: str | None, fmt: str, storag
     click.echo(render(comparing.summary_rows(records), fmt))
     path = comparing.plot(records, Path(out_file)) if out_file is not None else None
     if fmt == "table":
-        named = comparing.shared_reference_named(records) if records[0].config.several_objectives else {}
+        named = findings.of(records[0]).reference(records)
         if named:
             ref = ", ".join(f"{name} {value:.4g}" for name, value in named.items())
             click.echo(

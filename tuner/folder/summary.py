@@ -33,7 +33,27 @@ class ParetoRecord(TypedDict):
     reference: dict[str, float] | None  # the hypervolume's reference point, each objective in its own sign
 
 
-class BestConfigRecord(TypedDict):
+class FoundRecord(TypedDict, total=False):
+    """``best_config.json``'s keys for what the sweep found beside its best trial: the front, or on one objective
+    under constraints how many trials broke one."""
+
+    pareto: ParetoRecord
+    infeasible: int | None
+    constraints: list[str]
+
+
+@dataclass
+class Found:
+    """What the sweep found beside its best trial, as tuner/review/findings.py settles it: ``best_config.json``'s
+    keys for it, the lines printed before and after the best trial, and what the best trial is called there."""
+
+    record: FoundRecord = field(default_factory=lambda: FoundRecord())
+    before: list[str] = field(default_factory=list)  # the front, first: no one trial is the best
+    best_is: str = "trial"
+    after: list[str] = field(default_factory=list)  # on one objective, the constraints it kept to
+
+
+class BestConfigRecord(FoundRecord):
     """``best_config.json`` (``Summary.to_json``)."""
 
     metric: str
@@ -51,9 +71,6 @@ class BestConfigRecord(TypedDict):
     checkpoint: NotRequired[str | None]
     trial_path: NotRequired[str]
     checkpoint_note: NotRequired[str]
-    pareto: NotRequired[ParetoRecord]
-    infeasible: NotRequired[int | None]
-    constraints: NotRequired[list[str]]
 
 
 @dataclass
@@ -91,7 +108,7 @@ class Summary:
     nonfinite: list[str] = field(default_factory=list)  # "TRIAL: what was not finite"
     fates: dict[str, int] = field(default_factory=dict)  # each fate's family, most common first
     best: BestTrial | None = None
-    pareto: ParetoRecord | None = None  # pareto.json's record, on several objectives
+    found: Found = field(default_factory=Found)
     constraints: list[str] | None = (
         None  # the sweep's (best_config.json keeps them here on one objective only)
     )
@@ -135,8 +152,5 @@ class Summary:
             )
             if self.best.checkpoint_note:
                 out["checkpoint_note"] = self.best.checkpoint_note
-        if self.pareto is not None:
-            out["pareto"] = self.pareto
-        elif self.constraints:
-            out["infeasible"], out["constraints"] = self.infeasible, self.constraints
+        out.update(self.found.record)
         return out

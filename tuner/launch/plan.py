@@ -178,12 +178,9 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: SearchPlan
     one-line error."""
     from tuner.launch import warm_start
 
-    entry = searchers.entry(search_plan.searcher)
-    if config.several_objectives:
-        raise UsageError(
-            "--warm-start seeds a model with one value per earlier trial; a sweep on several objectives "
-            "starts without it"
-        )
+    entry = searchers.entry(
+        search_plan.searcher
+    )  # several objectives were refused (algorithms.check_objectives)
     conditional = search_plan.conditionals or _conditionals(space)
     # a searcher that asks conditional parameters as it runs (define-by-run) cannot be told earlier trials
     able = [

@@ -85,14 +85,11 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
 
 def objective_lines(plan: SweepPlan) -> list[str]:
     """What the sweep optimises when it is more than one metric, and the bounds it keeps to."""
+    from tuner.launch.watching.front_marks import marks
+
     cfg = plan.config
-    lines = []
-    if cfg.several_objectives:
-        lines.append(
-            f"objectives: {', '.join(map(str, cfg.objectives))}: the sweep finds the Pareto front (the "
-            f"trials no other beats on every one), saved as pareto.json; the best by {cfg.objective.name} is kept "
-            "as best_config.json"
-        )
+    shown = marks(cfg.objectives)
+    lines = shown.plan_lines()
     if cfg.constraint_list:
         told = (
             "told to " + plan.searcher.name
@@ -106,7 +103,7 @@ def objective_lines(plan: SweepPlan) -> list[str]:
         )
         lines.append(
             f"constraints: {', '.join(map(str, cfg.constraint_list))} on each trial's last result: a trial "
-            f"that breaks one is never the best{' or on the front' if cfg.several_objectives else ''} "
+            f"that breaks one is {shown.never} "
             f"({told}; {decides})"
         )
     return lines

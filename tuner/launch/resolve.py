@@ -109,7 +109,7 @@ def complete(config: SweepConfig, space: SearchSpace) -> SweepConfig:
     config = dataclasses.replace(config, **updates)
     config = _choose_scheduler(config, space)
     config = _choose_searcher(config, space)
-    algorithms.check_objectives(config.scheduler, config.searcher, config.objectives)
+    algorithms.check_objectives(config.scheduler, config.searcher, config.objectives, bool(config.warm_start))
     if config.name is None:
         config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
     return dataclasses.replace(config, origin=config.experiment_path)

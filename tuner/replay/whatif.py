@@ -22,7 +22,7 @@ from tuner.objectives import Constraint
 from tuner.ray_compat.state_file import OPEN_STATUSES
 from tuner.replay.curves import CurveTable, metrics_only
 from tuner.replay.engine import Curve, FixedOrder, ReplayOutcome, replay
-from tuner.review.front import on_front
+from tuner.review import findings
 from tuner.review.replays import ReplayBest, WhatIf, trials_at_once
 
 if TYPE_CHECKING:
@@ -147,7 +147,7 @@ def replay_experiment(
     unfinished = sum(t.status in OPEN_STATUSES for t in experiment.trials)
     # several objectives: the sweep's front, and which of it the replay would have stopped short (by id, so
     # only with the sweep's own configs)
-    front = sorted(on_front(experiment) or ()) if searcher is None else []
+    front = sorted(findings.of(experiment).on_front() or ()) if searcher is None else []
     return WhatIf(
         experiment.path,
         scheduler,

@@ -73,9 +73,10 @@ def best_export(
     }
     if note is not None:
         out["checkpoint_note"] = note
-    from tuner.review.front import on_front, point
+    from tuner.review import findings
+    from tuner.review.front import point
 
-    ids = on_front(experiment)
+    ids = findings.of(experiment).on_front()
     if ids is not None:
         at = point(chosen, experiment.config.objectives, experiment.config.constraint_list)
         out["values"] = (
@@ -95,13 +96,10 @@ def weighted_pick(experiment: ExperimentRecord, weights: str) -> TrialRecord:
     """The front's trial with the least weighted sum of its objectives, each scaled to 0-1 across the front
     (0 its best there): ``loss=1,latency_ms=0.5`` weighs loss twice as much as latency."""
     from tuner.errors import UsageError
-    from tuner.review.front import front
+    from tuner.review import findings
 
+    found = findings.of(experiment).weighed()  # one objective: refused
     names = [o.name for o in experiment.config.objectives]
-    if not experiment.config.several_objectives:
-        raise UsageError(
-            f"--weights chooses among several objectives; {experiment.path} has one ({names[0]})"
-        )
     given: dict[str, float] = {}
     for part in weights.split(","):
         name, _, text = part.partition("=")
@@ -118,7 +116,6 @@ def weighted_pick(experiment: ExperimentRecord, weights: str) -> TrialRecord:
             raise UsageError(f"--weights {weights!r}: weights are 0 or more")
     if not any(given.values()):
         raise UsageError(f"--weights {weights!r}: give at least one objective a weight above 0")
-    found = front(experiment)
     if not found:
         raise UsageError(f"{experiment.path} has no trial on its front yet")
     objectives = experiment.config.objectives

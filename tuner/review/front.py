@@ -77,14 +77,6 @@ def front(experiment: ExperimentRecord) -> list[Point]:
     return sorted((found[i] for i in keep), key=lambda p: first.as_min(p.values[first.name]))
 
 
-def on_front(experiment: ExperimentRecord) -> set[str] | None:
-    """The ids of the trials on the front; None with one objective, where there is no front to be on: every
-    view of the trials asks this, and shows a front only where it is not None."""
-    if not experiment.config.several_objectives:
-        return None
-    return {p.trial.trial_id for p in front(experiment)}
-
-
 def reference(experiment: ExperimentRecord, found: list[Point] | None = None) -> tuple[float, ...] | None:
     """The hypervolume's reference point (less is better): a tenth beyond the worst feasible value seen on each
     objective, so that every feasible trial counts."""
@@ -98,6 +90,19 @@ def reference(experiment: ExperimentRecord, found: list[Point] | None = None) ->
         low, high = min(m[k] for m in mins), max(m[k] for m in mins)
         out.append(high + max((high - low) * 0.1, abs(high) * 1e-3, 1e-9))
     return tuple(out)
+
+
+def shared_reference(experiments: list[ExperimentRecord]) -> tuple[float, ...] | None:
+    """One hypervolume reference point for several sweeps compared: a tenth beyond the worst feasible value any
+    of them saw on each objective, so that each sweep's hypervolume is measured in the same box."""
+    return reference(experiments[0], [p for e in experiments for p in points(e)])
+
+
+def shared_reference_named(experiments: list[ExperimentRecord]) -> dict[str, float]:
+    """``shared_reference`` by objective, each in its own sign (empty where no sweep has a feasible point)."""
+    ref = shared_reference(experiments)
+    objectives = experiments[0].config.objectives
+    return {} if ref is None else {o.name: o.as_min(v) for o, v in zip(objectives, ref, strict=True)}
 
 
 def hypervolume(
@@ -207,7 +212,7 @@ def format_front(out: ParetoRecord, folder: str) -> list[str]:
         )
         lines.append(f"constraints: {', '.join(out['constraints'])}; {broke} never on the front")
     hv = out["hypervolume"]
-    if isinstance(hv, float) and math.isfinite(hv) and len(names) > 1 and out["front"]:
+    if isinstance(hv, float) and math.isfinite(hv) and out["front"]:
         reference = out["reference"] or {}
         up_to = ", ".join(f"{name} {value:.4g}" for name, value in reference.items())
         # its scale: the box from the best value the front has on each objective to the reference point

@@ -16,6 +16,7 @@ from tuner.folder.fates import explained, state
 from tuner.folder.names import BEST_FILE
 from tuner.folder.summary import BestTrial, Failure, Summary
 from tuner.nesting import unflatten
+from tuner.review import findings
 from tuner.review.vocabulary import show
 from tuner.storage import write_text
 from tuner.storage_outage import how_to_continue
@@ -55,39 +56,14 @@ def summarize(experiment: ExperimentRecord) -> Summary:
             note,
         )
     summary.constraints = experiment.config.constraints or None
-    if experiment.config.several_objectives:
-        from tuner.review import front
-
-        summary.pareto = front.write(experiment)
-        summary.infeasible = summary.pareto["infeasible"]  # of the trials with a point on every objective
-    elif summary.constraints:
-        summary.infeasible = sum(1 for t in experiment.trials if experiment.breaks(t))
+    findings.of(experiment).settle(summary)
     write_text(experiment.path, BEST_FILE, json.dumps(jsonable(summary.to_json()), indent=2) + "\n")
     return summary
 
 
-def _bounds(summary: Summary) -> list[str]:
-    """One objective under constraints: how many trials broke one."""
-    if not summary.constraints:
-        return []
-    return [
-        f"constraints: {', '.join(summary.constraints)}; {summary.infeasible} trial(s) broke one and are never "
-        "the best"
-    ]
-
-
 def format_summary(summary: Summary) -> list[str]:
     """The lines printed when a sweep ends."""
-    if summary.pareto:  # the front says what broke a constraint: none is on it
-        from tuner.review.front import format_front
-
-        lines, which, bounds = (
-            format_front(summary.pareto, summary.experiment),
-            f"by {summary.metric}, the first objective",
-            [],
-        )
-    else:
-        lines, which, bounds = [], "trial", _bounds(summary)
+    lines, which = list(summary.found.before), summary.found.best_is
     best = summary.best
     if best is not None:
         lines += [
@@ -105,7 +81,7 @@ def format_summary(summary: Summary) -> list[str]:
             + (" and met every constraint" if summary.constraints else "")
             + "; no best config"
         )
-    lines += bounds
+    lines += summary.found.after
     for failure in summary.failed:
         # A hung or signal-killed trial's error file holds only Ray's account of its end; the fate says more.
         where = f" ({failure.error_file})" if failure.error_file and not failure.explained else ""
@@ -233,9 +209,7 @@ def trial_rows(
         "fate",
     )
     params = param_columns(experiment, own)
-    from tuner.review.front import on_front as front_ids
-
-    on_front = front_ids(experiment)
+    on_front = findings.of(experiment).on_front()
     rows = []
     for trial in experiment.ranked()[:top]:
         row: dict[str, Value] = {"trial_id": trial.trial_id}

@@ -120,7 +120,7 @@ class SearcherEntry:
 
         warmup = initial_random_points(ctx.num_samples)
         inner = self.build_inner(plan, ctx.objectives, warmup, ctx.seed)
-        pruned_below = ctx.full_epochs if self.stopped_as_pruned and len(ctx.objectives) <= 1 else None
+        pruned_below = ctx.full_epochs if self.stopped_as_pruned else None
         constraints = ctx.constraints if self.takes_constraints else ()
         return PlannedSearcher(
             inner,

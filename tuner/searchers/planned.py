@@ -189,7 +189,9 @@ class PlannedSearcher(Restored, LastResultOnCompletion, WrappingSearcher):
         return {**result, metric: best}
 
     def _stopped_early(self, result: Mapping[str, Value] | None, error: bool) -> bool:
-        if self.pruned_below is None or error or not result:
+        """A trial the scheduler stopped before its last epoch, for a model told such trials as pruned (Optuna's
+        pruned trials rank by one value: with several objectives each is told as it ended)."""
+        if self.pruned_below is None or self._several or error or not result:
             return False
         reached = as_float(result.get("training_iteration", self.pruned_below))  # Tune's epoch count
         return int(reached) < self.pruned_below

@@ -1,6 +1,7 @@
-"""What the live table shows of a sweep's objectives: with one, the best trial so far; with several, also the
-front of the results so far, its trials marked in a column of their own. ``marks`` picks one, and is the only
-place the live table asks how many objectives there are."""
+"""What the terminal shows of a sweep's objectives: with one, the best trial so far; with several, also the
+front of the results so far, its trials marked in the live table in a column of their own, and the plan says
+that the sweep looks for a front. ``marks`` picks one, and is the only place a sweep's launch and its live table
+ask how many objectives there are."""
 
 from __future__ import annotations
 
@@ -21,6 +22,11 @@ class OneBest:
     """One objective: the best trial, and no front (no trial has a point to place on one)."""
 
     headers: tuple[str, ...] = ()
+    never = "never the best"  # what a trial that breaks a constraint is
+
+    def plan_lines(self) -> list[str]:
+        """What the plan says of the objectives before the sweep starts."""
+        return []
 
     def point(self, trial: Trial, breaks: Callable[[Trial], bool]) -> list[float] | None:
         return None
@@ -41,9 +47,17 @@ class Front(OneBest):
     an objective or failed; the front of those points is marked in the table and named above it."""
 
     headers = ("front",)
+    never = "never the best or on the front"
 
     def __init__(self, objectives: tuple[Objective, ...]) -> None:
         self.objectives = objectives
+
+    def plan_lines(self) -> list[str]:
+        return [
+            f"objectives: {', '.join(map(str, self.objectives))}: the sweep finds the Pareto front (the trials "
+            f"no other beats on every one), saved as pareto.json; the best by {self.objectives[0].name} is kept "
+            "as best_config.json"
+        ]
 
     def point(self, trial: Trial, breaks: Callable[[Trial], bool]) -> list[float] | None:
         values = reported(

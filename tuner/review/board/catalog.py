@@ -92,9 +92,9 @@ def summarize(sweep: Sweep, record: ExperimentRecord, running: bool) -> Row:
 
     config = record.config
     best = record.best_trial()
-    from tuner.review.front import on_front
+    from tuner.review import findings
 
-    ids = on_front(record)
+    ids = findings.of(record).on_front()
     spans = [
         (times[0][0], times[-1][0]) for t in record.trials if (times := t.times())
     ]  # each trial's read once

@@ -35,10 +35,7 @@ def title(experiment: ExperimentRecord) -> str:
 
 
 def section(experiment: ExperimentRecord) -> str:
-    """The panel's HTML: the trade-off figure, the counts, the hypervolume over time and the front's table;
-    empty for a sweep on one objective."""
-    if not experiment.config.several_objectives:
-        return ""
+    """The panel's HTML: the trade-off figure, the counts, the hypervolume over time and the front's table."""
     objectives = experiment.config.objectives
     found = pareto_front.points(experiment)
     if not found:

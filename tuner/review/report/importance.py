@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.objectives import Objective, pick
+from tuner.review import findings
 from tuner.review.report.axes import LOG_SPAN
 from tuner.review.vocabulary import show
 from tuner.values import as_float
@@ -137,7 +138,7 @@ def _chart(experiment: ExperimentRecord, trials: list[TrialRecord], objective: O
 
     from tuner.review.report.curves import figure_html
 
-    heading = f"<h3>For {html.escape(str(objective))}</h3>" if experiment.config.several_objectives else ""
+    heading = findings.of(experiment).heading(objective)
     found = importance(trials, objective)
     if not found:
         return heading + (

@@ -16,6 +16,7 @@ from collections import Counter
 
 from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.folder.fates import family, kind
+from tuner.review import findings
 from tuner.review.report.curves import curves, figure_html, history
 from tuner.review.report.params import parallel
 from tuner.review.vocabulary import cell
@@ -28,12 +29,12 @@ def build(experiment: ExperimentRecord, refresh_s: float | None = None, running:
     ``running``: a sweep a process runs now, whose open trials are not left to ``tuner resume``."""
     import plotly.offline
 
-    metric, mode = experiment.metric, experiment.mode
-    objectives = experiment.config.objectives if experiment.config.several_objectives else []
+    metric = experiment.metric
+    found = findings.of(experiment)
     parts = [
         (
             "best",
-            f"The best trial by {metric}" if objectives else "The best trial",
+            found.best_title(),
             _best_section(experiment),
         ),
         (
@@ -55,10 +56,7 @@ def build(experiment: ExperimentRecord, refresh_s: float | None = None, running:
         ("importance", "Parameter importance", _importance_section(experiment)),
         ("fates", "Every trial, best first", _fates_table(experiment)),
     ]
-    if objectives:  # no one best trial: the trade-off comes first
-        from tuner.review.report import front_panel
-
-        parts.insert(0, ("front", front_panel.title(experiment), front_panel.section(experiment)))
+    parts[:0] = found.sections()
     replays = _replays_section(experiment)
     if replays:
         parts.append(("replays", "Under other schedulers (tuner replay)", replays))
@@ -66,8 +64,10 @@ def build(experiment: ExperimentRecord, refresh_s: float | None = None, running:
         f'<section id="{key}"><h2>{html.escape(title)}</h2>\n{content}</section>'
         for key, title, content in parts
     )
-    aims = [(o.name, o.mode) for o in objectives] or [(metric, mode)]
-    shown = ", ".join(f"{name} ({'lowest' if aim == 'min' else 'highest'} is best)" for name, aim in aims)
+    shown = ", ".join(
+        f"{o.name} ({'lowest' if o.mode == 'min' else 'highest'} is best)"
+        for o in experiment.config.objectives
+    )
     title = f"{experiment.config.name}: {len(experiment.trials)} trials, {shown}"
     live: tuple[str, str] | None = None
     if refresh_s:
@@ -195,7 +195,6 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
     (next to the id, so that the explanation is in view on a narrow screen), best value and the epoch it came
     at, epochs run, its config, the order it was made in (as the best-so-far chart counts trials), and the
     other metrics it reported at its best epoch."""
-    from tuner.review.front import on_front
     from tuner.review.plots import reported_metrics
     from tuner.review.results import param_columns
 
@@ -204,7 +203,7 @@ def fate_rows(experiment: ExperimentRecord) -> list[dict[str, Value]]:
     own = ["#", "trial", "on front", "breaks", "fate", f"best {metric}", "at epoch", "epochs", "made"]
     params = param_columns(experiment, [*own, *(f"{name} at best epoch" for name in others)])
     made = {t.trial_id: i for i, t in enumerate(experiment.trials, 1)}
-    front = on_front(experiment)
+    front = findings.of(experiment).on_front()
     bounded = bool(experiment.config.constraint_list)
     rows = []
     for rank, trial in enumerate(experiment.ranked(), 1):

@@ -50,7 +50,8 @@ def section(experiment: ExperimentRecord) -> str:
         from tuner.review.report.curves import figure_html
 
         config = experiment.config
-        both = config.several_objectives and events and all(len(e.get("values") or {}) > 1 for e in events)
+        # as the records say the rungs decided: by fronts they keep each objective's value ("values")
+        both = events and all(len(e.get("values") or {}) > 1 for e in events)
         if both:
             first, second = config.objectives[:2]
             parts.append(
@@ -60,7 +61,7 @@ def section(experiment: ExperimentRecord) -> str:
                 "those that had reached the rung before it.</p>"
             )
             parts.append(figure_html(rung_scatter(experiment, events)))
-        elif config.several_objectives or config.constraints:
+        elif any("values" in e for e in events):
             by = ", ".join(map(str, config.objectives)) + (
                 f"; bounds {', '.join(config.constraints)}" if config.constraints else ""
             )
@@ -212,7 +213,7 @@ def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Fig
 def dominators(event: RungEvent, events: list[RungEvent], experiment: ExperimentRecord) -> list[RungEvent]:
     """The feasible results at the same rung that arrived before ``event`` and are better on every objective
     (one that breaks a bound dominates no trial: the rule's own comparison, tuner/schedulers/comparing.py)."""
-    from tuner import pareto
+    from tuner.pareto import dominates
 
     objectives = experiment.config.objectives
 
@@ -232,7 +233,7 @@ def dominators(event: RungEvent, events: list[RungEvent], experiment: Experiment
         and e.get("arrived", 0) < event.get("arrived", 0)
         and ("violation" not in e or (e["violation"] is not None and e["violation"] <= 0))
         and (theirs := point(e)) is not None
-        and pareto.dominates(theirs, mine)
+        and dominates(theirs, mine)
     ]
 
 
