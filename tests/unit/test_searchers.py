@@ -285,13 +285,15 @@ def test_a_maximised_metric_runs_its_highest_earlier_trial_first_and_bayesopt_ta
 
 @pytest.mark.parametrize(
     "params, scheduler, trials, expected, why",
-    [({"lr": "loguniform", "wd": "uniform"}, "fifo", 32, "gp", "2 numeric parameter(s) and 32 trials"),
+    [({"lr": "loguniform", "wd": "uniform"}, "fifo", 32, "gp", "2 parameter(s) and 32 trials"),
      ({"lr": "loguniform", "wd": "uniform"}, "asha", 32, "cqr", "asha stops trials early and lr, wd are continuous"),
      ({"lr": "loguniform", "width": "ordered"}, "median", 32, "cqr", "median stops trials early and lr is continuous"),
      ({"width": "ordered", "act": "labels"}, "asha", 32, "optuna", "asha stops trials early and TPE ranks them"),
      ({"lr": "loguniform", "wd": "uniform"}, "hyperband", 32, "optuna", "hyperband stops trials early"),
-     ({"lr": "loguniform", "act": "labels"}, "fifo", 32, "optuna", "1 parameter(s) without an order"),
-     ({f"x{i}": "ordered" for i in range(9)}, "fifo", 64, "gp", "9 numeric parameter(s) and 64 trials"),
+     ({"lr": "loguniform", "act": "labels"}, "fifo", 32, "gp", "2 parameter(s) and 32 trials"),
+     ({f"op{i}": "labels" for i in range(6)}, "fifo", 64, "gp", "6 parameter(s) and 64 trials"),
+     ({f"op{i}": "labels" for i in range(6)}, "fifo", 16, "optuna", "only 16 trials"),
+     ({f"x{i}": "ordered" for i in range(9)}, "fifo", 64, "gp", "9 parameter(s) and 64 trials"),
      ({f"x{i}": "uniform" for i in range(12)}, "fifo", 32, "optuna", "12 parameters"),
      ({"lr": "loguniform"}, "fifo", 400, "optuna", "400 trials"),
      ({"lr": "loguniform"}, "fifo", 8, "optuna", "only 8 trials"),
