@@ -32,7 +32,7 @@ def check_objectives(
     scheduler: str, searcher: str | None, objectives: Sequence[Objective], warm_start: bool = False
 ) -> None:
     """Several objectives need a scheduler and a searcher that decide by fronts (one line names those that do),
-    and start without earlier sweeps' trials: the one place a sweep's settings ask how many objectives it has."""
+    and start without earlier sweeps' trials."""
     if len(objectives) <= 1:
         return
     count = f"{len(objectives)} objectives ({', '.join(map(str, objectives))})"

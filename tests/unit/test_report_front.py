@@ -288,6 +288,16 @@ def test_the_trial_table_ranks_with_hash_and_marks_the_front_with_two_objectives
     assert "<th class=fate>fate</th>" in table and "<td class=fate>stopped early by ASHA" in table
 
 
+def test_compare_ranks_sweeps_of_several_objectives_with_no_feasible_trial_without_a_hypervolume_to_share(tmp_path):
+    """Every trial breaks the bound in both sweeps: no front, no shared reference; each row still says so."""
+    from tuner.review import compare
+
+    one, other = (_experiment(tmp_path / name, constraints=["latency_ms>=1000"]) for name in ("one", "other"))
+    assert front.shared_reference([one, other]) is None
+    rows = compare.summary_rows([one, other])
+    assert [(r["front"], r["hypervolume"]) for r in rows] == [(0, 0.0), (0, 0.0)]
+
+
 def test_compare_puts_two_objective_sweeps_fronts_together_measured_up_to_one_reference(tmp_path):
     from tuner.errors import UsageError
     from tuner.review import compare

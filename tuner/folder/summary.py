@@ -110,7 +110,7 @@ class Summary:
     best: BestTrial | None = None
     found: Found = field(default_factory=Found)
     constraints: list[str] | None = (
-        None  # the sweep's (best_config.json keeps them here on one objective only)
+        None  # the sweep's: "no trial ... met every constraint" (best_config.json's are in ``found``)
     )
     infeasible: int | None = None  # trials that broke one (on several objectives, of those with a point)
     # How this run ended (shown and turned into the exit code; not kept in best_config.json).

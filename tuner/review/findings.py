@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from tuner.errors import UsageError
 from tuner.objectives import Objective, sign
 from tuner.value_types import Scalar
+from tuner.values import number
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -73,13 +74,13 @@ class Best:
         if best is None:
             return pd.DataFrame([], columns=columns)
         row = best.best_row(record.metric, record.mode) or {}
-        epoch = row.get("training_iteration")
+        epoch = number(row.get("training_iteration"))
         return pd.DataFrame(
             [
                 {
                     "trial_id": best.trial_id,
                     record.metric: best.best(record.metric, record.mode),
-                    "epoch": None if epoch is None else int(float(epoch)),
+                    "epoch": None if epoch is None else int(epoch),
                     **{column: best.config.get(k) for k, column in named.items()},
                     "fate": best.fate,
                 }

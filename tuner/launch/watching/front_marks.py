@@ -1,7 +1,7 @@
 """What the terminal shows of a sweep's objectives: with one, the best trial so far; with several, also the
 front of the results so far, its trials marked in the live table in a column of their own, and the plan says
-that the sweep looks for a front. ``marks`` picks one, and is the only place a sweep's launch and its live table
-ask how many objectives there are."""
+that the sweep looks for a front. ``marks`` picks one: the plan and the live table ask it, not the number of
+objectives."""
 
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ def section(experiment: ExperimentRecord) -> str:
                 "those that had reached the rung before it.</p>"
             )
             parts.append(figure_html(rung_scatter(experiment, events)))
-        elif any("values" in e for e in events):
+        elif config.constraints or any("values" in e for e in events):  # as the records say: by fronts
             by = ", ".join(map(str, config.objectives)) + (
                 f"; bounds {', '.join(config.constraints)}" if config.constraints else ""
             )
