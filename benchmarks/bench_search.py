@@ -258,7 +258,7 @@ def resolve_pair(pair: str, params: dict) -> tuple[str, str, dict[str, int]]:
     if pair == "default":
         from tuner import algorithms
 
-        scheduler, _ = algorithms.default_scheduler(objectives=1, can_pause=True)
+        scheduler, _ = algorithms.default_scheduler(can_pause=True)
         return scheduler, "auto", {}
     scheduler, searcher = pair.split("+")
     scheduler, options = scheduler_options(scheduler)

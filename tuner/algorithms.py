@@ -28,28 +28,82 @@ if TYPE_CHECKING:
     from ray.tune.search import SearchAlgorithm, Searcher
 
 
-def check_objectives(
-    scheduler: str, searcher: str | None, objectives: Sequence[Objective], warm_start: bool = False
-) -> None:
-    """Several objectives need a scheduler and a searcher that decide by fronts (one line names those that do),
-    and start without earlier sweeps' trials."""
-    if len(objectives) <= 1:
-        return
-    count = f"{len(objectives)} objectives ({', '.join(map(str, objectives))})"
-    for flag, chosen, entries, cannot, besides in (
-        ("--scheduler", scheduler, SCHEDULERS, "ranks trials by one value and cannot decide on", ""),
-        ("--searcher", searcher, SEARCHERS, "models one value and cannot search", " (or auto)"),
-    ):
-        able = [e.name for e in entries if e.multi_objective]
-        if chosen in {e.name for e in entries} - set(able):
-            raise UsageError(
-                f"{flag} {chosen} {cannot} {count}; use one that can: {', '.join(able)}{besides}"
-            )
-    if warm_start:
-        raise UsageError(
-            "--warm-start seeds a model with one value per earlier trial; a sweep on several objectives "
-            "starts without it"
+class OneObjective:
+    """What a sweep on one objective without bounds may run: every scheduler and searcher, as ``auto`` chooses
+    them."""
+
+    def check(self, scheduler: str, searcher: str | None, warm_start: bool = False) -> None:
+        """Nothing to refuse: every pair ranks one value."""
+
+    def scheduler(self, chosen: tuple[str, str]) -> tuple[str, str]:
+        return chosen
+
+    def searcher(self, chosen: tuple[str, str]) -> tuple[str, str]:
+        return chosen
+
+
+class Bounded(OneObjective):
+    """A sweep with ``--constraint``: ``auto`` takes ASHA, which ranks each rung by fronts of value and
+    violation, and a searcher that keeps trials breaking a bound out of what it learns from."""
+
+    FRONTS = "asha", "ASHA ranks each rung by fronts; freeze-thaw models one value"
+
+    def scheduler(self, chosen: tuple[str, str]) -> tuple[str, str]:
+        return self.FRONTS
+
+    def searcher(self, chosen: tuple[str, str]) -> tuple[str, str]:
+        """Random search where the space leaves nothing to model, a scheduler's own model (freeze-thaw's does
+        not rank by the bounds either: the plan says so), or one that weighs them; otherwise Optuna's TPE."""
+        entry = SEARCHER_REGISTRY[chosen[0]]
+        if chosen[0] == "random" or entry.requires_scheduler or entry.takes_constraints:
+            return chosen
+        return "optuna", (
+            "--constraint: Optuna's TPE keeps trials that break a bound out of its good group "
+            f"({chosen[0]}, picked without bounds, does not weigh them)"
         )
+
+
+class SeveralObjectives(Bounded):
+    """What a sweep on several objectives may run: a scheduler and a searcher that decide by fronts, with no
+    earlier sweeps' trials; ``auto`` takes ASHA and Optuna's multi-objective TPE."""
+
+    def __init__(self, objectives: Sequence[Objective]) -> None:
+        self.objectives = tuple(objectives)
+
+    def check(self, scheduler: str, searcher: str | None, warm_start: bool = False) -> None:
+        """One line names the flag and those that can decide by fronts."""
+        count = f"{len(self.objectives)} objectives ({', '.join(map(str, self.objectives))})"
+        for flag, chosen, entries, cannot, besides in (
+            ("--scheduler", scheduler, SCHEDULERS, "ranks trials by one value and cannot decide on", ""),
+            ("--searcher", searcher, SEARCHERS, "models one value and cannot search", " (or auto)"),
+        ):
+            able = [e.name for e in entries if e.multi_objective]
+            if chosen in {e.name for e in entries} - set(able):
+                raise UsageError(
+                    f"{flag} {chosen} {cannot} {count}; use one that can: {', '.join(able)}{besides}"
+                )
+        if warm_start:
+            raise UsageError(
+                "--warm-start seeds a model with one value per earlier trial; a sweep on several objectives "
+                "starts without it"
+            )
+
+    def searcher(self, chosen: tuple[str, str]) -> tuple[str, str]:
+        """Random search where the space leaves nothing to model; otherwise MOTPE."""
+        if chosen[0] == "random":
+            return chosen
+        return "optuna", (
+            f"{len(self.objectives)} objectives: Optuna's multi-objective TPE splits the trials it learns from "
+            "by fronts (non-dominated sorting) rather than by one value"
+        )
+
+
+def for_objectives(objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()) -> OneObjective:
+    """The one place the launch and the replay ask how many objectives a sweep has (and whether it has bounds),
+    to choose and check its scheduler and searcher."""
+    if len(objectives) > 1:
+        return SeveralObjectives(objectives)
+    return Bounded() if constraints else OneObjective()
 
 
 def scheduler_context(
@@ -220,13 +274,10 @@ def held_out_figure(can_pause: bool, at_once: int) -> str:
     return f"{HELD_OUT}, {trials} at once{runs}: {HELD_OUT_FIGURES[measured, can_pause]}"
 
 
-def default_scheduler(
-    objectives: int = 1, can_pause: bool = True, constraints: int = 0, grids: Sequence[str] = ()
-) -> tuple[str, str]:
-    """The scheduler a sweep runs with no --scheduler (``auto``), and why: the one the frozen protocol's held-out
-    tasks put ahead for this kind of sweep (the plan prints the figure: ``held_out_figure``)."""
-    if objectives > 1 or constraints:
-        return "asha", "ASHA ranks each rung by fronts; freeze-thaw models one value"
+def default_scheduler(can_pause: bool = True, grids: Sequence[str] = ()) -> tuple[str, str]:
+    """The scheduler a sweep on one objective without bounds runs with no --scheduler (``auto``), and why: the
+    one the frozen protocol's held-out tasks put ahead for this kind of sweep (the plan prints the figure:
+    ``held_out_figure``). ``for_objectives`` decides it for several objectives and for bounds."""
     if grids:
         named = ", ".join(grids)
         return (
@@ -248,7 +299,8 @@ def choose_searcher(
     *,
     planned_trials: int,
     budgeted: bool = False,
-    objectives: int = 1,
+    objectives: Sequence[Objective] = (),
+    constraints: Sequence[Constraint] = (),
     warm_start: bool = False,
 ) -> tuple[str, str | None]:
     """The searcher a sweep (or a replay of one) runs, and why when ``auto`` chose it (None otherwise): the one
@@ -262,8 +314,8 @@ def choose_searcher(
         return searcher, None
     if brings and searcher is None:
         return brings, None
-    return choose(
-        params, scheduler, planned_trials, budgeted=budgeted, objectives=objectives, warm_start=warm_start
+    return for_objectives(objectives, constraints).searcher(
+        choose(params, scheduler, planned_trials, budgeted=budgeted, warm_start=warm_start)
     )
 
 

@@ -44,6 +44,22 @@ def test_auto_keeps_asha_where_freeze_thaw_does_not_apply():
     assert resolve({"space": "cifar_small", "searcher": "bohb"}, environ={}).scheduler == "bohb"
     assert resolve({"space": "cifar_small", "searcher": "curves"}, environ={}).scheduler == "freeze-thaw"
 
+def test_auto_picks_a_searcher_that_weighs_the_bounds_of_a_constrained_sweep():
+    """cqr and the GP do not weigh --constraint: where they would be chosen, TPE is, and the plan names both."""
+    bounded = {"space": "cifar_small", "constraints": ["accuracy>=0.5"]}
+    under_asha = resolve(bounded, environ={})
+    assert (under_asha.scheduler, under_asha.searcher) == ("asha", "optuna")
+    assert "fronts" in under_asha.scheduler_chosen
+    assert under_asha.searcher_chosen.startswith(
+        "auto chose optuna: --constraint: Optuna's TPE keeps trials that break a bound out of its good group "
+        "(cqr, picked without bounds, does not weigh them)"
+    )
+    fifo = resolve({**bounded, "scheduler": "fifo", "num_samples": 32}, environ={})
+    assert fifo.searcher == "optuna" and "(gp, picked without bounds" in fifo.searcher_chosen
+    # freeze-thaw's own model stays (the plan says it does not rank by the bounds)
+    assert resolve({**bounded, "scheduler": "freeze-thaw"}, environ={}).searcher == "curves"
+
+
 
 def test_resolution_fills_what_the_space_and_names_decide(tmp_path):
     cfg = resolve({"space": "cifar_small", "storage_path": str(tmp_path / "x" / ".." / "s")}, environ={})

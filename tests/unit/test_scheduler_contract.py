@@ -81,7 +81,7 @@ def _cases() -> tuple[list, list]:
                 ))  # fmt: skip
             pair = f"{sched.name}-{search.name}"
             runs.append(pytest.param(sched.name, search.name, 1, marks=marks, id=f"{pair}-1"))
-            if sched.multi_objective and search.multi_objective:  # docs/objectives.md; check_objectives
+            if sched.multi_objective and search.multi_objective:  # docs/objectives.md; SeveralObjectives.check
                 runs.append(pytest.param(sched.name, search.name, 2, marks=marks, id=f"{pair}-2"))
             elif not sched.takes_no_searcher:
                 refused.append(pytest.param(sched.name, search.name, id=pair))

@@ -178,7 +178,7 @@ def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: SearchPlan
     one-line error."""
     from tuner.launch import warm_start
 
-    # several objectives were refused before (algorithms.check_objectives)
+    # several objectives were refused before (algorithms.SeveralObjectives.check)
     entry = searchers.entry(search_plan.searcher)
     conditional = search_plan.conditionals or _conditionals(space)
     # a searcher that asks conditional parameters as it runs (define-by-run) cannot be told earlier trials

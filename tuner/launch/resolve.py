@@ -109,7 +109,9 @@ def complete(config: SweepConfig, space: SearchSpace) -> SweepConfig:
     config = dataclasses.replace(config, **updates)
     config = _choose_scheduler(config, space)
     config = _choose_searcher(config, space)
-    algorithms.check_objectives(config.scheduler, config.searcher, config.objectives, bool(config.warm_start))
+    algorithms.for_objectives(config.objectives).check(
+        config.scheduler, config.searcher, bool(config.warm_start)
+    )
     if config.name is None:
         config = dataclasses.replace(config, name=_free_name(config, space_label(config.space)))
     return dataclasses.replace(config, origin=config.experiment_path)
@@ -131,11 +133,11 @@ def _choose_scheduler(config: SweepConfig, space: SearchSpace) -> SweepConfig:
     from tuner.launch.registry import resolve_trainable
     from tuner.searchers.plan import is_grid
 
-    name, why = algorithms.default_scheduler(
-        objectives=len(config.objectives),
-        can_pause=keeps_checkpoints(resolve_trainable(space.trainable)),
-        constraints=len(config.constraint_list),
-        grids=[k for k, v in space.flat_params.items() if is_grid(v)],
+    name, why = algorithms.for_objectives(config.objectives, config.constraint_list).scheduler(
+        algorithms.default_scheduler(
+            can_pause=keeps_checkpoints(resolve_trainable(space.trainable)),
+            grids=[k for k, v in space.flat_params.items() if is_grid(v)],
+        )
     )
     return dataclasses.replace(config, scheduler=name, scheduler_chosen=f"auto chose {name}: {why}")
 
@@ -148,7 +150,8 @@ def _choose_searcher(config: SweepConfig, space: SearchSpace) -> SweepConfig:
         space.flat_params,
         planned_trials=config.planned_trials,
         budgeted=config.num_samples is None,
-        objectives=len(config.objectives),
+        objectives=config.objectives,
+        constraints=config.constraint_list,
         warm_start=bool(config.warm_start),
     )
     chosen = f"auto chose {name}: {why}" if why else config.searcher_chosen

@@ -65,7 +65,8 @@ def build(
         )
     if searcher is not None and searcher != searchers.AUTO:
         algorithms.check_pair(scheduler, searcher)
-    algorithms.check_objectives(scheduler, None, objectives)
+    rule = algorithms.for_objectives(objectives, constraints)
+    rule.check(scheduler, None)
     fate_log = FateMemory()
     ctx = algorithms.scheduler_context(
         params=params,
@@ -84,10 +85,15 @@ def build(
     if searcher is None:
         return Algorithms(_told(sched.build(ctx), ctx.objective), None, fate_log, None)
     searcher, _ = algorithms.choose_searcher(  # what a sweep of this space, scheduler and size would run
-        scheduler, searcher, params, planned_trials=num_samples, objectives=len(objectives)
+        scheduler,
+        searcher,
+        params,
+        planned_trials=num_samples,
+        objectives=objectives,
+        constraints=constraints,
     )
     chosen = searchers.entry(sched.requires_searcher or searcher)
-    algorithms.check_objectives(scheduler, chosen.name, objectives)
+    rule.check(scheduler, chosen.name)
     plan = searchers.plan_search(params, chosen.name, seed)
     max_concurrent = algorithms.at_once(scheduler, chosen.name, workers)
     built_scheduler, built = algorithms.build_pair(

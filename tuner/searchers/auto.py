@@ -10,7 +10,7 @@ median rule. So:
 parameters); ``gp`` for at most ``GP_MAX_PARAMS`` parameters (numbers, or choices with or without an order: on NAS-Bench-201's
 choices of operations too it reached better configs than TPE at 1, 2 and 8 trials at once), ``GP_MIN_TRIALS``
 to ``GP_MAX_TRIALS`` trials and trials that run all their epochs; ``optuna`` otherwise (more parameters, larger
-budgets, other early stopping, conditional spaces, several objectives).
+budgets, other early stopping, conditional spaces; several objectives: tuner/algorithms.py).
 A space with nothing to model gets ``random``; a scheduler that brings its own searcher keeps it.
 """
 
@@ -36,11 +36,11 @@ def choose(
     scheduler: str,
     planned_trials: int,
     budgeted: bool = False,
-    objectives: int = 1,
     warm_start: bool = False,
 ) -> tuple[str, str]:
-    """The searcher ``auto`` stands for here, and why (the plan prints it); with ``warm_start``, one that takes
-    earlier sweeps' trials (the model of the learning curves does not)."""
+    """The searcher ``auto`` stands for here on one objective, and why (the plan prints it); with
+    ``warm_start``, one that takes earlier sweeps' trials (the model of the learning curves does not).
+    tuner/algorithms.py's ``for_objectives`` turns it into one that decides by fronts for several."""
     from tuner import schedulers
 
     entry = schedulers.REGISTRY[scheduler]
@@ -48,17 +48,15 @@ def choose(
         return "random", f"{scheduler} explores by perturbing trials, over random draws"
     if entry.requires_searcher:
         return entry.requires_searcher, f"--scheduler {scheduler} brings its own"
-    if entry.gates_new_trials and objectives == 1:
+    if entry.gates_new_trials:
         if not warm_start:
             return "curves", f"{scheduler}'s model of the learning curves also proposes every other config"
-        name, why = _for_the_space(params, scheduler, planned_trials, budgeted, objectives)
+        name, why = _for_the_space(params, scheduler, planned_trials, budgeted)
         return name, f"--warm-start, which {scheduler}'s model of the learning curves does not take; {why}"
-    return _for_the_space(params, scheduler, planned_trials, budgeted, objectives)
+    return _for_the_space(params, scheduler, planned_trials, budgeted)
 
 
-def _for_the_space(
-    params: Space, scheduler: str, planned_trials: int, budgeted: bool, objectives: int
-) -> tuple[str, str]:
+def _for_the_space(params: Space, scheduler: str, planned_trials: int, budgeted: bool) -> tuple[str, str]:
     """The searcher for the space's parameters, the scheduler's early stopping and the sweep's size."""
     from tuner import searchers
     from tuner.errors import UsageError
@@ -75,11 +73,6 @@ def _for_the_space(
     except UsageError:
         return "random", "nothing in the space for a model to search"
     searched = [p for p in plan.params if p.treatment in SEARCHED]
-    if objectives > 1:
-        return "optuna", (
-            f"{objectives} objectives: Optuna's multi-objective TPE splits the trials it learns from "
-            "by fronts (non-dominated sorting) rather than by one value"
-        )
     if plan.conditionals:
         names = ", ".join(p.name for p in plan.conditionals)
         return "optuna", f"{names} depends on another parameter, which TPE models as the space is drawn"
