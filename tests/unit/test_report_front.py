@@ -419,6 +419,25 @@ def test_the_best_so_far_passes_by_a_trial_that_breaks_a_constraint(tmp_path):
     assert len(lines) == 2  # against trials and against wall time
     for line in lines:  # aaaa0001's 0.5 is the lowest loss, but it breaks the bound: 0.9 (aaaa0003) is the best
         assert min(y for y in line if y is not None) == 0.9, line
+    # the trials that break it are crosses of their own, named in the legend
+    crosses = next(t for t in figure.data if t.name == "breaks a constraint (never the best)")
+    assert crosses.marker.symbol == "x" and 0.5 in crosses.y and 0.9 not in crosses.y
+    # and `tuner plot` draws the same line
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from tuner.review.plots import _best_so_far
+
+    fig = _best_so_far(plt, experiment)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [
+        "each trial's best", "breaks a constraint (never the best)", "best so far"
+    ]
+    drawn = [y for y in ax.lines[0].get_ydata() if y == y]  # NaN where no trial had counted yet
+    assert min(drawn) == 0.9, drawn
+    plt.close(fig)
 
 
 def test_when_every_trial_breaks_a_constraint_export_says_so_and_the_front_has_no_hypervolume_line(tmp_path):

@@ -129,15 +129,26 @@ def _best_so_far(plt: ModuleType, experiment: ExperimentRecord) -> Figure | None
         key=lambda t: min((float(r["timestamp"]) for r in t.rows if r.get("timestamp")), default=math.inf)
     )
     better = pick(mode)
-    so_far: list[float] = []
+    # a trial that breaks a bound is never the best: the line passes it by, and it is drawn as a cross
+    counts = [not experiment.breaks(t) for t in trials]
+    so_far: list[float | None] = []
     values: list[float] = []
-    for t in trials:
+    for t, counted in zip(trials, counts, strict=True):
         values.append(t.scored(metric, mode))
-        so_far.append(values[-1] if not so_far else better(so_far[-1], values[-1]))
+        kept = so_far[-1] if so_far else None
+        so_far.append((values[-1] if kept is None else better(kept, values[-1])) if counted else kept)
     fig, ax = plt.subplots(figsize=(8, 4.5))
-    xs = range(1, len(trials) + 1)
-    ax.scatter(xs, values, s=14, color="#9a9a9a", label="each trial's best")
-    ax.step(xs, so_far, where="post", color=BEST, linewidth=2, label="best so far")
+    xs = list(range(1, len(trials) + 1))
+    for kept, label, marker in (
+        (True, "each trial's best", "o"),
+        (False, "breaks a constraint (never the best)", "x"),
+    ):
+        shown = [k for k, counted in enumerate(counts) if counted is kept]
+        if shown:
+            ax.scatter([xs[k] for k in shown], [values[k] for k in shown], s=14, color="#9a9a9a", marker=marker,
+                       label=label)  # fmt: skip
+    ax.step(xs, [math.nan if v is None else v for v in so_far], where="post", color=BEST, linewidth=2,
+            label="best so far")  # fmt: skip
     ax.set_xlabel("trials, in the order they were made")
     ax.set_ylabel(f"best {metric}")
     ax.set_title(f"Best {metric} so far over the sweep ({experiment.config.searcher} search)")

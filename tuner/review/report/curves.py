@@ -76,19 +76,27 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
     by_time = _steps(by_time)
     # thousands of markers draw quicker on the GPU (WebGL)
     markers = go.Scattergl if len(trials) > 1000 else go.Scatter
-    fig.add_trace(
-        markers(
-            x=xs,
-            y=bests,
-            mode="markers",
-            name="each trial's best",
-            marker={"color": "#9a9a9a"},
-            hovertext=[t.trial_id for t in trials],
-            hoverinfo="text+y",
-        ),
-        row=1,
-        col=1,
-    )
+    # a trial that breaks a bound is drawn as a cross of its own, so a value below the line reads as excluded
+    for kept, name, symbol in (
+        (True, "each trial's best", "circle"),
+        (False, "breaks a constraint (never the best)", "x"),
+    ):
+        shown = [k for k, counted in enumerate(counts) if counted is kept]
+        if not shown:
+            continue
+        fig.add_trace(
+            markers(
+                x=[xs[k] for k in shown],
+                y=[bests[k] for k in shown],
+                mode="markers",
+                name=name,
+                marker={"color": "#9a9a9a", "symbol": symbol},
+                hovertext=[trials[k].trial_id for k in shown],
+                hoverinfo="text+y",
+            ),
+            row=1,
+            col=1,
+        )
     fig.add_trace(
         go.Scatter(
             x=[x for x, _ in steps],
