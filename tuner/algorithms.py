@@ -89,8 +89,9 @@ class SeveralObjectives(Bounded):
             )
 
     def searcher(self, chosen: tuple[str, str]) -> tuple[str, str]:
-        """Random search where the space leaves nothing to model; otherwise MOTPE."""
-        if chosen[0] == "random":
+        """Random search where the space leaves nothing to model, a scheduler's own searcher (the scheduler is
+        refused if it cannot decide by fronts); otherwise MOTPE."""
+        if chosen[0] == "random" or SEARCHER_REGISTRY[chosen[0]].requires_scheduler:
             return chosen
         return "optuna", (
             f"{len(self.objectives)} objectives: Optuna's multi-objective TPE splits the trials it learns from "
