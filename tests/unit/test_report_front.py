@@ -440,6 +440,27 @@ def test_the_best_so_far_passes_by_a_trial_that_breaks_a_constraint(tmp_path):
     plt.close(fig)
 
 
+def test_compare_passes_by_trials_that_break_a_constraint_and_names_a_sweep_with_none_within(tmp_path):
+    """compare's best so far took an infeasible trial's loss as the best, a sweep with none within its bounds drew
+    nothing and said nothing, and the right plot's axis label ran into the left plot."""
+    from tuner.review.compare_figures import best_so_far
+
+    some = _experiment(tmp_path / "some", objectives=("loss:min",), constraints=["latency_ms>=35"])
+    none = _experiment(tmp_path / "none", objectives=("loss:min",), constraints=["latency_ms>=1000"])
+    fig = best_so_far([some, none])
+    by_trial, by_epoch = fig.axes
+    for ax in (by_trial, by_epoch):
+        drawn = [y for y in ax.lines[0].get_ydata() if y == y]  # NaN before the first trial within bounds
+        assert min(drawn) == 0.9, drawn  # aaaa0001's 0.5 breaks the bound
+        assert all(y != y for y in ax.lines[1].get_ydata())
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[1].endswith(": no trial within its constraints") and "no trial" not in labels[0]
+    assert by_trial.get_xlim()[0] < 1 and fig.get_layout_engine() is not None
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+
+
 def test_when_every_trial_breaks_a_constraint_export_says_so_and_the_front_has_no_hypervolume_line(tmp_path):
     from tuner.errors import UsageError
     from tuner.review.export import best_export

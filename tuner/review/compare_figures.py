@@ -16,13 +16,15 @@ if TYPE_CHECKING:
     from tuner.experiment import ExperimentRecord
 
 
-def reports(experiment: ExperimentRecord) -> list[tuple[float, float | None]]:
-    """Every epoch's report in the order it arrived: (time, value of the metric)."""
+def reports(experiment: ExperimentRecord, feasible_only: bool = False) -> list[tuple[float, float | None]]:
+    """Every epoch's report in the order it arrived: (time, value of the metric); with ``feasible_only``, no value
+    for a trial that breaks a constraint (its epochs still count: they were trained)."""
     out = []
     for trial in experiment.trials:
+        counted = not (feasible_only and experiment.breaks(trial))
         for row in trial.rows:
             if row.get("timestamp"):
-                value = number(row.get(experiment.metric))
+                value = number(row.get(experiment.metric)) if counted else None
                 out.append((float(row["timestamp"]), value))
     return sorted(out, key=lambda r: r[0])
 
@@ -34,7 +36,9 @@ def best_so_far(experiments: list[ExperimentRecord]) -> Figure:
 
     metric, mode = experiments[0].metric, experiments[0].mode
     better = pick(mode)
-    fig, (by_trial, by_epoch) = plt.subplots(1, 2, figsize=(12, 4.5))
+    # constrained layout keeps the right plot's axis label clear of the left plot
+    fig, (by_trial, by_epoch) = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
+    most = trained = 0
     for e in experiments:
         label = f"{e.config.name} ({e.config.scheduler}, {e.config.searcher})"
         trials = sorted(
@@ -43,19 +47,31 @@ def best_so_far(experiments: list[ExperimentRecord]) -> Figure:
                 (float(r["timestamp"]) for r in t.rows if r.get("timestamp")), default=math.inf
             ),
         )
+        # a trial that breaks a constraint is never the best: the line passes it by, as in the report
         so_far: list[float] = []
         for t in trials:
-            value = t.scored(metric, mode)
-            so_far.append(value if not so_far else better(so_far[-1], value))
-        by_trial.step(range(1, len(so_far) + 1), so_far, where="post", label=label)
+            value = None if e.breaks(t) else t.scored(metric, mode)
+            kept = so_far[-1] if so_far else math.nan
+            so_far.append(kept if value is None else value if math.isnan(kept) else better(kept, value))
+        if trials and all(math.isnan(v) for v in so_far):
+            label += ": no trial within its constraints"
+        most = max(most, len(so_far))
+        trained = max(trained, len(reports(e)))
+        line = by_trial.step(range(1, len(so_far) + 1), so_far, where="post", label=label)[0]
+        line.set(marker="o", markersize=3, markevery=_improvements(so_far))
         epochs: list[int] = []
         best: list[float] = []
-        for n, (_, reported) in enumerate(reports(e), 1):
+        for n, (_, reported) in enumerate(reports(e, feasible_only=True), 1):
             if reported is None:
                 continue
             best.append(reported if not best else better(best[-1], reported))
             epochs.append(n)
-        by_epoch.step(epochs, best, where="post", label=label)
+        line = by_epoch.step(epochs, best, where="post", label=label)[0]
+        line.set(marker="o", markersize=3, markevery=_improvements(best))
+    from matplotlib.ticker import MaxNLocator
+
+    by_trial.set_xlim(0.5, most + 0.5)  # every trial's place, those before the first within bounds too
+    by_trial.xaxis.set_major_locator(MaxNLocator(integer=True))
     by_trial.set_xlabel("trials, in the order they were made")
     by_epoch.set_xlabel("epochs trained, all trials together")
     for ax in (by_trial, by_epoch):
@@ -63,8 +79,17 @@ def best_so_far(experiments: list[ExperimentRecord]) -> Figure:
         ax.grid(alpha=0.3)
     by_trial.set_title(f"Best {metric} so far against trials")
     by_epoch.set_title(f"Best {metric} so far against epochs trained")
-    by_epoch.legend(fontsize=8)
+    by_epoch.set_xlim(0, trained + max(1.0, trained / 50))  # a last step at the edge still shows
+    by_epoch.xaxis.set_major_locator(MaxNLocator(integer=True))
+    # below both plots, where it hides no line
+    fig.legend(*by_trial.get_legend_handles_labels(), loc="outside lower center", fontsize=8, ncols=2)
     return fig
+
+
+def _improvements(values: list[float]) -> list[int]:
+    """Where a best-so-far line steps to a better value (its first value included): marked, so that a line of
+    one point, such as a sweep whose only trial within its bounds came last, still shows."""
+    return [i for i, v in enumerate(values) if not math.isnan(v) and (i == 0 or v != values[i - 1])]
 
 
 def fronts(experiments: list[ExperimentRecord]) -> Figure:
@@ -77,7 +102,7 @@ def fronts(experiments: list[ExperimentRecord]) -> Figure:
     objectives = experiments[0].config.objectives
     first, second = objectives[0], objectives[1]
     ref = shared_reference(experiments)
-    fig, (fronts, volume) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (fronts, volume) = plt.subplots(1, 2, figsize=(12, 4.5), layout="constrained")
     for e in experiments:
         label = f"{e.config.name} ({e.config.scheduler}, {e.config.searcher})"
         found = front(e)
