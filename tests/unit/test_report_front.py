@@ -438,6 +438,12 @@ def test_the_best_so_far_passes_by_a_trial_that_breaks_a_constraint(tmp_path):
     drawn = [y for y in ax.lines[0].get_ydata() if y == y]  # NaN where no trial had counted yet
     assert min(drawn) == 0.9, drawn
     plt.close(fig)
+    # with no trial within the bound there is no line to name, and the figure says why
+    none = _experiment(tmp_path / "none", objectives=("loss:min",), constraints=["latency_ms>=1000"])
+    fig = _best_so_far(plt, none)
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["breaks a constraint (never the best)"]
+    assert [t.get_text() for t in fig.axes[0].texts] == ["no trial within the constraints: no best"]
+    plt.close(fig)
 
 
 def test_compare_passes_by_trials_that_break_a_constraint_and_names_a_sweep_with_none_within(tmp_path):

@@ -58,7 +58,7 @@ def best_so_far(experiments: list[ExperimentRecord]) -> Figure:
         most = max(most, len(so_far))
         trained = max(trained, len(reports(e)))
         line = by_trial.step(range(1, len(so_far) + 1), so_far, where="post", label=label)[0]
-        line.set(marker="o", markersize=3, markevery=_improvements(so_far))
+        line.set(marker="o", markersize=3, markevery=improvements(so_far))
         epochs: list[int] = []
         best: list[float] = []
         for n, (_, reported) in enumerate(reports(e, feasible_only=True), 1):
@@ -67,10 +67,12 @@ def best_so_far(experiments: list[ExperimentRecord]) -> Figure:
             best.append(reported if not best else better(best[-1], reported))
             epochs.append(n)
         line = by_epoch.step(epochs, best, where="post", label=label)[0]
-        line.set(marker="o", markersize=3, markevery=_improvements(best))
+        line.set(marker="o", markersize=3, markevery=improvements(best))
     from matplotlib.ticker import MaxNLocator
 
-    by_trial.set_xlim(0.5, most + 0.5)  # every trial's place, those before the first within bounds too
+    by_trial.set_xlim(
+        0.5, max(most, 1) + 0.5
+    )  # every trial's place, those before the first within bounds too
     by_trial.xaxis.set_major_locator(MaxNLocator(integer=True))
     by_trial.set_xlabel("trials, in the order they were made")
     by_epoch.set_xlabel("epochs trained, all trials together")
@@ -86,7 +88,7 @@ def best_so_far(experiments: list[ExperimentRecord]) -> Figure:
     return fig
 
 
-def _improvements(values: list[float]) -> list[int]:
+def improvements(values: list[float]) -> list[int]:
     """Where a best-so-far line steps to a better value (its first value included): marked, so that a line of
     one point, such as a sweep whose only trial within its bounds came last, still shows."""
     return [i for i, v in enumerate(values) if not math.isnan(v) and (i == 0 or v != values[i - 1])]

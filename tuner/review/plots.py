@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from tuner.folder.fates import kind
 from tuner.objectives import pick
 from tuner.ray_compat.state_file import bookkeeping
+from tuner.review.compare_figures import improvements
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS
 from tuner.values import number as _number
 
@@ -147,8 +148,12 @@ def _best_so_far(plt: ModuleType, experiment: ExperimentRecord) -> Figure | None
         if shown:
             ax.scatter([xs[k] for k in shown], [values[k] for k in shown], s=14, color="#9a9a9a", marker=marker,
                        label=label)  # fmt: skip
-    ax.step(xs, [math.nan if v is None else v for v in so_far], where="post", color=BEST, linewidth=2,
-            label="best so far")  # fmt: skip
+    line = [math.nan if v is None else v for v in so_far]
+    if any(v is not None for v in so_far):  # each step to a better value marked: a line of one point shows
+        ax.step(xs, line, where="post", color=BEST, linewidth=2, marker="o", markersize=4,
+                markevery=improvements(line), label="best so far")  # fmt: skip
+    else:
+        ax.text(0.5, 0.95, "no trial within the constraints: no best", transform=ax.transAxes, ha="center")
     ax.set_xlabel("trials, in the order they were made")
     ax.set_ylabel(f"best {metric}")
     ax.set_title(f"Best {metric} so far over the sweep ({experiment.config.searcher} search)")
