@@ -8,6 +8,7 @@ import math
 from typing import TYPE_CHECKING
 
 from tuner.objectives import pick
+from tuner.review.running_best import improvements, running_best
 from tuner.values import number
 
 if TYPE_CHECKING:
@@ -47,21 +48,18 @@ def best_so_far(experiments: list[ExperimentRecord]) -> Figure:
                 (float(r["timestamp"]) for r in t.rows if r.get("timestamp")), default=math.inf
             ),
         )
-        # a trial that breaks a constraint is never the best: the line passes it by, as in the report
-        so_far: list[float] = []
-        for t in trials:
-            value = None if e.breaks(t) else t.scored(metric, mode)
-            kept = so_far[-1] if so_far else math.nan
-            so_far.append(kept if value is None else value if math.isnan(kept) else better(kept, value))
-        if trials and all(math.isnan(v) for v in so_far):
+        so_far = running_best(e, trials)  # a trial that breaks a constraint is passed by, as in the report
+        if trials and all(v is None for v in so_far):
             label += ": no trial within its constraints"
         most = max(most, len(so_far))
-        trained = max(trained, len(reports(e)))
-        line = by_trial.step(range(1, len(so_far) + 1), so_far, where="post", label=label)[0]
+        drawn = [math.nan if v is None else v for v in so_far]
+        line = by_trial.step(range(1, len(so_far) + 1), drawn, where="post", label=label)[0]
         line.set(marker="o", markersize=3, markevery=improvements(so_far))
+        arrived = reports(e, feasible_only=True)  # every epoch trained, values only where they count
+        trained = max(trained, len(arrived))
         epochs: list[int] = []
         best: list[float] = []
-        for n, (_, reported) in enumerate(reports(e, feasible_only=True), 1):
+        for n, (_, reported) in enumerate(arrived, 1):
             if reported is None:
                 continue
             best.append(reported if not best else better(best[-1], reported))
@@ -86,12 +84,6 @@ def best_so_far(experiments: list[ExperimentRecord]) -> Figure:
     # below both plots, where it hides no line
     fig.legend(*by_trial.get_legend_handles_labels(), loc="outside lower center", fontsize=8, ncols=2)
     return fig
-
-
-def improvements(values: list[float]) -> list[int]:
-    """Where a best-so-far line steps to a better value (its first value included): marked, so that a line of
-    one point, such as a sweep whose only trial within its bounds came last, still shows."""
-    return [i for i, v in enumerate(values) if not math.isnan(v) and (i == 0 or v != values[i - 1])]
 
 
 def fronts(experiments: list[ExperimentRecord]) -> Figure:

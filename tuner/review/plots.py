@@ -13,9 +13,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING
 
 from tuner.folder.fates import kind
-from tuner.objectives import pick
 from tuner.ray_compat.state_file import bookkeeping
-from tuner.review.compare_figures import improvements
+from tuner.review.running_best import improvements, running_best
 from tuner.review.vocabulary import BEST_COLOUR, FATE_COLOURS
 from tuner.values import number as _number
 
@@ -129,15 +128,10 @@ def _best_so_far(plt: ModuleType, experiment: ExperimentRecord) -> Figure | None
     trials.sort(
         key=lambda t: min((float(r["timestamp"]) for r in t.rows if r.get("timestamp")), default=math.inf)
     )
-    better = pick(mode)
     # a trial that breaks a bound is never the best: the line passes it by, and it is drawn as a cross
     counts = [not experiment.breaks(t) for t in trials]
-    so_far: list[float | None] = []
-    values: list[float] = []
-    for t, counted in zip(trials, counts, strict=True):
-        values.append(t.scored(metric, mode))
-        kept = so_far[-1] if so_far else None
-        so_far.append((values[-1] if kept is None else better(kept, values[-1])) if counted else kept)
+    so_far = running_best(experiment, trials)
+    values = [t.scored(metric, mode) for t in trials]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     xs = list(range(1, len(trials) + 1))
     for kept, label, marker in (

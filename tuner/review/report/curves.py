@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from tuner.experiment import ExperimentRecord, TrialRecord
 from tuner.folder.fates import kind, taken_from
 from tuner.objectives import pick
+from tuner.review.running_best import running_best
 from tuner.review.vocabulary import BEST_COLOUR, CUTOFF_COLOUR, FATE_COLOURS
 from tuner.values import as_float, number
 
@@ -48,10 +49,7 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
     bests = [t.scored(metric, mode) for t in trials]
     # a trial that breaks a constraint is never the best: it shows its own best, and the best so far passes it by
     counts = [not experiment.breaks(t) for t in trials]
-    so_far: list[float | None] = []
-    for value, counted in zip(bests, counts, strict=True):
-        kept = so_far[-1] if so_far else None
-        so_far.append((value if kept is None else better(kept, value)) if counted else kept)
+    so_far = running_best(experiment, trials)
     events = sorted(
         (when, v)
         for t, counted in zip(trials, counts, strict=True)
