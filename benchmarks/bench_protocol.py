@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import kernels  # noqa: E402, F401  (before numpy loads: the same kernels on every box)
+import kernels  # noqa: E402, F401  (before numpy loads: AVX2 kernels wherever the CPU has them)
 import protocol  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"

@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
-import kernels  # noqa: E402, F401  (before numpy loads: the same kernels on every box)
+import kernels  # noqa: E402, F401  (before numpy loads: AVX2 kernels wherever the CPU has them)
 
 MF_METHODS = ["asha+random", "asha+optuna", "asha+hyperopt", "hyperband+random", "hyperband+optuna", "bohb+bohb",
               "median+random", "median+optuna"]  # fmt: skip
