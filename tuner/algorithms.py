@@ -17,6 +17,7 @@ from tuner.objectives import Constraint, Objective, Objectives
 from tuner.schedulers import ENTRIES as SCHEDULERS
 from tuner.schedulers import REGISTRY as SCHEDULER_REGISTRY
 from tuner.schedulers import SchedulerContext
+from tuner.schedulers.comparing import ByFronts, ByValue, Comparison, Constrained
 from tuner.searchers import ENTRIES as SEARCHERS
 from tuner.searchers import REGISTRY as SEARCHER_REGISTRY
 from tuner.searchers import SearcherContext
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 class OneObjective:
     """What a sweep on one objective without bounds may run: every scheduler and searcher, as ``auto`` chooses
     them."""
+
+    def __init__(self, objectives: Sequence[Objective] = ()) -> None:
+        self.objectives = tuple(objectives)
 
     def check(self, scheduler: str, searcher: str | None, warm_start: bool = False) -> None:
         """Nothing to refuse: every pair ranks one value."""
@@ -67,9 +71,6 @@ class SeveralObjectives(Bounded):
     """What a sweep on several objectives may run: a scheduler and a searcher that decide by fronts, with no
     earlier sweeps' trials; ``auto`` takes ASHA and Optuna's multi-objective TPE."""
 
-    def __init__(self, objectives: Sequence[Objective]) -> None:
-        self.objectives = tuple(objectives)
-
     def check(self, scheduler: str, searcher: str | None, warm_start: bool = False) -> None:
         """One line names the flag and those that can decide by fronts."""
         count = f"{len(self.objectives)} objectives ({', '.join(map(str, self.objectives))})"
@@ -99,12 +100,17 @@ class SeveralObjectives(Bounded):
         )
 
 
+RULES: dict[type[Comparison], type[OneObjective]] = {
+    ByValue: OneObjective,
+    Constrained: Bounded,
+    ByFronts: SeveralObjectives,
+}
+
+
 def for_objectives(objectives: Sequence[Objective], constraints: Sequence[Constraint] = ()) -> OneObjective:
-    """The one place the launch and the replay ask how many objectives a sweep has (and whether it has bounds),
-    to choose and check its scheduler and searcher."""
-    if len(objectives) > 1:
-        return SeveralObjectives(objectives)
-    return Bounded() if constraints else OneObjective()
+    """What the launch and the replay may run, by how the sweep's trials are compared: ``Comparison.kind``
+    asks how many objectives it has and whether it has bounds, for the rules and for this choice alike."""
+    return RULES[Comparison.kind(objectives, constraints)](objectives)
 
 
 def scheduler_context(
