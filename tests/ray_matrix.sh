@@ -13,13 +13,17 @@ VERSIONS="${RAY_MATRIX:-2.50.0 2.55.1 2.60.0}"
 OWN=$($PY -c 'import ray; print(ray.__version__)')
 # The fast tier's cover of every scheduler and searcher (instant trials), then named slow tests: a kill -9 resume,
 # damaged checkpoints, every trainable and space form under ASHA (a class, the searcher-native spaces), a cluster
-# of another Ray refused, the canaries of the quarantine's parts that need a running Ray.
+# of another Ray refused, the canaries of the quarantine's parts that need a running Ray, and Ray's BayesOptSearch
+# pickled, saved and restored mid-replay (its one fast contract case). The unit tier leaves out its slow-marked
+# tests (the Gaussian-process searchers' other contract cases, about 10 s each, a browser layout, a storage
+# bound): they read no more of Ray than the smoke's real sweeps of every searcher, and make test runs them.
 SMOKE_COVER=(tests/integration/test_matrix.py)
 SMOKE_NAMED=(
     tests/integration/test_resume.py::test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs
     tests/conformance/test_forms.py::test_each_form_is_searched_as_its_plan_says_and_runs_under_asha
     tests/integration/test_cluster_versions.py
     tests/integration/test_ray_compat_live.py
+    "tests/unit/test_scheduler_contract.py::test_a_scheduler_keeps_the_contract[hyperband-bayesopt-1]"
 )
 mkdir -p .ray-matrix
 declare -A RESULT
@@ -40,7 +44,7 @@ for version in $VERSIONS; do
     if [ "$got" != "$version" ]; then RESULT[$version]="imports Ray $got"; FAILED[$version]=1; continue; fi
     started=$SECONDS
     echo "ray-matrix: Ray $version: unit tier"
-    PYTHONPATH="$path" $PY -m pytest tests/unit -q -p no:cacheprovider -m "not gpu" > ".ray-matrix/unit-$version.log" 2>&1 || FAILED[$version]=1
+    PYTHONPATH="$path" $PY -m pytest tests/unit -q -p no:cacheprovider -m "not gpu and not slow" > ".ray-matrix/unit-$version.log" 2>&1 || FAILED[$version]=1
     unit=$(tail -1 ".ray-matrix/unit-$version.log" | sed 's/=//g; s/^ *//; s/ in [0-9.]*s.*//')
     echo "ray-matrix: Ray $version: conformance smoke"
     log=".ray-matrix/smoke-$version.log"
