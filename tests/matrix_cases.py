@@ -1,8 +1,8 @@
 """The scheduler x searcher matrix the tests run: every pair that can run together, at sample counts 1 to 6.
 
 tests/unit/test_matrix_decisions.py plays every case on the replay engine's simulated clock (the decisions:
-every trial ends, no bracket waits for ever); tests/integration/test_matrix.py runs every case on a real Ray,
-each algorithm once in the fast tier and the rest in the slow tier.
+every trial ends, no bracket waits for ever); tests/integration/test_matrix.py runs them on a real Ray, each
+algorithm once in the fast tier and the other cases of the schedulers that pause trials in the slow tier.
 """
 
 from __future__ import annotations

@@ -363,6 +363,7 @@ def test_the_default_comes_with_the_held_out_figure_nearest_the_sweeps_concurren
     assert shown in held_out_figure(can_pause, at_once)
 
 
+@pytest.mark.usefixtures("ray_session")  # a dry run joins a running Ray (tests/conftest.py) rather than start its own
 def test_a_dry_run_says_why_auto_chose_freeze_thaw_with_the_figure_for_its_concurrency(run_cli, tmp_path):
     got = run_cli("sweep", "--space", "cifar_small", "--dataset", "synthetic", "--max-concurrent", "1",
                   "--storage-path", tmp_path, "--dry-run")  # fmt: skip
@@ -378,6 +379,7 @@ def test_a_dry_run_says_why_auto_chose_freeze_thaw_with_the_figure_for_its_concu
     assert other.code == 0 and "auto chose freeze-thaw: " in other.out and "held out:" not in other.out
 
 
+@pytest.mark.usefixtures("ray_session")  # a dry run joins a running Ray (tests/conftest.py) rather than start its own
 def test_a_pbt_population_larger_than_its_slots_is_told_what_taking_turns_costs(run_cli, tmp_path):
     """Ray's PBT pauses a trial at each perturbation while others wait; a class without reset_config then starts
     a new process every turn (a reviewer saw its pid change at every epoch)."""
