@@ -83,7 +83,8 @@ def start_test_ray(**resources) -> None:
 
 @pytest.fixture(scope="session")
 def ray_session():
-    """One real local Ray for the whole session, for the tiers that run sweeps (integration, conformance)."""
+    """One real local Ray for the whole session, for the tiers that run sweeps (integration, conformance) and the
+    unit tests whose dry run joins it."""
     import ray
 
     start_test_ray()

@@ -14,7 +14,7 @@ OWN=$($PY -c 'import ray; print(ray.__version__)')
 # The fast tier's cover of every scheduler and searcher (instant trials), then named slow tests: a kill -9 resume,
 # damaged checkpoints, every trainable and space form under ASHA (a class, the searcher-native spaces), a cluster
 # of another Ray refused, the canaries of the quarantine's parts that need a running Ray, and Ray's BayesOptSearch
-# pickled, saved and restored mid-replay (its one fast contract case). The unit tier leaves out its slow-marked
+# pickled, saved and restored mid-replay (its one short contract case, 2 s, run despite its slow mark). The unit tier leaves out its slow-marked
 # tests (the Gaussian-process searchers' other contract cases, about 10 s each, a browser layout, a storage
 # bound): they read no more of Ray than the smoke's real sweeps of every searcher, and make test runs them.
 SMOKE_COVER=(tests/integration/test_matrix.py)

@@ -2,10 +2,11 @@
 
 This is where a sweep that can hang would show: brackets holding paused trials while a searcher waits, at a
 sample count that leaves one short. The fast tier runs every scheduler and every searcher once
-(tests/matrix_cases.py); the slow tier runs the other cases of the schedulers that pause trials, at every count
-from 1 to 6. Every case's decisions, those of the schedulers that never pause a trial included, are played on
-the simulated clock in the fast tier (tests/unit/test_matrix_decisions.py), and every pair keeps the
-scheduler contract there (tests/unit/test_scheduler_contract.py).
+(tests/matrix_cases.py); the slow tier runs the other cases of the schedulers that pause trials (freeze-thaw and
+HyperBand at every count from 1 to 6, BOHB at 1, 3 and 5). Every case's decisions, those of the schedulers that
+never pause a trial included, are played on the simulated clock in the fast tier
+(tests/unit/test_matrix_decisions.py), and every pair keeps the scheduler contract there
+(tests/unit/test_scheduler_contract.py); PBT, which replay refuses, runs here in the fast tier.
 """
 
 from __future__ import annotations

@@ -37,12 +37,13 @@ def _observations(searcher: str, folder: Path) -> int:
     inner = restored.inner
     if searcher == "optuna":
         return sum(t.state.name == "COMPLETE" for t in inner._ot_study.trials)
-    return sum(t["result"].get("status") == "ok" for t in inner._hpopt_trials.trials)  # hyperopt
+    return len(inner.optimizer.space)  # bayesopt (its random-phase buffer is registered there too)
 
 
-# Two of Ray's wrappers, a study and a trials object, on a real kill: that every searcher's saved state proposes as
-# the original did is the contract test's (tests/unit/test_scheduler_contract.py), on the simulated clock.
-@pytest.mark.parametrize("searcher", ["optuna", "hyperopt"])
+# Two of Ray's wrappers on a real kill: an Optuna study (cqr keeps one too) and BayesOpt's optimizer, whose saved
+# state the contract test (tests/unit/test_scheduler_contract.py) cannot always tell from a fresh one, as it may
+# propose nothing new. HyperOpt's save is held to proposing as the original did there, on the simulated clock.
+@pytest.mark.parametrize("searcher", ["optuna", "bayesopt"])
 def test_a_model_based_sweep_killed_with_9_resumes_its_model_to_exactly_num_samples(
     run_cli, tmp_path, searcher
 ):

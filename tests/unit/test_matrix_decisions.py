@@ -2,8 +2,8 @@
 
 The replay engine drives the very scheduler and searcher objects a sweep builds (tuner/replay/setup.py) through
 Tune's loop as the schedulers see it, in a fraction of a second per case: every trial is created, every trial
-ends, no bracket waits for ever on a trial the searcher will not make. The same cases run on a real Ray in
-tests/integration/test_matrix.py. PBT is left out: it changes a trial's config while it trains, which recorded
+ends, no bracket waits for ever on a trial the searcher will not make. On a real Ray,
+tests/integration/test_matrix.py runs each algorithm once and every case of the schedulers that pause trials. PBT is left out: it changes a trial's config while it trains, which recorded
 curves cannot stand for (replay refuses it), so it runs on a real Ray in the fast tier.
 """
 

@@ -4,7 +4,7 @@ ASHA, HyperBand and the median rule are each one implementation (asha_rule.py, h
 median_rule.py) that asks a ``Comparison`` where a trial stands; the rungs and rounds stay with the rules, the
 ranking is the comparison's. ``ByValue`` (one objective, no constraint) compares as Ray's rules do; ``ByFronts``
 (several objectives) ranks trials by fronts; ``Constrained`` (one objective under constraints) ranks them as
-fronts of one value, those that break a bound last. ``Comparison.kind`` picks one, once per sweep: how many
+fronts of one value, those that break a bound last. ``Comparison.kind`` picks one for a sweep: how many
 objectives a sweep has is asked there and nowhere else in the rules, and tuner/algorithms.py chooses what a
 sweep may run by the same answer.
 """
