@@ -138,6 +138,10 @@ def test_constraints_keep_a_trial_off_the_front_and_say_so(tmp_path):
     assert "breaks a constraint (never on the front)" in html and "1 broke a constraint" in html
     assert "latency_ms 5 breaks latency_ms&gt;=8" in html  # its hover says which, and by how much
     assert "+: failed" not in html and "×: breaks a constraint." in html  # no trial failed: no + to name
+    from tuner.review import findings
+
+    assert findings.of(experiment).best_title() == "The best trial by loss that meets every constraint"
+    assert findings.of(_experiment(tmp_path / "free")).best_title() == "The best trial by loss"
 
 
 def test_a_failed_trial_is_never_on_the_front_as_it_is_never_the_best(tmp_path):
@@ -414,6 +418,10 @@ def test_the_best_so_far_passes_by_a_trial_that_breaks_a_constraint(tmp_path):
 
     experiment = _experiment(tmp_path, objectives=("loss:min",), constraints=["latency_ms>=35"])
     assert [t.trial_id for t in experiment.trials if not experiment.breaks(t)] == ["aaaa0003", "aaaa0004"]
+    from tuner.review import findings  # the report's title over the best trial says it meets the bounds
+
+    assert findings.of(experiment).best_title() == "The best trial that meets every constraint"
+    assert findings.of(_experiment(tmp_path / "free", objectives=("loss:min",))).best_title() == "The best trial"
     figure = history(experiment, _scored(experiment))
     lines = [list(trace.y) for trace in figure.data if trace.name == "best so far"]
     assert len(lines) == 2  # against trials and against wall time

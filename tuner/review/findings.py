@@ -52,7 +52,12 @@ class Best:
         return []
 
     def best_title(self) -> str:
-        return "The best trial"
+        """The report's title over the best trial; under constraints it says so, as one that breaks a bound is
+        never the best."""
+        return "The best trial" + self._within()
+
+    def _within(self) -> str:
+        return " that meets every constraint" if self.experiment.config.constraints else ""
 
     def heading(self, objective: Objective) -> str:
         """The heading over one objective's part of a section that has a part per objective."""
@@ -133,7 +138,7 @@ class Front(Best):
         return [("front", front_panel.title(self.experiment), front_panel.section(self.experiment))]
 
     def best_title(self) -> str:
-        return f"The best trial by {self.experiment.metric}"
+        return f"The best trial by {self.experiment.metric}{self._within()}"
 
     def heading(self, objective: Objective) -> str:
         import html
