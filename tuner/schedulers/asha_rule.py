@@ -18,7 +18,8 @@ from ray.tune.schedulers import TrialScheduler
 from tuner.folder.fates import DecisionLog, RungRecord
 from tuner.folder.horizon import LoopEnds
 from tuner.folder.pickled import fresh, loop_ends
-from tuner.schedulers.comparing import Comparison, SignedValues, Standing, epoch_of
+from tuner.schedulers.comparing import Comparison, SignedValues, Standing
+from tuner.schedulers.result_epoch import epoch_of
 from tuner.schedulers.rule_base import Rule
 from tuner.schedulers.stopping import compared, stopped
 

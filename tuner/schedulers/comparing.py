@@ -15,7 +15,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar, cast, overload
+from typing import TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,7 +26,6 @@ from tuner.objectives import Constraint, Objective, broken, violations
 from tuner.value_types import Result, Value
 from tuner.values import as_float, number
 
-EPOCH = "training_iteration"
 T = TypeVar("T")  # what a round ranks: a trial (HyperBand) or a trial id
 
 
@@ -363,16 +362,6 @@ class Constrained(ByFronts):
         return (
             f"ranked {place} of {len(at)} at the rung; only the best {keep} go{'es' if keep == 1 else ''} on"
         )
-
-
-@overload
-def epoch_of(result: Result) -> int | None: ...
-@overload
-def epoch_of(result: Result, default: int) -> int: ...
-def epoch_of(result: Result, default: int | None = None) -> int | None:
-    """The epoch a result was reported at (``training_iteration``, else ``default``): Tune counts it, so it is an
-    int by construction."""
-    return cast("int | None", result.get(EPOCH, default))
 
 
 class SignedValues:

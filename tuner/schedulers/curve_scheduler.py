@@ -35,7 +35,6 @@ from tuner.folder.fates import THAWED, DecisionLog
 from tuner.folder.horizon import LoopEnds
 from tuner.folder.pickled import Restored, loop_ends
 from tuner.schedulers.better_half import BetterShare, among_better
-from tuner.schedulers.comparing import epoch_of
 from tuner.schedulers.config_features import ConfigFeatures
 from tuner.schedulers.curve_fitting import (
     MIN_TRIALS,
@@ -46,6 +45,7 @@ from tuner.schedulers.curve_model import PowerLawEnsemble
 from tuner.schedulers.curve_resume import restore_curves
 from tuner.schedulers.curve_verdicts import CurveVerdicts
 from tuner.schedulers.pausing import pause_keeps
+from tuner.schedulers.result_epoch import epoch_of
 from tuner.values import number
 
 if TYPE_CHECKING:

@@ -24,8 +24,9 @@ from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import DecisionLog, RungRecord
 from tuner.schedulers.brackets import bracket_epochs, brackets
-from tuner.schedulers.comparing import EPOCH, Comparison, Standing, epoch_of
+from tuner.schedulers.comparing import Comparison, Standing
 from tuner.schedulers.pausing import warn_once_if_lost
+from tuner.schedulers.result_epoch import EPOCH, epoch_of
 from tuner.schedulers.rule_base import Rule
 from tuner.schedulers.stopping import compared, stopped
 

@@ -22,7 +22,8 @@ from ray.tune.schedulers import TrialScheduler
 
 from tuner.folder.fates import DecisionLog
 from tuner.folder.pickled import none
-from tuner.schedulers.comparing import ByFronts, Comparison, Standing, epoch_of
+from tuner.schedulers.comparing import ByFronts, Comparison, Standing
+from tuner.schedulers.result_epoch import epoch_of
 from tuner.schedulers.rule_base import Rule
 from tuner.schedulers.stopping import stopped
 
