@@ -1,5 +1,5 @@
 """Every form of tests/conformance/forms.py through ``tuner sweep``: planned as searched, run under each scheduler it
-applies to, resumed after SIGTERM with every epoch once. A real Ray (the session's, tests/conftest.py)."""
+applies to, resumed after SIGTERM with every epoch once (under HyperBand where it keeps checkpoints). A real Ray (the session's, tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -117,13 +117,12 @@ def test_with_resources_decides_the_trials_share(run_cli, tmp_path):
     assert "resources: 2 CPU and 0 GPU per trial; 1 trial(s) at once" in result.out
 
 
-@pytest.mark.slow  # every form under the schedulers that pause trials and copy checkpoints
-@pytest.mark.parametrize(("form", "scheduler"), [(f, s) for f in FORMS for s in f.schedulers if s != "asha"],
-                         ids=lambda v: v.name if isinstance(v, Form) else v)  # fmt: skip
-def test_each_form_runs_under_the_pausing_schedulers(run_cli, tmp_path, form, scheduler):
-    result = _sweep(run_cli, form, tmp_path, scheduler, scheduler)
+@pytest.mark.slow  # every form PBT applies to, which copies checkpoints between trials (HyperBand: below)
+@pytest.mark.parametrize("form", [f for f in FORMS if "pbt" in f.schedulers], ids=lambda f: f.name)
+def test_each_form_runs_under_pbt(run_cli, tmp_path, form):
+    result = _sweep(run_cli, form, tmp_path, "pbt", "pbt")
     assert result.code == 0, result.out[-3000:] + result.err[-3000:]
-    _check_trials(tmp_path / scheduler, scheduler)
+    _check_trials(tmp_path / "pbt", "pbt")
 
 
 def _signal_after_a_report(folder: Path, signum: int = signal.SIGTERM, after: float = 1.2) -> threading.Thread:
@@ -144,28 +143,22 @@ def _signal_after_a_report(folder: Path, signum: int = signal.SIGTERM, after: fl
     return thread
 
 
+def _resumed_under(form: Form) -> str:
+    """HyperBand where the form keeps checkpoints: its paused trials are continued from them before the signal and
+    after the resume, so one sweep runs the form under a pausing scheduler and through a resume. ASHA elsewhere."""
+    return "hyperband" if "hyperband" in form.schedulers else "asha"
+
+
 @pytest.mark.slow  # waits on real time: a signal mid-sweep
-@pytest.mark.parametrize("form", FORMS, ids=lambda f: f.name)
+@pytest.mark.parametrize("form", FORMS, ids=lambda f: f"{f.name}-{_resumed_under(f)}")
 def test_each_form_resumes_after_sigterm_with_every_epoch_once(run_cli, tmp_path, form):
-    folder = tmp_path / "term"
+    folder, scheduler = tmp_path / "term", _resumed_under(form)
     watcher = _signal_after_a_report(folder)
-    result = _sweep(run_cli, form, tmp_path, "asha", "term", sleep=0.8, samples=4)
+    result = _sweep(run_cli, form, tmp_path, scheduler, "term", sleep=0.8, samples=4)
     watcher.join(timeout=5)
     assert result.code == 143, result.out[-3000:] + result.err[-3000:]
     assert f"continue with: tuner resume {folder}" in result.out, result.out[-2000:]
     resumed = run_cli("resume", folder)
     assert resumed.code == 0, resumed.out[-3000:] + resumed.err[-3000:]
-    _check_trials(folder, "asha", checkpoints=form.checkpoints)
-
-
-@pytest.mark.slow  # waits on real time: a signal while HyperBand holds paused trials
-def test_a_class_trainable_under_hyperband_resumes_after_sigterm(run_cli, tmp_path):
-    form = next(f for f in FORMS if f.name == "class_trainable")
-    folder = tmp_path / "hb"
-    watcher = _signal_after_a_report(folder)
-    result = _sweep(run_cli, form, tmp_path, "hyperband", "hb", sleep=0.4, samples=4)
-    watcher.join(timeout=5)
-    assert result.code == 143, result.out[-3000:] + result.err[-3000:]
-    resumed = run_cli("resume", folder)
-    assert resumed.code == 0, resumed.out[-3000:] + resumed.err[-3000:]
-    _check_trials(folder, "hyperband")  # a step cut short by the signal runs again from the last checkpoint
+    # a step cut short by the signal runs again from the last checkpoint, so each epoch is still in once
+    _check_trials(folder, scheduler, checkpoints=form.checkpoints)
