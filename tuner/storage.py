@@ -70,7 +70,11 @@ def check_usable(storage_path: str) -> None:
                 f"--storage-path {storage_path} is a file, not a folder; pass a folder for experiments"
             )
         existing = next(p for p in [path, *path.parents] if p.exists())
-        if not existing.is_dir() or not os.access(existing, os.W_OK | os.X_OK):
+        if not existing.is_dir():
+            raise UsageError(
+                f"--storage-path {storage_path}: {existing} is a file, so no folder can be made in it"
+            )
+        if not os.access(existing, os.W_OK | os.X_OK):
             raise UsageError(f"--storage-path {storage_path}: {existing} is not writable by this user")
         try:  # what the permissions do not tell (a root user, /proc, a read-only mount): make a folder there
             import tempfile

@@ -76,7 +76,7 @@ def test_an_existing_name_is_refused_and_the_experiment_left_as_it_was(run_cli, 
     again = run_cli("sweep", "--space", space, "--num-samples", "3", "--storage-path", tmp_path, "--name", "mine")
     assert again.code == 2 and len(again.err.strip().splitlines()) == 1
     assert "experiment mine already exists" in again.err and f"tuner resume {folder}" in again.err
-    assert "--name" in again.err
+    assert "--name" in again.err and "a finished one grows with --num-samples N" in again.err
     assert sorted((p.relative_to(folder), p.stat().st_mtime_ns) for p in folder.rglob("*")) == before
 
 

@@ -24,6 +24,8 @@ def assert_one_line_error(result, *fragments):
 def test_help_lists_commands(run_cli):
     result = run_cli("--help")
     assert result.code == 0 and "sweep" in result.out and "spaces" in result.out
+    bare = run_cli()  # asks what tuner can do: the same help, not an error of 25 lines
+    assert (bare.code, bare.out, bare.err) == (0, result.out, "")
 
 
 def test_sweep_help_shows_every_flag(run_cli):
@@ -168,8 +170,11 @@ def test_the_resume_banner_says_what_goes_on_what_is_still_to_come_and_what_beco
 
     statuses = {"a": "TERMINATED", "b": "TERMINATED", "c": "RUNNING", "d": "PAUSED", "e": "ERROR"}
     assert resume_banner("/exp", statuses, "skip", 8) == (
-        "resuming /exp: 2 of 5 trial(s) ended; 2 go on from their last checkpoint (from the start without one); "
+        "resuming /exp: 2 of 5 trial(s) ended; 2 go on, from the last checkpoint where there is one; "
         "3 more to come of the 8 planned; 1 errored: left as they are (--errored skip)"
+    )
+    assert resume_banner("/exp", {"a": "PENDING"}, "skip", 1) == (  # one that never started goes on from its start
+        "resuming /exp: 0 of 1 trial(s) ended; 1 goes on, from the last checkpoint where there is one"
     )
     assert resume_banner("/exp", {"a": "TERMINATED"}, "skip", 1) == "resuming /exp: 1 of 1 trial(s) ended"
 

@@ -180,6 +180,27 @@ def test_bad_sweep_files_name_the_problem(tmp_path, text, message):
         read_yaml_settings(path)
 
 
+def test_a_value_out_of_range_is_named_where_it_was_given(tmp_path):
+    """TUNER_NUM_SAMPLES=0 was refused as "--num-samples must be at least 1", a flag the user never typed."""
+    from tests.instant import instant_space
+
+    space = str(instant_space(tmp_path))
+    sweep_file = tmp_path / "sweep.yaml"
+    sweep_file.write_text("num_samples: 0\nmax_epochs: 3\n")
+
+    def refused(given, environ, config_file=None):
+        with pytest.raises(UsageError) as caught:
+            resolve({"space": space, **given}, config_file, environ=environ)
+        return str(caught.value)
+
+    assert refused({}, {"TUNER_NUM_SAMPLES": "0"}) == "environment TUNER_NUM_SAMPLES: num_samples must be at least 1, got 0"
+    assert refused({}, {}, str(sweep_file)) == f"config file {sweep_file}: num_samples must be at least 1, got 0"
+    over_file = refused({"num_samples": 2}, {"TUNER_MAX_EPOCHS": "0"}, str(sweep_file))  # the file says 3
+    assert over_file == "environment TUNER_MAX_EPOCHS: max_epochs must be at least 1, got 0"
+    assert refused({"max_epochs": 0}, {"TUNER_MAX_EPOCHS": "2"}) == "--max-epochs must be at least 1, got 0"  # typed
+    assert refused({}, {"TUNER_NAME": "a/b"}).startswith("environment TUNER_NAME: name 'a/b' must be a plain folder")
+
+
 @pytest.mark.parametrize(
     "settings, message",
     [

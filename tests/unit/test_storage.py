@@ -71,6 +71,11 @@ def test_a_storage_path_that_cannot_hold_a_folder_or_lies_inside_an_experiment_i
         storage.check_usable("/proc/foo")
     storage.check_usable(str(tmp_path / "fresh"))
     assert list(tmp_path.iterdir()) == []  # the check leaves nothing behind
+    (tmp_path / "afile").write_text("kept")  # under a file: it is said to be one (root may write anywhere)
+    with pytest.raises(UsageError, match=r"/afile/runs: .*/afile is a file, so no folder can be made in it$"):
+        storage.check_usable(str(tmp_path / "afile" / "runs"))
+    assert (tmp_path / "afile").read_text() == "kept"
+    (tmp_path / "afile").unlink()
     from tuner.where import experiment_above
 
     (tmp_path / "exp").mkdir()

@@ -149,6 +149,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         click.echo(f"tuner: {stop}" if stop is not None and str(stop) else "tuner: interrupted", err=True)
         sys.exit(getattr(stop, "exit_code", signal_exit(None)))
     except click.ClickException as exc:
+        if not args and isinstance(exc, click.UsageError) and exc.ctx is not None:
+            click.echo(exc.ctx.get_help())  # a bare ``tuner`` asks what it can do: its help, not an error
+            sys.exit(0)
         if _debug:
             traceback.print_exc()  # the traceback, and the exit code a script reads, as without --debug
         click.echo(f"tuner: error: {exc.format_message()}", err=True)

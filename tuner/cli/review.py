@@ -191,7 +191,8 @@ def tensorboard(experiment: str, port: int, host: str, storage_path: str | None)
 )
 def dashboard(storages: tuple[str, ...], port: int, host: str) -> None:
     """Serve every experiment under the STORAGE folders or bucket URIs in one page, live, until Ctrl-C:
-    their state, fates and best values, each sweep's report, and sweeps compared. [default: the storage path]"""
+    their state, fates and best values, each sweep's report, and sweeps compared. [default STORAGE:
+    TUNER_STORAGE_PATH, else ~/tuner_results]"""
     from tuner.review.board.server import serve
     from tuner.where import default_storage
 

@@ -132,7 +132,8 @@ def sweep_options(func: CommandFunction) -> CommandFunction:
         ),
         click.option(
             "--storage-path",
-            help=f"Folder (or s3://, gs:// URI) holding experiments. [default: {DEFAULT_STORAGE}]",
+            metavar="PATH",
+            help=f"Folder (or s3://, gs:// URI) holding experiments. [default: TUNER_STORAGE_PATH, else {DEFAULT_STORAGE}]",
         ),
         click.option(
             "--seed", type=int, help=f"Seed for sampling, data split and initialisation. [default: {d.seed}]"
@@ -169,7 +170,8 @@ def sweep_options(func: CommandFunction) -> CommandFunction:
         click.option(
             "--dashboard/--no-dashboard",
             default=None,
-            help="Start Ray's dashboard with the local Ray (on 127.0.0.1). [default: off]",
+            help="Start Ray's dashboard with the local Ray tuner starts (on 127.0.0.1; a cluster has its own). "
+            "[default: off]",
         ),
         click.option("--wandb/--no-wandb", default=None, help="Also log every trial to Weights & Biases."),
         click.option("--wandb-project", help="Weights & Biases project. [default: tuner]"),

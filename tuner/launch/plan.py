@@ -124,7 +124,8 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
     if not resuming and storage.holds_experiment(config.experiment_path):
         raise UsageError(
             f"experiment {config.name} already exists in {config.storage_path}; continue it with 'tuner resume "
-            f"{config.experiment_path}', or pass another name (--name; a sweep never writes into an existing one)"
+            f"{config.experiment_path}' (a finished one grows with --num-samples N), or pass another name (--name; "
+            "a sweep never writes into an existing one)"
         )
     trainable = resolve_trainable(space.trainable)
     check_form(trainable, space.trainable_name, RUN_SETTINGS)

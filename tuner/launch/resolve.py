@@ -21,7 +21,15 @@ from tuner import algorithms, schedulers, searchers, storage, storage_outage
 from tuner.errors import UsageError
 from tuner.launch.layers import env_settings, merge_layers, read_yaml_settings
 from tuner.objectives import Given, as_mapping, metric_names, named
-from tuner.settings import NO_SPACE, USER_SETTINGS, SweepConfig, build_config, coerce, unknown_setting
+from tuner.settings import (
+    ENV_PREFIX,
+    NO_SPACE,
+    USER_SETTINGS,
+    SweepConfig,
+    build_config,
+    coerce,
+    unknown_setting,
+)
 
 if TYPE_CHECKING:
     from tuner.launch.layers import GivenSetting
@@ -70,9 +78,34 @@ def resolve(
     if not isinstance(metric, (str, list)) or not metric:  # the space's own, unless --mode says otherwise
         settings["metric"] = metric = [o.name for o in space.objectives]
     settings["mode"] = settings.get("mode") or _modes_by_name(metric, space)
-    config = build_config(settings)
+    below_flags = {  # lowest first, as merged
+        f"space {space_ref} defaults": space_defaults,
+        f"config file {Path(config_file or '').expanduser()}": from_file,
+        "environment": env,
+    }
+    try:
+        config = build_config(settings)
+    except UsageError as exc:
+        raise _as_given(exc, given, below_flags) from None
     algorithms.check_names(config.scheduler, config.searcher)
     return complete(config, space)
+
+
+def _as_given(
+    exc: UsageError, given: Mapping[str, object], below_flags: Mapping[str, Mapping[str, object]]
+) -> UsageError:
+    """A refused value named where it was given: "--num-samples must be at least 1" blamed a flag the user never
+    typed for TUNER_NUM_SAMPLES=0 or a sweep file's ``num_samples: 0``; their wrong types were already named so."""
+    flagged = re.match(r"--([a-z][a-z-]*) (.*)", str(exc), re.S)
+    if flagged is None or (name := flagged[1].replace("-", "_")) in given:
+        return exc
+    for where, layer in reversed(
+        list(below_flags.items())
+    ):  # the highest layer that gave it is the one merged
+        if name in layer:
+            label = f"environment {ENV_PREFIX}{name.upper()}" if where == "environment" else where
+            return UsageError(f"{label}: {name} {flagged[2]}")
+    return exc
 
 
 def _trainable_resources(space: SearchSpace) -> dict[str, float]:

@@ -137,7 +137,9 @@ def resume_banner(folder: str, statuses: dict[str, str], errored: str, planned: 
     parts = [f"{done} of {len(statuses)} trial(s) ended"]
     going = len(statuses) - done - failed
     if going:
-        parts.append(f"{going} go on from their last checkpoint (from the start without one)")
+        parts.append(
+            f"{going} {'goes' if going == 1 else 'go'} on, from the last checkpoint where there is one"
+        )
     if planned and planned > len(statuses):
         parts.append(f"{planned - len(statuses)} more to come of the {planned} planned")
     if failed:
