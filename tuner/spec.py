@@ -50,7 +50,7 @@ class SearchSpace:
     trainable: str | TrainableFunction
     params: Space  # as written, also a HyperOpt space or an Optuna function: translated to a Space at init
     metric: str = "loss"
-    mode: Mode = "min"
+    mode: Mode | None = None  # "min" for loss; any other metric says its own (an accuracy was minimised)
     description: str = ""
     defaults: Mapping[str, Value] = field(default_factory=dict)
     metrics: Mapping[str, str] | None = None  # several objectives: {"loss": "min", "latency_ms": "min"}
@@ -66,6 +66,13 @@ class SearchSpace:
         else:
             if not self.metric or not isinstance(self.metric, str):
                 raise UsageError("space metric must be a non-empty string, e.g. metric='loss'")
+            if self.mode is None:
+                if self.metric != "loss":
+                    raise UsageError(
+                        f"space metric {self.metric!r} has no mode: say whether to minimise or maximise it, "
+                        "mode='min' or mode='max' (only loss is minimised unsaid)"
+                    )
+                object.__setattr__(self, "mode", "min")
             if not isinstance(self.mode, str) or any(m.strip() not in MODES for m in self.mode.split(",")):
                 raise UsageError(f"space mode {self.mode!r} is not valid; use one of: {', '.join(MODES)}")
             object.__setattr__(self, "objectives", objectives_from(self.metric, self.mode))

@@ -151,6 +151,21 @@ def test_a_space_declares_several_metrics_with_their_modes():
         SearchSpace(trainable=print, params={"x": tune.uniform(0, 1)}, metrics={"loss": "lowest"})
 
 
+def test_a_space_names_the_mode_of_any_metric_but_loss():
+    """metric="mean_accuracy" without a mode was minimised, silently; --metric on the command line is refused so."""
+    from ray import tune
+
+    from tuner.spec import SearchSpace
+
+    params = {"x": tune.uniform(0, 1)}
+    assert SearchSpace(trainable=print, params=params).objectives == (Objective("loss", "min"),)
+    assert SearchSpace(trainable=print, params=params, metric="loss").mode == "min"
+    assert SearchSpace(trainable=print, params=params, metric="acc", mode="max").objectives == (Objective("acc", "max"),)
+    with pytest.raises(UsageError, match=r"^space metric 'mean_accuracy' has no mode: say whether to minimise or "
+                                         r"maximise it, mode='min' or mode='max' \(only loss is minimised unsaid\)$"):
+        SearchSpace(trainable=print, params=params, metric="mean_accuracy")
+
+
 def test_a_constraint_is_checked_when_the_settings_are_made():
     with pytest.raises(UsageError, match="is not METRIC<=VALUE"):
         SweepConfig(space="s", constraints=["memory 4000"])

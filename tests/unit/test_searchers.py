@@ -40,6 +40,21 @@ def test_probing_leaves_the_global_random_state_alone():
     assert np.array_equal(np.random.get_state()[1], state[1])
 
 
+def test_random_search_draws_a_sample_from_function_apart_from_the_other_parameters():
+    """sample_from(np.random.uniform) drew the very number the first uniform parameter drew, trial after trial (the
+    global generator was seeded as the searcher's own): Ray's documented idiom searched one line of the space."""
+    from tuner.searchers.random_draws import RandomSearcher
+
+    space = {"x": tune.uniform(0, 1), "y": tune.sample_from(lambda _: np.random.uniform(0, 1))}
+    searcher = RandomSearcher(space, seed=5)
+    draws = [searcher.suggest(str(k)) for k in range(300)]
+    x, y = (np.array([d[name] for d in draws]) for name in ("x", "y"))
+    assert abs(np.corrcoef(x, y)[0, 1]) < 0.2 and not np.any(np.isclose(x, y))
+    assert x[3] == np.random.RandomState(5 * 7919 + 3).uniform(0, 1)  # the other parameters draw as they did
+    again = RandomSearcher(space, seed=5)
+    assert [again.suggest(str(k)) for k in range(3)] == draws[:3]  # and a sweep still repeats with its seed
+
+
 @pytest.mark.parametrize(
     "function, expected",
     [

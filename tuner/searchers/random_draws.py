@@ -28,7 +28,9 @@ class RandomSearcher(Searcher):
         self.draws += 1
         rng = np.random.RandomState(stream)
         saved = np.random.get_state()
-        np.random.seed(stream)  # sample_from functions draw from numpy's global generator
+        # sample_from functions draw from numpy's global generator: seeded apart from ``rng``, whose stream it was,
+        # so that sample_from(np.random.uniform) drew the very numbers of the first uniform parameter
+        np.random.seed(np.random.SeedSequence((stream, 1)).generate_state(1))
         try:
             config: ConfigDraft = {}
             for name, value in flatten(self.space).items():
