@@ -127,7 +127,9 @@ class TrialRecord:
         return storage.read_text(self.path, name) or ""
 
     def best_row(self, metric: str, mode: Mode) -> Row | None:
-        scored = [(v, r) for r in self.rows if (v := _number(r.get(metric))) is not None]
+        """The epoch of the best value; of epochs tied on it, the latest, whose checkpoint Ray keeps (it keeps the
+        newer of equal scores): the first was named best while a later epoch's checkpoint stood in for it."""
+        scored = [(v, r) for r in reversed(self.rows) if (v := _number(r.get(metric))) is not None]
         if not scored:
             return None
         return pick(mode)(scored, key=lambda pair: pair[0])[1]

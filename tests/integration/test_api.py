@@ -21,13 +21,15 @@ def _train(config, *, max_epochs=3):
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("api")
+    exp = tuner.sweep(_space(), scheduler="fifo", num_samples=4, max_epochs=3, storage_path=str(folder), name="nb")
+    return folder, exp
+
+
+def _space():
     from ray import tune
 
-    folder = tmp_path_factory.mktemp("api")
-    space = tuner.SearchSpace(trainable=_train, params={"lr": tune.loguniform(1e-4, 1e-1),
-                                                        "wd": tune.choice([0.0, 0.1])})  # fmt: skip
-    exp = tuner.sweep(space, scheduler="fifo", num_samples=4, max_epochs=3, storage_path=str(folder), name="nb")
-    return folder, exp
+    return tuner.SearchSpace(trainable=_train, params={"lr": tune.loguniform(1e-4, 1e-1), "wd": tune.choice([0.0, 0.1])})
 
 
 def test_a_sweep_from_python_returns_its_experiment_as_dataframes(swept):
@@ -53,6 +55,17 @@ def test_best_and_the_report_agree_with_what_the_cli_writes(swept):
     assert exp.best.epoch == 3 and exp.best.config == saved["config"]
     page = exp.report()
     assert page.endswith("report.html") and "<html" in open(page).read()
+
+
+def test_the_same_name_again_is_refused_without_a_resume_no_shell_could_run(swept):
+    """A SearchSpace object lives in the notebook: the refusal pointed at 'tuner resume', which then failed."""
+    folder, exp = swept
+    before = sorted(p.name for p in (folder / "nb").iterdir())
+    with pytest.raises(tuner.UsageError) as caught:
+        tuner.sweep(_space(), scheduler="fifo", num_samples=4, max_epochs=3, storage_path=str(folder), name="nb")
+    assert str(caught.value) == (f"experiment nb already exists in {folder}; pass another name (--name; a sweep "
+                                 "never writes into an existing one)")  # fmt: skip
+    assert sorted(p.name for p in (folder / "nb").iterdir()) == before
 
 
 def test_load_opens_the_same_experiment(swept):

@@ -415,6 +415,28 @@ def test_a_best_epoch_that_saved_no_checkpoint_gets_the_best_kept_one_and_says_s
     assert best_export(record)["checkpoint_note"] == note
 
 
+def test_of_epochs_tied_on_the_best_value_the_one_whose_checkpoint_ray_kept_is_the_best(tmp_path):
+    """The best value at epochs 2, 3 and 4 (an accuracy on a small set often repeats): Ray keeps the newer checkpoints
+    of equal scores, so epoch 2's was gone and the API named epoch 2 beside epoch 3's checkpoint, without the note
+    the command line printed."""
+    from tuner.review.export import best_export
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.9, 0.5, 0.5, 0.5])})  # a loss, tied at its best
+    trial = tmp_path / "exp" / "a"
+    rows = ["loss,training_iteration,trial_id,checkpoint_dir_name"]
+    rows += [f"{v},{n},a,checkpoint_00000{n - 1}" for n, v in enumerate([0.9, 0.5, 0.5, 0.5], 1)]
+    (trial / "progress.csv").write_text("\n".join(rows) + "\n")
+    for name in ("checkpoint_000002", "checkpoint_000003"):  # the two Ray kept (num_to_keep 2, by score)
+        (trial / name).mkdir()
+        (trial / name / "state.json").write_text("{}")
+    record = load(str(experiment.path), running=False)
+    best = record.trial("a")
+    assert record.checkpoint_choice(best) == (str(trial / "checkpoint_000003"), None)
+    exported = best_export(record)
+    assert (exported["epoch"], exported["checkpoint"]) == (4, str(trial / "checkpoint_000003"))
+    assert "checkpoint_note" not in exported
+
+
 def test_a_class_trainables_best_epoch_gets_its_own_checkpoint_from_the_manifests(tmp_path):
     """A tune.Trainable class's results do not name their checkpoint: its best epoch's own was said to be missing,
     and the newest stood in, whatever epoch it was. The manifest written as Tune registers a checkpoint keeps

@@ -406,6 +406,9 @@ def test_the_plan_counts_a_warm_starts_trials_in_place_of_the_random_start():
     assert optuna.intro(30) == "search plan (optuna: 10 random configs first, then multivariate TPE):"
     assert "the earlier best, 5 random config(s), then multivariate TPE on these and the earlier" in optuna.intro(30, 4)
     assert optuna.intro(30, 12) == "search plan (optuna: multivariate TPE on the earlier trials, after their best runs again):"
+    curves = entry("curves")  # a sweep no larger than its random start is drawn at random throughout
+    assert curves.intro(8).startswith("search plan (curves: 6 random configs first, then every other one from")
+    assert curves.intro(6) == "search plan (curves: all 6 configs at random; the model proposes past the first 6):"
 
 
 def test_bohbs_space_is_built_by_tuner_as_rays_converter_of_2_60_builds_it():

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tuner import algorithms, schedulers, searchers
 from tuner.errors import UsageError
-from tuner.launch.registry import load_space, resolve_trainable
+from tuner.launch.registry import IN_MEMORY, load_space, resolve_trainable
 from tuner.launch.trial import forms
 from tuner.launch.trial.forms import check_form, checkpoint_advice, declared_keywords
 from tuner.objectives import check_satisfiable
@@ -122,10 +122,15 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
                 f"--storage-path {config.storage_path}: {short}; free space or pass another folder"
             )
     if not resuming and storage.holds_experiment(config.experiment_path):
+        resume = (  # a SearchSpace object tuner.sweep was given lives in its process: no shell can resume it
+            ""
+            if config.space.startswith(IN_MEMORY)
+            else f"continue it with 'tuner resume {config.experiment_path}' (a finished one grows with "
+            "--num-samples N), or "
+        )
         raise UsageError(
-            f"experiment {config.name} already exists in {config.storage_path}; continue it with 'tuner resume "
-            f"{config.experiment_path}' (a finished one grows with --num-samples N), or pass another name (--name; "
-            "a sweep never writes into an existing one)"
+            f"experiment {config.name} already exists in {config.storage_path}; {resume}pass another name "
+            "(--name; a sweep never writes into an existing one)"
         )
     trainable = resolve_trainable(space.trainable)
     check_form(trainable, space.trainable_name, RUN_SETTINGS)

@@ -43,4 +43,6 @@ class CurveProposals(SearcherEntry):
         then = {0: f"each from {self.model}", 1: "every one at random"}.get(
             RANDOM_EVERY, f"{share} from {self.model}, the rest at random"
         )
+        if num_samples <= MIN_TRIALS:  # the plan said the model would propose where it never could
+            return f"search plan (curves: all {num_samples} configs at random; the model proposes past the first {MIN_TRIALS}):"
         return f"search plan (curves: {MIN_TRIALS} random configs first, then {then}):"
