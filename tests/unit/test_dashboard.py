@@ -112,6 +112,22 @@ def test_the_state_of_a_sweep_is_read_off_its_trials_its_summary_and_its_claim(t
     assert state_of(_record(tmp_path / "e", crashed, crashed), running=False) == "failed"
 
 
+def test_the_index_sorts_best_first_within_each_metric_whatever_its_direction():
+    """Sorting by the raw best value put the worst accuracy first, and accuracies among losses."""
+    import re
+
+    from tuner.review.board.catalog import Row, Sweep
+    from tuner.review.board.index_page import row_html
+
+    def cell(metric, mode, best):
+        html = row_html(Row(Sweep(f"0/{best}", str(best), "/x"), "finished", metric=metric, mode=mode, best=best))
+        return re.search(r'<td class="best" data-sort="([^"]*)" data-group="([^"]*)">.*?\((\w+) is best\)', html).groups()
+
+    assert cell("loss", "min", 0.085) == ("0.085", "loss", "lowest")
+    assert cell("mean_accuracy", "max", 0.945) == ("-0.945", "mean_accuracy", "highest")  # 0.945 before 0.92
+    assert float(cell("mean_accuracy", "max", 0.945)[0]) < float(cell("mean_accuracy", "max", 0.92)[0])
+
+
 def test_an_experiment_that_cannot_be_read_is_listed_with_why_beside_the_others(tmp_path):
     from tuner.folder.names import CONFIG_FILE
     from tuner.review.board.catalog import Catalog

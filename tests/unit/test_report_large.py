@@ -10,6 +10,7 @@ import json
 import random
 import re
 
+import pytest
 import yaml
 
 from tuner.experiment import load
@@ -114,6 +115,26 @@ def test_an_axis_is_log_only_where_the_values_lie_evenly_on_it(tmp_path):
     assert axis_for("lr", few_lr, scale="log").label == "lr (log)"
     assert axis_for("width", few_width, scale="linear").label == "width"
     assert axis_for("width", few_width).label == "width (log)"  # what the guess alone said of these five
+
+
+def test_a_parameter_some_trials_did_not_ask_keeps_its_units_and_a_mark_of_its_own():
+    """momentum, asked only where optimizer=sgd: it was drawn as categories (0.7689 and 0.7699 a step apart) and
+    the page said "lowest mean loss at 0.9738", one trial's value, for a number whose direction can be tested."""
+    from tuner.experiment import TrialRecord
+    from tuner.objectives import LOSS
+    from tuner.review.report.importance import direction
+
+    momenta = [0.7136, None, 0.7689, 0.7699, None, 0.9738]
+    axis = axis_for("momentum", momenta)
+    assert axis.ticks[0] == (0.0, "not asked") and [axis.positions[i] for i in (1, 4)] == [0.0, 0.0]
+    asked = [axis.positions[i] for i in (0, 2, 3, 5)]
+    assert asked[0] == pytest.approx(0.15) and asked[-1] == pytest.approx(1.0)
+    assert asked[2] - asked[1] < 0.01  # 0.7689 and 0.7699 side by side, in the parameter's units
+    trials = [TrialRecord(f"t{n}", "", "TERMINATED", {} if m is None else {"momentum": m},
+                          [{"training_iteration": "1", "loss": str(1.0 - (m or 0.5) / 2)}], fate="ran to max epochs (1)")
+              for n, m in enumerate(momenta)]  # fmt: skip
+    said = direction(trials, "momentum", LOSS[0])
+    assert said.startswith("higher momentum → lower loss (ρ -1.00)") and said.endswith(" in the 4 trials that asked it")
 
 
 def test_the_best_so_far_is_drawn_by_its_steps(tmp_path):

@@ -40,12 +40,15 @@ def _cell(column: str, text: str, sort: object = None, extra: str = "") -> str:
 
 
 def _best(row: Row) -> tuple[str, object]:
+    """The cell's text and its sort key: best first, a maximised value negated (sorting raw values put the worst
+    accuracy first, and mixed accuracies among losses); rows are grouped by metric first (``_GROUP``)."""
     if row.front is not None:
         return f"front of {row.front}", row.front
     if row.best is None:
         return "-", ""
     aim = "lowest" if row.mode == "min" else "highest"
-    return f"{_e(row.metric)} <b>{_e(show(row.best))}</b> <span class=note>({aim} best)</span>", row.best
+    key = row.best if row.mode == "min" else -row.best
+    return f"{_e(row.metric)} <b>{_e(show(row.best))}</b> <span class=note>({aim} is best)</span>", key
 
 
 def row_html(row: Row) -> str:
@@ -72,7 +75,12 @@ def row_html(row: Row) -> str:
         + _cell("space", _e(row.space), row.space)
         + _cell("algorithms", algorithms, f"{row.scheduler}/{row.searcher}")
         + _cell("fates", f"<b>{row.trials}</b> trials<br><span class=note>{fates}</span>", row.trials)
-        + _cell("best", best_text, best_key)
+        + _cell(
+            "best",
+            best_text,
+            best_key,
+            f' data-group="{_e("~front" if row.front is not None else row.metric)}"',
+        )
         + _cell("started", _e(started), row.started or 0)
         + _cell("wall", _e(format_seconds(row.wall)) if row.wall else "-", row.wall)
         + _cell("epochs", str(row.epochs), row.epochs)
@@ -137,6 +145,9 @@ function arrange() {
   }
   if (sortColumn) {
     rows.sort((a, b) => {
+      const group = (tr) => (tr.querySelector('td.' + sortColumn) || {dataset: {}}).dataset.group || '';
+      const byGroup = group(a).localeCompare(group(b));  // the best of one metric beside each other
+      if (byGroup) return sortDown ? -byGroup : byGroup;
       const x = value(a, sortColumn), y = value(b, sortColumn);
       const order = typeof x === typeof y ? (x < y ? -1 : x > y ? 1 : 0) : (typeof x === 'number' ? -1 : 1);
       return sortDown ? -order : order;

@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from tuner.review.vocabulary import show
 from tuner.value_types import Value
 
 LOG_SPAN = 16
 MAX_CATEGORIES = 8
+ASKED_FROM = 0.15  # where the values of a parameter some trials did not ask begin, above those trials' mark
 
 
 @dataclass
@@ -33,8 +35,19 @@ def axis_for(label: str, values: Sequence[Value], choices: bool = True, scale: s
     other numbers on the ``scale`` the space draws them on ("log" or "linear"), else on a linear axis, or a log
     one where they span a factor of 16 or more and lie more evenly on it (a log-uniform draw does; a uniform draw
     from 0 to 1 spans a factor of hundreds too, and would crowd the top of a log axis); text as categories.
-    ``choices=False`` (a metric) keeps numbers continuous."""
-    numbers = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    ``choices=False`` (a metric) keeps numbers continuous. A parameter some trials did not ask (a branch's)
+    keeps its numbers' axis above a mark of its own for those trials: it was drawn as categories, each value a
+    step from the next."""
+    asked = [v for v in values if v is not None]
+    if asked and len(asked) < len(values) and all(_is_number(v) for v in asked):
+        inner = axis_for(label, asked, choices, scale)
+        places = iter(inner.positions)
+        return Axis(
+            inner.label,
+            [0.0 if v is None else ASKED_FROM + (1 - ASKED_FROM) * next(places) for v in values],
+            [(0.0, "not asked"), *((ASKED_FROM + (1 - ASKED_FROM) * p, text) for p, text in inner.ticks)],
+        )
+    numbers = [v for v in values if _is_number(v)]
     if len(numbers) == len(values) and numbers:
         low, high = min(numbers), max(numbers)
         unique = sorted(set(numbers))
@@ -63,6 +76,10 @@ def axis_for(label: str, values: Sequence[Value], choices: bool = True, scale: s
         return Axis(label, place, [(i / 4, f"{low + span * i / 4:.4g}") for i in range(5)])
     distinct = sorted({show(v) for v in values}, key=_sort_key)
     return categories(label, [show(v) for v in values], distinct)
+
+
+def _is_number(value: Value) -> TypeGuard[int | float]:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _unevenness(values: Sequence[float], scale: Callable[[float], float]) -> float:

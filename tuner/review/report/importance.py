@@ -114,12 +114,14 @@ def direction(trials: list[TrialRecord], name: str, objective: Objective) -> str
     choice, the option whose trials did best on average."""
     metric = objective.name
     pairs = [(t.config.get(name), value_of(t, objective)) for t in trials]
-    numbers = [(v, m) for v, m in pairs if isinstance(v, (int, float)) and not isinstance(v, bool)]
-    if len(numbers) == len(pairs) and len({v for v, _ in numbers}) > 1:
+    asked = [(v, m) for v, m in pairs if v is not None]  # a branch's parameter, where its branch asked it
+    numbers = [(v, m) for v, m in asked if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if numbers and len(numbers) == len(asked) and len({v for v, _ in numbers}) > 1:
+        where = "" if len(asked) == len(pairs) else f" in the {len(asked)} trials that asked it"
         rho, p = _spearman([v for v, _ in numbers], [m for _, m in numbers])
         if p >= 0.1:
-            return f"{name}: no clear direction"
-        return f"higher {name} → {'lower' if rho < 0 else 'higher'} {metric} (ρ {rho:+.2f})"
+            return f"{name}: no clear direction{where}"
+        return f"higher {name} → {'lower' if rho < 0 else 'higher'} {metric} (ρ {rho:+.2f}){where}"
     means: dict[str, list[float]] = {}
     for v, m in pairs:
         means.setdefault(show(v), []).append(m)
