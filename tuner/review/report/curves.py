@@ -123,7 +123,12 @@ def history(experiment: ExperimentRecord, scored: list[TrialRecord]) -> go.Figur
         row=2,
         col=1,
     )
-    fig.update_xaxes(title_text="trials, in the order they were made", row=1, col=1)
+    fig.update_xaxes(  # whole trials: a tick each while they fit, never a 1.5th
+        title_text="trials, in the order they were made",
+        **({"dtick": 1} if len(experiment.trials) <= 12 else {"tickformat": "d"}),
+        row=1,
+        col=1,
+    )
     fig.update_xaxes(title_text=f"{unit} of the sweep, since its first trial started", row=2, col=1)
     fig.update_yaxes(title_text=f"best {metric} so far (trials' bests)", row=1, col=1)
     fig.update_yaxes(title_text=f"best {metric} reported so far", row=2, col=1)

@@ -54,7 +54,7 @@ def savings_line(experiment: ExperimentRecord) -> str:
     up_to = "up to " if varying and saved else ""
     line = (
         f"Trials ran {ran} epochs{f' ({trained})' if trained else ''}, and would have run {'up to ' if varying else ''}{full} had the scheduler "
-        f"stopped none (each trial it stopped run on to {end}): early stopping saved {up_to}{saved} epochs ({saved / full if full else 0:.0%})"
+        f"stopped none (each trial it stopped run on to {end}): early stopping saved {up_to}{saved} epoch{'' if saved == 1 else 's'} ({saved / full if full else 0:.0%})"
     )
     if per_epoch:
         line += f", about {format_seconds(saved * per_epoch)} of trial time at {format_seconds(per_epoch)} an epoch"
