@@ -520,6 +520,21 @@ def test_hyperbands_rung_figure_draws_each_brackets_round_apart(tmp_path):
     assert [a.text for a in rung_figure(experiment, asha).layout.annotations] == ["rung at epoch 1", "rung at epoch 4"]
 
 
+def test_freeze_thaws_rung_figure_tells_a_pause_the_trial_went_on_from(tmp_path):
+    """The best trial, paused at its first decision and continued later, was drawn as only 'paused here', as if it
+    had ended there; a paused trial weighed again at its rung shows twice, which the axis now says."""
+    from tuner.review.report.scheduler_panel import rung_figure
+
+    experiment = _experiment(tmp_path, {"a": ("TERMINATED", [0.5, 0.2, 0.1]), "b": ("TERMINATED", [0.9, 0.8])})
+    events = [{"trial": "a", "rung": 2, "value": 0.2, "kept": False, "verdict": "paused", "arrived": 1},
+              {"trial": "b", "rung": 2, "value": 0.8, "kept": False, "verdict": "paused", "arrived": 2},
+              {"trial": "b", "rung": 2, "value": 0.8, "kept": False, "verdict": "stopped", "arrived": 3}]  # fmt: skip
+    figure = rung_figure(experiment, events)
+    drawn = {trace.name: [h.split(":")[0] for h in trace.hovertext] for trace in figure.data if trace.hovertext}
+    assert drawn == {"paused here": ["b"], "paused here, continued later": ["a"], "stopped here": ["b"]}
+    assert figure.layout.xaxis.title.text.startswith("decisions at this rung, in order (a paused trial weighed again")
+
+
 def test_the_results_table_says_each_trials_state_in_the_live_tables_words_and_csv_keeps_tunes(tmp_path, run_cli):
     import re
 

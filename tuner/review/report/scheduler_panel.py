@@ -197,9 +197,14 @@ def rung_figure(experiment: ExperimentRecord, events: list[RungEvent]) -> go.Fig
                 row=1,
                 col=col,
             )
+        paused = any(
+            _verdict(e) == "paused" for e in at
+        )  # freeze-thaw weighs a paused trial again at its rung
         fig.update_xaxes(
             # a tick for each arrival while they fit a phone's width; beyond, plotly's own whole-number spacing
-            title_text="arrival order at this rung",
+            title_text="decisions at this rung, in order (a paused trial weighed again shows again)"
+            if paused
+            else "arrival order at this rung",
             row=1,
             col=col,
             dtick=1 if len(at) <= 10 else None,
@@ -289,9 +294,11 @@ def _add_verdicts(
     hover; ``named``: each point labelled with its trial id."""
     import plotly.graph_objects as go
 
+    epochs = {t.trial_id: t.epochs for t in experiment.trials}
+    drawn = [_drawn_as(e, epochs) for e in at]
     for verdict, name, symbol, colour in VERDICTS:
-        idx = [i for i, e in enumerate(at) if _verdict(e) == verdict]
-        if not idx and verdict == "paused":
+        idx = [i for i, e in enumerate(drawn) if e == verdict]
+        if not idx and verdict.startswith("paused"):
             continue  # only freeze-thaw pauses
         labels = (
             {"text": [at[i]["trial"] for i in idx], "textposition": "top center",
@@ -322,12 +329,22 @@ ROW_CLASS = {"goes on": "kept", "paused": "paused", "stopped": "stopped-early"}
 VERDICTS = (
     ("goes on", "went on", "circle", "#1f77b4"),
     ("paused", "paused here", "diamond-open", "#ff7f0e"),
+    ("paused, continued", "paused here, continued later", "diamond", "#ff7f0e"),
     ("stopped", "stopped here", "x", "#888888"),
 )
 
 
 def _verdict(event: RungRecord) -> str:
     return str(event.get("verdict") or ("goes on" if event["kept"] else "stopped"))
+
+
+def _drawn_as(event: RungEvent, epochs: dict[str, int]) -> str:
+    """The verdict as the figure draws it: a pause the trial later went on from is told apart (the best trial of a
+    freeze-thaw sweep read as if it had ended paused at its first decision)."""
+    verdict = _verdict(event)
+    if verdict == "paused" and epochs.get(event["trial"], 0) > int(event["rung"]):
+        return "paused, continued"
+    return verdict
 
 
 def _reasons_table(experiment: ExperimentRecord, events: list[RungEvent]) -> str:
