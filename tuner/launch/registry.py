@@ -185,11 +185,15 @@ def _import_file(module_name: str, path: Path) -> ModuleType:
         raise UsageError(f"space file {path} cannot be imported")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    # the user's folder gets no __pycache__ from reading their space (a refused sweep changes nothing they had)
+    writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
         spec.loader.exec_module(module)
     except BaseException:
         sys.modules.pop(module_name, None)
         raise
+    finally:
+        sys.dont_write_bytecode = writes
     # Ray workers cannot import a user's file by this made-up module name: ship its functions by value.
     from ray import cloudpickle
 
