@@ -535,6 +535,27 @@ def test_freeze_thaws_rung_figure_tells_a_pause_the_trial_went_on_from(tmp_path)
     assert figure.layout.xaxis.title.text.startswith("decisions at this rung, in order (a paused trial weighed again")
 
 
+def test_a_trainable_that_reports_twice_an_epoch_is_told_that_each_report_counts_as_one():
+    """Reports at epoch 0.5, 1.0, 1.5 under --max-epochs 3: every count said 3 epochs, and "ran to max epochs (3)",
+    for a trainable that had trained one and a half, without a word; Lightning's 0-based count says nothing."""
+    from tuner.experiment import ExperimentRecord, TrialRecord
+    from tuner.folder.summary import Summary
+    from tuner.review.results import epochs_apart, format_summary
+    from tuner.settings import SweepConfig
+
+    def record(own_epochs):
+        rows = [{"training_iteration": str(n), "loss": "0.5", "epoch": str(e)} for n, e in enumerate(own_epochs, 1)]
+        trials = [TrialRecord(t, "", "TERMINATED", {"x": 1}, rows, fate="ran to max epochs (3)") for t in "ab"]
+        return ExperimentRecord("/exp", SweepConfig(space="x", max_epochs=3), trials)
+
+    said = epochs_apart(record([0.5, 1.0, 1.5]))
+    assert said == ("the trials report their own epoch 0.5 apart, about 2 reports an epoch; tuner counts each report "
+                    "as an epoch (--max-epochs 3 is 3 reports), so report once an epoch, or scale --max-epochs")  # fmt: skip
+    assert epochs_apart(record([0, 1, 2])) is None and epochs_apart(record([1, 2, 3])) is None
+    summary = Summary("loss", "min", 2, "/exp", counts=said)
+    assert f"note: {said}" in format_summary(summary)
+
+
 def test_the_results_table_says_each_trials_state_in_the_live_tables_words_and_csv_keeps_tunes(tmp_path, run_cli):
     import re
 

@@ -24,7 +24,7 @@ def wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     from tuner import experiment, ray_compat
     from tuner.folder import fates
     from tuner.launch.guards import budget, crashes, disk
-    from tuner.review.results import summarize
+    from tuner.review.results import epochs_apart, summarize
 
     crashes.tidy(storage.local_path(folder))
     statuses = ray_compat.last_step(folder)
@@ -44,6 +44,7 @@ def wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     summary = summarize(record)
     summary.spent, summary.budget = spent, cfg.budget
     summary.report, summary.report_problem = report, problem
+    summary.counts = epochs_apart(record)
     ran = {t.trial_id for t in record.trials if t.rows}
     unfinished, waiting, to_come = (
         (0, 0, 0)

@@ -27,6 +27,29 @@ if TYPE_CHECKING:
     from tuner.experiment import ExperimentRecord
 
 
+def epochs_apart(experiment: ExperimentRecord) -> str | None:
+    """What to say where the trials' own ``epoch`` moves by less than one a report (two reports an epoch): tuner
+    counts each report as an epoch, so --max-epochs 3 ended such trials at their epoch 1.5, and every count read
+    as epochs while the trainable meant half (docs/trainables.md). None where it moves by one, or is not there."""
+    import statistics
+
+    from tuner.values import number
+
+    steps = []
+    for trial in experiment.trials:
+        own = [e for row in trial.rows if (e := number(row.get("epoch"))) is not None]
+        if len(own) >= 3 and len(own) == len(trial.rows):
+            steps.append((own[-1] - own[0]) / (len(own) - 1))
+    step = statistics.median(steps) if steps else 0.0
+    if not 0 < step <= 0.75:
+        return None
+    return (
+        f"the trials report their own epoch {step:.2g} apart, about {1 / step:.2g} reports an epoch; tuner counts "
+        f"each report as an epoch (--max-epochs {experiment.config.max_epochs} is {experiment.config.max_epochs} "
+        "reports), so report once an epoch, or scale --max-epochs"
+    )
+
+
 def summarize(experiment: ExperimentRecord) -> Summary:
     """The sweep's outcome from its folder (the best trial by the best value within each trial), also
     written to ``best_config.json``: the same definition ``tuner results`` and ``tuner export`` use."""
@@ -101,6 +124,8 @@ def format_summary(summary: Summary) -> list[str]:
         lines.append(describe_spent(summary.spent, summary.budget, summary.took, summary.distinct_epochs))
     if summary.stalled:
         lines.append(f"stalled: {summary.stalled}")
+    if summary.counts:
+        lines.append(f"note: {summary.counts}")
     # in the fates' words: a created trial that never ran has not started; the plan's remainder is still to come
     waiting = summary.not_started - summary.to_come
     paused = summary.fates.get("paused", 0)  # a scheduler's pause, which the fates count apart
