@@ -271,7 +271,10 @@ def sweep(
     given = {k: coerce(k, v, "tuner.sweep()") for k, v in settings.items() if v is not None}
     given["space"] = _space_ref(space)
     resolved = resolve(given, config)
-    summary = run_sweep(resolved, out=_say, dry_run=dry_run)
+    from tuner import storage_outage
+
+    with storage_outage.bounded(None):  # the sweep's storage timeout holds for this call, as for a command
+        summary = run_sweep(resolved, out=_say, dry_run=dry_run)
     if summary is None:
         return None
     from tuner.review.results import format_summary
