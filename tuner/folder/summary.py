@@ -126,9 +126,8 @@ class Summary:
     storage: str | None = None  # why the storage refused a write
     report: str | None = None  # the HTML report written as the sweep ended; None: not written (a bucket's)
     report_problem: str | None = None  # why it could not be written
-    counts: str | None = (
-        None  # how the trainable's own epoch count differs from its reports (``epochs_apart``)
-    )
+    # how the trainable's own epoch count differs from its reports (``review.results.epochs_apart``)
+    counts: str | None = None
 
     def to_json(self) -> BestConfigRecord:
         """``best_config.json``: the same keys and order as every earlier release wrote."""
