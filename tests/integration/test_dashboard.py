@@ -259,6 +259,8 @@ def test_a_sweep_appears_while_it_runs_its_page_follows_it_and_a_killed_one_read
     assert tab.title() == "Comparing live, done"  # in the index's order: the newest first
     differing = tab.locator("tr.differs td:first-child").all_inner_texts()
     assert "scheduler" in differing and "num_samples" in differing, differing
+    heads = tab.locator("h2:has-text('Each sweep') + div th").all_inner_texts()  # words, not the CSV's keys
+    assert {"best loss", "epochs trained", "wall time (s)"} <= set(heads), heads
     assert tab.locator("#chart .legendtext").all_text_contents()[:2] == ["live (fifo, random)", "done (asha, random)"]
     _shot(tab, "compare", tmp_path)
     tab.close()

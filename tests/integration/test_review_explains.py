@@ -202,6 +202,9 @@ def test_a_finished_sweep_grows_with_the_model_keeping_its_observations(run_cli,
     assert len(set(configs)) == 9
     smaller = run_cli("resume", folder, "--num-samples", "5")
     assert smaller.code == 2 and "already has 9" in smaller.err
+    none = run_cli("resume", folder, "--num-samples", "0")  # worded as tuner sweep words it
+    assert none.code == 2 and none.err.strip().splitlines() == ["tuner: error: --num-samples must be at least 1, got 0"]
+    assert len(experiment.load(str(folder)).trials) == 9
 
 
 def test_asha_writes_down_every_rung_comparison_and_the_panel_explains_them(swept):

@@ -316,7 +316,7 @@ def spaces() -> None:
 )
 @click.option(
     "--num-samples",
-    type=click.IntRange(min=1),
+    type=int,
     help="Grow a sweep to this many trials; the searcher keeps all it learnt. [default: as saved]",
 )
 @click.option(

@@ -60,6 +60,8 @@ def resume_sweep(
     storage_outage.start_afresh()  # an earlier sweep's outage in this process is not this one's
     if errored not in ERRORED_CHOICES:
         raise UsageError(f"--errored {errored!r} is not valid; use one of: {', '.join(ERRORED_CHOICES)}")
+    if num_samples is not None and num_samples < 1:  # worded as tuner sweep words it
+        raise UsageError(f"--num-samples must be at least 1, got {num_samples}")
     folder = where.locate(ref, storage_path)
     # before the claim: a full storage is told in a line and nothing is written
     short = disk.room_left(folder)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def check_comparable(experiments: list[ExperimentRecord]) -> None:
     if len(experiments) < 2:
-        raise UsageError("tuner compare needs at least two experiments")
+        raise UsageError("a comparison needs at least two experiments")
     goals = {_goal(e) for e in experiments}
     if len(goals) > 1:
         shown = ", ".join(f"{e.config.name}: {_goal(e)}" for e in experiments)

@@ -29,6 +29,14 @@ def _table(head: list[str], rows: list[tuple[bool, list[str]]]) -> str:
     return f"<div class=wide><table><thead><tr>{top}</tr></thead><tbody>{body}</tbody></table></div>"
 
 
+def _heading(key: str) -> str:
+    """A column of ``tuner compare``'s rows headed in words (its CSV and JSON keep the keys)."""
+    words = {"wall_s": "wall time (s)", "best_trial": "best trial", "epochs_trained": "epochs trained"}
+    if key.startswith("best_") and key not in words:
+        return "best " + key.removeprefix("best_")  # the metric as the user named it
+    return words.get(key, key)
+
+
 def _side_by_side(names: list[str], columns: list[dict[str, str]]) -> str:
     keys = list(dict.fromkeys(k for column in columns for k in column))
     rows = []
@@ -47,7 +55,9 @@ def page(records: list[ExperimentRecord], names: list[str]) -> str:
 
     summary = summary_rows(records)
     head = list(dict.fromkeys(k for row in summary for k in row))
-    table = _table(head, [(False, [show(row.get(k)) for k in head]) for row in summary])
+    table = _table(
+        [_heading(k) for k in head], [(False, [show(row.get(k)) for k in head]) for row in summary]
+    )
     configs = []
     for record in records:
         best = record.best_trial()
