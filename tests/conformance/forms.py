@@ -21,6 +21,9 @@ class Form:
     checkpoints: bool = True  # runs under the pausing schedulers
     pbt: bool = True  # has something PBT can perturb
     slow: bool = False  # its sweep under ASHA runs in the slow tier (the fast tier's time is kept for the rest)
+    # a trainable form over a space others cover: its one sweep is the SIGTERM resume's, under HyperBand, which
+    # pauses and continues its trials from their checkpoints too
+    resumed_only: bool = False
 
     @property
     def schedulers(self) -> tuple[str, ...]:
@@ -382,4 +385,65 @@ def loss_of(config):  # a Configuration's active parameters and its constants
 SPACE = SearchSpace(trainable=train, params=space)
 ''', {"momentum": "conditional on optimizer: searched by optuna where optimizer=sgd (its draw uniform(0.5, 0.99))",
       "lr": "searched by optuna in log space"}, pbt=False, slow=True),
+    Form("lightning_callback", f'''"""A LightningModule fitted by pl.Trainer, reported through Ray's TuneReportCheckpointCallback, as Ray's
+guide to PyTorch Lightning writes it, and continued with trainer.fit(..., ckpt_path=...)."""
+{_HEAD}
+import os
+
+import lightning.pytorch as pl
+import torch
+from ray.tune.integration.pytorch_lightning import TuneReportCheckpointCallback
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Classifier(pl.LightningModule):
+    def __init__(self, config):
+        super().__init__()
+        self.lr = config["lr"]
+        width = config["layer_1_size"]
+        self.net = nn.Sequential(nn.Linear(8, width), nn.ReLU(), nn.Linear(width, 2))
+
+    def on_train_epoch_start(self):
+        time.sleep({{sleep}})
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return nn.functional.cross_entropy(self.net(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        logits = self.net(x)
+        self.log("ptl/val_loss", nn.functional.cross_entropy(logits, y))
+        self.log("ptl/val_accuracy", (logits.argmax(1) == y).float().mean())
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=self.lr, momentum=0.9)
+
+
+def loaders(batch_size):
+    generator = torch.Generator().manual_seed(0)
+    x = torch.randn(256, 8, generator=generator)
+    y = (x[:, 0] + x[:, 1] > 0).long()
+    train = DataLoader(TensorDataset(x[:192], y[:192]), batch_size=batch_size, shuffle=True)
+    return train, DataLoader(TensorDataset(x[192:], y[192:]), batch_size=64)
+
+
+def train_classifier(config, *, max_epochs=3):
+    train, val = loaders(config["batch_size"])
+    report = TuneReportCheckpointCallback({{"loss": "ptl/val_loss", "mean_accuracy": "ptl/val_accuracy"}},
+                                          on="validation_end")
+    trainer = pl.Trainer(max_epochs=max_epochs, accelerator="cpu", devices=1, enable_progress_bar=False,
+                         logger=False, enable_checkpointing=False, callbacks=[report])
+    checkpoint = tune.get_checkpoint()
+    if checkpoint:
+        with checkpoint.as_directory() as folder:
+            trainer.fit(Classifier(config), train, val, ckpt_path=os.path.join(folder, "checkpoint"))
+    else:
+        trainer.fit(Classifier(config), train, val)
+
+
+SPACE = SearchSpace(trainable=train_classifier, params={{"lr": tune.loguniform(1e-4, 1e-1),
+                    "layer_1_size": tune.choice([32, 64, 128]), "batch_size": tune.choice([32, 64])}})
+''', pbt=False, resumed_only=True),
 )

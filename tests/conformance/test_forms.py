@@ -62,8 +62,8 @@ def _check_trials(folder: Path, scheduler: str, checkpoints: bool = True) -> Non
     assert all(None not in t.config.values() for t in record.trials), [t.config for t in record.trials]
 
 
-@pytest.mark.parametrize("form", [pytest.param(f, marks=pytest.mark.slow) if f.slow else f for f in FORMS],
-                         ids=lambda f: f.name)  # fmt: skip
+@pytest.mark.parametrize("form", [pytest.param(f, marks=pytest.mark.slow) if f.slow else f for f in FORMS
+                                  if not f.resumed_only], ids=lambda f: f.name)  # fmt: skip
 def test_each_form_is_searched_as_its_plan_says_and_runs_under_asha(run_cli, tmp_path, form):
     result = _sweep(run_cli, form, tmp_path, "asha", "asha")
     assert result.code == 0, result.out[-3000:] + result.err[-3000:]
