@@ -144,7 +144,9 @@ def describe_spent(
     ran = f"{format_seconds(spent.wall)} of wall time from the first trial's start"
     again = spent.epochs - distinct if distinct is not None else 0
     epochs = f"{spent.epochs} epochs" + (
-        f" ({distinct} distinct, {again} run again from an earlier checkpoint)" if again > 0 else ""
+        f" ({distinct} distinct, {again} run again, from an earlier checkpoint or from the start)"
+        if again > 0
+        else ""
     )
     epochs += f", {spent.gpu_hours:.3g} GPU-hours" if spent.gpu_hours else ""
     since = f"{format_seconds(took)} from the command's start to this summary" if took is not None else None

@@ -228,8 +228,8 @@ def test_epochs_run_again_from_an_earlier_checkpoint_are_counted_where_the_repor
     record = load(str(experiment.path), running=False)
     assert record.epochs_trained() == 7
     assert savings_line(record) == (
-        "No early stopping: FIFO runs every trial to its end (5 epochs in all; 7 trained, 2 of them run again from "
-        "an earlier checkpoint)."
+        "No early stopping: FIFO runs every trial to its end (5 epochs in all; 7 trained, 2 of them run again, from "
+        "an earlier checkpoint or from the start)."
     )
     saved = yaml.safe_load((tmp_path / "exp" / "tuner_config.yaml").read_text())
     (tmp_path / "exp" / "tuner_config.yaml").write_text(yaml.safe_dump({**saved, "scheduler": "pbt"}))

@@ -113,7 +113,7 @@ def test_the_spending_line_says_how_long_the_command_took_and_what_the_trials_an
     # PBT, HyperBand or BOHB continued a trial from a checkpoint older than its pause: tuner results counts 20
     assert describe_spent(spent, None, took=38.2, distinct=20) == (
         "spent: 38 s from the command's start to this summary; the sweep's trials ran for 8.19 s, 26 epochs (20 "
-        "distinct, 6 run again from an earlier checkpoint) in all"
+        "distinct, 6 run again, from an earlier checkpoint or from the start) in all"
     )
     assert describe_spent(spent, None, distinct=26).endswith(", 26 epochs")
     resumed = Spent(wall=28.0, epochs=39, runs=[[100.0, 110.0], [200.0, 218.0]])  # killed, then resumed

@@ -78,6 +78,29 @@ def test_a_trial_whose_loss_went_nan_is_ranked_by_the_best_value_it_reached_befo
     assert "Best so far: trial diverged, loss 0.11 " in text
 
 
+def test_a_trial_that_starts_over_is_ranked_by_its_new_run_alone():
+    """A trial without checkpoints resumed after a signal starts over at epoch 1, and one continued from an older
+    checkpoint reports its later epochs again: what it had reported past that epoch is gone (its rows say so, and
+    so does tuner results), so neither this table's record nor Ray's own best of the trial counts it."""
+    table = build_reporter("loss", "min", ["x"], max_epochs=3)
+    restarted, steady = trial("restarted", {"x": 1}), trial("steady", {"x": 2}, 0.65)
+    watch = BestSeen(table)
+
+    def reports(*results: tuple[int, float]) -> None:
+        for epoch, loss in results:  # as Tune hands each result to the trial, then to the callbacks
+            result = {"loss": loss, "training_iteration": epoch}
+            restarted.update_last_result(result)
+            watch.on_trial_result(epoch, [restarted, steady], restarted, result)
+
+    reports((1, 0.7), (2, 0.602), (1, 0.75), (2, 0.68))  # a SIGTERM, then a start over
+    watch.on_trial_result(1, [restarted, steady], steady, {"loss": 0.65, "training_iteration": 1})
+    assert restarted.metric_analysis["loss"]["min"] == pytest.approx(0.602)  # Ray's record keeps the lost run
+    assert table.best(restarted) == pytest.approx(0.68) and table.best(steady) == pytest.approx(0.65)
+    assert first_cells(table.text([restarted, steady], True)) == ["steady", "restarted"]
+    reports((3, 0.5), (2, 0.66))  # continued from its epoch-1 checkpoint: its epochs 2 and 3 went
+    assert table.best(restarted) == pytest.approx(0.66)
+
+
 def test_a_trial_that_ran_every_epoch_is_finished_and_one_that_failed_errored():
     trials = [trial("a", {"x": 1}, 0.9, 0.8), trial("b", {"x": 2}, 0.5), trial("c", {"x": 3}, status="ERROR")]
     text = build_reporter("loss", "min", ["x"], max_epochs=2).text(trials, True)

@@ -281,6 +281,18 @@ def test_an_epoch_reported_again_after_a_resume_is_read_once(tmp_path):
     assert [(r["training_iteration"], r["loss"]) for r in read] == [("4", "1.0"), ("5", "0.8"), ("6", "0.7")]
 
 
+def test_a_trial_that_went_back_is_read_as_its_curve_stands(tmp_path):
+    """Resumed without a checkpoint, a trial starts over at epoch 1; stopped at epoch 2 this time, its earlier
+    run's epoch 3 is no longer its own: a report at an epoch it had passed supersedes that epoch and the later
+    ones."""
+    from tuner.folder.progress_rows import read_rows as _read_rows
+
+    rows = ["training_iteration,loss,timestamp", "1,1.0,10", "2,0.9,11", "3,0.5,12", "1,1.1,20", "2,0.95,21"]
+    (tmp_path / "progress.csv").write_text("\n".join(rows) + "\n")
+    read = _read_rows(str(tmp_path))
+    assert [(r["training_iteration"], r["loss"]) for r in read] == [("1", "1.1"), ("2", "0.95")]
+
+
 def test_probing_the_older_spec_form_does_not_flood_the_terminal(caplog):
     """If this fails, Ray moved its deprecation warning: re-check ray_compat part 12."""
     import numpy as np

@@ -22,9 +22,11 @@ Row: TypeAlias = dict[str, str]
 
 
 def read_rows(trial_path: str, wanted: tuple[str, ...] = ()) -> list[Row]:
-    """One row per epoch. A trial stopped by a signal can have reported an epoch whose checkpoint was not
-    saved yet; resumed from the checkpoint before it, it reports that epoch again. The later report is the
-    one the trial went on from, so it stands. ``wanted``: the metrics the sweep decides on; Ray's CSV keeps
+    """One row per epoch, as the trial's curve stands. A trial stopped by a signal can have reported an epoch
+    whose checkpoint was not saved yet; resumed from the checkpoint before it, it reports that epoch again, and a
+    trial without checkpoints starts over at epoch 1. A report at an epoch the trial had passed supersedes that
+    epoch and every later one: the trial went on from there, and what it had reported after is gone, even where
+    it was stopped before it got as far again. ``wanted``: the metrics the sweep decides on; Ray's CSV keeps
     the columns of a trial's first result, so one reported later (a figure measured after training, for a
     constraint) is read from ``result.json``, as is a trial whose CSV is gone."""
     text = storage.read_text(trial_path, "progress.csv")
@@ -40,10 +42,13 @@ def read_rows(trial_path: str, wanted: tuple[str, ...] = ()) -> list[Row]:
             for row in lines
             if row
         ]
-    latest: dict[str, int] = {}
-    for i, row in enumerate(rows):
-        latest[row.get("training_iteration") or f"row {i}"] = i
-    return [row for i, row in enumerate(rows) if latest[row.get("training_iteration") or f"row {i}"] == i]
+    kept: list[Row] = []
+    for row in rows:
+        epoch = _number(row.get("training_iteration"))
+        while kept and epoch is not None and (_number(kept[-1].get("training_iteration")) or 0) >= epoch:
+            kept.pop()  # went back: what came after the epoch it went on from was run again, or is gone
+        kept.append(row)
+    return kept
 
 
 def _from_result_json(trial_path: str) -> list[Row]:

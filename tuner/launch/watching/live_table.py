@@ -79,7 +79,13 @@ class LiveTable(Restored, ProgressReporter):
     scheduler that stops none, or one that counts them in its own status line).
     """
 
-    SINCE = {"_rows": fresh(TableRows), "_loop_ended": fresh(set), "_bests": fresh(dict), "fates": none}
+    SINCE = {
+        "_rows": fresh(TableRows),
+        "_loop_ended": fresh(set),
+        "_curves": fresh(dict),
+        "_went_back": fresh(set),
+        "fates": none,
+    }
 
     def __init__(
         self,
@@ -108,7 +114,10 @@ class LiveTable(Restored, ProgressReporter):
         self._last = float("-inf")
         self._rows = TableRows()  # the finished trials, ranked and counted once
         self._loop_ended: set[str] = set()
-        self._bests: dict[str, float] = {}  # trial id -> its best finite value of the metric (``BestSeen``)
+        # trial id -> (epoch, value) of each result as its rows stand (``BestSeen``); a report at an epoch it had
+        # passed (continued from an older checkpoint, or from the start without one) supersedes the later ones
+        self._curves: dict[str, list[tuple[int | None, float | None]]] = {}
+        self._went_back: set[str] = set()  # trials that did: Ray's own record of their best counts what went
 
     def setup(
         self,
@@ -175,16 +184,21 @@ class LiveTable(Restored, ProgressReporter):
         value, whatever came before), and its last result, which PBT replaces with the donor's when the trial
         takes the donor's checkpoint (so its last is never better than its best)."""
         ray = number((getattr(trial, "metric_analysis", None) or {}).get(self.metric, {}).get(self.mode))
+        if trial.trial_id in self._went_back:
+            ray = None  # it still counts the results the trial went back past
         last = number(result_of(trial).get(self.metric))
-        seen = [v for v in (self._bests.get(trial.trial_id), ray, last) if v is not None]
+        values = [v for _, v in self._curves.get(trial.trial_id, ()) if v is not None]
+        seen = [v for v in (pick(self.mode)(values) if values else None, ray, last) if v is not None]
         return pick(self.mode)(seen) if seen else None
 
     def saw(self, trial_id: str, result: Result) -> None:
-        """A trial's result, each one as it arrives."""
-        value = number(result.get(self.metric))
-        if value is not None:
-            kept = self._bests.get(trial_id)
-            self._bests[trial_id] = value if kept is None else pick(self.mode)(kept, value)
+        """A trial's result, each one as it arrives (``read_rows`` reads its rows so afterwards)."""
+        epoch = number(result.get("training_iteration"))
+        curve = self._curves.setdefault(trial_id, [])
+        if epoch is not None and curve and curve[-1][0] is not None and curve[-1][0] >= epoch:
+            curve[:] = [(e, v) for e, v in curve if e is None or e < epoch]
+            self._went_back.add(trial_id)
+        curve.append((None if epoch is None else int(epoch), number(result.get(self.metric))))
 
     def breaks(self, trial: Trial) -> bool:
         return breaks_constraints(self.constraints, trial)

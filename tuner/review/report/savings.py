@@ -33,10 +33,13 @@ def savings_line(experiment: ExperimentRecord) -> str:
         float(r["time_this_iter_s"]) for t in trials for r in t.rows if _number(r.get("time_this_iter_s"))
     ]
     per_epoch = sum(seconds) / len(seconds) if seconds else 0.0
-    # epochs run again: a trial continued (after a pause, a restart) from a checkpoint older than its last epoch
+    # epochs run again: a trial continued (after a pause, a restart) from a checkpoint older than its last epoch,
+    # or from its start without one
     again = experiment.epochs_trained() - ran
     trained = (
-        f"{ran + again} trained, {again} of them run again from an earlier checkpoint" if again > 0 else ""
+        f"{ran + again} trained, {again} of them run again, from an earlier checkpoint or from the start"
+        if again > 0
+        else ""
     )
     # the schedulers that stop no trial (their entries' ends_at_max_epochs; the review imports no Ray to ask)
     never = {
