@@ -283,3 +283,24 @@ def test_a_space_without_parameters_or_not_a_space_is_named_in_words():
     from tuner.errors import an
 
     assert (an("int"), an("dict"), an("SearchSpace")) == ("an int", "a dict", "a SearchSpace")
+
+
+def test_a_sweep_whose_trials_all_returned_without_a_report_says_where_to_look(tmp_path, monkeypatch):
+    """A Lightning callback whose metric names were never logged reports nothing: every trial runs and returns. The
+    error says that no trial reported at all, and where each trial's own output is, not only "no result"."""
+    from tuner import cli
+    from tuner.cli.sweep import print_outcome
+    from tuner.errors import TunerError
+    from tuner.folder.spent import Spent
+    from tuner.folder.summary import Summary
+
+    monkeypatch.setattr(cli, "started", 0.0)
+    summary = Summary("loss", "min", 2, str(tmp_path), fates={"ended by its own loop before its first report": 2})
+    summary.spent = Spent(wall=0.1, epochs=0)
+    with pytest.raises(TunerError) as raised:
+        print_outcome(summary)
+    assert str(raised.value).startswith("no trial reported a result: each one's trainable returned without calling")
+    assert f"stdout.log and stderr.log under {tmp_path} say why" in str(raised.value)
+    summary.spent = Spent(wall=0.1, epochs=3)  # it reported, but not the metric: the guard's own error came first
+    with pytest.raises(TunerError, match="^the sweep produced no result for its metric$"):
+        print_outcome(summary)

@@ -312,10 +312,16 @@ def test_a_sweep_that_its_budget_ends_counts_its_trials_without_a_planned_total(
     assert "Number of trials: 1/8 (1 stopped early)" in table.text([trial("a", {"x": 1}, 0.5)], False)
 
 
-def test_a_trial_ended_before_its_first_epoch_never_started():
-    table = build_reporter("loss", "min", ["x"], max_epochs=2)
-    text = table.text([trial("a", {"x": 1}, 0.5, 0.4), trial("b", {"x": 2})], True)
-    assert "Number of trials: 2 (1 finished, 1 never started)" in text
+def test_a_trial_ended_before_its_first_epoch_never_started_or_ended_without_a_report(tmp_path):
+    """Made as the budget ran out, a trial never started; a trainable that returned without reporting (a Lightning
+    callback whose metric names were never logged reports nothing) ran and ended without a report."""
+    from tuner.folder.fates import BUDGET, FateLog
+
+    folder = str(tmp_path / "exp")
+    FateLog(folder).record("c", BUDGET, "never started: the budget was spent first")
+    table = build_reporter("loss", "min", ["x"], max_epochs=2, folder=folder)
+    text = table.text([trial("a", {"x": 1}, 0.5, 0.4), trial("b", {"x": 2}), trial("c", {"x": 3})], True)
+    assert "Number of trials: 3 (1 finished, 1 never started, 1 ended without a report)" in text
 
 
 

@@ -258,11 +258,17 @@ def print_outcome(summary: Summary) -> None:
         raise TunerError(f"every trial failed ({len(failed)} of {summary.trials}); {where}")
     if summary.best is None:
         broke = summary.infeasible
-        raise TunerError(
-            f"every trial that reported {summary.metric} broke a constraint ({broke}); no best config"
-            if broke
-            else "the sweep produced no result for its metric"
-        )
+        if broke:
+            raise TunerError(
+                f"every trial that reported {summary.metric} broke a constraint ({broke}); no best config"
+            )
+        if summary.spent is not None and summary.spent.epochs == 0 and not summary.unfinished:
+            raise TunerError(  # the trainable ran and returned without tune.report: its own output says why
+                "no trial reported a result: each one's trainable returned without calling tune.report (Ray's "
+                "Lightning callback reports nothing when none of its metric names was logged); a trial's "
+                f"stdout.log and stderr.log under {summary.experiment} say why"
+            )
+        raise TunerError("the sweep produced no result for its metric")
 
 
 @click.command()

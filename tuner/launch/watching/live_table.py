@@ -28,8 +28,10 @@ from tuner.folder.fates import FateFollower
 from tuner.folder.pickled import Restored, fresh, none
 from tuner.launch.watching.front_marks import OneBest, marks
 from tuner.launch.watching.table_cells import (
+    ENDED_BY_BUDGET,
     FINISHED,
     NEVER_STARTED,
+    NO_REPORT,
     STOPPED_EARLY,
     TO_CONTINUE,
     breaks_constraints,
@@ -233,15 +235,19 @@ class LiveTable(Restored, ProgressReporter):
 
     def state(self, trial: Trial) -> str:
         """A trial's state in words: a TERMINATED trial is stopped early below ``max_epochs`` unless its own loop,
-        the budget or a stall ended it, else finished; one without a result never started."""
+        the budget or a stall ended it, else finished; one without a result never started (the budget ran out as
+        it was made), or its trainable returned without a report."""
         if trial.status == "PENDING" and "training_iteration" in result_of(trial):  # a paused one, continued
             return TO_CONTINUE
         if trial.status != "TERMINATED":
             return WORDS.get(trial.status, trial.status.lower())
         if trial.trial_id in self.loop_ended:
             return FINISHED
-        if "training_iteration" not in result_of(trial):  # ended before its first epoch (a budget, a stall)
-            return NEVER_STARTED
+        if "training_iteration" not in result_of(trial):  # ended before its first epoch
+            cut = ended_by_the_sweep(self.fates, trial.trial_id, 0)
+            if cut == ENDED_BY_BUDGET:
+                return NEVER_STARTED  # made as the budget ran out
+            return cut or NO_REPORT  # a stall's end; else its trainable returned without a report
         epoch = number(result_of(trial).get("training_iteration"))
         if epoch is None or epoch >= self.max_epochs:
             return FINISHED

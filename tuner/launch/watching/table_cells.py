@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 MAX_TEXT = 20  # characters of a text cell; longer ones are cut with an ellipsis
 STOPPED_EARLY, FINISHED, NEVER_STARTED = "stopped early", "finished", "never started"
+NO_REPORT = "ended without a report"  # the trainable returned without reporting (or reported nothing to Tune)
 TO_CONTINUE = "to continue"  # a paused trial chosen to go on, waiting for its worker (Tune's PENDING)
 ENDED_BY_BUDGET, ENDED_BY_STALL = "ended by the budget", "ended by the stall"
 
@@ -25,7 +26,7 @@ ENDED_BY_BUDGET, ENDED_BY_STALL = "ended by the budget", "ended by the stall"
 def in_order(item: tuple[str, int]) -> int:
     """States in the order a sweep goes through them."""
     order = ("running", TO_CONTINUE, "pending", "paused", STOPPED_EARLY, ENDED_BY_BUDGET, ENDED_BY_STALL, FINISHED, NEVER_STARTED,
-             "errored")  # fmt: skip
+             NO_REPORT, "errored")  # fmt: skip
     return order.index(item[0]) if item[0] in order else len(order)
 
 
