@@ -500,15 +500,15 @@ def test_pbt_keeps_a_perturbed_value_inside_its_domain_and_on_its_step():
 
     from tuner.schedulers.pbt import WithinDomains, mutations
 
-    space = {"model/width": tune.qrandint(8, 64, 8), "lr": tune.loguniform(1e-4, 1e-1), "opt": tune.choice(["a", "b"])}
+    space = {"schedule/warmup": tune.qrandint(8, 64, 8), "lr": tune.loguniform(1e-4, 1e-1), "opt": tune.choice(["a", "b"])}
     mutable = mutations(space)
     keep = WithinDomains({n: d for n, d in mutable.items() if not isinstance(d, list)})
     random.seed(0)
     seen = set()
     for width, lr in ((64, 0.1), (8, 1e-4), (56, 0.05)):
         for _ in range(50):
-            config, _ = _explore({"model/width": width, "lr": lr, "opt": "a"}, mutable, 0.25, (1.2, 0.8), keep)
-            seen.add(config["model/width"])
+            config, _ = _explore({"schedule/warmup": width, "lr": lr, "opt": "a"}, mutable, 0.25, (1.2, 0.8), keep)
+            seen.add(config["schedule/warmup"])
             assert 1e-4 <= config["lr"] <= 1e-1 and config["opt"] in ("a", "b")
     assert seen <= set(range(8, 65, 8)) and {8, 64} <= seen
 
@@ -522,3 +522,22 @@ def test_pbt_keeps_a_bound_off_the_step_on_the_step():
 
     keep = WithinDomains({"a": tune.quniform(0, 0.9, 0.3), "w": tune.qrandint(5, 64, 8), "lr": tune.uniform(0, 1)})
     assert keep({"a": 1.08, "w": 3, "lr": 1.2}) == {"a": pytest.approx(0.9), "w": 8, "lr": 1.0}
+
+
+def test_pbt_keeps_a_parameter_that_shapes_the_model_as_drawn_and_its_plan_says_so():
+    """Ray's guide to Lightning searches layer_1_size with tune.choice: perturbed, a trial continued from another's
+    checkpoint could not load its tensors (size mismatch), so PBT leaves it as drawn, and says why."""
+    from ray import tune
+
+    from tuner.objectives import Objective
+    from tuner.schedulers.base import SchedulerContext
+    from tuner.schedulers.pbt import Pbt, mutations
+
+    space = {"lr": tune.loguniform(1e-4, 1e-1), "layer_1_size": tune.choice([32, 64, 128]),
+             "batch_size": tune.choice([32, 64]), "model/hidden_dim": tune.randint(8, 64)}  # fmt: skip
+    assert list(mutations(space)) == ["lr", "batch_size"]
+    context = SchedulerContext(max_epochs=10, objectives=(Objective("loss", "min"),), params=space, num_samples=8)
+    (line,) = Pbt().describe(context)
+    assert "with perturbed lr, batch_size (" in line
+    assert "kept as drawn: layer_1_size, model/hidden_dim (by its name it shapes the model" in line
+

@@ -2,12 +2,15 @@
 
 PBT changes parameters while trials train, so it perturbs only what can change mid-training: the space's
 continuous domains and declared choices (learning rate, batch size). ``sample_from`` parameters and
-constants stay as drawn (for the seed space: layer widths, which a checkpoint's shapes fix).
+constants stay as drawn (for the seed space: layer widths, which a checkpoint's shapes fix), and so does a
+parameter whose name says it shapes the model (``layer_1_size``, ``hidden_dim``, ``num_layers``): a trial
+continued from another's checkpoint with a new one would fail to load its tensors.
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from typing import TYPE_CHECKING
 
 from tuner.errors import UsageError
@@ -20,6 +23,11 @@ if TYPE_CHECKING:
 
     from tuner.value_types import Space, Value
 
+# Words in a parameter's name that say it shapes the model (Ray's own guide to Lightning searches layer_1_size
+# with tune.choice, which a perturbation would turn into a checkpoint whose tensors no longer fit).
+SHAPES_THE_MODEL = re.compile(
+    r"width|hidden|layer|units|channel|depth|dim|heads|filter|kernel|neuron|embed", re.I
+)
 QUANTILE = 0.25
 RESAMPLE_PROBABILITY = 0.25
 
@@ -35,6 +43,8 @@ def mutations(params: Space) -> dict[str, list[Value] | Float | Integer]:
 
     out: dict[str, list[Value] | Float | Integer] = {}
     for name, value in params.items():
+        if SHAPES_THE_MODEL.search(name):
+            continue
         if isinstance(value, Categorical):
             out[name] = list(value.categories)
         elif isinstance(value, (Float, Integer)):
@@ -99,8 +109,14 @@ class Pbt(SchedulerEntry):
     def describe(self, ctx: SchedulerContext) -> list[str]:
         mutable = ", ".join(mutations(dict(ctx.params))) or "(nothing: pbt will refuse this space)"
         every = interval(ctx.max_epochs)
+        shapes = [name for name in ctx.params if SHAPES_THE_MODEL.search(name)]
+        kept = (
+            f"; kept as drawn: {', '.join(shapes)} (by its name it shapes the model, which a checkpoint's tensors fix)"
+            if shapes
+            else ""
+        )
         return [
             f"PBT: every {every} epoch(s), a trial in the worst {QUANTILE:.0%} continues from the checkpoint of one "
             f"in the best {QUANTILE:.0%} with perturbed {mutable} (x0.8 or x1.2 within its domain and step, a neighbouring choice, or "
-            f"redrawn {RESAMPLE_PROBABILITY:.0%} of the time); every trial runs {ctx.max_epochs} epochs"
+            f"redrawn {RESAMPLE_PROBABILITY:.0%} of the time){kept}; every trial runs {ctx.max_epochs} epochs"
         ]
