@@ -4,6 +4,7 @@ applies to, resumed after SIGTERM with every epoch once (under HyperBand where i
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import os
 import signal
@@ -82,13 +83,20 @@ def test_each_form_is_searched_as_its_plan_says_and_runs_under_asha(run_cli, tmp
         assert best is not None and record.checkpoint_choice(best)[1] is None, record.checkpoint_choice(best)
 
 
-def test_a_chatty_trainables_lines_stay_in_its_trial_folder(run_cli, tmp_path):
-    form = next(f for f in FORMS if f.name == "function_report_dict")
+def test_a_chatty_trainables_lines_and_files_stay_in_its_trial_folder(run_cli, tmp_path):
+    """What a trial prints is in its stdout.log, and a file it writes where it runs (as Lightning writes its
+    lightning_logs) is copied beside its results from the folder of Ray's session it ran in."""
+    chatty = next(f for f in FORMS if f.name == "function_report_dict")
+    said = 'print(f"epoch {epoch}: training")'
+    writes = said + '; Path("notes.txt").open("a").write(f"epoch {epoch}\\n")'  # a file of its own, where it runs
+    form = dataclasses.replace(chatty, source=chatty.source.replace(said, writes))
     result = _sweep(run_cli, form, tmp_path, "fifo", "chatty")
     assert result.code == 0, result.out[-3000:] + result.err[-3000:]
     assert "training" not in result.out + result.err
     for trial in experiment.load(str(tmp_path / "chatty")).trials:
         assert trial.output().splitlines() == [f"epoch {e}: training" for e in range(1, EPOCHS + 1)]
+        notes = Path(trial.path) / "notes.txt"
+        assert notes.read_text().splitlines() == [f"epoch {e}" for e in range(1, EPOCHS + 1)], trial.path
 
 
 @pytest.mark.parametrize(("name", "trainable", "advice"), [

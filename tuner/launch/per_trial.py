@@ -68,12 +68,12 @@ def checkpoint_config(plan: SweepPlan) -> CheckpointConfig:
 
 
 def sync_config(cfg: SweepConfig) -> SyncConfig:
-    """On a bucket, each trial's working folder (where its output files are) is uploaded beside its results."""
+    """Each trial's working folder is copied beside its results, at each checkpoint and at its end: a trial runs
+    in a folder of Ray's session (/tmp/ray/session_*), so the files a trainable writes where it runs (Lightning's
+    lightning_logs, a CSV of its own) would otherwise stay there, outside the experiment, on a bucket or not."""
     from ray import tune
 
-    return tune.SyncConfig(
-        sync_artifacts=storage.is_uri(cfg.storage_path) and storage.local_path(cfg.storage_path) is None
-    )
+    return tune.SyncConfig(sync_artifacts=True)
 
 
 def trial_folder_name(params: list[str], trial: Trial) -> str:
