@@ -118,6 +118,31 @@ def test_the_space_file_runs_once_per_process(tmp_path):
     assert log.read_text().splitlines() == ["imported"]
 
 
+def test_a_space_file_imports_a_module_beside_it_and_its_trials_get_that_module_by_value(tmp_path):
+    """`from losses import loss_of` in a space file: found beside it, whatever folder the command runs in, and
+    shipped to Ray's workers with the trainable (their path does not hold the user's folder)."""
+    import subprocess
+    import sys
+
+    from ray import cloudpickle
+
+    from tuner.launch.registry import load_space
+
+    (tmp_path / "neighbour_losses.py").write_text("def loss_of(config):\n    return config['lr'] * 2\n")
+    space = tmp_path / "uses_neighbour.py"
+    space.write_text(
+        "from ray import tune\nfrom neighbour_losses import loss_of\nfrom tuner import SearchSpace\n\n\n"
+        "def train(config):\n    return loss_of(config)\n\n\n"
+        'SPACE = SearchSpace(trainable=train, params={"lr": tune.uniform(0.1, 0.2)})\n'
+    )
+    shipped = tmp_path / "trainable.pkl"
+    shipped.write_bytes(cloudpickle.dumps(load_space(str(space)).trainable))
+    assert not (tmp_path / "__pycache__").exists()  # nothing written beside the user's files
+    worker = "import pickle, sys; print(pickle.loads(open(sys.argv[1], 'rb').read())({'lr': 0.25}))"
+    done = subprocess.run([sys.executable, "-c", worker, str(shipped)], capture_output=True, text=True, cwd="/")
+    assert done.returncode == 0 and done.stdout.strip() == "0.5", done.stderr[-2000:]
+
+
 def test_flag_beats_environment_beats_yaml(tmp_path):
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text("space: cifar_small\nnum-samples: 3\nmax_epochs: 4\nseed: 9\nsearcher: bayesopt\n")

@@ -185,6 +185,11 @@ def _import_file(module_name: str, path: Path) -> ModuleType:
         raise UsageError(f"space file {path} cannot be imported")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    # a module beside the space file imports as it does for `python space.py` (after everything else on the path)
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.append(folder)
+    before = set(sys.modules)
     # the user's folder gets no __pycache__ from reading their space (a refused sweep changes nothing they had)
     writes, sys.dont_write_bytecode = sys.dont_write_bytecode, True
     try:
@@ -194,10 +199,15 @@ def _import_file(module_name: str, path: Path) -> ModuleType:
         raise
     finally:
         sys.dont_write_bytecode = writes
-    # Ray workers cannot import a user's file by this made-up module name: ship its functions by value.
+    # Ray workers cannot import a user's file by this made-up module name, nor its neighbours from a folder that
+    # is not on their path: ship their functions by value.
     from ray import cloudpickle
 
     cloudpickle.register_pickle_by_value(module)
+    for name in set(sys.modules) - before:  # a module or a package right beside it, not one of site-packages
+        where = Path(getattr(sys.modules[name], "__file__", None) or "/").resolve()
+        if where in (Path(folder, f"{name}.py"), Path(folder, name, "__init__.py")):
+            cloudpickle.register_pickle_by_value(sys.modules[name])
     return module
 
 
