@@ -198,6 +198,12 @@ def test_the_plan_says_how_freeze_thaw_decides_without_checkpoints():
     assert "otherwise it is paused" in pausing[1] and "the first 6 trial(s) wait for the first model" in pausing[2]
     assert "in the better half of all trials' at that epoch" in stopping[1] and "otherwise it is stopped" in stopping[1]
     assert "no trial is paused and a stop is final" in stopping[2] and "the better half alone decides" in stopping[2]
+    # a sweep of fewer trials than the model needs: what happens instead, not a model that never comes
+    small = [entry.describe(SchedulerContext(max_epochs=10, objectives=LOSS, params={}, num_samples=4, can_pause=can,
+                                             trials_cap=4))[2] for can in (True, False)]  # fmt: skip
+    assert small[0] == ("  the model needs 6 trials with results, more than this sweep's 4: each trial pauses at "
+                        "epoch 2 until all have started, then runs to its end")  # fmt: skip
+    assert "no model is fitted (it needs 6 trials with results, more than this sweep's 4), so the better half" in small[1]
 
 
 def test_without_checkpoints_a_trial_asha_would_keep_is_never_stopped_for_a_new_config():

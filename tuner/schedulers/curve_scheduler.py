@@ -286,7 +286,10 @@ class FreezeThawScheduler(Restored, CurveVerdicts, FIFOScheduler):
             if self.can_pause and self.searching:
                 seen = sum(1 for c in self.curves.values() if any(math.isfinite(v) for v in c))
                 why = (
-                    f"waits for the first model of the curves (fitted once {MIN_TRIALS} trials have results; "
+                    f"waits until all {self.trials_cap} trials have started (too few for a model of the curves, "
+                    f"which needs {MIN_TRIALS} with results)"
+                    if self.trials_cap is not None and self.trials_cap < MIN_TRIALS
+                    else f"waits for the first model of the curves (fitted once {MIN_TRIALS} trials have results; "
                     f"{seen} {'has' if seen == 1 else 'have'})"
                 )
                 return self._pause(trial_id, epoch, value, None, why)

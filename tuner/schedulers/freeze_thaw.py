@@ -69,24 +69,36 @@ class FreezeThaw(SchedulerEntry):
                 head,
                 f"  no epoch before the last to weigh a trial at: every trial runs all {ctx.max_epochs}",
             ]
-        start = min(MIN_TRIALS, ctx.trials_cap) if ctx.trials_cap else MIN_TRIALS
+        small = ctx.trials_cap is not None and ctx.trials_cap < MIN_TRIALS  # never enough for a model
         hopeless = f"a trial with under a {HOPELESS:.1%} chance to beat the best is stopped"
         if ctx.can_pause:
+            start = (
+                f"  the model needs {MIN_TRIALS} trials with results, more than this sweep's {ctx.trials_cap}: each "
+                f"trial pauses at epoch {checks[0]} until all have started, then runs to its end"
+                if small
+                else f"  the first {MIN_TRIALS} trial(s) wait for the first model; {hopeless}"
+            )
             return [
                 head,
                 f"  at {epochs_said(checks)} of a trial, it goes on only while its expected "
                 "improvement over the best is at least a waiting trial's or a new config's; otherwise it is paused "
                 "(continued later if it comes to promise most)",
-                f"  the first {start} trial(s) wait for the first model; {hopeless}",
+                start,
             ]
+        model = (
+            f"no model is fitted (it needs {MIN_TRIALS} trials with results, more than this sweep's "
+            f"{ctx.trials_cap}), so the better {share_said(GROWTH)} alone decides"
+            if small
+            else f"until the first model (fitted once {MIN_TRIALS} trials have results) the better "
+            f"{share_said(GROWTH)} alone decides; {hopeless}"
+        )
         return [
             head,
             f"  at {epochs_said(checks)} of a trial, it goes on while its best so far is in the "
             f"better {share_said(GROWTH)} of all trials' at that epoch (a halving rule like ASHA's), or while its "
             "expected improvement over the best is at least a waiting trial's or a new config's; otherwise it is "
             "stopped",
-            f"  the trainable keeps no checkpoints, so no trial is paused and a stop is final; until the first model "
-            f"(fitted once {start} trials have results) the better {share_said(GROWTH)} alone decides; {hopeless}",
+            f"  the trainable keeps no checkpoints, so no trial is paused and a stop is final; {model}",
         ]
 
 
