@@ -10,7 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-from typing import TypeAlias, cast
+from collections.abc import Callable
+from typing import TypeAlias, TypeVar, cast
 
 from tuner import storage
 from tuner.value_types import ConfigDraft
@@ -19,6 +20,7 @@ from tuner.values import number as _number
 # One row of a trial's ``progress.csv``, one result: each column's text as the CSV holds it (read a number with
 # tuner.values.number).
 Row: TypeAlias = dict[str, str]
+T = TypeVar("T")
 
 
 def read_rows(trial_path: str, wanted: tuple[str, ...] = ()) -> list[Row]:
@@ -44,11 +46,22 @@ def read_rows(trial_path: str, wanted: tuple[str, ...] = ()) -> list[Row]:
         ]
     kept: list[Row] = []
     for row in rows:
-        epoch = _number(row.get("training_iteration"))
-        while kept and epoch is not None and (_number(kept[-1].get("training_iteration")) or 0) >= epoch:
-            kept.pop()  # went back: what came after the epoch it went on from was run again, or is gone
+        went_back(
+            kept, _number(row.get("training_iteration")), lambda r: _number(r.get("training_iteration"))
+        )
         kept.append(row)
     return kept
+
+
+def went_back(kept: list[T], epoch: float | None, epoch_of: Callable[[T], float | None]) -> bool:
+    """Before a trial's report at ``epoch`` joins the reports ``kept`` of it (in the order of their epochs): drop
+    those it supersedes, at that epoch or later (the trial went back, to an older checkpoint or to its start: what
+    came after was run again, or is gone). True when any went. The live table follows a trial so too."""
+    went = False
+    while kept and epoch is not None and (epoch_of(kept[-1]) or 0) >= epoch:
+        kept.pop()
+        went = True
+    return went
 
 
 def _from_result_json(trial_path: str) -> list[Row]:

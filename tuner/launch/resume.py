@@ -17,6 +17,7 @@ from tuner.folder.summary import Summary
 from tuner.launch.per_trial import wrapped_trainable
 from tuner.launch.plan import Print, place, prepare
 from tuner.launch.plan_text import describe
+from tuner.launch.resume_changes import check_budget_left, extended, grown
 from tuner.launch.runner import fit, launch
 from tuner.settings import SweepConfig
 
@@ -192,9 +193,9 @@ def _resume_claimed(
             )
         return _start_afresh(folder, config, out, stop, num_samples, budget, trial_timeout)
     if num_samples is not None:
-        config = _grown(folder, config, num_samples)
+        config = grown(folder, config, num_samples)
     if budget is not None:
-        config = _extended(folder, config, budget)
+        config = extended(folder, config, budget)
         if num_samples is None and _ended(folder, errored, config.trials_cap):
             from tuner.ray_compat import can_grow
 
@@ -210,7 +211,7 @@ def _resume_claimed(
                 f"budget has nothing to run; {grow}"
             )
     else:
-        _check_budget_left(folder, config)
+        check_budget_left(folder, config)
     grows = num_samples is not None or budget is not None
     if trial_timeout is not None:
         # checked here, saved before the run
@@ -346,56 +347,3 @@ def _start_afresh(
         return launch(plan, out, stop)
     finally:
         cluster.disconnect(started)
-
-
-def _extended(folder: str, config: SweepConfig, text: str) -> SweepConfig:
-    """The saved settings with a larger budget: ``text`` is a new total, or ``+AMOUNT`` more than spent."""
-    from tuner.launch.guards.budget import load_spent
-    from tuner.limits import Budget
-
-    wanted = Budget.parse(text)
-    if config.budget is not None and Budget.parse(config.budget).kind != wanted.kind:
-        saved = Budget.parse(config.budget)
-        raise UsageError(
-            f"--budget {text}: this sweep's budget is {saved.describe()}; extend it in the same unit, "
-            f"e.g. --budget {saved.example_more()}"
-        )
-    spent = load_spent(folder).of(wanted.kind)
-    total = spent + wanted.amount if wanted.extra else wanted.amount
-    if total <= spent:
-        raise UsageError(
-            f"--budget {text}: the sweep has already spent {wanted.describe(spent)}; pass a larger "
-            f"total, or +{text.lstrip('+')} for that much more"
-        )
-    return dataclasses.replace(config, budget=wanted.text_for(total))
-
-
-def _check_budget_left(folder: str, config: SweepConfig) -> None:
-    """A sweep that spent its budget has nothing left to run: say how to extend it."""
-    from tuner.launch.guards.budget import load_spent
-    from tuner.limits import Budget
-
-    if config.budget is None:
-        return
-    limit = Budget.parse(config.budget)
-    if limit.spent_of(load_spent(folder)) >= limit.amount:
-        raise UsageError(
-            f"{folder} has spent its budget ({limit.describe()}); extend it with --budget "
-            f"+AMOUNT (e.g. --budget {limit.example_more()}) or a larger total"
-        )
-
-
-def _grown(folder: str, config: SweepConfig, num_samples: int) -> SweepConfig:
-    """The saved settings with more trials, or a one-line error saying why the sweep cannot grow."""
-    from tuner.ray_compat import can_grow
-
-    if config.num_samples is not None and num_samples <= config.num_samples:
-        raise UsageError(
-            f"--num-samples {num_samples}: the sweep already has {config.num_samples}; pass more to grow it"
-        )
-    if not can_grow(folder):
-        raise UsageError(
-            f"{folder} crosses a grid or runs PBT, whose trials were all planned at the start; it "
-            "cannot grow: start a new sweep instead"
-        )
-    return dataclasses.replace(config, num_samples=num_samples)

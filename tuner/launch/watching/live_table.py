@@ -26,6 +26,7 @@ from ray.tune import Callback, ProgressReporter
 
 from tuner.folder.fates import FateFollower
 from tuner.folder.pickled import Restored, fresh, none
+from tuner.folder.progress_rows import went_back
 from tuner.launch.watching.front_marks import OneBest, marks
 from tuner.launch.watching.table_cells import (
     ENDED_BY_BUDGET,
@@ -36,6 +37,7 @@ from tuner.launch.watching.table_cells import (
     TO_CONTINUE,
     breaks_constraints,
     cell,
+    clock_line,
     ended_by_the_sweep,
     fair_share,
     in_order,
@@ -47,15 +49,7 @@ from tuner.launch.watching.table_cells import (
     short,
 )
 from tuner.launch.watching.table_rows import Ranked, RankKey, TableRows
-from tuner.objectives import (
-    MODES,
-    Constraint,
-    Mode,
-    Objective,
-    as_mode,
-    pick,
-    sign,
-)
+from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, pick, sign
 from tuner.spec import DIAGNOSTICS
 from tuner.values import number
 
@@ -118,7 +112,7 @@ class LiveTable(Restored, ProgressReporter):
         self._loop_ended: set[str] = set()
         # trial id -> (epoch, value) of each result as its rows stand (``BestSeen``); a report at an epoch it had
         # passed (continued from an older checkpoint, or from the start without one) supersedes the later ones
-        self._curves: dict[str, list[tuple[int | None, float | None]]] = {}
+        self._curves: dict[str, list[tuple[float | None, float | None]]] = {}
         self._went_back: set[str] = set()  # trials that did: Ray's own record of their best counts what went
 
     def setup(
@@ -162,7 +156,7 @@ class LiveTable(Restored, ProgressReporter):
             groups.setdefault(entry[2].status, []).append(entry)
         groups.update(rows.finished_groups())
         groups = dict(sorted(((s, g) for s, g in groups.items() if g), key=lambda item: item[1][0]))
-        lines = ["== Status ==", self._clock()]
+        lines = ["== Status ==", clock_line(self.start)]
         if self.stopped_label:
             lines.append(f"{self.stopped_label}: {states[STOPPED_EARLY]} trial(s) stopped early so far")
         lines += [line for info in sys_info for line in str(info).splitlines() if line.strip()]
@@ -197,10 +191,9 @@ class LiveTable(Restored, ProgressReporter):
         """A trial's result, each one as it arrives (``read_rows`` reads its rows so afterwards)."""
         epoch = number(result.get("training_iteration"))
         curve = self._curves.setdefault(trial_id, [])
-        if epoch is not None and curve and curve[-1][0] is not None and curve[-1][0] >= epoch:
-            curve[:] = [(e, v) for e, v in curve if e is None or e < epoch]
+        if went_back(curve, epoch, lambda point: point[0]):
             self._went_back.add(trial_id)
-        curve.append((None if epoch is None else int(epoch), number(result.get(self.metric))))
+        curve.append((epoch, number(result.get(self.metric))))
 
     def breaks(self, trial: Trial) -> bool:
         return breaks_constraints(self.constraints, trial)
@@ -218,14 +211,6 @@ class LiveTable(Restored, ProgressReporter):
         return (best is None, self.breaks(trial), errored, sign(self.mode) * (best or 0.0))
 
     # --- lines -----------------------------------------------------------------------------------------------
-
-    def _clock(self) -> str:
-        now = time.time()
-        took = max(0.0, now - self.start)
-        hours, rest = divmod(took, 3600)
-        minutes, seconds = divmod(rest, 60)
-        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
-        return f"Current time: {stamp} (running for {int(hours):02d}:{int(minutes):02d}:{seconds:05.2f})"
 
     @property
     def loop_ended(self) -> set[str]:

@@ -3,6 +3,7 @@ readable width), the states in a sweep's order, and the rows shared fairly among
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -135,3 +136,12 @@ def breaks_constraints(constraints: Sequence[Constraint], trial: Trial) -> bool:
         if c.metric not in result and "last" in analysis.get(c.metric, {}):
             result[c.metric] = analysis[c.metric]["last"]
     return any(v > 0 for v in violations(constraints, result))
+
+
+def clock_line(start: float) -> str:
+    """The status's first line: the time now, and how long the sweep has run since ``start``."""
+    now = time.time()
+    hours, rest = divmod(max(0.0, now - start), 3600)
+    minutes, seconds = divmod(rest, 60)
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
+    return f"Current time: {stamp} (running for {int(hours):02d}:{int(minutes):02d}:{seconds:05.2f})"
