@@ -150,15 +150,18 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
         return sorted(trial_dir.glob("checkpoint_*"))
 
     def saved() -> dict[str, tuple[str, int, str]]:
-        """Unfinished trials (under their 4 epochs) whose latest checkpoint Ray's saved state names: folder ->
-        (trial id, epochs, that checkpoint's folder name)."""
+        """Unfinished trials (under their 4 epochs) with a checkpoint a resume restores them from, by Ray's saved
+        state: folder -> (trial id, epochs, that checkpoint's folder name). Not the checkpoint the last result
+        names: Ray registers it after that result, and may save its state in between."""
         from tuner.errors import UsageError
+        from tuner.ray_compat import restored_from
         from tuner.ray_compat.state_file import latest_state_name, read_state
 
         name = latest_state_name(folder) if folder.is_dir() else None
         try:
             trials = read_state(folder, name)["trial_data"] if name else []
-        except UsageError:  # caught mid-write
+            restores = restored_from(str(folder)) if name else {}
+        except (UsageError, ValueError):  # caught mid-write
             return {}
         out = {}
         for trial_json, runtime_json in trials:
@@ -166,11 +169,11 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
             if (
                 trial["status"] != "TERMINATED"
                 and int(last.get("training_iteration", 0)) < 4  # one that reported its last epoch reads no
-                and last.get("checkpoint_dir_name")  # checkpoint on resume: finished, whatever its status says
+                and trial["trial_id"] in restores  # checkpoint on resume: finished, whatever its status says
                 and trial.get("relative_logdir")
             ):
                 out[trial["relative_logdir"]] = (
-                    trial["trial_id"], int(last["training_iteration"]), last["checkpoint_dir_name"]
+                    trial["trial_id"], int(last["training_iteration"]), restores[trial["trial_id"]]
                 )  # fmt: skip
         return out
 
@@ -204,7 +207,9 @@ def test_checkpoints_damaged_or_deleted_after_a_kill_9_cost_no_trial_its_epochs(
     assert "resuming" in result.out
     assert f"damaged was left claimed by pid {pid}" in result.err, result.err[-2000:]
     said = {line.split(":")[0]: line for line in result.out.splitlines() if " is damaged (" in line}
-    assert set(said) == {f"trial {damaged_id}", f"trial {deleted_id}"}, (said, named, result.out[:3000])
+    assert set(said) == {f"trial {damaged_id}", f"trial {deleted_id}"}, (  # CI keeps a line's first 300 characters
+        f"damaged {damaged_id}, deleted {deleted_id}; the resume named {sorted(said)}", named, said, result.out[:3000]
+    )
     assert "checkpoint.pt has 512 bytes where" in said[f"trial {damaged_id}"], said
     epoch = int(whole.name.split("_")[1]) + 1  # Ray counts its checkpoint folders from 0
     assert f"it goes on from epoch {epoch} ({whole.name}); set aside as damaged-checkpoint_" in said[

@@ -77,7 +77,7 @@ replay/engine.py   stands in for TuneController (DeveloperAPI), the one driver o
 from typing import TYPE_CHECKING, Any
 
 from tuner.ray_compat.atomic_sync import atomic_local_copies
-from tuner.ray_compat.checkpoints import Fallback, fall_back_from_damaged
+from tuner.ray_compat.checkpoints import Fallback, fall_back_from_damaged, restored_from
 from tuner.ray_compat.completion import LastResultOnCompletion
 from tuner.ray_compat.growth import (
     can_grow,
@@ -125,6 +125,7 @@ _STATUSES = (
     "forget_last_step",
     "last_step",
     "reopen_saved_trials",
+    "restored_from",
     "repair_saved_statuses",
     "settle_saved_statuses",
     "status_file",
@@ -173,6 +174,7 @@ __all__ = [
     "register_live",
     "relocate_saved_search",
     "reopen_saved_trials",
+    "restored_from",
     "repair_saved_statuses",
     "settle_saved_statuses",
     "spec_form_warning_once",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
@@ -22,6 +22,9 @@ from tuner import storage
 if TYPE_CHECKING:
     from ray.train import Checkpoint
     from ray.train._internal.session import _TrainingResult
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    from tuner.ray_compat.state_file import RayState
 
 
 @dataclass(frozen=True)
@@ -53,13 +56,41 @@ def _epoch(result: _TrainingResult) -> int:
     return int(result.metrics.get("training_iteration") or _index(result) + 1)
 
 
+def _saved_trials(state: RayState) -> Iterator[tuple[dict, list, _TrainingRunMetadata]]:
+    """Each trial of a saved state: its description, its entry (to write back) and its run metadata."""
+    from ray.tune.trainable.metadata import _TrainingRunMetadata
+
+    for entry in state["trial_data"]:
+        yield json.loads(entry[0]), entry, _TrainingRunMetadata.from_json_state(entry[1])
+
+
+def _latest(metadata: _TrainingRunMetadata) -> _TrainingResult | None:
+    """The checkpoint a restore starts the trial from."""
+    manager = metadata.checkpoint_manager
+    return manager._latest_checkpoint_result if manager is not None else None
+
+
+def restored_from(folder: str) -> dict[str, str]:
+    """Each saved trial's id -> the checkpoint a resume restores it from, by Ray's newest saved state. Not the
+    checkpoint its last result names: Ray saves a function trainable's checkpoint after the result that carries
+    it, and its state may be written in between."""
+    from tuner.ray_compat.state_file import latest_state_name, read_state
+
+    name = latest_state_name(folder)
+    if name is None:
+        return {}
+    return {
+        trial["trial_id"]: _name(latest)
+        for trial, _, metadata in _saved_trials(read_state(folder, name))
+        if (latest := _latest(metadata)) is not None
+    }
+
+
 def fall_back_from_damaged(
     folder: str, trial_ids: Iterable[str], damage: Callable[[str], str | None]
 ) -> list[Fallback]:
     """Rewrite Ray's newest saved state so that each of ``trial_ids`` whose latest checkpoint ``damage`` finds
     damaged (a reason in words) restores from its newest whole one; written whole, only when something changed."""
-    from ray.tune.trainable.metadata import _TrainingRunMetadata
-
     from tuner.ray_compat.state_file import latest_state_name, read_state
 
     name = latest_state_name(folder)
@@ -68,14 +99,14 @@ def fall_back_from_damaged(
     wanted = set(trial_ids)
     state = read_state(folder, name)
     fallbacks = []
-    for entry in state["trial_data"]:
-        trial = json.loads(entry[0])
-        if trial.get("trial_id") not in wanted or not trial.get("relative_logdir"):
-            continue
-        metadata = _TrainingRunMetadata.from_json_state(entry[1])
-        manager = metadata.checkpoint_manager
-        latest = manager._latest_checkpoint_result if manager is not None else None
-        if manager is None or latest is None:
+    for trial, entry, metadata in _saved_trials(state):
+        manager, latest = metadata.checkpoint_manager, _latest(metadata)
+        if (
+            trial.get("trial_id") not in wanted
+            or not trial.get("relative_logdir")
+            or manager is None
+            or latest is None
+        ):
             continue
         trial_path = storage.join(folder, trial["relative_logdir"])
         why = damage(storage.join(trial_path, _name(latest)))
