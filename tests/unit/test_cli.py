@@ -93,7 +93,20 @@ def test_space_file_without_space(run_cli, tmp_path):
 def test_space_file_that_raises_on_import(run_cli, tmp_path):
     path = tmp_path / "raises.py"
     path.write_text("import not_a_real_module_here\n")
-    assert_one_line_error(run_cli(*SWEEP, "--space", path), "failed to load", "not_a_real_module_here")
+    assert_one_line_error(run_cli(*SWEEP, "--space", path), "failed to load at line 1", "not_a_real_module_here")
+
+
+def test_space_file_that_raises_names_the_users_line(run_cli, tmp_path):
+    """A mistake in the space file, or in a module beside it that it imports: the line it is on."""
+    path = tmp_path / "typo.py"
+    path.write_text("import neighbour\n\nLR = 1e-3\nSPACE = lr_typo\n")
+    (tmp_path / "neighbour.py").write_text("OK = 1\n")
+    assert_one_line_error(run_cli(*SWEEP, "--space", path), "failed to load at line 4: NameError", "lr_typo")
+    (tmp_path / "broken_neighbour.py").write_text("OK = 1\nBAD = 1 / 0\n")
+    path.write_text("import broken_neighbour\n")
+    assert_one_line_error(
+        run_cli(*SWEEP, "--space", path), "failed to load at broken_neighbour.py line 2: ZeroDivisionError"
+    )
 
 
 def test_impossible_searcher_space_pair_fails_before_launch(run_cli, tmp_path):

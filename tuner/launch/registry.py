@@ -165,7 +165,32 @@ def _loading(what: str) -> Iterator[None]:
             raise
         raise UsageError(f"{what}: {exc}") from exc
     except Exception as exc:
-        raise UsageError(f"{what} failed to load: {type(exc).__name__}: {exc}") from exc
+        raise UsageError(f"{what} failed to load{_user_line(exc)}: {type(exc).__name__}: {exc}") from exc
+
+
+def _user_line(exc: BaseException) -> str:
+    """Where the user's own code raised (`` at line 12``, or `` at helper.py line 3`` in a module beside it):
+    the innermost frame outside tuner and the installed packages, the space file's first."""
+    import traceback
+
+    own = Path(__file__).resolve().parents[1]
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if f.filename
+        and not f.filename.startswith("<")
+        and own not in Path(f.filename).resolve().parents
+        and "-packages" not in f.filename
+    ]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    first = frames[0].filename
+    return (
+        f" at line {frame.lineno}"
+        if frame.filename == first
+        else f" at {Path(frame.filename).name} line {frame.lineno}"
+    )
 
 
 def _space_of(module: ModuleType, where: str) -> SearchSpace:
