@@ -419,6 +419,7 @@ def test_a_dry_run_says_why_auto_chose_freeze_thaw_with_the_figure_for_its_concu
     assert lines[chosen + 1].startswith("  held out: on the 17 LCBench tasks")
     assert "1 trial at once: first of 15 methods" in lines[chosen + 1]
     assert "resources: 1 CPU and 0 GPU per trial; 1 trial(s) at once" in got.out
+    assert "  dataset: synthetic" in lines and "not used" not in got.out
     # the figure is freeze-thaw's with its own searcher: with another, the plan does not claim it
     other = run_cli("sweep", "--space", "cifar_small", "--dataset", "synthetic", "--searcher", "random",
                     "--storage-path", tmp_path, "--dry-run")  # fmt: skip
@@ -448,6 +449,8 @@ def test_a_pbt_population_larger_than_its_slots_is_told_what_taking_turns_costs(
         "it to reuse one)"
     ) in got.out.splitlines()
     assert "distinct epochs:" not in got.out  # a class saves when it is paused: nothing is run again
+    # a trainable that reads no data is not shown a data set it would not read
+    assert "  dataset, data_dir, synthetic_size, download: not used (" in got.out and "  dataset:" not in got.out
     function = run_cli("sweep", "--space", "cifar_small", "--dataset", "synthetic", "--scheduler", "hyperband",
                        "--num-samples", "4", "--storage-path", tmp_path, "--dry-run")  # fmt: skip
     assert function.code == 0 and "  distinct epochs: hyperband pauses trials at epochs it sets, and a function " in function.out

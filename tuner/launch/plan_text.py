@@ -8,6 +8,13 @@ from tuner.launch.plan import SweepPlan
 from tuner.searchers.plan import grid_points
 from tuner.settings import SweepConfig
 
+DATA_SETTINGS = ("dataset", "data_dir", "synthetic_size", "download")
+
+
+def _reads_data(plan: SweepPlan) -> bool:
+    """Whether the trainable receives a data setting, or data its loader read by them."""
+    return "data" in plan.kwargs or any(k in plan.kwargs for k in DATA_SETTINGS)
+
 
 def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     """What the sweep will do, printed before the first trial (and all of ``--dry-run``)."""
@@ -15,7 +22,12 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     lines = []
     if dry_run:
         lines.append("settings:")
-        lines += [f"  {k}: {v}" for k, v in cfg.as_text().items()]
+        unused: tuple[str, ...] = () if _reads_data(plan) else DATA_SETTINGS
+        for k, v in cfg.as_text().items():
+            if k not in unused:
+                lines.append(f"  {k}: {v}")
+            elif k == unused[0]:
+                lines.append(f"  {', '.join(unused)}: not used (the trainable takes none of them, nor data)")
     lines.append(f"experiment: {cfg.experiment_path}" + (" (not created: dry run)" if dry_run else ""))
     if plan.data_note:
         lines.append(plan.data_note)
