@@ -464,7 +464,7 @@ def test_bohb_rounds_a_stepped_domain_to_its_step_as_the_plan_says():
 
 def test_a_function_that_resumes_through_a_helper_of_its_module_keeps_checkpoints(tmp_path):
     """A trainable that calls load_state(), which asks Tune for the checkpoint, was refused by HyperBand as one
-    that "does not continue from a checkpoint"."""
+    that "does not continue from a checkpoint"; one that asks but tells Lightning's callback to save none does not."""
     import importlib.util
 
     source = (
@@ -473,6 +473,9 @@ def test_a_function_that_resumes_through_a_helper_of_its_module_keeps_checkpoint
         "def restore():\n    return load_state()\n"
         "def train(config):\n    restore()\n"
         "def fresh(config):\n    return config\n"
+        "def lightning(config):\n"  # as Ray's Lightning guide writes it, told to save nothing
+        "    callback = TuneReportCheckpointCallback({'loss': 'val_loss'}, save_checkpoints=False)\n"
+        "    checkpoint = tune.get_checkpoint()\n"
     )
     (tmp_path / "helper_space.py").write_text(source)
     spec = importlib.util.spec_from_file_location("helper_space", tmp_path / "helper_space.py")
@@ -481,6 +484,7 @@ def test_a_function_that_resumes_through_a_helper_of_its_module_keeps_checkpoint
     from tuner.launch.trial.forms import keeps_checkpoints
 
     assert keeps_checkpoints(module.train, None) and not keeps_checkpoints(module.fresh, None)
+    assert not keeps_checkpoints(module.lightning, None)  # it asks for a checkpoint that never comes
 
 
 def test_rays_advice_on_the_spec_form_of_sample_from_is_said_once_not_at_every_draw():

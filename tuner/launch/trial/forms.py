@@ -120,7 +120,26 @@ def keeps_checkpoints(trainable: TrainableForm, declared: bool | None) -> bool:
             own.save_checkpoint is not Trainable.save_checkpoint
             and own.load_checkpoint is not Trainable.load_checkpoint
         )
-    return asks_for_checkpoint(own)
+    return asks_for_checkpoint(own) and not _saves_none(own)
+
+
+def _saves_none(function: Callable[..., object]) -> bool:
+    """Whether the function tells Ray's Lightning callback to save no checkpoint (``save_checkpoints=False``): it
+    may still ask Tune for one, but none ever comes, so a pause would wait for it in vain."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return False
+    return any(
+        isinstance(node, ast.keyword)
+        and node.arg == "save_checkpoints"
+        and isinstance(node.value, ast.Constant)
+        and node.value.value is False
+        for node in ast.walk(tree)
+    )
 
 
 def asks_for_checkpoint(function: Callable[..., object], depth: int = 3) -> bool:
