@@ -240,6 +240,7 @@ def test_every_command_is_found_in_the_module_that_defines_it():
     [
         ("train()", "trainable train takes no config: Tune calls it as train(config), a dict of the trial's parameters"),
         ("train(config, lr, max_epochs)", "trainable train asks for lr with no default: Tune gives it only config"),
+        ("train(config, max_epoch=10)", "trainable train takes max_epoch, which tuner does not give: did you mean max_epochs"),
     ],
 )
 def test_a_function_trainable_nothing_could_call_is_refused_before_anything_starts(run_cli, tmp_path, signature, message):

@@ -94,6 +94,15 @@ def _check_function(trainable: TrainableForm, name: str, settings: tuple[str, ..
             f"the run settings it names ({', '.join(settings)}); give {'it' if len(missing) == 1 else 'them'} a "
             f"default, or pass {'it' if len(missing) == 1 else 'them'} with tune.with_parameters"
         )
+    import difflib
+
+    for p in params[1:]:  # `max_epoch=10`: a typo would run its own default, whatever --max-epochs says
+        near = difflib.get_close_matches(p.name, settings, n=1, cutoff=0.85)
+        if near and len(p.name) > 5 and p.name not in settings and p.default is not inspect.Parameter.empty:
+            raise UsageError(
+                f"trainable {name} takes {p.name}, which tuner does not give: did you mean {near[0]}, a run "
+                f"setting tuner passes by name? Rename it, or pass it with tune.with_parameters"
+            )
 
 
 def settings_keywords(trainable: TrainableForm) -> set[str] | None:
