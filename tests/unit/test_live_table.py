@@ -226,6 +226,29 @@ def test_a_table_reads_the_trials_still_open_and_the_rows_it_shows_not_every_fin
     assert "ASHA: 2001 trial(s) stopped early so far" in text
 
 
+def test_the_common_metrics_a_trainable_reports_are_shown_beside_the_sweeps_own_two_at_most():
+    """Ray's guides report accuracy as ``mean_accuracy`` and Lightning's as ``val_accuracy``: the table showed only
+    ``loss`` and ``accuracy`` beside the metric, so a Lightning sweep's table had no accuracy at all."""
+
+    def heading(text: str) -> list[str]:
+        line = next(line for line in text.splitlines() if line.startswith("| trial "))
+        return [cell.strip() for cell in line.strip("|").split("|")]
+
+    ray_guide = [trial("a", {"x": 1}, 0.5, mean_accuracy=0.8), trial("b", {"x": 2}, 0.4, mean_accuracy=0.9)]
+    shown = heading(build_reporter("loss", "min", ["x"], max_epochs=4).text(ray_guide, False))
+    assert shown[-3:] == ["loss (last)", "mean_accuracy", "epoch"], shown
+    lightning = [
+        trial("a", {"x": 1}, 0.5, accuracy=0.7, val_loss=0.6, val_accuracy=0.65),
+        trial("b", {"x": 2}, 0.4, accuracy=0.8, val_loss=0.5, val_accuracy=0.75),
+    ]
+    shown = heading(build_reporter("val_loss", "min", ["x"], max_epochs=4).text(lightning, False))
+    assert shown[-5:] == ["val_loss (best)", "val_loss (last)", "loss", "accuracy", "epoch"], shown
+    # a companion the sweep ranks by is its own column, beside two others
+    objectives = [Objective("val_loss", "min"), Objective("val_accuracy", "max")]
+    front = build_reporter("val_loss", "min", ["x"], max_epochs=4, also=["val_accuracy"], objectives=objectives)
+    assert "val_accuracy" in heading(front.text(lightning, False))
+
+
 def test_a_nested_config_and_long_text_are_shown_by_full_name_and_cut():
     t = trial("a", {"model": {"width": 32}, "note": "x" * 50}, 0.5)
     text = build_reporter("loss", "min", ["model/width", "note"], 1).text([t])

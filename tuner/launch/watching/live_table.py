@@ -29,8 +29,10 @@ from tuner.folder.pickled import Restored, fresh, none
 from tuner.folder.progress_rows import went_back
 from tuner.launch.watching.front_marks import OneBest, marks
 from tuner.launch.watching.table_cells import (
+    COMPANIONS,
     ENDED_BY_BUDGET,
     FINISHED,
+    MAX_COMPANIONS,
     NEVER_STARTED,
     NO_REPORT,
     STOPPED_EARLY,
@@ -351,12 +353,18 @@ class LiveTable(Restored, ProgressReporter):
         diagnostic of the run that says nothing new in any row: the batch size a trial runs at while it is
         still the one it was given (an OOM fallback halves it), and a count that is zero (OOM retries)."""
         kept: list[str] = []
+        ranked_by = {self.metric, *(o.name for o in self.objectives), *(c.metric for c in self.constraints)}
+        companions, results = 0, [result_of(t) for t in shown]
         for m in self.columns:
-            values = [lookup(result_of(t), m) for t in shown]
+            values = [lookup(r, m) for r in results]
             if all(v is None for v in values):
                 continue
             if m in DIAGNOSTICS and m != self.metric and says_nothing(m, shown, values):
                 continue
+            if m in COMPANIONS and m not in ranked_by:
+                if companions == MAX_COMPANIONS:
+                    continue
+                companions += 1
             kept.append(m)
         if any(self.best(t) is not None for t in shown):
             kept.insert(kept.index(self.metric) if self.metric in kept else 0, BEST)

@@ -11,6 +11,7 @@ from tuner.errors import UsageError
 from tuner.folder.fates import FateFollower
 from tuner.folder.pickled import Restored, fresh
 from tuner.launch.watching.live_table import LiveTable
+from tuner.launch.watching.table_cells import COMPANIONS
 from tuner.objectives import Constraint, Mode, Objective
 from tuner.ray_compat.state_file import bookkeeping
 from tuner.settings import SweepConfig
@@ -36,13 +37,12 @@ def build_reporter(
     stopped_label: str | None = None,
     folder: str | None = None,
 ) -> LiveTable:
-    """A live table: the tuned parameters, then loss, accuracy (and ``also``: the other objectives and
-    constrained metrics) and the epoch count, best trials first. ``folder``: the experiment, whose fate log
-    says which trials the budget or a stall ended."""
-    columns = {"loss": "loss", "accuracy": "accuracy"}
-    if metric not in columns:
-        columns = {metric: metric, **columns}
-    columns[metric] = f"{metric} (last)"  # the rows are ranked by each trial's best, the column is its last
+    """A live table: the tuned parameters, then the metric, two common ones beside it (loss, accuracy, or what
+    the trials report of ``COMPANIONS``), ``also`` (the other objectives and constrained metrics) and the epoch
+    count, best trials first. ``folder``: the experiment, whose fate log says which trials the budget or a stall
+    ended."""
+    # the rows are ranked by each trial's best, the metric's column is its last
+    columns = {metric: f"{metric} (last)", **{name: name for name in COMPANIONS if name != metric}}
     columns.update({name: name for name in also if name not in columns})
     columns.update(ADAPTIVE_COLUMNS)
     columns["training_iteration"] = "epoch"

@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from tuner.value_types import Result, Scalar, Value
 
 MAX_TEXT = 20  # characters of a text cell; longer ones are cut with an ellipsis
+# Metrics trainables commonly report, shown beside the sweep's own when reported (Ray's guides name accuracy
+# ``mean_accuracy``, Lightning's ``val_loss`` and ``val_accuracy``): at most ``MAX_COMPANIONS``, in this order.
+COMPANIONS = ("loss", "accuracy", "mean_accuracy", "val_loss", "val_accuracy")
+MAX_COMPANIONS = 2
 STOPPED_EARLY, FINISHED, NEVER_STARTED = "stopped early", "finished", "never started"
 NO_REPORT = "ended without a report"  # the trainable returned without reporting (or reported nothing to Tune)
 TO_CONTINUE = "to continue"  # a paused trial chosen to go on, waiting for its worker (Tune's PENDING)
