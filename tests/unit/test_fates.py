@@ -57,6 +57,16 @@ def test_a_trial_at_max_epochs_ran_to_them_and_one_that_never_reported_teaches_n
     assert loop_end("TERMINATED", 0, 10, {}) is None
 
 
+def test_a_trial_paused_at_its_last_epoch_ran_to_max_epochs_however_the_sweep_stopped():
+    """HyperBand pauses a trial that reached max epochs until its bracket is done; after Ctrl-C it read
+    "unfinished: the sweep stopped; tuner resume continues it" though nothing was left to run."""
+    paused = {"paused": "paused at epoch 3: waits for its bracket"}
+    for live in (True, False):
+        assert fate("PAUSED", 3, 3, "", paused, live=live) == "ran to max epochs (3)"
+        assert fate("PENDING", 3, 3, "", {}, live=live) == "ran to max epochs (3)"
+    assert fate("PAUSED", 2, 3, "", {}, live=False) == "unfinished: the sweep stopped; tuner resume continues it"
+
+
 def test_a_pause_the_trial_trained_past_no_longer_stands():
     """A trial paused at epoch 2 and continued without its thaw recorded (a resumed sweep's) that its loop
     ended at 3 was not paused when the sweep ended."""

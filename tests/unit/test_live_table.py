@@ -226,6 +226,15 @@ def test_a_table_reads_the_trials_still_open_and_the_rows_it_shows_not_every_fin
     assert "ASHA: 2001 trial(s) stopped early so far" in text
 
 
+def test_a_trial_paused_at_its_last_epoch_reads_finished():
+    """HyperBand holds a trial that reached max epochs paused until its bracket is done: it has nothing left to
+    run, so neither "paused" nor "to continue" describes it."""
+    trials = [trial("a", {"x": 1}, 0.5, 0.4, 0.3, status="PAUSED"), trial("b", {"x": 2}, 0.6, status="PAUSED"),
+              trial("c", {"x": 3}, 0.5, 0.4, 0.35, status="PENDING")]  # fmt: skip
+    text = build_reporter("loss", "min", ["x"], max_epochs=3).text(trials, False)
+    assert [r.split("|")[2].strip() for r in rows(text)] == ["finished", "finished", "paused"]
+
+
 def test_the_common_metrics_a_trainable_reports_are_shown_beside_the_sweeps_own_two_at_most():
     """Ray's guides report accuracy as ``mean_accuracy`` and Lightning's as ``val_accuracy``: the table showed only
     ``loss`` and ``accuracy`` beside the metric, so a Lightning sweep's table had no accuracy at all."""

@@ -289,6 +289,10 @@ def fate(
         return cause + note
     if decision.get("failures"):
         note += "; retried after " + ", then ".join(decision["failures"])
+    if status in OPEN_STATUSES and 0 < max_epochs <= epochs:  # paused at its last epoch (HyperBand waits for
+        return (
+            f"ran to max epochs ({max_epochs})" + note
+        )  # its bracket): nothing is left to run, whatever Ray holds
     if status in OPEN_STATUSES:
         if status == "PAUSED" and decision.get("paused"):  # frozen by freeze-thaw: why, in its words
             return decision["paused"] + ("" if live else "; tuner resume may continue it") + note

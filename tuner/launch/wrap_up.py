@@ -46,10 +46,11 @@ def wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     summary.report, summary.report_problem = report, problem
     summary.counts = epochs_apart(record)
     ran = {t.trial_id for t in record.trials if t.rows}
+    done = {t.trial_id for t in record.trials if t.epochs >= cfg.max_epochs}  # paused at its last epoch too
     unfinished, waiting, to_come = (
         (0, 0, 0)
         if spent.ended_by_budget
-        else unfinished_trials(cfg, folder, statuses, {t.trial_id for t in record.trials}, ran)
+        else unfinished_trials(cfg, folder, statuses, {t.trial_id for t in record.trials}, ran, done)
     )
     summary.unfinished, summary.not_started = unfinished + waiting + to_come, waiting + to_come
     summary.to_come = to_come
@@ -79,11 +80,13 @@ def unfinished_trials(
     statuses: dict[str, str] | None,
     recorded: Set[str],
     ran: Set[str],
+    done: Set[str] = frozenset(),
 ) -> tuple[int, int, int]:
     """Trials started but not run to their end, trials in the experiment that have not started yet, and trials
     the sweep plans that it has no folder for yet: non-zero after a stop signal (Ray turns it into an orderly
     stop) or a stall. ``statuses`` are the sweep's own last-step statuses (without them the saved state is
-    read); ``recorded``, the experiment's trials, and ``ran``, those with a result. A trial Tune had made but
+    read); ``recorded``, the experiment's trials, ``ran``, those with a result, and ``done``, those that ran
+    every epoch (one paused at its last is not unfinished). A trial Tune had made but
     not started has no folder, so it counts with those to come, as the fates (which read the folders) do."""
     from tuner.ray_compat import UNFINISHED
     from tuner.ray_compat.state_file import saved_trial_states
@@ -96,7 +99,7 @@ def unfinished_trials(
     made = {tid: status for tid, status in statuses.items() if tid in recorded}
     # as the fates say it: a trial still pending with no result has not started; a running one is unfinished
     waiting = sum(status == "PENDING" and tid not in ran for tid, status in made.items())
-    open_trials = sum(status in UNFINISHED for status in made.values()) - waiting
+    open_trials = sum(status in UNFINISHED and tid not in done for tid, status in made.items()) - waiting
     # a searcher creates trials as slots free up
     to_come = max((cfg.trials_cap or 0) - len(made), 0)
     return open_trials, waiting, to_come

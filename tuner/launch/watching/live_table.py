@@ -224,7 +224,10 @@ class LiveTable(Restored, ProgressReporter):
         """A trial's state in words: a TERMINATED trial is stopped early below ``max_epochs`` unless its own loop,
         the budget or a stall ended it, else finished; one without a result never started (the budget ran out as
         it was made), or its trainable returned without a report."""
-        if trial.status == "PENDING" and "training_iteration" in result_of(trial):  # a paused one, continued
+        epoch = number(result_of(trial).get("training_iteration"))
+        if trial.status in ("PAUSED", "PENDING") and epoch is not None and epoch >= self.max_epochs:
+            return FINISHED  # paused at its last epoch (HyperBand waits for its bracket): nothing left to run
+        if trial.status == "PENDING" and epoch is not None:  # a paused one, continued
             return TO_CONTINUE
         if trial.status != "TERMINATED":
             return WORDS.get(trial.status, trial.status.lower())
@@ -235,7 +238,6 @@ class LiveTable(Restored, ProgressReporter):
             if cut == ENDED_BY_BUDGET:
                 return NEVER_STARTED  # made as the budget ran out
             return cut or NO_REPORT  # a stall's end; else its trainable returned without a report
-        epoch = number(result_of(trial).get("training_iteration"))
         if epoch is None or epoch >= self.max_epochs:
             return FINISHED
         return ended_by_the_sweep(self.fates, trial.trial_id, int(epoch)) or STOPPED_EARLY
