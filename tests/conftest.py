@@ -64,8 +64,9 @@ def run_cli(capsys):
     return run
 
 
-def start_test_ray(**resources) -> None:
-    """A fresh local Ray as the tests use it: 2 CPUs (plus ``resources``, e.g. a logical ``num_gpus``)."""
+def start_test_ray(dashboard: bool = False, **resources) -> None:
+    """A fresh local Ray as the tests use it: 2 CPUs (plus ``resources``, e.g. a logical ``num_gpus``), its
+    dashboard (on 127.0.0.1) only where a test needs Ray's state API."""
     import ray
 
     from tuner.launch.placement.cluster import prepare_environment
@@ -74,7 +75,8 @@ def start_test_ray(**resources) -> None:
     ray.init(
         address="local",
         num_cpus=2,
-        include_dashboard=False,
+        include_dashboard=dashboard,
+        dashboard_host="127.0.0.1",
         logging_level="WARNING",
         logging_config=ray.LoggingConfig(log_level="WARNING"),
         **resources,

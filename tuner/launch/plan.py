@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from tuner.launch.placement.packing import MeasureFn, Packing
     from tuner.launch.placement.resources import NodeResources
     from tuner.launch.trial.forms import TrainableForm
+    from tuner.launch.trial.ray_train import TrainerWorkers
     from tuner.launch.warm_start import WarmStart
     from tuner.schedulers import SchedulerContext, SchedulerEntry
     from tuner.searchers import SearcherEntry, SearchPlan
@@ -62,6 +63,7 @@ class SweepPlan:
     slots: int = 0  # trials that fit at once on the cluster
     packing: Packing | None = None  # --gpus-per-trial auto's decision
     warm_start: WarmStart | None = None  # earlier trials that seed the searcher
+    trainer: TrainerWorkers | None = None  # the Ray Train trainer's workers each trial runs, if it runs one
 
     @property
     def searcher(self) -> SearcherEntry:
@@ -69,8 +71,12 @@ class SweepPlan:
 
     @property
     def max_concurrent(self) -> int | None:
-        """Trials running at once, when tuner limits it (tuner/algorithms.py says when)."""
+        """Trials running at once, when tuner limits it (tuner/algorithms.py says when); where each runs a Ray
+        Train trainer, the trials whose workers fit too (``slots``), unless trials may be paused (a limit counts
+        the paused ones)."""
         adaptive = self.packing is not None and self.packing.trials_per_gpu > 1
+        if self.leaves_trainers_room:
+            return self.slots
         return algorithms.at_once(
             self.scheduler.name,
             self.searcher.name,
@@ -78,6 +84,19 @@ class SweepPlan:
             given=self.config.max_concurrent,
             adaptive=adaptive,
         )
+
+    @property
+    def wants_dashboard(self) -> bool:
+        """Whether a local Ray starts its dashboard: when asked, and where a Ray Train trainer runs in each trial
+        (its cleaner frees a stopped trainer's placement group through the state API, which the dashboard serves;
+        without it the next trial's workers wait for ever)."""
+        return self.config.dashboard or self.trainer is not None
+
+    @property
+    def leaves_trainers_room(self) -> bool:
+        """Whether tuner holds the trials at once to those whose Ray Train workers fit beside them."""
+        known = self.trainer is not None and self.trainer.known
+        return known and not self.config.max_concurrent and not self.context.can_pause
 
     @property
     def trials_at_once(self) -> int:
@@ -176,7 +195,10 @@ def prepare(config: SweepConfig, out: Print = print, resuming: bool = False) -> 
             raise UsageError("pbt has nothing to perturb: the space has no continuous or choice parameter")
     warm = None if resuming or not config.warm_start else _warm_start(config, space, search_plan)
     kwargs, note = trainable_kwargs(trainable, config)
-    return SweepPlan(config, space, trainable, search_plan, scheduler, context, kwargs, note, warm_start=warm)
+    return SweepPlan(
+        config, space, trainable, search_plan, scheduler, context, kwargs, note, warm_start=warm,
+        trainer=_trainer_of(trainable),
+    )  # fmt: skip
 
 
 def _warm_start(config: SweepConfig, space: SearchSpace, search_plan: SearchPlan) -> WarmStart:
@@ -273,12 +295,13 @@ def place(plan: SweepPlan, memory_probe: MeasureFn | None = None) -> SweepPlan:
 
     cfg = plan.config
     nodes = resources.alive_nodes()
+    trainer = plan.trainer
     packing = None
     if cfg.gpus_per_trial == GPUS_AUTO:
         packing = _auto_packing(plan, nodes, memory_probe)
         gpus = packing.share if packing.trials_per_gpu else 0.0
-    elif cfg.gpus_per_trial is None:
-        gpus = resources.default_gpus_per_trial(nodes)
+    elif cfg.gpus_per_trial is None:  # a Ray Train trainer's workers hold the GPUs, not the trial
+        gpus = 0.0 if trainer is not None else resources.default_gpus_per_trial(nodes)
     else:
         gpus = cfg.gpus_per_trial
     resources.check_trial_fits(cfg.cpus_per_trial, gpus, nodes)
@@ -288,8 +311,33 @@ def place(plan: SweepPlan, memory_probe: MeasureFn | None = None) -> SweepPlan:
     if "gpus_per_trial" in kwargs:
         kwargs["gpus_per_trial"] = gpus
     slots = resources.concurrent_slots(cfg.cpus_per_trial, gpus, nodes)
+    if trainer is not None and trainer.known:
+        slots = min(slots, _room_for_trainers(trainer, cfg.cpus_per_trial, gpus, nodes))
     config = dataclasses.replace(cfg, gpus_per_trial=gpus)
-    return dataclasses.replace(plan, config=config, kwargs=kwargs, slots=slots, packing=packing)
+    return dataclasses.replace(
+        plan, config=config, kwargs=kwargs, slots=slots, packing=packing, trainer=trainer
+    )
+
+
+def _trainer_of(trainable: TrainableForm) -> TrainerWorkers | None:
+    from tuner.launch.trial.ray_train import trainer_workers
+    from tuner.ray_compat import own_code
+
+    own = own_code(trainable)
+    return None if forms.is_class(own) else trainer_workers(own)
+
+
+def _room_for_trainers(trainer: TrainerWorkers, cpus: float, gpus: float, nodes: list[NodeResources]) -> int:
+    """Trials at once that leave their trainers' workers room; one line when not even one trial's do fit."""
+    total_cpus, total_gpus = sum(n.cpus for n in nodes), sum(n.gpus for n in nodes)
+    fit = trainer.trials_at_once(cpus, gpus, total_cpus, total_gpus)
+    if fit < 1:
+        raise UsageError(
+            f"each trial runs a Ray Train trainer whose workers need {trainer.cpus:g} CPUs and {trainer.gpus:g} GPUs "
+            f"beside the trial's own {cpus:g} CPU(s): more than the cluster's {total_cpus:g} CPUs and "
+            f"{total_gpus:g} GPUs; lower ScalingConfig's num_workers or resources_per_worker"
+        )
+    return fit
 
 
 def _check_budget_unit(cfg: SweepConfig, gpus: float) -> None:

@@ -62,6 +62,13 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         f"resources: {cfg.cpus_per_trial:g} CPU and {cfg.gpus_per_trial:g} GPU per trial; "
         f"{plan.trials_at_once} trial(s) at once"
     )
+    if plan.trainer is not None:
+        lines.append(f"  each trial runs a Ray Train trainer: {plan.trainer.describe()}" + _room(plan))
+        if cfg.address is None and not cfg.dashboard:
+            lines.append(
+                "  Ray's dashboard starts with the local Ray (on 127.0.0.1): Ray Train frees the workers of a "
+                "trainer whose trial was stopped through it"
+            )
     lines += _turns(plan)
     if 0 < float(cfg.gpus_per_trial or 0) < 1 and cfg.address is None and plan.packing is None:
         from tuner.launch.placement.packing import mps_running
@@ -156,3 +163,17 @@ def _turns(plan: SweepPlan) -> list[str]:
         name = getattr(own_code(plan.trainable), "__name__", "the trainable")
         line += f"; {name} has no reset_config, so each turn starts a new process (define it to reuse one)"
     return [line]
+
+
+def _room(plan: SweepPlan) -> str:
+    """How the trials at once leave a Ray Train trainer's workers room, where its size is known."""
+    if plan.trainer is None or not plan.trainer.known:
+        return ""
+    if plan.leaves_trainers_room:
+        return f", so {plan.trials_at_once} trial(s) at once leave them room"
+    if plan.config.max_concurrent:
+        return f"; --max-concurrent {plan.config.max_concurrent} sets the trials at once"
+    return (
+        f"; {plan.slots} trial(s) at once leave them room, but the scheduler pauses trials, which a limit would "
+        f"count, so tuner sets none: if trials wait without starting, set --max-concurrent {plan.slots}"
+    )

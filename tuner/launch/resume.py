@@ -218,7 +218,7 @@ def _resume_claimed(
         config = dataclasses.replace(config, trial_timeout=trial_timeout)
     plan = prepare(config, out, resuming=True)
     with stop.through_ray_start():
-        started = cluster.connect(config.address)
+        started = cluster.connect(config.address, dashboard=plan.wants_dashboard)
     stop.reinstall()  # Ray's core put its own SIGTERM handler in place
     try:
         from ray import tune
@@ -338,7 +338,7 @@ def _start_afresh(
     out(f"{folder} stopped before its first trial: starting it afresh with its saved settings")
     plan = prepare(config, out, resuming=True)
     with stop.through_ray_start():
-        started = cluster.connect(config.address, dashboard=config.dashboard)
+        started = cluster.connect(config.address, dashboard=plan.wants_dashboard)
     stop.reinstall()  # Ray's core put its own SIGTERM handler in place
     try:
         plan = place(plan)

@@ -55,7 +55,7 @@ def run_sweep(
     storage_outage.start_afresh()  # an earlier sweep's outage in this process is not this one's
     plan = prepare(config, out)  # data errors surface before Ray starts
     if dry_run:
-        started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)
+        started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=plan.wants_dashboard)
         try:
             plan = place(plan, memory_probe)
             for line in describe(plan, dry_run=True):
@@ -72,7 +72,7 @@ def run_sweep(
             OrderlyStop(f"continue with: tuner resume {folder}", saved=False, on_exit=claim.release) as stop,
         ):
             with stop.through_ray_start():
-                started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=config.dashboard)
+                started = cluster.connect(config.address, num_cpus=num_cpus, dashboard=plan.wants_dashboard)
             stop.reinstall()  # Ray's core put its own SIGTERM handler in place
             try:
                 plan = place(plan, memory_probe)

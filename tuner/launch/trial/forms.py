@@ -181,13 +181,16 @@ def asks_for_checkpoint(function: Callable[..., object], depth: int = 3) -> bool
 
 
 def reusable(trainable: TrainableForm) -> bool:
-    """Whether one Ray actor may run trial after trial: always for a function; for a class only when it
-    defines ``reset_config`` (Tune fails a trial whose reused class cannot take a new config)."""
+    """Whether one Ray actor may run trial after trial: for a function unless it runs a Ray Train trainer (its
+    thread outlives the trial's end while the trainer shuts down, and Tune fails the next trial when the thread
+    is not done within 2 s); for a class only when it defines ``reset_config`` (Tune fails a trial whose reused
+    class cannot take a new config)."""
+    from tuner.launch.trial.ray_train import trainer_workers
     from tuner.ray_compat import own_code
 
     own = own_code(trainable)
     if not is_class(own):
-        return True
+        return trainer_workers(own) is None
     from ray.tune import Trainable
 
     return own.reset_config is not Trainable.reset_config
