@@ -48,7 +48,7 @@ def locate(ref: str, storage_path: str | None = None) -> str:
         return local
     for path in [here, *([Path(named)] if named and not storage.is_uri(named) else [])]:
         if path.is_dir():
-            raise UsageError(f"{path} is not a tuner experiment (no {CONFIG_FILE})")
+            raise UsageError(f"{path} is not a tuner experiment (no {CONFIG_FILE}){_held_in(path)}")
         if path.is_file():
             raise UsageError(f"{path} is a file, not an experiment's folder")
     where = " or ".join(str(c) for c in [here, *([named] if named else [])])
@@ -59,6 +59,18 @@ def locate(ref: str, storage_path: str | None = None) -> str:
         else ""
     )
     raise UsageError(f"unknown experiment {ref!r}: no folder {where}{elsewhere}")
+
+
+def _held_in(folder: Path, shown: int = 3) -> str:
+    """The experiments a storage folder holds, named, where one was given for an experiment."""
+    try:
+        held = sorted(d.name for d in folder.iterdir() if (d / CONFIG_FILE).is_file())
+    except OSError:
+        return ""
+    if not held:
+        return ""
+    named = ", ".join(held[:shown]) + (f" and {len(held) - shown} more" if len(held) > shown else "")
+    return f"; it holds {len(held)} experiment(s): {named} (tuner results {folder / held[0]}; tuner dashboard {folder} shows them all)"
 
 
 def experiment_above(path: str | Path) -> Path | None:

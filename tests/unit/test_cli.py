@@ -282,6 +282,18 @@ def test_a_plain_folder_here_does_not_hide_a_stored_experiment_of_its_name(run_c
         locate(None)
 
 
+def test_a_storage_folder_given_for_an_experiment_names_the_experiments_it_holds(run_cli, tmp_path):
+    for name in ("b", "a", "c", "d"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "tuner_config.yaml").write_text("space: x.py\n")
+    (tmp_path / "not-one").mkdir()
+    assert_one_line_error(
+        run_cli("results", tmp_path),
+        f"{tmp_path} is not a tuner experiment (no tuner_config.yaml); it holds 4 experiment(s): a, b, c and 1 more "
+        f"(tuner results {tmp_path / 'a'}; tuner dashboard {tmp_path} shows them all)",
+    )
+
+
 def test_the_notebooks_sweep_takes_dry_run_as_a_bool_only():
     import tuner
 
