@@ -36,12 +36,13 @@ def old_api_notice(trainable: TrainableFunction) -> str | None:
     """What a trainable uses of the older APIs, as the one-line notice the sweep prints (None if nothing)."""
     from tuner.ray_compat.trainable_forms import own_code
 
+    own = own_code(trainable)
     try:
-        source = inspect.getsource(own_code(trainable))
+        source = inspect.getsource(own)
     except (OSError, TypeError):
         return None
     used = []
-    if _TRAIN_API.search(source):
+    if _TRAIN_API.search(source) or _aliased_train_api(own, source):
         used.append("the ray.train API (train.report, train.get_checkpoint, train.Checkpoint)")
     if _KEYWORD_REPORT.search(source):
         used.append("report(name=value) keywords")
@@ -51,6 +52,22 @@ def old_api_notice(trainable: TrainableFunction) -> str | None:
         f"note: the trainable uses {' and '.join(used)}, which Ray 2.60 refuses in a sweep; tuner runs it "
         "through ray.tune's equivalents. In new code: from ray import tune; tune.report({...}, "
         "checkpoint=tune.Checkpoint.from_directory(...)); tune.get_checkpoint()"
+    )
+
+
+def _aliased_train_api(function: object, source: str) -> bool:
+    """Whether the source calls the ray.train API through another name of the module (``from ray import train as
+    rt``; ``rt.report(...)``)."""
+    import ray.train
+
+    aliases = [name for name, value in getattr(function, "__globals__", {}).items() if value is ray.train]
+    return (
+        bool(aliases)
+        and re.search(
+            rf"\b({'|'.join(map(re.escape, aliases))})\.(report|get_checkpoint|get_context|Checkpoint)\b",
+            source,
+        )
+        is not None
     )
 
 
