@@ -65,6 +65,8 @@ def test_a_trial_paused_at_its_last_epoch_ran_to_max_epochs_however_the_sweep_st
         assert fate("PAUSED", 3, 3, "", paused, live=live) == "ran to max epochs (3)"
         assert fate("PENDING", 3, 3, "", {}, live=live) == "ran to max epochs (3)"
     assert fate("PAUSED", 2, 3, "", {}, live=False) == "unfinished: the sweep stopped; tuner resume continues it"
+    # a running one may hold no checkpoint of its last epoch: a resume may run it again
+    assert fate("RUNNING", 3, 3, "", {}, live=False) == "unfinished: the sweep stopped; tuner resume continues it"
 
 
 def test_a_pause_the_trial_trained_past_no_longer_stands():

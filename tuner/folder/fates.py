@@ -65,6 +65,7 @@ def refusal(text: str) -> str | None:
 
 
 UNFINISHED = "unfinished: the sweep stopped; tuner resume continues it"
+HELD = ("PAUSED", "PENDING")  # open trials that go on from a checkpoint (a running one may start over)
 # finished below --max-epochs with nothing stopping it: the trainable's own loop ended it
 LOOP_ENDED = "ended by its own loop"
 NOT_STARTED = "not started yet: the sweep stopped first; tuner resume starts it"
@@ -289,10 +290,10 @@ def fate(
         return cause + note
     if decision.get("failures"):
         note += "; retried after " + ", then ".join(decision["failures"])
-    if status in OPEN_STATUSES and 0 < max_epochs <= epochs:  # paused at its last epoch (HyperBand waits for
-        return (
-            f"ran to max epochs ({max_epochs})" + note
-        )  # its bracket): nothing is left to run, whatever Ray holds
+    if (
+        status in HELD and 0 < max_epochs <= epochs
+    ):  # paused at its last epoch, as HyperBand holds one for its
+        return f"ran to max epochs ({max_epochs})" + note  # bracket: its checkpoint holds every epoch
     if status in OPEN_STATUSES:
         if status == "PAUSED" and decision.get("paused"):  # frozen by freeze-thaw: why, in its words
             return decision["paused"] + ("" if live else "; tuner resume may continue it") + note

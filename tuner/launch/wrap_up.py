@@ -88,6 +88,7 @@ def unfinished_trials(
     read); ``recorded``, the experiment's trials, ``ran``, those with a result, and ``done``, those that ran
     every epoch (one paused at its last is not unfinished). A trial Tune had made but
     not started has no folder, so it counts with those to come, as the fates (which read the folders) do."""
+    from tuner.folder.fates import HELD
     from tuner.ray_compat import UNFINISHED
     from tuner.ray_compat.state_file import saved_trial_states
 
@@ -99,7 +100,10 @@ def unfinished_trials(
     made = {tid: status for tid, status in statuses.items() if tid in recorded}
     # as the fates say it: a trial still pending with no result has not started; a running one is unfinished
     waiting = sum(status == "PENDING" and tid not in ran for tid, status in made.items())
-    open_trials = sum(status in UNFINISHED and tid not in done for tid, status in made.items()) - waiting
+    open_trials = sum(
+        status in UNFINISHED and not (tid in done and status in HELD) for tid, status in made.items()
+    )
+    open_trials -= waiting
     # a searcher creates trials as slots free up
     to_come = max((cfg.trials_cap or 0) - len(made), 0)
     return open_trials, waiting, to_come
