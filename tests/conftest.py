@@ -64,9 +64,8 @@ def run_cli(capsys):
     return run
 
 
-def start_test_ray(dashboard: bool = False, **resources) -> None:
-    """A fresh local Ray as the tests use it: 2 CPUs (plus ``resources``, e.g. a logical ``num_gpus``), its
-    dashboard (on 127.0.0.1) only where a test needs Ray's state API."""
+def start_test_ray(**resources) -> None:
+    """A fresh local Ray as the tests use it: 2 CPUs (plus ``resources``, e.g. a logical ``num_gpus``)."""
     import ray
 
     from tuner.launch.placement.cluster import prepare_environment
@@ -75,8 +74,7 @@ def start_test_ray(dashboard: bool = False, **resources) -> None:
     ray.init(
         address="local",
         num_cpus=2,
-        include_dashboard=dashboard,
-        dashboard_host="127.0.0.1",
+        include_dashboard=False,
         logging_level="WARNING",
         logging_config=ray.LoggingConfig(log_level="WARNING"),
         **resources,

@@ -1,4 +1,4 @@
-"""One real local Ray for the whole integration session (2 CPUs, no dashboard unless a test asks for it)."""
+"""One real local Ray for the whole integration session (2 CPUs, no dashboard)."""
 
 from __future__ import annotations
 
@@ -23,19 +23,6 @@ def ray_with_a_logical_gpu():
 
     ray.shutdown()
     start_test_ray(num_gpus=1)
-    yield
-    ray.shutdown()
-    start_test_ray()
-
-
-@pytest.fixture
-def ray_with_its_dashboard():
-    """The session's Ray swapped for one with its dashboard, which serves the state API Ray Train's cleaner reads
-    (a local sweep of such a trainable starts it so)."""
-    import ray
-
-    ray.shutdown()
-    start_test_ray(dashboard=True)
     yield
     ray.shutdown()
     start_test_ray()

@@ -96,6 +96,24 @@ def test_space_file_that_raises_on_import(run_cli, tmp_path):
     assert_one_line_error(run_cli(*SWEEP, "--space", path), "failed to load at line 1", "not_a_real_module_here")
 
 
+def test_keywords_near_a_run_setting_but_not_a_typo_of_max_epochs_are_the_trainables_own(run_cli, tmp_path):
+    space = tmp_path / "own.py"
+    space.write_text(
+        "from ray import tune\nfrom tuner import SearchSpace\n"
+        "def train(config, datasets=None, num_epochs=3, dataset2=None, downloaded=False, max_epochs_warmup=1):\n"
+        "    pass\n"
+        'SPACE = SearchSpace(trainable=train, metric="score", mode="max", params={"x": tune.uniform(0, 1)})\n'
+    )
+    got = run_cli("sweep", "--space", space, "--dry-run", "--storage-path", tmp_path)
+    assert "does not give" not in got.err, got.err
+
+
+def test_a_space_file_failing_inside_the_standard_library_names_its_own_line(run_cli, tmp_path):
+    path = tmp_path / "reads.py"
+    path.write_text("from pathlib import Path\n\nROWS = Path('no-such-file.csv').read_text()\n")
+    assert_one_line_error(run_cli(*SWEEP, "--space", path), "failed to load at line 3: FileNotFoundError")
+
+
 def test_space_file_that_raises_names_the_users_line(run_cli, tmp_path):
     """A mistake in the space file, or in a module beside it that it imports: the line it is on."""
     path = tmp_path / "typo.py"

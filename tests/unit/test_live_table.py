@@ -251,7 +251,8 @@ def test_the_common_metrics_a_trainable_reports_are_shown_beside_the_sweeps_own_
         trial("b", {"x": 2}, 0.4, accuracy=0.8, val_loss=0.5, val_accuracy=0.75),
     ]
     shown = heading(build_reporter("val_loss", "min", ["x"], max_epochs=4).text(lightning, False))
-    assert shown[-5:] == ["val_loss (best)", "val_loss (last)", "loss", "accuracy", "epoch"], shown
+    # a validation metric's own kind first: val_accuracy before the training loss
+    assert shown[-5:] == ["val_loss (best)", "val_loss (last)", "val_accuracy", "loss", "epoch"], shown
     # a companion the sweep ranks by is its own column, beside two others
     objectives = [Objective("val_loss", "min"), Objective("val_accuracy", "max")]
     front = build_reporter("val_loss", "min", ["x"], max_epochs=4, also=["val_accuracy"], objectives=objectives)

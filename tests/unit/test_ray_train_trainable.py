@@ -14,6 +14,7 @@ SOURCE = '''
 import ray.train
 from ray.train import ScalingConfig
 from ray.train.torch import TorchTrainer
+from ray.tune.integration.ray_train import TuneReportCallback
 
 WORKERS = 2
 
@@ -45,6 +46,17 @@ def through_a_helper(config):
 
 def plain(config):
     return {"loss": 1.0}
+
+
+SCALING = ScalingConfig(num_workers=2)
+
+
+def module_constant(config):
+    TorchTrainer(per_worker, scaling_config=SCALING).fit()
+
+
+def without_scaling(config):
+    TorchTrainer(per_worker, run_config=ray.train.RunConfig(callbacks=[TuneReportCallback()])).fit()
 '''
 
 
@@ -76,6 +88,9 @@ def test_the_workers_are_read_from_the_scaling_config_by_rays_own_arithmetic(mod
     unknown = trainer_workers(module.through_a_helper)  # found in a helper, sized by the trial's config
     assert unknown is not None and not unknown.known and "cannot be read" in unknown.describe()
     assert trainer_workers(module.plain) is None
+    assert trainer_workers(module.module_constant) == ray_total(num_workers=2)  # a ScalingConfig built once
+    built = trainer_workers(module.without_scaling)  # a trainer with Ray's default scaling, not read
+    assert built is not None and not built.known and not reusable(module.without_scaling)
 
 
 def test_the_trials_at_once_leave_each_trainer_room_and_no_actor_is_reused(module):

@@ -64,6 +64,9 @@ class SweepPlan:
     packing: Packing | None = None  # --gpus-per-trial auto's decision
     warm_start: WarmStart | None = None  # earlier trials that seed the searcher
     trainer: TrainerWorkers | None = None  # the Ray Train trainer's workers each trial runs, if it runs one
+    room: int | None = (
+        None  # trials at once whose trainers' workers fit beside them (``trainer``'s size known)
+    )
 
     @property
     def searcher(self) -> SearcherEntry:
@@ -76,7 +79,7 @@ class SweepPlan:
         the paused ones)."""
         adaptive = self.packing is not None and self.packing.trials_per_gpu > 1
         if self.leaves_trainers_room:
-            return self.slots
+            return self.room
         return algorithms.at_once(
             self.scheduler.name,
             self.searcher.name,
@@ -95,8 +98,8 @@ class SweepPlan:
     @property
     def leaves_trainers_room(self) -> bool:
         """Whether tuner holds the trials at once to those whose Ray Train workers fit beside them."""
-        known = self.trainer is not None and self.trainer.known
-        return known and not self.config.max_concurrent and not self.context.can_pause
+        pauses = self.scheduler.pauses_trials and self.context.can_pause  # a limit would count paused trials
+        return self.room is not None and not self.config.max_concurrent and not pauses
 
     @property
     def trials_at_once(self) -> int:
@@ -297,7 +300,9 @@ def place(plan: SweepPlan, memory_probe: MeasureFn | None = None) -> SweepPlan:
     nodes = resources.alive_nodes()
     trainer = plan.trainer
     packing = None
-    if cfg.gpus_per_trial == GPUS_AUTO:
+    if cfg.gpus_per_trial == GPUS_AUTO and trainer is not None:  # its workers hold the GPUs, not the trial
+        gpus = 0.0
+    elif cfg.gpus_per_trial == GPUS_AUTO:
         packing = _auto_packing(plan, nodes, memory_probe)
         gpus = packing.share if packing.trials_per_gpu else 0.0
     elif cfg.gpus_per_trial is None:  # a Ray Train trainer's workers hold the GPUs, not the trial
@@ -311,12 +316,11 @@ def place(plan: SweepPlan, memory_probe: MeasureFn | None = None) -> SweepPlan:
     if "gpus_per_trial" in kwargs:
         kwargs["gpus_per_trial"] = gpus
     slots = resources.concurrent_slots(cfg.cpus_per_trial, gpus, nodes)
+    room = None
     if trainer is not None and trainer.known:
-        slots = min(slots, _room_for_trainers(trainer, cfg.cpus_per_trial, gpus, nodes))
+        room = min(slots, _room_for_trainers(trainer, cfg.cpus_per_trial, gpus, nodes))
     config = dataclasses.replace(cfg, gpus_per_trial=gpus)
-    return dataclasses.replace(
-        plan, config=config, kwargs=kwargs, slots=slots, packing=packing, trainer=trainer
-    )
+    return dataclasses.replace(plan, config=config, kwargs=kwargs, slots=slots, packing=packing, room=room)
 
 
 def _trainer_of(trainable: TrainableForm) -> TrainerWorkers | None:

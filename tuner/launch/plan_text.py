@@ -157,7 +157,9 @@ def _turns(plan: SweepPlan) -> list[str]:
         f"  PBT's {population} trials take turns on {plan.trials_at_once} slot(s): at each perturbation a trial is "
         "paused while another waits, and continued later from its checkpoint"
     )
-    if not forms.reusable(plan.trainable):
+    if plan.trainer is not None:
+        line += "; each turn starts a new process, as every trial of a Ray Train trainer does"
+    elif not forms.reusable(plan.trainable):
         from tuner.ray_compat import own_code
 
         name = getattr(own_code(plan.trainable), "__name__", "the trainable")
@@ -167,13 +169,15 @@ def _turns(plan: SweepPlan) -> list[str]:
 
 def _room(plan: SweepPlan) -> str:
     """How the trials at once leave a Ray Train trainer's workers room, where its size is known."""
-    if plan.trainer is None or not plan.trainer.known:
+    if plan.room is None:
         return ""
     if plan.leaves_trainers_room:
         return f", so {plan.trials_at_once} trial(s) at once leave them room"
     if plan.config.max_concurrent:
-        return f"; --max-concurrent {plan.config.max_concurrent} sets the trials at once"
+        crowded = " (more than leave their workers room)" if plan.config.max_concurrent > plan.room else ""
+        return f"; --max-concurrent {plan.config.max_concurrent} sets the trials at once{crowded}"
     return (
-        f"; {plan.slots} trial(s) at once leave them room, but the scheduler pauses trials, which a limit would "
-        f"count, so tuner sets none: if trials wait without starting, set --max-concurrent {plan.slots}"
+        f"; {plan.room} trial(s) at once would leave them room, but {plan.scheduler.name} pauses trials, and a limit "
+        "would count the paused ones and wait for ever, so tuner sets none: trials that find no room for their "
+        "workers wait until others end"
     )

@@ -171,9 +171,11 @@ def _loading(what: str) -> Iterator[None]:
 def _user_line(exc: BaseException) -> str:
     """Where the user's own code raised (`` at line 12``, or `` at helper.py line 3`` in a module beside it):
     the innermost frame outside tuner and the installed packages, the space file's first."""
+    import sysconfig
     import traceback
 
     own = Path(__file__).resolve().parents[1]
+    stdlib = sysconfig.get_paths()["stdlib"]
     frames = [
         f
         for f in traceback.extract_tb(exc.__traceback__)
@@ -181,6 +183,7 @@ def _user_line(exc: BaseException) -> str:
         and not f.filename.startswith("<")
         and own not in Path(f.filename).resolve().parents
         and "-packages" not in f.filename
+        and not f.filename.startswith(stdlib)
     ]
     if not frames:
         return ""

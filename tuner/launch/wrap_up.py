@@ -46,7 +46,8 @@ def wrap_up(cfg: SweepConfig, folder: str) -> Summary:
     summary.report, summary.report_problem = report, problem
     summary.counts = epochs_apart(record)
     ran = {t.trial_id for t in record.trials if t.rows}
-    done = {t.trial_id for t in record.trials if t.epochs >= cfg.max_epochs}  # paused at its last epoch too
+    # held at its last epoch too; not one a refused write stopped (reopened to go on: its fate says to resume)
+    done = {t.trial_id for t in record.trials if t.epochs >= cfg.max_epochs} - set(reopened)
     unfinished, waiting, to_come = (
         (0, 0, 0)
         if spent.ended_by_budget

@@ -154,10 +154,6 @@ _CRASH_LINE = re.compile(
     r"A worker died or was killed while executing a task by an unexpected system error)"
 )
 
-# A Ray Train trainer's cleaner polls its controller through the state API, which needs the dashboard a local
-# sweep does not start: it warns every 5 s that it "continues to monitor", and does.
-_TRAIN_STATE_LINE = re.compile(r"Failed to query Ray Train Controller actor state")
-
 
 def crash_noise(lines: list[str]) -> list[str]:
     """``lines`` without the crash report of a signal-killed worker, the raylet's guess about it, and the
@@ -186,7 +182,7 @@ def crash_noise_so_far(lines: list[str], held: list[str] | None = None) -> tuple
                     kept.extend(held)
                 held = []
             continue
-        if not _CRASH_LINE.search(line) and not _TRAIN_STATE_LINE.search(line):
+        if not _CRASH_LINE.search(line):
             kept.append(line)
     if skipping and any("sigterm_handler" in h for h in held):
         return kept, []  # its handler already shows: the rest of it is noise too

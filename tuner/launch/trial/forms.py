@@ -97,8 +97,8 @@ def _check_function(trainable: TrainableForm, name: str, settings: tuple[str, ..
     import difflib
 
     for p in params[1:]:  # `max_epoch=10`: a typo would run its own default, whatever --max-epochs says
-        near = difflib.get_close_matches(p.name, settings, n=1, cutoff=0.85)
-        if near and len(p.name) > 5 and p.name not in settings and p.default is not inspect.Parameter.empty:
+        near = difflib.get_close_matches(p.name, [s for s in settings if s == "max_epochs"], n=1, cutoff=0.85)
+        if near and p.name not in settings and p.default is not inspect.Parameter.empty:
             raise UsageError(
                 f"trainable {name} takes {p.name}, which tuner does not give: did you mean {near[0]}, a run "
                 f"setting tuner passes by name? Rename it, or pass it with tune.with_parameters"
@@ -204,6 +204,8 @@ def checkpoint_advice(trainable: TrainableForm) -> str:
     if is_class(own):
         return "define save_checkpoint(checkpoint_dir) and load_checkpoint(checkpoint_dir) on the class"
     name = getattr(own, "__name__", "train")
+    if asks_for_checkpoint(own) and _saves_none(own):
+        return "drop save_checkpoints=False from Ray's Lightning callback: tune.get_checkpoint() then has one to give"
     return (
         "report checkpoints and continue from tune.get_checkpoint() (if it does, where tuner cannot see it, "
         f"say so: {name}.checkpoints = True)"

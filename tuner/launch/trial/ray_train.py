@@ -50,7 +50,9 @@ def trainer_workers(function: Callable[..., object]) -> TrainerWorkers | None:
     it builds none."""
     calls = _scaling_calls(function, depth=2)
     if not calls:
-        return None
+        return _built_elsewhere(function)
+    if len(calls) > 1:  # which one runs is the code's business
+        return TrainerWorkers(None, None)
     call, names = calls[0]
     kwargs: dict[str, object] = {}
     for keyword in call.keywords:
@@ -71,6 +73,28 @@ def trainer_workers(function: Callable[..., object]) -> TrainerWorkers | None:
 
 
 _UNREAD = object()
+
+
+def _built_elsewhere(function: Callable[..., object]) -> TrainerWorkers | None:
+    """A trainer whose ``ScalingConfig`` is a module constant (its size known), or that the function builds
+    without one or through a name tuner cannot follow (its size unknown); None where it builds no trainer."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(function)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    names: dict[str, object] = getattr(function, "__globals__", {})
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    scaling = [names[n] for n in used if n in names and type(names[n]).__name__ == "ScalingConfig"]
+    if len(scaling) == 1 and hasattr(scaling[0], "total_resources"):
+        total = scaling[0].total_resources
+        return TrainerWorkers(float(total.get("CPU", 0.0)), float(total.get("GPU", 0.0)))
+    called = {
+        node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+    }
+    trainer = any(name.endswith("Trainer") for name in called) and "TuneReportCallback" in called
+    return TrainerWorkers(None, None) if trainer or scaling else None
 
 
 def _literal(node: ast.expr, names: dict[str, object]) -> object:

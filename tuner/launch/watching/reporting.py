@@ -42,7 +42,9 @@ def build_reporter(
     count, best trials first. ``folder``: the experiment, whose fate log says which trials the budget or a stall
     ended."""
     # the rows are ranked by each trial's best, the metric's column is its last
-    columns = {metric: f"{metric} (last)", **{name: name for name in COMPANIONS if name != metric}}
+    kind = metric.partition("_")[0] + "_" if metric.startswith("val_") else ""  # a validation metric's first
+    companions = sorted(COMPANIONS, key=lambda name: not (kind and name.startswith(kind)))
+    columns = {metric: f"{metric} (last)", **{name: name for name in companions if name != metric}}
     columns.update({name: name for name in also if name not in columns})
     columns.update(ADAPTIVE_COLUMNS)
     columns["training_iteration"] = "epoch"
