@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -60,11 +61,14 @@ def _stop(proc: subprocess.Popen) -> None:
 def head():
     temp = tempfile.mkdtemp(prefix="th", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
     gcs, dashboard = _free_port(), _free_port()
+    # its processes' RAY_ADDRESS names it: with the test session's own Ray on this machine, a client inside it that
+    # looks for "the" cluster (Ray Train's cleaner, through the state API) would otherwise find that one
+    env = {**_env(), "RAY_ADDRESS": f"127.0.0.1:{gcs}"}
     proc = subprocess.Popen(
         [str(BIN / "ray"), "start", "--head", "--block", "--node-ip-address=127.0.0.1", f"--port={gcs}",
          "--include-dashboard=true", "--dashboard-host=127.0.0.1", f"--dashboard-port={dashboard}",
          f"--ray-client-server-port={_free_port()}", "--num-cpus=2", f"--temp-dir={temp}", *_node_ports()],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env(), start_new_session=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
     )  # fmt: skip
     address = f"http://127.0.0.1:{dashboard}"
     try:
@@ -176,3 +180,76 @@ def test_local_storage_on_a_multi_node_cluster_is_refused(head, tmp_path):
     finally:
         _stop(worker)
         shutil.rmtree(node_temp, ignore_errors=True)
+
+
+# A Ray Train TorchTrainer in each trial, written as Ray Train's guide to tuning writes it (a driver function,
+# ``TuneReportCallback``).
+RAY_TRAIN_SPACE = '''
+import os
+import tempfile
+
+import ray.train
+import ray.train.torch
+import torch
+from ray import tune
+from ray.train.torch import TorchTrainer
+from ray.tune.integration.ray_train import TuneReportCallback
+
+from tuner import SearchSpace
+
+STORAGE = {storage!r}
+
+
+def train_fn_per_worker(config):
+    torch.manual_seed(0)
+    x = torch.randn(128, 8)
+    y = (x.sum(1, keepdim=True) > 0).float()
+    model = ray.train.torch.prepare_model(torch.nn.Linear(8, 1))
+    optimizer = torch.optim.SGD(model.parameters(), lr=config["lr"])
+    for epoch in range(3):  # one more than the sweep's --max-epochs: the sweep ends each trial first
+        optimizer.zero_grad()
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(model(x), y)
+        loss.backward()
+        optimizer.step()
+        with tempfile.TemporaryDirectory() as folder:
+            torch.save(model.state_dict(), os.path.join(folder, "model.pt"))
+            ray.train.report({{"loss": loss.item(), "epoch": epoch}}, checkpoint=ray.train.Checkpoint.from_directory(folder))
+
+
+def train_driver_fn(config):
+    trainer = TorchTrainer(
+        train_fn_per_worker,
+        train_loop_config=config["train_loop_config"],
+        scaling_config=ray.train.ScalingConfig(num_workers=1, use_gpu=False),
+        run_config=ray.train.RunConfig(
+            name=f"train-trial_id={{tune.get_context().get_trial_id()}}", storage_path=STORAGE,
+            callbacks=[TuneReportCallback()],
+        ),
+    )
+    trainer.fit()
+
+
+SPACE = SearchSpace(
+    trainable=train_driver_fn,
+    params={{"train_loop_config": {{"lr": tune.loguniform(1e-3, 1e-1)}}}},
+    metric="loss",
+    mode="min",
+)
+'''
+
+
+def test_a_ray_train_trainer_per_trial_leaves_its_workers_room_and_frees_them_when_the_sweep_ends_it(head, tmp_path):
+    """On 2 CPUs each trial's one worker finds a CPU (1 trial at a time), and a trial the sweep ends before its
+    trainer is done frees its worker for the next, through the head's dashboard; before, both trials waited for
+    ever, or the second failed in a reused process."""
+    space = tmp_path / "ray_train_space.py"
+    space.write_text(RAY_TRAIN_SPACE.format(storage=str(tmp_path / "train_runs")))
+    run = _tuner("sweep", "--address", head["gcs"], "--space", str(space), "--scheduler", "fifo", "--num-samples",
+                 "2", "--max-epochs", "2", "--storage-path", str(tmp_path), "--name", "rt", "--trial-timeout", "90s",
+                 timeout=400)  # fmt: skip
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "1 trial(s) at once" in run.stdout and "each trial runs a Ray Train trainer" in run.stdout
+    assert "2 trial(s), 0 failed" in run.stdout, run.stderr[-4000:] + run.stdout[-1500:]
+    assert "Failed to query Ray Train Controller" not in run.stdout + run.stderr
+    got = json.loads(_tuner("results", str(tmp_path / "rt"), "--format", "json").stdout)
+    assert [row["epochs"] for row in got] == [2, 2], got
