@@ -29,10 +29,8 @@ from tuner.folder.pickled import Restored, fresh, none
 from tuner.folder.progress_rows import went_back
 from tuner.launch.watching.front_marks import OneBest, marks
 from tuner.launch.watching.table_cells import (
-    COMPANIONS,
     ENDED_BY_BUDGET,
     FINISHED,
-    MAX_COMPANIONS,
     NEVER_STARTED,
     NO_REPORT,
     STOPPED_EARLY,
@@ -45,14 +43,13 @@ from tuner.launch.watching.table_cells import (
     in_order,
     location,
     lookup,
+    metric_columns,
     place_of,
     result_of,
-    says_nothing,
     short,
 )
 from tuner.launch.watching.table_rows import Ranked, RankKey, TableRows
 from tuner.objectives import MODES, Constraint, Mode, Objective, as_mode, pick, sign
-from tuner.spec import DIAGNOSTICS
 from tuner.values import number
 
 if TYPE_CHECKING:
@@ -350,24 +347,10 @@ class LiveTable(Restored, ProgressReporter):
         return lines
 
     def _metrics_shown(self, shown: list[Trial]) -> list[str]:
-        """The metric columns that say something about the trials shown, the best value the rows are ranked
-        by just before the metric's own (last) value. Left out: a column no trial has reported yet, and a
-        diagnostic of the run that says nothing new in any row: the batch size a trial runs at while it is
-        still the one it was given (an OOM fallback halves it), and a count that is zero (OOM retries)."""
-        kept: list[str] = []
+        """The metric columns that say something about the trials shown (``metric_columns``), the best value the
+        rows are ranked by just before the metric's own (last) value."""
         ranked_by = {self.metric, *(o.name for o in self.objectives), *(c.metric for c in self.constraints)}
-        companions, results = 0, [result_of(t) for t in shown]
-        for m in self.columns:
-            values = [lookup(r, m) for r in results]
-            if all(v is None for v in values):
-                continue
-            if m in DIAGNOSTICS and m != self.metric and says_nothing(m, shown, values):
-                continue
-            if m in COMPANIONS and m not in ranked_by:
-                if companions == MAX_COMPANIONS:
-                    continue
-                companions += 1
-            kept.append(m)
+        kept = metric_columns(self.columns, shown, self.metric, ranked_by)
         if any(self.best(t) is not None for t in shown):
             kept.insert(kept.index(self.metric) if self.metric in kept else 0, BEST)
         return kept

@@ -4,7 +4,7 @@ readable width), the states in a sweep's order, and the rows shared fairly among
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from tuner.folder.fates import still_paused
@@ -149,3 +149,26 @@ def clock_line(start: float) -> str:
     minutes, seconds = divmod(rest, 60)
     stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now))
     return f"Current time: {stamp} (running for {int(hours):02d}:{int(minutes):02d}:{seconds:05.2f})"
+
+
+def metric_columns(columns: Iterable[str], shown: list[Trial], metric: str, ranked_by: set[str]) -> list[str]:
+    """The metric columns that say something about the trials shown. Left out: a column no trial has reported
+    yet; a diagnostic of the run that says nothing new in any row (the batch size a trial runs at while it is
+    still the one it was given, an OOM fallback halves it, and a count that is zero, OOM retries); and of the
+    common metrics shown beside those the sweep ranks by (``COMPANIONS``), all but the first two reported."""
+    from tuner.spec import DIAGNOSTICS
+
+    kept: list[str] = []
+    companions, results = 0, [result_of(t) for t in shown]
+    for m in columns:
+        values = [lookup(r, m) for r in results]
+        if all(v is None for v in values):
+            continue
+        if m in DIAGNOSTICS and m != metric and says_nothing(m, shown, values):
+            continue
+        if m in COMPANIONS and m not in ranked_by:
+            if companions == MAX_COMPANIONS:
+                continue
+            companions += 1
+        kept.append(m)
+    return kept
