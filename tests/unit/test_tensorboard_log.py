@@ -108,3 +108,29 @@ def test_a_trial_left_paused_when_the_run_ends_keeps_every_epoch_it_reported(tmp
         accumulator.Reload()
         assert [e.step for e in accumulator.Scalars("loss")] == [1, 2, 3], trial.trial_id
         assert [e.value for e in accumulator.Scalars("n")] == [1, 2, 3] and "ok" not in accumulator.Tags()["scalars"]
+
+
+def test_events_the_full_storage_refuses_stay_where_they_are_said_in_words(tmp_path, monkeypatch, caplog):
+    """pyarrow reports a full disk as "[Errno 28] Error writing bytes to file. Detail: ...": the warning says what it
+    means, as every other refusal of the storage does, and the sweep goes on."""
+    from types import SimpleNamespace
+
+    from pyarrow import fs
+
+    from tuner.launch.watching import tensorboard_log
+
+    local, stored = tmp_path / "staging", tmp_path / "storage"
+    local.mkdir()
+    stored.mkdir()
+    (local / "events.out.tfevents.1.host").write_bytes(b"events")
+
+    def refused(*args, **kwargs):
+        raise OSError("[Errno 28] Error writing bytes to file. Detail: [errno 28] No space left on device")
+
+    monkeypatch.setattr(fs, "copy_files", refused)
+    trial = SimpleNamespace(trial_id="t1", local_path=str(local), path=str(stored), storage=SimpleNamespace())
+    trial.storage.storage_filesystem = fs.LocalFileSystem()
+    with caplog.at_level("WARNING", logger=tensorboard_log.log.name):
+        tensorboard_log._copy_events_to_storage(trial)  # type: ignore[arg-type]
+    [said] = [r.getMessage() for r in caplog.records]
+    assert said == f"trial t1's last TensorBoard events stay in {local}: the storage is full (no space left on device)"

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, SupportsFloat, TypeAlias, TypeGuard, cast
 import numpy as np
 from ray.tune.logger import TBXLoggerCallback
 
-from tuner.folder.fates import FateFollower, fate, kind
+from tuner.folder.fates import FateFollower, fate, kind, refusal
 from tuner.nesting import flatten
 from tuner.objectives import Mode, better
 from tuner.ray_compat.state_file import bookkeeping
@@ -224,7 +224,9 @@ def _copy_events_to_storage(trial: Trial) -> None:
                     destination_filesystem=storage.storage_filesystem,
                 )
     except OSError as exc:
-        log.warning("trial %s's last TensorBoard events stay in %s: %s", trial.trial_id, local, exc)
+        # in words ("the storage is full ..."), not pyarrow's "[Errno 28] Error writing bytes ..."
+        why = refusal(str(exc)) or exc.strerror or str(exc)
+        log.warning("trial %s's last TensorBoard events stay in %s: %s", trial.trial_id, local, why)
 
 
 def _last_error_line(trial: Trial) -> str:
