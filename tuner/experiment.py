@@ -143,6 +143,7 @@ class ExperimentRecord:
     path: str
     config: SweepConfig
     trials: list[TrialRecord]
+    running: bool = False  # a process runs the sweep now: what is read is how it stands at this moment
 
     @cached_property  # a record is read once and not changed; a report asks these tens of thousands of times
     def metric(self) -> str:
@@ -389,4 +390,4 @@ def load(ref: str, running: bool | None = None, storage_path: str | None = None)
     made = {trial_id: state.get("made") for trial_id, state in states.items()}
     # the order Tune made them
     trials.sort(key=lambda t: (made.get(t.trial_id) is None, made.get(t.trial_id) or 0))
-    return ExperimentRecord(folder, config, trials)
+    return ExperimentRecord(folder, config, trials, live)

@@ -97,6 +97,10 @@ def test_a_chatty_trainables_lines_and_files_stay_in_its_trial_folder(run_cli, t
         assert trial.output().splitlines() == [f"epoch {e}: training" for e in range(1, EPOCHS + 1)]
         notes = Path(trial.path) / "notes.txt"
         assert notes.read_text().splitlines() == [f"epoch {e}" for e in range(1, EPOCHS + 1)], trial.path
+    listed = run_cli("logs", tmp_path / "chatty")  # how much each trial printed, its state in the review's words
+    rows = [row.split() for row in listed.out.splitlines()]
+    assert listed.code == 0 and rows[0][:4] == ["TRIAL", "STATE", "STDOUT", "STDERR"], listed.out
+    assert [row[1:6] for row in rows[1:-1]] == [["finished", str(EPOCHS), "lines", "0", "lines"]] * SAMPLES, listed.out
 
 
 @pytest.mark.parametrize(("name", "trainable", "advice"), [

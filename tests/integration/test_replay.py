@@ -109,18 +109,22 @@ def test_bad_replays_are_one_line_and_change_nothing(run_cli, fifo_sweep, args, 
     assert _listing(fifo_sweep) == before
 
 
-def test_a_running_sweep_is_not_replayed(run_cli, fifo_sweep):
+def test_a_running_sweep_is_not_replayed_and_its_results_say_they_are_where_it_stands_now(run_cli, fifo_sweep):
     hold = ("import sys, time\nfrom tuner.claim import claimed\nwith claimed(sys.argv[1], 'tuner resume'):\n"
             "    print('held', flush=True)\n    time.sleep(60)\n")  # fmt: skip
     proc = subprocess.Popen([sys.executable, "-c", hold, str(fifo_sweep)], stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout.readline().strip() == "held"
         result = run_cli("replay", fifo_sweep, "--scheduler", "asha")
+        results = run_cli("results", fifo_sweep)
     finally:
         proc.kill()
         proc.wait()
     assert result.code == 2 and f"is being run by pid {proc.pid}" in result.err
     assert "replay it once the sweep has ended" in result.err
+    running = "the sweep is running: this is where it stands now; run tuner results again for later"
+    assert results.code == 0 and results.out.splitlines()[1] == running, results.out
+    assert running not in run_cli("results", fifo_sweep).out  # ended: nothing more will come
 
 
 @pytest.mark.slow  # a sweep of its own; the fast tier replays the fifo sweep

@@ -419,11 +419,17 @@ def test_a_dry_run_says_why_auto_chose_freeze_thaw_with_the_figure_for_its_concu
     assert lines[chosen + 1].startswith("  held out: on the 17 LCBench tasks")
     assert "1 trial at once: first of 15 methods" in lines[chosen + 1]
     assert "resources: 1 CPU and 0 GPU per trial; 1 trial(s) at once" in got.out
-    assert "  dataset: synthetic" in lines and "not used" not in got.out
+    assert "  dataset: synthetic" in lines and "not used (" not in got.out
+    # the settings say where freeze-thaw weighs a trial first, that it halves by no factor, and what is unset
+    assert {"  grace_period: 1 (freeze-thaw weighs a trial first at epoch 2)",
+            "  reduction_factor: 2 (not used by freeze-thaw: a trial is weighed again at 2 times its epochs)",
+            "  trial_timeout: none (from the slowest epoch seen: see trial timeout below)", "  constraints: none",
+            "  max_concurrent: 1"} <= set(lines), got.out  # fmt: skip
     # the figure is freeze-thaw's with its own searcher: with another, the plan does not claim it
     other = run_cli("sweep", "--space", "cifar_small", "--dataset", "synthetic", "--searcher", "random",
-                    "--storage-path", tmp_path, "--dry-run")  # fmt: skip
+                    "--grace-period", "3", "--storage-path", tmp_path, "--dry-run")  # fmt: skip
     assert other.code == 0 and "auto chose freeze-thaw: " in other.out and "held out:" not in other.out
+    assert "  grace_period: 3" in other.out.splitlines()  # as given: freeze-thaw weighs it first there
 
 
 @pytest.mark.usefixtures("ray_session")  # a dry run joins a running Ray (tests/conftest.py) rather than start its own
@@ -454,6 +460,12 @@ def test_a_pbt_population_larger_than_its_slots_is_told_what_taking_turns_costs(
     function = run_cli("sweep", "--space", "cifar_small", "--dataset", "synthetic", "--scheduler", "hyperband",
                        "--num-samples", "4", "--storage-path", tmp_path, "--dry-run")  # fmt: skip
     assert function.code == 0 and "  distinct epochs: hyperband pauses trials at epochs it sets, and a function " in function.out
+    # the settings say which of them the scheduler does not read, and what the plan makes of those left unset
+    for out, said in [(got.out, ["  grace_period: 1 (not used by pbt)", "  reduction_factor: 2 (not used by pbt)",
+                                 "  max_concurrent: none (2 trial(s) at once, as the resources allow)"]),
+                      (function.out, ["  grace_period: 1 (not used by hyperband)", "  reduction_factor: 2"])]:  # fmt: skip
+        assert set(said) <= set(out.splitlines()), out
+
 
 
 @pytest.mark.parametrize("bad, said", [

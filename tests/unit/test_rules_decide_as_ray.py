@@ -129,6 +129,10 @@ def test_a_hyperband_bracket_finished_by_a_trial_that_ended_itself_stops_the_one
     assert scheduler.of[second] is bracket and bracket.rounds == [2]  # one round: the end
     assert scheduler.on_trial_result(controller, first, {"training_iteration": 2, "loss": 1.0}) == "PAUSE"
     first.set_status(Trial.PAUSED)
+    # the live status line counts them in the review's words, not Tune's PAUSED and RUNNING
+    assert scheduler.debug_string().splitlines()[0].startswith(
+        "bracket 1: 2 trial(s) (1 paused until the others reach epoch 2, 1 running)"
+    ), scheduler.debug_string()
     bracket.update(second, {"training_iteration": 2, "loss": 2.0})
     scheduler.on_trial_complete(controller, second, {"training_iteration": 2, "loss": 2.0})
     assert stopped == ["first"]

@@ -37,6 +37,8 @@ def results(experiment: str, top: int | None, fmt: str, storage_path: str | None
             f"{record.path}  ({len(record.trials)} trials, ranked by each trial's best {record.metric}, {order} "
             f"first{failed}{fates})"
         )
+        if record.running:
+            click.echo("the sweep is running: this is where it stands now; run tuner results again for later")
     click.echo(
         render(trial_rows(record, top, words=fmt == "table"), fmt)
     )  # a script's CSV keeps Tune's status

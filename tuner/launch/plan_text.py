@@ -16,6 +16,16 @@ def _reads_data(plan: SweepPlan) -> bool:
     return "data" in plan.kwargs or any(k in plan.kwargs for k in DATA_SETTINGS)
 
 
+def _resolved(plan: SweepPlan) -> dict[str, str]:
+    """What the plan makes of a setting left unset, in words beside it."""
+    said = {}
+    if plan.config.max_concurrent is None:
+        said["max_concurrent"] = f"{plan.trials_at_once} trial(s) at once, as the resources allow"
+    if plan.config.trial_timeout is None:
+        said["trial_timeout"] = "from the slowest epoch seen: see trial timeout below"
+    return said
+
+
 def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     """What the sweep will do, printed before the first trial (and all of ``--dry-run``)."""
     cfg = plan.config
@@ -23,9 +33,10 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
     if dry_run:
         lines.append("settings:")
         unused: tuple[str, ...] = () if _reads_data(plan) else DATA_SETTINGS
+        said = {**plan.scheduler.settings_said(plan.context), **_resolved(plan)}
         for k, v in cfg.as_text().items():
             if k not in unused:
-                lines.append(f"  {k}: {v}")
+                lines.append(f"  {k}: {'none' if v is None else v}" + (f" ({said[k]})" if k in said else ""))
             elif k == unused[0]:
                 lines.append(f"  {', '.join(unused)}: not used (the trainable takes none of them, nor data)")
     lines.append(f"experiment: {cfg.experiment_path}" + (" (not created: dry run)" if dry_run else ""))

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tuner import storage
+from tuner.folder.fates import state
 from tuner.folder.names import OUTPUT_FILES, STDERR_FILE, STDOUT_FILE
 
 if TYPE_CHECKING:
@@ -42,12 +43,11 @@ def failure_tail(trial_path: str, lines: int = FAILURE_TAIL) -> list[str]:
 
 def listing(record: ExperimentRecord) -> list[str]:
     """One line a trial: how much it printed to each stream, and where."""
-    rows: list[tuple[str, ...]] = [("TRIAL", "STATUS", "STDOUT", "STDERR", "FOLDER")]
+    rows: list[tuple[str, ...]] = [("TRIAL", "STATE", "STDOUT", "STDERR", "FOLDER")]
     for trial in record.trials:
         counts = [len(printed_lines(trial.output(name))) for name in OUTPUT_FILES]
-        rows.append(
-            (trial.trial_id, trial.status, *(f"{n} line{'' if n == 1 else 's'}" for n in counts), trial.path)
-        )
+        said = state(trial.status, trial.fate)  # in the review's words, as tuner results says it
+        rows.append((trial.trial_id, said, *(f"{n} line{'' if n == 1 else 's'}" for n in counts), trial.path))
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return [
         "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:4])) + "  " + row[4] for row in rows

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 # The seed tutorial's ASHA: the worse half stopped at every rung, the first rung after one epoch.
 GRACE_PERIOD = 1
 REDUCTION_FACTOR = 2
+RUNG_SETTINGS = ("grace_period", "reduction_factor")
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,8 @@ class SchedulerEntry:
     # Its searcher makes a new trial only when the scheduler wants one (freeze-thaw: a paused trial may be
     # worth more); the scheduler then has a ``wants_new_trial`` that the pair's gate asks.
     gates_new_trials: ClassVar[bool] = False
+    # Which of --grace-period and --reduction-factor it reads; the dry run marks the others as not used.
+    reads: ClassVar[tuple[str, ...]] = RUNG_SETTINGS
 
     def stopped_label(self, ctx: SchedulerContext) -> str | None:
         """The name the live table counts this scheduler's early stops under; None where it stops none or
@@ -92,6 +95,10 @@ class SchedulerEntry:
 
     def build(self, ctx: SchedulerContext) -> TrialScheduler:
         raise NotImplementedError
+
+    def settings_said(self, ctx: SchedulerContext) -> dict[str, str]:
+        """Words the dry run's settings list puts beside a rung setting: why it does not act as given."""
+        return {name: f"not used by {self.name}" for name in RUNG_SETTINGS if name not in self.reads}
 
     def describe(self, ctx: SchedulerContext) -> list[str]:
         """The plan's lines: rungs or brackets with the epochs at each."""

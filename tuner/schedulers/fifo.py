@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
 class Fifo(SchedulerEntry):
     name = "fifo"
+    reads = ()
     summary = "every trial runs all its epochs"
     ends_at_max_epochs = True
     multi_objective = True  # it decides nothing

@@ -28,6 +28,15 @@ class FreezeThaw(SchedulerEntry):
     pauses_trials = True  # a concurrency limit would count the paused trials and wait for ever
     stops_as = "freeze-thaw"
     gates_new_trials = True  # its searcher makes a new trial only when the model wants one (curve_gate.py)
+    reads = ("grace_period",)
+
+    def settings_said(self, ctx: SchedulerContext) -> dict[str, str]:
+        said = {
+            "reduction_factor": f"not used by freeze-thaw: a trial is weighed again at {GROWTH:g} times its epochs"
+        }
+        if first_decision(ctx) != ctx.grace_period:
+            said["grace_period"] = f"freeze-thaw weighs a trial first at epoch {first_decision(ctx)}"
+        return said
 
     def stopped_label(self, ctx: SchedulerContext) -> str | None:
         return None  # its own status line counts its pauses and stops

@@ -17,6 +17,7 @@ class _Brackets(SchedulerEntry):
     needs_checkpoints = True  # a paused trial continues from its checkpoint; without one it would start over
     label = ""
     largest_first = False  # the order trials fill a band's brackets in, as the rule fills them
+    reads = ("reduction_factor",)  # each bracket's first round is set by its place in the band
 
     def stopped_label(self, ctx: SchedulerContext) -> str | None:
         return self.label

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
     from tuner.value_types import Result, Value
 
+# Tune's statuses as the status line counts them (the rest lower-cased: running, paused, pending)
+_IN_WORDS = {Trial.TERMINATED: "ended", Trial.ERROR: "errored"}
+
 
 class Bracket:
     """Trials that start together and are halved together at each of ``rounds`` (epochs)."""
@@ -283,7 +286,7 @@ class HyperBandRule(Rule):
                     statuses[trial.status] = statuses.get(trial.status, 0) + 1
                 waits = f" until the others reach epoch {bracket.at}" if statuses.get(Trial.PAUSED) else ""
                 counts = ", ".join(
-                    f"{n} {status}{waits if status == Trial.PAUSED else ''}"
+                    f"{n} {_IN_WORDS.get(status, status.lower())}{waits if status == Trial.PAUSED else ''}"
                     for status, n in sorted(statuses.items())
                 )
                 done = bracket.completion()

@@ -14,6 +14,7 @@ MIN_SAMPLES = 3
 
 class Median(SchedulerEntry):
     name = "median"
+    reads = ("grace_period",)
     summary = "median stopping rule: stop a trial worse than the median of the others at the same epoch"
     # several objectives: the worse half by fronts stops (tuner/schedulers/median_rule.py)
     multi_objective = True

@@ -73,6 +73,7 @@ class WithinDomains:
 
 class Pbt(SchedulerEntry):
     name = "pbt"
+    reads = ()  # it perturbs at its own interval
     summary = (
         "population based training: the worse quarter copies a better trial's checkpoint and perturbs it"
     )
