@@ -122,7 +122,7 @@ def test_a_running_sweep_is_not_replayed_and_its_results_say_they_are_where_it_s
         proc.wait()
     assert result.code == 2 and f"is being run by pid {proc.pid}" in result.err
     assert "replay it once the sweep has ended" in result.err
-    running = "the sweep is running: this is where it stands now; run tuner results again for later"
+    running = "the sweep is still running: this table is how it stands now; run tuner results again for later results"
     assert results.code == 0 and results.out.splitlines()[1] == running, results.out
     assert running not in run_cli("results", fifo_sweep).out  # ended: nothing more will come
 

@@ -422,7 +422,8 @@ def test_a_dry_run_says_why_auto_chose_freeze_thaw_with_the_figure_for_its_concu
     assert "  dataset: synthetic" in lines and "not used (" not in got.out
     # the settings say where freeze-thaw weighs a trial first, that it halves by no factor, and what is unset
     assert {"  grace_period: 1 (freeze-thaw weighs a trial first at epoch 2)",
-            "  reduction_factor: 2 (not used by freeze-thaw: a trial is weighed again at 2 times its epochs)",
+            "  reduction_factor: 2 (not used by freeze-thaw: it weighs a trial again each time its epochs double, at "
+            "epochs 2, 4 and 8)",
             "  trial_timeout: none (from the slowest epoch seen: see trial timeout below)", "  constraints: none",
             "  max_concurrent: 1"} <= set(lines), got.out  # fmt: skip
     # the figure is freeze-thaw's with its own searcher: with another, the plan does not claim it
@@ -462,7 +463,7 @@ def test_a_pbt_population_larger_than_its_slots_is_told_what_taking_turns_costs(
     assert function.code == 0 and "  distinct epochs: hyperband pauses trials at epochs it sets, and a function " in function.out
     # the settings say which of them the scheduler does not read, and what the plan makes of those left unset
     for out, said in [(got.out, ["  grace_period: 1 (not used by pbt)", "  reduction_factor: 2 (not used by pbt)",
-                                 "  max_concurrent: none (2 trial(s) at once, as the resources allow)"]),
+                                 "  max_concurrent: none (2 trial(s) at once: as many as there is room for now)"]),
                       (function.out, ["  grace_period: 1 (not used by hyperband)", "  reduction_factor: 2"])]:  # fmt: skip
         assert set(said) <= set(out.splitlines()), out
 

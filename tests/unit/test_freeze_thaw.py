@@ -204,6 +204,11 @@ def test_the_plan_says_how_freeze_thaw_decides_without_checkpoints():
     assert small[0] == ("  the model needs 6 trials with results, more than this sweep's 4: each trial pauses at "
                         "epoch 2 until all have started, then runs to its end")  # fmt: skip
     assert "no model is fitted (it needs 6 trials with results, more than this sweep's 4), so the better half" in small[1]
+    # the dry run's settings agree with the plan where no epoch before the last is left to weigh a trial at
+    short = SchedulerContext(max_epochs=2, objectives=LOSS, params={}, num_samples=8)
+    assert "every trial runs all 2" in entry.describe(short)[1]
+    assert entry.settings_said(short) == {"grace_period": "freeze-thaw weighs no trial: every one runs all 2 epochs",
+                                          "reduction_factor": "not used by freeze-thaw"}  # fmt: skip
 
 
 def test_without_checkpoints_a_trial_asha_would_keep_is_never_stopped_for_a_new_config():

@@ -38,7 +38,9 @@ def results(experiment: str, top: int | None, fmt: str, storage_path: str | None
             f"first{failed}{fates})"
         )
         if record.running:
-            click.echo("the sweep is running: this is where it stands now; run tuner results again for later")
+            click.echo(
+                "the sweep is still running: this table is how it stands now; run tuner results again for later results"
+            )
     click.echo(
         render(trial_rows(record, top, words=fmt == "table"), fmt)
     )  # a script's CSV keeps Tune's status

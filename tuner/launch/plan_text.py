@@ -18,12 +18,20 @@ def _reads_data(plan: SweepPlan) -> bool:
 
 def _resolved(plan: SweepPlan) -> dict[str, str]:
     """What the plan makes of a setting left unset, in words beside it."""
-    said = {}
-    if plan.config.max_concurrent is None:
-        said["max_concurrent"] = f"{plan.trials_at_once} trial(s) at once, as the resources allow"
-    if plan.config.trial_timeout is None:
+    cfg, said = plan.config, {}
+    if cfg.num_samples is None:
+        said["num_samples"] = "no cap: trials come until the budget is spent"
+    if cfg.max_concurrent is None:
+        said["max_concurrent"] = f"{plan.trials_at_once} trial(s) at once: as many as there is room for now"
+    if cfg.trial_timeout is None:
         said["trial_timeout"] = "from the slowest epoch seen: see trial timeout below"
+    if cfg.address is None:
+        said["address"] = "a Ray of its own on this machine"
     return said
+
+
+# settings the dry run leaves out while unset: what auto chose, and where a grown sweep came from
+QUIET_WHEN_UNSET = ("scheduler_chosen", "searcher_chosen", "origin")
 
 
 def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
@@ -35,6 +43,8 @@ def describe(plan: SweepPlan, dry_run: bool = False) -> list[str]:
         unused: tuple[str, ...] = () if _reads_data(plan) else DATA_SETTINGS
         said = {**plan.scheduler.settings_said(plan.context), **_resolved(plan)}
         for k, v in cfg.as_text().items():
+            if v is None and k in QUIET_WHEN_UNSET:
+                continue
             if k not in unused:
                 lines.append(f"  {k}: {'none' if v is None else v}" + (f" ({said[k]})" if k in said else ""))
             elif k == unused[0]:

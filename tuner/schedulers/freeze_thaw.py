@@ -31,11 +31,19 @@ class FreezeThaw(SchedulerEntry):
     reads = ("grace_period",)
 
     def settings_said(self, ctx: SchedulerContext) -> dict[str, str]:
+        checks = checks_of(ctx)
+        if not checks:
+            return {
+                "grace_period": f"freeze-thaw weighs no trial: every one runs all {ctx.max_epochs} epochs",
+                "reduction_factor": "not used by freeze-thaw",
+            }
+        grows = "double" if GROWTH == 2 else f"grow {GROWTH:g}-fold"
         said = {
-            "reduction_factor": f"not used by freeze-thaw: a trial is weighed again at {GROWTH:g} times its epochs"
+            "reduction_factor": f"not used by freeze-thaw: it weighs a trial again each time its epochs {grows}, at "
+            f"{epochs_said(checks)}"
         }
-        if first_decision(ctx) != ctx.grace_period:
-            said["grace_period"] = f"freeze-thaw weighs a trial first at epoch {first_decision(ctx)}"
+        if checks[0] != ctx.grace_period:
+            said["grace_period"] = f"freeze-thaw weighs a trial first at epoch {checks[0]}"
         return said
 
     def stopped_label(self, ctx: SchedulerContext) -> str | None:
@@ -64,10 +72,7 @@ class FreezeThaw(SchedulerEntry):
         from tuner.schedulers.curve_fitting import MIN_TRIALS
         from tuner.schedulers.curve_verdicts import HOPELESS
 
-        checks, epoch = [], first_decision(ctx)
-        while epoch < ctx.max_epochs:
-            checks.append(epoch)
-            epoch = max(epoch + 1, int(-(-epoch * GROWTH // 1)))
+        checks = checks_of(ctx)
         head = (
             f"freeze-thaw: a model of every learning curve so far (an ensemble of power laws, refitted as results "
             f"come) predicts where each trial's best {ctx.objective.name} ends at epoch {ctx.max_epochs} (mean ± one "
@@ -116,6 +121,15 @@ def epochs_said(checks: list[int]) -> str:
     if len(checks) == 1:
         return f"epoch {checks[0]}"
     return f"epochs {', '.join(map(str, checks[:-1]))} and {checks[-1]}"
+
+
+def checks_of(ctx: SchedulerContext) -> list[int]:
+    """The epochs before the last at which a trial is weighed."""
+    checks, epoch = [], first_decision(ctx)
+    while epoch < ctx.max_epochs:
+        checks.append(epoch)
+        epoch = max(epoch + 1, int(-(-epoch * GROWTH // 1)))
+    return checks
 
 
 def first_decision(ctx: SchedulerContext) -> int:

@@ -225,7 +225,7 @@ def _copy_events_to_storage(trial: Trial) -> None:
                 )
     except OSError as exc:
         # in words ("the storage is full ..."), not pyarrow's "[Errno 28] Error writing bytes ..."
-        why = refusal(str(exc)) or exc.strerror or str(exc)
+        why = refusal(str(exc)) or str(exc)
         log.warning("trial %s's last TensorBoard events stay in %s: %s", trial.trial_id, local, why)
 
 
